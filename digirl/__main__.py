@@ -1,0 +1,5 @@
+import sys
+
+from digirl.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,102 @@
+"""Env ids a user types (``digirl/sim-general-v0``) → factories. Nothing else is registered.
+
+Entry points are ``"module:attr"`` strings so registering an env never imports its backend;
+``make`` imports it on first use. When Gymnasium is installed, :func:`register_gymnasium`
+makes every id available to ``gymnasium.make`` as well.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["EnvSpec", "list_envs", "make", "register", "register_gymnasium", "spec"]
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    id: str
+    entry_point: str | Callable[..., Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    #: Extra needed (``browser``, ``android``) or ``""`` when the core install suffices.
+    requires: str = ""
+    #: Free-form facts shown by ``digirl envs list`` (e.g. whether the action space can express it).
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+_REGISTRY: dict[str, EnvSpec] = {}
+_BUILTINS_LOADED = False
+
+
+def register(
+    id: str,
+    entry_point: str | Callable[..., Any],
+    *,
+    description: str = "",
+    requires: str = "",
+    metadata: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> None:
+    if not id.startswith("digirl/"):
+        raise ValueError(f"env ids live under 'digirl/', got {id!r}")
+    _REGISTRY[id] = EnvSpec(id, entry_point, dict(kwargs), description, requires, dict(metadata or {}))
+
+
+def _load_builtins() -> None:
+    """Import the modules that register the built-in envs (cheap: they register strings only)."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    for mod in ("digirl.envs.toy", "digirl.sim.register", "digirl.browser.register", "digirl.android.register"):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:  # a backend package not present in this build
+            if e.name is None or not mod.startswith(e.name):
+                raise
+
+
+def spec(env_id: str) -> EnvSpec:
+    _load_builtins()
+    try:
+        return _REGISTRY[env_id]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)[:12])
+        raise KeyError(f"unknown env id {env_id!r}; known ids include: {known} (see `digirl envs list`)") from None
+
+
+def make(env_id: str, **kwargs: Any) -> Any:
+    """Build the env registered as ``env_id``; ``kwargs`` override the registered ones."""
+    s = spec(env_id)
+    ep = s.entry_point
+    if isinstance(ep, str):
+        mod_name, _, attr = ep.partition(":")
+        try:
+            ep = getattr(importlib.import_module(mod_name), attr)
+        except ModuleNotFoundError as e:
+            hint = f" (install the extra: pip install 'digirl[{s.requires}]')" if s.requires else ""
+            raise ModuleNotFoundError(f"{env_id} needs module {e.name!r}{hint}") from e
+    assert callable(ep)
+    return ep(**{**s.kwargs, **kwargs})
+
+
+def list_envs() -> list[EnvSpec]:
+    _load_builtins()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def register_gymnasium() -> int:
+    """Register every digirl id with Gymnasium (if installed). Returns how many were added."""
+    try:
+        import gymnasium
+    except ModuleNotFoundError:
+        return 0
+    n = 0
+    for s in list_envs():
+        if s.id not in gymnasium.envs.registry:
+            gymnasium.register(id=s.id, entry_point=lambda _id=s.id, **kw: make(_id, **kw))
+            n += 1
+    return n

@@ -1,0 +1,1 @@
+"""Policies: the protocol, the default from-scratch CPU policy, scripted and random policies."""
