@@ -1,0 +1,140 @@
+"""The algorithm seam and the behaviour-cloning update both algorithms share.
+
+An algorithm owns the policy's optimizer (and its critics); the training loop calls
+``update(trajectories, phase)`` and logs the metrics it returns. ``state_dict`` /
+``load_state_dict`` cover everything a checkpoint must restore.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import numpy as np
+import torch
+
+from digirl.core.actions import Action
+from digirl.core.errors import DigirlError
+from digirl.core.types import Observation, Trajectory
+
+
+def _f(default: Any, help: str) -> Any:
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class AlgoConfig:
+    """Hyperparameters of Filtered BC and DigiRL (paper Table 6 values noted where they differ)."""
+
+    name: Literal["filtered_bc", "digirl"] = _f("digirl", "algorithm: filtered_bc or digirl")
+    lr: float = _f(1e-3, "actor learning rate (paper: 3e-3 for AutoUI)")
+    batch_size: int = _f(64, "actor minibatch size in steps (paper: 128)")
+    grad_accum: int = _f(1, "gradient accumulation steps per optimizer step")
+    max_grad_norm: float = _f(1.0, "gradient clipping norm (paper: 0.01 for AutoUI)")
+    actor_steps: int = _f(40, "actor optimizer steps per online iteration (paper: 20)")
+    offline_actor_steps: int = _f(200, "actor optimizer steps in the offline phase")
+    gamma: float = _f(0.95, "discount for Monte-Carlo returns (released code: 0.95)")
+    fbc_quantile: float = _f(0.9, "Filtered BC keeps trajectories at or above this reward quantile (released: 0.9)")
+    # --- DigiRL
+    advantage: Literal["dr", "released", "mc"] = _f("dr", "step advantage: dr (paper Eq. 4.3), released (code variant), mc (ablation: MC return only)")
+    lam: float = _f(0.5, "λ of the doubly-robust advantage (paper: 0.5)")
+    threshold: float | None = _f(None, "keep steps with advantage > threshold; null = 1/H (paper), 0 for the released variant")
+    actor_weighting: Literal["hard", "awr"] = _f("hard", "hard filter (paper Eq. 4.2) or exponential AWR weights (ablation)")
+    awr_beta: float = _f(0.5, "temperature of exponential AWR")
+    curriculum: bool = _f(True, "instruction-level curriculum (paper Eq. 4.4) in the online phase")
+    curriculum_top: float = _f(0.5, "fraction of trajectories kept by the curriculum (released code: 0.1)")
+    critic_lr: float = _f(1e-3, "learning rate of both critics")
+    critic_steps: int = _f(40, "step-critic optimizer steps per online iteration (paper: 5 epochs)")
+    offline_critic_steps: int = _f(200, "step-critic optimizer steps in the offline phase")
+    instruct_critic_steps: int = _f(40, "instruction-critic optimizer steps per iteration")
+    critic_batch_size: int = _f(128, "critic minibatch size")
+    value_loss: Literal["bce", "mse"] = _f("bce", "critic loss: cross-entropy on success (paper) or regression (ablation)")
+    twin_critic: bool = _f(True, "twin step-critic heads, min taken (released code)")
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"algo.lam must be in [0, 1], got {self.lam}")
+        if self.batch_size < 1 or self.grad_accum < 1:
+            raise ValueError("algo.batch_size and algo.grad_accum must be >= 1")
+        if not 0.0 < self.curriculum_top <= 1.0:
+            raise ValueError(f"algo.curriculum_top must be in (0, 1], got {self.curriculum_top}")
+
+
+Phase = Literal["offline", "online"]
+
+
+class Algorithm(Protocol):
+    name: str
+
+    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+        """One iteration of learning on the replay data; returns metrics (``train/…``, ``critic/…``)."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]: ...
+
+    def load_state_dict(self, state: dict[str, Any]) -> None: ...
+
+
+class NonFiniteLoss(DigirlError):
+    """A loss became NaN/inf; training stops and the last good checkpoint is kept."""
+
+
+@dataclass
+class Sample:
+    observation: Observation
+    action: Action
+    weight: float = 1.0
+
+
+def bc_update(
+    policy: Any,
+    optimizer: torch.optim.Optimizer,
+    samples: Sequence[Sample],
+    *,
+    steps: int,
+    batch_size: int,
+    grad_accum: int,
+    max_grad_norm: float,
+    rng: np.random.Generator,
+) -> dict[str, float]:
+    """(Weighted) behaviour cloning: minimize −Σ w·log π(a|s) / Σ w over random minibatches."""
+    usable = [s for s in samples if s.action.is_valid]
+    if not usable or steps <= 0:
+        return {"train/actor_loss": float("nan"), "train/actor_samples": float(len(usable))}
+    policy.train(True)
+    losses: list[float] = []
+    dropped = 0
+    for _ in range(steps):
+        optimizer.zero_grad(set_to_none=True)
+        for _ in range(grad_accum):
+            idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
+            mb = [usable[i] for i in idx]
+            lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
+            w = torch.tensor([s.weight for s in mb], dtype=lp.dtype, device=lp.device) * valid.to(lp.dtype)
+            dropped += int((~valid).sum())
+            denom = w.sum().clamp(min=1e-8)
+            loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
+            if not torch.isfinite(loss):
+                raise NonFiniteLoss(f"actor loss is {loss.item()} (check the learning rate and the data)")
+            loss.backward()
+            losses.append(float(loss) * grad_accum)
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+        optimizer.step()
+    policy.train(False)
+    return {
+        "train/actor_loss": float(np.mean(losses)),
+        "train/actor_samples": float(len(usable)),
+        "train/actor_unexpressible": float(dropped) / max(1, steps * grad_accum * batch_size),
+    }
+
+
+def steps_of(trajectories: Sequence[Trajectory]) -> list[tuple[Trajectory, int]]:
+    return [(t, i) for t in trajectories for i in range(len(t.steps))]
+
+
+def finite_or_raise(name: str, value: float) -> float:
+    if not math.isfinite(value):
+        raise NonFiniteLoss(f"{name} is {value}; stopping (the last good checkpoint is kept)")
+    return value

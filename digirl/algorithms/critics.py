@@ -1,0 +1,68 @@
+"""DigiRL's critics: a step-level value V(s_h, c) and an instruction-level value V_instruct(c).
+
+Both output a logit of the probability that the episode succeeds and are trained with
+cross-entropy on the Monte-Carlo success label (paper Eqs. 4.5–4.6). The step critic has its own
+screen encoder (same architecture as the policy's) and twin heads; the instruction critic sees
+only the instruction's words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from digirl.core.types import Observation
+from digirl.policies.default import PolicyNetConfig, ScreenEncoder, batch_to_tensors
+from digirl.policies.features import featurize, word_id, words
+
+
+class StepCritic(nn.Module):
+    """V(s, c) with ``twin`` heads; ``value`` returns the min over heads (as the released code)."""
+
+    def __init__(self, cfg: PolicyNetConfig, twin: bool = True) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.encoder = ScreenEncoder(cfg)
+        n = 2 if twin else 1
+        self.heads = nn.ModuleList(nn.Sequential(nn.Linear(cfg.dim, cfg.dim), nn.GELU(), nn.Linear(cfg.dim, 1)) for _ in range(n))
+
+    def logits(self, observations: Sequence[Observation], device: torch.device) -> torch.Tensor:
+        """[n_heads, B] logits."""
+        batch = featurize(observations, self.cfg.features)
+        cls, _, _ = self.encoder(batch_to_tensors(batch, device))
+        return torch.stack([h(cls).squeeze(-1) for h in self.heads])
+
+    @torch.no_grad()
+    def value(self, observations: Sequence[Observation], device: torch.device, chunk: int = 256) -> torch.Tensor:
+        """Success probability [B] (min over heads), evaluated in chunks without gradients."""
+        was = self.training
+        self.eval()
+        out = [torch.sigmoid(self.logits(observations[i : i + chunk], device)).min(0).values for i in range(0, len(observations), chunk)]
+        self.train(was)
+        return torch.cat(out) if out else torch.zeros(0)
+
+
+class InstructionCritic(nn.Module):
+    """V_instruct(c): a bag of hashed instruction words → MLP → logit."""
+
+    def __init__(self, dim: int = 64, buckets: int = 4096) -> None:
+        super().__init__()
+        self.buckets = buckets
+        self.emb = nn.EmbeddingBag(buckets, dim, mode="mean")
+        self.mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, 1))
+
+    def logits(self, instructions: Sequence[str], device: torch.device) -> torch.Tensor:
+        ids: list[int] = []
+        offsets: list[int] = []
+        for text in instructions:
+            offsets.append(len(ids))
+            ids.extend(word_id(w, self.buckets) for w in words(text)[:32]) if words(text) else ids.append(0)
+        t = torch.tensor(ids, dtype=torch.long, device=device)
+        o = torch.tensor(offsets, dtype=torch.long, device=device)
+        return self.mlp(self.emb(t, o)).squeeze(-1)
+
+    @torch.no_grad()
+    def value(self, instructions: Sequence[str], device: torch.device) -> torch.Tensor:
+        return torch.sigmoid(self.logits(instructions, device)) if instructions else torch.zeros(0)

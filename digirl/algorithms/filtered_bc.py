@@ -1,0 +1,54 @@
+"""Filtered BC: behaviour-clone the steps of the top-reward (successful) trajectories."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update
+from digirl.algorithms.functional import filtered_bc_keep
+from digirl.core.types import Trajectory
+
+
+class FilteredBC:
+    name = "filtered_bc"
+
+    def __init__(self, policy: Any, cfg: AlgoConfig, *, seed: int = 0) -> None:
+        self.policy = policy
+        self.cfg = cfg
+        self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
+        self.rng = np.random.default_rng(seed)
+
+    def select(self, trajectories: Sequence[Trajectory]) -> list[Trajectory]:
+        trajs = [t for t in trajectories if not t.env_failure]
+        keep = filtered_bc_keep([t.reward for t in trajs], self.cfg.fbc_quantile)
+        return [t for t, k in zip(trajs, keep) if k]
+
+    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+        kept = self.select(trajectories)
+        samples = [Sample(s.observation, s.action) for t in kept for s in t.steps]
+        steps = self.cfg.offline_actor_steps if phase == "offline" else self.cfg.actor_steps
+        metrics = bc_update(
+            self.policy,
+            self.optimizer,
+            samples,
+            steps=steps,
+            batch_size=self.cfg.batch_size,
+            grad_accum=self.cfg.grad_accum,
+            max_grad_norm=self.cfg.max_grad_norm,
+            rng=self.rng,
+        )
+        n = max(1, sum(1 for t in trajectories if not t.env_failure))
+        metrics["train/kept_trajectory_fraction"] = len(kept) / n
+        metrics["train/kept_steps"] = float(len(samples))
+        return metrics
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.rng.bit_generator.state = state["rng"]

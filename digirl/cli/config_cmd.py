@@ -1,0 +1,123 @@
+"""``digirl config show|keys|presets``: print resolved configs, their keys and the available presets."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from digirl.cli.common import add_json_flag, add_parser, emit_json
+
+
+class _OverridesParser(argparse.ArgumentParser):
+    """Lets ``key=value`` overrides follow options (``show train --json a=1``): argparse alone stops
+    filling a ``nargs="*"`` positional once an option is seen, and would reject the rest."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        ns, extras = super().parse_known_args(args, namespace)
+        if hasattr(ns, "overrides"):
+            late = [a for a in extras if "=" in a and not a.startswith("-")]
+            ns.overrides = [*ns.overrides, *late]
+            extras = [a for a in extras if a not in late]
+        return ns, extras
+
+
+def add_commands(sub: Any) -> None:
+    p = add_parser(
+        sub,
+        "config",
+        "Show resolved configs (defaults + preset + key=value overrides), their keys, and presets.",
+        "digirl config show train algo.lr=3e-4 eval.every=2",
+    )
+    csub = p.add_subparsers(dest="config_command", metavar="SUBCOMMAND", parser_class=_OverridesParser)
+    p.set_defaults(func=lambda _a: _print_group_help(p))
+
+    ps = add_parser(
+        csub,
+        "show",
+        "Print the resolved config of a schema as YAML (secrets are never shown); save it with > file.yaml.",
+        "digirl config show train --preset toy algo.lr=3e-4 > my_run.yaml",
+    )
+    ps.add_argument("schema", metavar="NAME", help="config schema name (e.g. train)")
+    ps.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. algo.lr=3e-4")
+    ps.add_argument("-p", "--preset", default=None, help="preset name or YAML file applied before overrides")
+    ps.add_argument("--no-comments", action="store_true", help="omit the help text comments")
+    add_json_flag(ps)
+    ps.set_defaults(func=cmd_show)
+
+    pk = add_parser(
+        csub,
+        "keys",
+        "List every key of a schema with its type, default and help.",
+        "digirl config keys train",
+    )
+    pk.add_argument("schema", metavar="NAME", help="config schema name (e.g. train)")
+    add_json_flag(pk)
+    pk.set_defaults(func=cmd_keys)
+
+    pp = add_parser(
+        csub,
+        "presets",
+        "List the presets found in the registered preset directories.",
+        "digirl config presets",
+    )
+    add_json_flag(pp)
+    pp.set_defaults(func=cmd_presets)
+
+
+def _print_group_help(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from digirl.config import config_to_dict, config_to_yaml, get_schema, load_config
+
+    cls = get_schema(args.schema)
+    cfg = load_config(cls, preset=args.preset, overrides=args.overrides)
+    if args.json:
+        emit_json(
+            {"schema": args.schema, "preset": args.preset, "config": config_to_dict(cfg, for_save=True)}
+        )
+    else:
+        print(config_to_yaml(cfg, comments=not args.no_comments), end="")
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    from digirl.config import config_help, get_schema
+
+    rows = config_help(get_schema(args.schema))
+    if args.json:
+        emit_json(
+            {"schema": args.schema, "keys": [dict(zip(("key", "type", "default", "help"), r)) for r in rows]}
+        )
+        return 0
+    wk = max((len(r[0]) for r in rows), default=3)
+    wt = max((len(r[1]) for r in rows), default=4)
+    for key, tp, default, help_text in rows:
+        print(f"{key:<{wk}}  {tp:<{wt}}  {default!r:<12}  {help_text}")
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from digirl.config import list_presets
+
+    presets = list_presets()
+    if args.json:
+        emit_json(
+            {
+                "presets": [
+                    {"name": p.name, "path": str(p.path), "description": p.description, "base": p.base}
+                    for p in presets
+                ]
+            }
+        )
+        return 0
+    if not presets:
+        print("no presets found")
+        return 0
+    w = max(len(p.name) for p in presets)
+    for p in presets:
+        base = f" (base: {p.base})" if p.base else ""
+        print(f"{p.name:<{w}}  {p.description}{base}")
+    return 0

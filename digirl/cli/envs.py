@@ -1,0 +1,145 @@
+"""``digirl envs list`` and ``digirl envs check ENV_ID``: what environments exist and whether they work."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import time
+from typing import Any
+
+from digirl.cli.common import add_json_flag, add_parser, emit_json
+
+# The module whose presence means an extra is installed (an unknown extra is looked up by its own name).
+_EXTRA_MODULES: dict[str, tuple[str, ...]] = {
+    "browser": ("playwright",),
+    "android": ("adbutils",),
+    "hf": ("transformers",),
+    "distributed": ("ray",),
+    "viewer": ("gradio",),
+    "wandb": ("wandb",),
+}
+
+
+def extra_installed(extra: str) -> bool:
+    """Whether the optional dependencies of ``extra`` (e.g. ``browser``) are importable."""
+    if not extra:
+        return True
+    mods = _EXTRA_MODULES.get(extra, (extra,))
+    return all(importlib.util.find_spec(m) is not None for m in mods)
+
+
+def add_commands(sub: Any) -> None:
+    p = add_parser(sub, "envs", "List registered environments or check one.", "digirl envs list --json")
+    esub = p.add_subparsers(dest="envs_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda _a: _print_group_help(p))
+
+    pl = add_parser(esub, "list", "List every registered environment id.", "digirl envs list --json")
+    add_json_flag(pl)
+    pl.set_defaults(func=cmd_list)
+
+    pc = add_parser(
+        esub,
+        "check",
+        "Run the conformance checker on one environment (spaces, seeded determinism, expert success).",
+        "digirl envs check digirl/toy-tap-v0 --episodes 2 --json",
+    )
+    pc.add_argument("env_id", metavar="ENV_ID", help="a registered id (see `digirl envs list`)")
+    pc.add_argument(
+        "--episodes", type=int, default=2, help="seeded episodes per check (seeds 0..N-1; default 2)"
+    )
+    pc.add_argument("--max-tasks", type=int, default=5, help="tasks whose expert is replayed (default 5)")
+    pc.add_argument("--no-expert", action="store_true", help="skip replaying the scripted expert (cheat())")
+    add_json_flag(pc)
+    pc.set_defaults(func=cmd_check)
+
+
+def _print_group_help(p: argparse.ArgumentParser) -> int:
+    p.print_help()
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from digirl.envs.registry import list_envs
+
+    rows = []
+    for s in list_envs():
+        rows.append(
+            {
+                "id": s.id,
+                "description": s.description,
+                "requires": s.requires,
+                "installed": extra_installed(s.requires),
+                "metadata": dict(s.metadata),
+            }
+        )
+    if args.json:
+        emit_json({"envs": rows, "count": len(rows)})
+        return 0
+    if not rows:
+        print("no environments registered")
+        return 0
+    w = max(len(r["id"]) for r in rows)
+    print(f"{'ID':<{w}}  {'REQUIRES':<14}  DESCRIPTION")
+    for r in rows:
+        req = r["requires"] or "-"
+        if not r["installed"]:
+            req += " (missing)"
+        print(f"{r['id']:<{w}}  {req:<14}  {r['description']}")
+    missing = sorted({r["requires"] for r in rows if not r["installed"]})
+    if missing:
+        print("\n(missing) = install the extra first, e.g. pip install 'digirl[" + missing[0] + "]'")
+    return 0
+
+
+def _report_to_dict(report: Any) -> Any:
+    if hasattr(report, "to_dict"):
+        return report.to_dict()
+    if dataclasses.is_dataclass(report) and not isinstance(report, type):
+        return dataclasses.asdict(report)
+    return report
+
+
+def _report_ok(report: Any) -> bool:
+    for name in ("ok", "passed"):
+        if isinstance(report, dict) and name in report:
+            return bool(report[name])
+        if hasattr(report, name):
+            return bool(getattr(report, name))
+    return True  # the checker raises on failure when its report carries no verdict
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from digirl.envs.checker import check_env  # written alongside; imported only when used
+    from digirl.envs.registry import make
+
+    if args.episodes < 1:
+        raise ValueError("--episodes must be at least 1")
+    t0 = time.perf_counter()
+    env = make(args.env_id)
+    error = ""
+    report: Any = None
+    try:
+        report = check_env(
+            env, seeds=tuple(range(args.episodes)), check_expert=not args.no_expert, max_tasks=args.max_tasks
+        )
+        ok = _report_ok(report)
+    except AssertionError as e:  # a failed conformance check, not a crash of the command
+        ok, error = False, str(e) or "assertion failed"
+    finally:
+        env.close()
+    seconds = round(time.perf_counter() - t0, 3)
+    if args.json:
+        out: dict[str, Any] = {"env_id": args.env_id, "ok": ok, "seconds": seconds}
+        if report is not None:
+            out["report"] = _report_to_dict(report)
+        if error:
+            out["error"] = error
+        emit_json(out)
+    else:
+        if report is not None:
+            print(report)
+        if error:
+            print(f"FAILED: {error}")
+        print(f"{args.env_id}: {'OK' if ok else 'FAILED'} ({seconds:.1f}s)")
+    return 0 if ok else 1

@@ -1,0 +1,127 @@
+"""``digirl sft | collect | train | eval``: the training spine on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from digirl.cli.common import add_json_flag, add_parser, emit_json
+
+
+def _config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--preset", help="YAML preset name (see `digirl config presets`) or file")
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="dotted config overrides, e.g. algo.lr=3e-4")
+    add_json_flag(p)
+
+
+def _load(cls: type, args: argparse.Namespace, existing: Path | None = None) -> Any:
+    """Config from defaults + preset + overrides; an existing run's saved config replaces the preset
+    (so `digirl train RUN iterations=20` resumes with only that change)."""
+    from digirl.config.core import load_config
+
+    preset = args.preset
+    if existing is not None and existing.is_file():
+        if preset:
+            raise ValueError(f"{existing.parent} already holds a run; drop --preset (its saved config is used)")
+        preset = str(existing)
+    return load_config(cls, preset=preset, overrides=args.overrides)
+
+
+def _cmd_sft(args: argparse.Namespace) -> int:
+    from digirl.training.config import SFTRunConfig
+    from digirl.training.sft import sft
+
+    cfg = _load(SFTRunConfig, args)
+    result = sft(cfg, args.out)
+    if args.json:
+        emit_json(result)
+    else:
+        print(f"SFT policy saved to {result['policy']} ({result['samples']} steps from {result['successful_demos']} successful demos)")
+    return 0
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    from digirl.training.config import CollectConfig
+    from digirl.training.sft import collect
+
+    cfg = _load(CollectConfig, args)
+    if not cfg.expert and not cfg.policy.init:
+        raise ValueError("collect needs policy.init=PATH (a saved policy folder) or expert=true")
+    summary = collect(cfg, args.out)
+    if args.json:
+        emit_json(summary)
+    else:
+        print(f"dataset {args.out}: {summary.get('trajectories')} trajectories, success {100 * float(summary.get('success_rate', 0)):.1f}%")
+    return 0
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from digirl.training.config import TrainConfig
+    from digirl.training.loop import train
+
+    run_dir = Path(args.run_dir)
+    cfg = _load(TrainConfig, args, existing=run_dir / "config.yaml")
+    result = train(cfg, run_dir)
+    if args.json:
+        emit_json(result)
+    else:
+        md = run_dir / "eval.md"
+        print(md.read_text() if md.is_file() else json.dumps(result, indent=2, default=str))
+        print(f"run folder: {run_dir} (metrics.jsonl, checkpoints/, data/, eval/, policy/)")
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from digirl.policies.default import DefaultPolicy
+    from digirl.training.common import make_runner, resolve_device, task_pool
+    from digirl.training.config import EvalRunConfig
+    from digirl.training.evaluate import eval_tasks, to_markdown, write_reports
+    from digirl.training.loop import evaluate_policy
+
+    cfg = _load(EvalRunConfig, args)
+    policy = DefaultPolicy.load(args.policy, device=resolve_device(cfg.policy.device))
+    train_pool = task_pool(cfg.env, cfg.env.train_split) if cfg.eval.train_tasks else []
+    test_pool = task_pool(cfg.env, cfg.env.test_split) if cfg.eval.test_tasks else []
+    tasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
+    runner = make_runner(cfg.env)
+    try:
+        reports = evaluate_policy(policy, runner, tasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed)
+    finally:
+        runner.close()
+    out = Path(args.out) if args.out else Path(args.policy).parent / "eval"
+    write_reports(reports, out)
+    if args.json:
+        emit_json({r.split: r.to_dict() for r in reports})
+    else:
+        print(to_markdown(reports))
+        print(f"saved {out}/eval.json and eval.md")
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    p = add_parser(sub, "sft", "supervised fine-tuning from expert demos (or a dataset) → a starting policy",
+                   "digirl sft runs/sft --preset sft-general sft.demos=64")
+    p.add_argument("out", help="output folder (policy/ is written inside)")
+    _config_args(p)
+    p.set_defaults(func=_cmd_sft)
+
+    p = add_parser(sub, "collect", "roll out a policy (or the expert) on the train split into a dataset",
+                   "digirl collect runs/offline policy.init=runs/sft/policy trajectories=256")
+    p.add_argument("out", help="dataset folder to create or append to")
+    _config_args(p)
+    p.set_defaults(func=_cmd_collect)
+
+    p = add_parser(sub, "train", "train with Filtered BC or DigiRL (offline / online / off2on); resumes an existing run folder",
+                   "digirl train runs/digirl --preset digirl-general policy.init=runs/sft/policy offline_dataset=runs/offline")
+    p.add_argument("run_dir", help="run folder; if it holds a run, training resumes where it stopped")
+    _config_args(p)
+    p.set_defaults(func=_cmd_train)
+
+    p = add_parser(sub, "eval", "evaluate a saved policy with DigiRL's protocol (first N test tasks in order)",
+                   "digirl eval runs/digirl/policy eval.test_tasks=96 eval.train_tasks=32")
+    p.add_argument("policy", help="a saved policy folder (model.safetensors + policy.json)")
+    p.add_argument("--out", help="where eval.json / eval.md go (default: next to the policy)")
+    _config_args(p)
+    p.set_defaults(func=_cmd_eval)

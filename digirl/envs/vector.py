@@ -1,0 +1,725 @@
+"""Run many episodes over a pool of envs, batching the policy and surviving broken envs.
+
+:class:`VectorRunner` keeps up to ``num_envs`` episodes in flight. In ``"process"`` mode each
+env lives in its own worker process and talks to the parent over a Pipe; in ``"inline"`` mode the
+envs live in the calling process (no timeouts, for tests and tiny jobs). ``run(act_fn, jobs)``
+yields one :class:`~digirl.core.types.Trajectory` per :class:`EpisodeJob`, in completion order.
+
+Scheduling. The parent sends every pending action, then waits (``multiprocessing.connection.wait``)
+until all step replies are in, then calls ``act_fn`` once on the observations of every env that
+waits for an action. A slow *reset* does not hold the others back: when only resets are
+outstanding and some env is ready, the policy runs without waiting for them.
+
+Records. ``Step.observation`` is the observation *before* the action; ``Step.action`` is
+``ActOutput.action`` (typed; the env never re-parses it) and ``Step.action_text`` is
+``ActOutput.text``. ``Trajectory.final_observation`` is the observation after the last step,
+``seed`` the job's seed, ``metadata`` holds ``job_id``, ``attempts``, ``worker`` (slot index),
+``worker_pid``, ``wall_time_s`` and ``failures`` (reasons of failed attempts).
+
+Failure semantics. An env *fault* is one of
+
+* ``crash``: the worker process died (EOF on its pipe);
+* ``hang``: no reply within ``step_timeout_s`` (step) or ``reset_timeout_s`` (reset, which also
+  covers starting a fresh worker and building its env); the worker is SIGTERMed, then SIGKILLed;
+* ``error``: ``reset``/``step``/``cheat`` raised; the worker sends the traceback (logged).
+
+After a fault the worker is replaced (new process, new env) and the episode restarts from scratch
+with the same seed, up to ``max_episode_retries`` times. Then the runner yields the episode with
+``env_failure=True`` and ``failure_reason`` such as ``"hang: step exceeded 30.0s (3 attempts)"``,
+never a silent reward of 0. Envs receive ``options={"task": ..., "attempt": n}`` (n from 1) on
+reset. Faults that are not the env's are raised instead, since retrying cannot help:
+
+* :class:`~digirl.core.errors.UnsupportedInstructionError` from ``reset`` (a task the env does not
+  know: a configuration problem) is raised from ``run``;
+* :class:`~digirl.core.errors.EnvFailure` is raised when ``env_fn`` fails before any env of this
+  runner was ever built (a broken factory); later build failures count as ``error`` faults;
+* exceptions raised by ``act_fn`` propagate unchanged.
+
+Only :meth:`VectorRunner.run` exists (no step-level API): a custom loop is an ``act_fn``.
+:func:`run_expert` uses each env's ``cheat()`` as the policy (optionally with ε-random actions).
+Process mode pickles ``env_fn`` (use :func:`env_factory`) and, with the default ``forkserver``/
+``spawn`` start methods, scripts need an ``if __name__ == "__main__":`` guard.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import logging
+import math
+import multiprocessing as mp
+import pickle
+import signal
+import time
+import traceback
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from multiprocessing.connection import Connection
+from multiprocessing.connection import wait as mp_wait
+from typing import Any, Literal
+
+import numpy as np
+
+from digirl.core.actions import Action
+from digirl.core.errors import EnvFailure, UnsupportedInstructionError
+from digirl.core.types import Observation, Step, TaskSpec, Trajectory
+from digirl.envs.base import ActionSpace, DeviceEnv
+from digirl.policies.base import ActFn, ActOutput
+
+__all__ = ["EpisodeJob", "RunnerStats", "VectorRunner", "env_factory", "run_expert"]
+
+logger = logging.getLogger(__name__)
+
+EnvFn = Callable[[], DeviceEnv]
+_job_ids = itertools.count()
+
+
+def env_factory(env_id: str, **kwargs: Any) -> EnvFn:
+    """A picklable ``env_fn`` that builds ``make(env_id, **kwargs)`` (checks the id now)."""
+    from digirl.envs.registry import make, spec
+
+    spec(env_id)  # unknown ids fail here, in the caller, not in every worker
+    return functools.partial(make, env_id, **kwargs)
+
+
+@dataclass(frozen=True)
+class EpisodeJob:
+    """One episode to run: the task (``None``: the env samples one) and the reset seed."""
+
+    task: TaskSpec | str | None
+    seed: int
+    job_id: int = field(default_factory=lambda: next(_job_ids))
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"EpisodeJob.seed must be a non-negative int, got {self.seed!r}")
+        if self.task is not None and not isinstance(self.task, (TaskSpec, str)):
+            raise TypeError(f"EpisodeJob.task must be a TaskSpec, str or None, got {type(self.task).__name__}")
+
+
+@dataclass
+class RunnerStats:
+    """Counters since the runner was built. ``policy_s``/``env_wait_s`` split the wall time."""
+
+    episodes: int = 0
+    steps: int = 0
+    restarts: int = 0
+    retries: int = 0
+    env_failures: int = 0
+    crashes: int = 0
+    hangs: int = 0
+    errors: int = 0
+    policy_calls: int = 0
+    policy_s: float = 0.0
+    env_wait_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- worker side
+@dataclass(frozen=True)
+class _Fault:
+    """An exception inside a worker: ``kind`` is ``task`` (the job's fault), ``build`` or ``env``."""
+
+    kind: str
+    type_name: str
+    message: str
+    traceback: str
+
+
+def _fault(kind: str, e: BaseException) -> _Fault:
+    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    return _Fault(kind, type(e).__name__, str(e), tb)
+
+
+def _execute(env: DeviceEnv, cmd: str, payload: Any) -> tuple[Any, ...]:
+    """Run one command on the env; the first element of the result is always an Observation."""
+    if cmd == "reset":
+        seed, task, attempt, want_cheat = payload
+        obs, info = env.reset(seed=seed, options={"task": task, "attempt": attempt})
+        cheat = env.cheat() if want_cheat else None
+        return (obs, info, env.task, cheat, env.action_space if want_cheat else None)
+    if cmd == "step":
+        action, want_cheat = payload
+        obs, reward, terminated, truncated, info = env.step(action)
+        done = bool(terminated) or bool(truncated)
+        cheat = env.cheat() if want_cheat and not done else None
+        return (obs, float(reward), bool(terminated), bool(truncated), info, cheat)
+    raise ValueError(f"unknown worker command {cmd!r}")
+
+
+def _safe_execute(env: DeviceEnv, cmd: str, payload: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", _execute(env, cmd, payload))
+    except Exception as e:
+        kind = "task" if cmd == "reset" and isinstance(e, UnsupportedInstructionError) else "env"
+        return ("err", _fault(kind, e))
+
+
+def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
+    """Worker process: own one env, answer commands until ``close`` or EOF."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it closes us)
+    env: DeviceEnv | None = None
+    build_fault: _Fault | None = None
+    try:
+        env = env_fn()
+    except Exception as e:
+        build_fault = _fault("build", e)  # reported on the first command; the parent decides
+    last_shot: np.ndarray | None = None
+    try:
+        while True:
+            try:
+                cmd, payload = conn.recv()
+            except (EOFError, OSError):
+                break
+            if cmd == "close":
+                break
+            if env is None:
+                assert build_fault is not None
+                conn.send(("err", build_fault))
+                continue
+            status, out = _safe_execute(env, cmd, payload)
+            if status == "ok":
+                obs: Observation = out[0]
+                # The parent already holds the previous frame: do not ship it twice.
+                dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
+                shipped = replace(obs, previous_screenshot=None) if dedup else obs
+                last_shot = obs.screenshot
+                out = (shipped, dedup, *out[1:])
+            try:
+                conn.send((status, out))
+            except (OSError, EOFError):
+                break
+            except Exception as e:  # an info dict that cannot be pickled, for instance
+                conn.send(("err", _fault("env", e)))
+    finally:
+        if env is not None:
+            try:
+                env.close()
+            except Exception:
+                logger.debug("env.close() failed in worker", exc_info=True)
+        conn.close()
+
+
+# --------------------------------------------------------------------------- parent-side handles
+class _ProcessHandle:
+    """One worker slot in process mode; the process is (re)started lazily on the next request."""
+
+    def __init__(self, index: int, env_fn: EnvFn, ctx: Any) -> None:
+        self.index = index
+        self._env_fn = env_fn
+        self._ctx = ctx
+        self.proc: Any = None
+        self.conn: Connection | None = None
+        self.starts = 0
+        self.pids: list[int] = []
+        self.cmd: str | None = None
+        self.deadline = math.inf
+        self.timeout = 0.0
+        self._broken = False
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def waitable(self) -> Connection | None:
+        """What ``connection.wait`` can watch, or ``None`` when the reply is known already."""
+        return None if self._broken else self.conn
+
+    def _start(self) -> None:
+        parent, child = self._ctx.Pipe(duplex=True)
+        proc = self._ctx.Process(
+            target=_worker_main, args=(child, self._env_fn), name=f"digirl-env-{self.index}", daemon=True
+        )
+        proc.start()
+        child.close()
+        self.proc, self.conn, self._broken = proc, parent, False
+        self.starts += 1
+        self.pids.append(proc.pid)
+
+    def _drain_stale(self) -> None:
+        """A run abandoned mid-request leaves a reply in flight: wait for it (until its deadline) or kill."""
+        assert self.conn is not None
+        try:
+            if not self._broken and self.conn.poll(max(0.0, self.deadline - time.monotonic())):
+                self.conn.recv()
+                self.cmd = None
+                return
+        except (EOFError, OSError):
+            pass
+        self.kill()
+
+    def request(self, cmd: str, payload: Any, timeout: float) -> bool:
+        """Send a command; returns whether a fresh worker process had to be started for it."""
+        if self.cmd is not None and self.proc is not None:
+            self._drain_stale()
+        started = self.proc is None
+        if started:
+            self._start()
+        assert self.conn is not None
+        self.cmd, self.timeout, self.deadline = cmd, timeout, time.monotonic() + timeout
+        try:
+            self.conn.send((cmd, payload))
+        except (OSError, ValueError):
+            self._broken = True  # the receive below reports it as a crash
+        return started
+
+    def receive(self) -> tuple[str, Any]:
+        """The reply to the outstanding command: ``("ok", out)``, ``("err", _Fault)`` or ``("crash", why)``."""
+        assert self.conn is not None and self.cmd is not None
+        cmd, self.cmd = self.cmd, None
+        if not self._broken:
+            try:
+                return self.conn.recv()  # type: ignore[no-any-return]
+            except (EOFError, OSError):
+                pass
+            except Exception as e:  # the reply could not be unpickled here
+                return ("err", _fault("env", e))
+        self.proc.join(1.0)
+        return ("crash", f"worker process died during {cmd} (exit code {self.proc.exitcode})")
+
+    def kill(self) -> None:
+        """Stop the worker now (SIGTERM, then SIGKILL); the next request starts a fresh one."""
+        proc, conn = self.proc, self.conn
+        self.proc, self.conn, self.cmd, self._broken = None, None, None, False
+        if proc is not None:
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(0.5)
+            if proc.is_alive():
+                proc.kill()
+            proc.join(2.0)
+        if conn is not None:
+            conn.close()
+
+    def begin_close(self) -> None:
+        if self.conn is not None and self.proc is not None:
+            try:
+                self.conn.send(("close", None))
+            except (OSError, ValueError):
+                pass
+
+    def finish_close(self, deadline: float) -> None:
+        if self.proc is not None:
+            self.proc.join(max(0.0, deadline - time.monotonic()))
+        self.kill()
+
+
+class _InlineHandle:
+    """One env in the calling process. Commands run on ``request``; no timeouts are possible."""
+
+    def __init__(self, index: int, env_fn: EnvFn) -> None:
+        self.index = index
+        self._env_fn = env_fn
+        self.env: DeviceEnv | None = None
+        self.starts = 0
+        self.pids: list[int] = []
+        self.pid: int | None = None
+        self.cmd: str | None = None
+        self.deadline = math.inf
+        self.timeout = 0.0
+        self._reply: tuple[str, Any] = ("ok", None)
+
+    def waitable(self) -> Connection | None:
+        return None
+
+    def request(self, cmd: str, payload: Any, timeout: float) -> bool:
+        started = self.env is None
+        self.cmd = cmd
+        if started:
+            self.starts += 1
+            try:
+                self.env = self._env_fn()
+            except Exception as e:
+                self._reply = ("err", _fault("build", e))
+                return started
+        assert self.env is not None
+        status, out = _safe_execute(self.env, cmd, payload)
+        self._reply = (status, (out[0], False, *out[1:]) if status == "ok" else out)  # same shape as a worker's
+        return started
+
+    def receive(self) -> tuple[str, Any]:
+        self.cmd = None
+        return self._reply
+
+    def kill(self) -> None:
+        env, self.env, self.cmd = self.env, None, None
+        if env is not None:
+            try:
+                env.close()
+            except Exception:
+                logger.debug("env.close() failed", exc_info=True)
+
+    def begin_close(self) -> None:
+        pass
+
+    def finish_close(self, deadline: float) -> None:
+        self.kill()
+
+
+_Handle = _ProcessHandle | _InlineHandle
+
+
+def _shutdown(handles: list[_Handle], grace_s: float = 5.0) -> None:
+    """Ask every worker to exit, wait up to ``grace_s`` in total, then kill what is left."""
+    for h in handles:
+        h.begin_close()
+    deadline = time.monotonic() + grace_s
+    for h in handles:
+        h.finish_close(deadline)
+
+
+# --------------------------------------------------------------------------- episodes
+@dataclass(eq=False)  # identity semantics: episodes are compared and hashed as objects
+class _Episode:
+    job: EpisodeJob
+    slot: int
+    attempt: int = 0
+    task: TaskSpec | None = None
+    obs: Observation | None = None
+    steps: list[Step] = field(default_factory=list)
+    pending: ActOutput | None = None
+    expert_action: Action | None = None
+    action_space: ActionSpace | None = None
+    rng: np.random.Generator | None = None
+    noisy_steps: list[int] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    worker_pid: int | None = None
+    t0: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class _RunSpec:
+    act_fn: ActFn | None
+    on_trajectory: Callable[[Trajectory], None] | None
+    expert: bool
+    expert_eps: float
+    expert_seed: int
+    expert_text: Callable[[Action], str]
+
+
+class VectorRunner:
+    """A pool of ``num_envs`` envs that runs :class:`EpisodeJob` s to completion. See the module docs."""
+
+    def __init__(
+        self,
+        env_fn: EnvFn,
+        num_envs: int,
+        *,
+        mode: Literal["process", "inline"] = "process",
+        step_timeout_s: float = 30.0,
+        reset_timeout_s: float = 60.0,
+        max_episode_retries: int = 2,
+        start_method: str | None = None,
+    ) -> None:
+        if not callable(env_fn):
+            raise TypeError(f"env_fn must be a callable returning an env, got {type(env_fn).__name__}")
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        if mode not in ("process", "inline"):
+            raise ValueError(f"mode must be 'process' or 'inline', got {mode!r}")
+        if not (step_timeout_s > 0 and reset_timeout_s > 0):
+            raise ValueError("step_timeout_s and reset_timeout_s must be > 0")
+        if max_episode_retries < 0:
+            raise ValueError(f"max_episode_retries must be >= 0, got {max_episode_retries}")
+        self.num_envs = num_envs
+        self.mode = mode
+        self.step_timeout_s = float(step_timeout_s)
+        self.reset_timeout_s = float(reset_timeout_s)
+        self.max_episode_retries = int(max_episode_retries)
+        self.stats = RunnerStats()
+        self._env_built = False
+        self._running = False
+        self._closed = False
+        self._handles: list[_Handle]
+        if mode == "process":
+            if start_method is None:
+                start_method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+            ctx = mp.get_context(start_method)
+            if start_method != "fork":
+                try:
+                    pickle.dumps(env_fn)
+                except Exception as e:
+                    raise TypeError(
+                        f"mode='process' sends env_fn to worker processes, so it must be picklable ({e}); "
+                        "use env_factory(env_id, ...) or functools.partial of a module-level function"
+                    ) from e
+            self._handles = [_ProcessHandle(i, env_fn, ctx) for i in range(num_envs)]
+        else:
+            self._handles = [_InlineHandle(i, env_fn) for i in range(num_envs)]
+        self._finalizer = weakref.finalize(self, _shutdown, self._handles)
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def spawned_pids(self) -> list[int]:
+        """Pids of every worker process this runner started (for diagnostics and leak tests)."""
+        return [p for h in self._handles for p in h.pids]
+
+    def close(self) -> None:
+        """Stop every worker (asks politely, then SIGTERM/SIGKILL). Safe to call twice."""
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> VectorRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ running
+    def run(
+        self,
+        act_fn: ActFn | None,
+        jobs: Sequence[EpisodeJob],
+        *,
+        on_trajectory: Callable[[Trajectory], None] | None = None,
+        expert: bool = False,
+        expert_eps: float = 0.0,
+        expert_seed: int = 0,
+        expert_text: Callable[[Action], str] = str,
+    ) -> Iterator[Trajectory]:
+        """Run every job; yield each Trajectory when it completes (completion order).
+
+        ``act_fn`` maps a batch of observations to one :class:`ActOutput` (or plain ``Action``) each.
+        With ``expert=True`` (and ``act_fn=None``) the env's ``cheat()`` acts instead; with probability
+        ``expert_eps`` a step takes ``env.action_space.sample(rng)`` instead, ``rng`` seeded by
+        ``(expert_seed, job.seed)``; ``expert_text`` renders ``Step.action_text``. ``on_trajectory`` is
+        called on each trajectory just before it is yielded. Arguments are checked on the call.
+        """
+        if self._closed:
+            raise RuntimeError("this VectorRunner is closed")
+        if expert == (act_fn is not None):
+            raise ValueError("pass either an act_fn or expert=True (not both, not neither)")
+        if not 0.0 <= expert_eps <= 1.0:
+            raise ValueError(f"expert_eps must be in [0, 1], got {expert_eps}")
+        jobs = list(jobs)
+        for j in jobs:
+            if not isinstance(j, EpisodeJob):
+                raise TypeError(f"jobs must be EpisodeJob instances, got {type(j).__name__}")
+        if len({j.job_id for j in jobs}) != len(jobs):
+            raise ValueError("job_ids must be unique within one run")
+        spec = _RunSpec(act_fn, on_trajectory, expert, float(expert_eps), int(expert_seed), expert_text)
+        return self._run(spec, jobs)
+
+    def _run(self, spec: _RunSpec, jobs: list[EpisodeJob]) -> Iterator[Trajectory]:
+        if self._running:
+            raise RuntimeError("this VectorRunner is already running; finish or close the other run() first")
+        self._running = True
+        queue = deque(jobs)
+        active: dict[int, _Episode] = {}
+        done: deque[Trajectory] = deque()
+        try:
+            while queue or active:
+                for slot in range(self.num_envs):
+                    if slot not in active and queue:
+                        ep = _Episode(queue.popleft(), slot)
+                        active[slot] = ep
+                        self._begin(ep, spec)
+                self._collect(active, done, spec)
+                while done:
+                    traj = done.popleft()
+                    if spec.on_trajectory is not None:
+                        spec.on_trajectory(traj)
+                    yield traj
+                ready = [ep for ep in active.values() if self._handles[ep.slot].cmd is None]
+                if ready:
+                    self._act(ready, active, done, spec)
+        finally:
+            self._running = False
+
+    def _begin(self, ep: _Episode, spec: _RunSpec) -> None:
+        """(Re)start the episode from scratch: same seed, next attempt."""
+        ep.attempt += 1
+        ep.task, ep.obs, ep.steps, ep.pending, ep.expert_action = None, None, [], None, None
+        ep.noisy_steps = []
+        if spec.expert:
+            ep.rng = np.random.default_rng([spec.expert_seed, int(ep.job.seed)])
+        h = self._handles[ep.slot]
+        payload = (int(ep.job.seed), ep.job.task, ep.attempt, spec.expert)
+        if h.request("reset", payload, self.reset_timeout_s) and h.starts > 1:
+            self.stats.restarts += 1
+        ep.worker_pid = h.pid
+
+    def _collect(self, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
+        """Receive replies until no step is outstanding (and something is ready to act)."""
+        t_start = time.monotonic()
+        try:
+            while True:
+                waiting = [ep for ep in active.values() if self._handles[ep.slot].cmd is not None]
+                if not waiting:
+                    return
+                steps_out = any(self._handles[ep.slot].cmd != "reset" for ep in waiting)
+                if not steps_out and len(waiting) < len(active):
+                    return  # only resets outstanding and some env can act: do not stall it
+                by_conn: dict[Any, _Episode] = {}
+                ready: list[_Episode] = []
+                for ep in waiting:
+                    w = self._handles[ep.slot].waitable()
+                    if w is None:
+                        ready.append(ep)
+                    else:
+                        by_conn[w] = ep
+                if by_conn:
+                    deadline = min(self._handles[ep.slot].deadline for ep in by_conn.values())
+                    timeout = 0.0 if ready else max(0.0, deadline - time.monotonic())
+                    ready += [by_conn[c] for c in mp_wait(list(by_conn), timeout)]
+                for ep in ready:
+                    self._on_reply(ep, active, done, spec)
+                now = time.monotonic()
+                for ep in waiting:
+                    h = self._handles[ep.slot]
+                    if ep not in ready and h.cmd is not None and now >= h.deadline:
+                        self._fail(ep, "hang", f"{h.cmd} exceeded {h.timeout}s", active, done, spec)
+        finally:
+            self.stats.env_wait_s += time.monotonic() - t_start
+
+    def _on_reply(self, ep: _Episode, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
+        h = self._handles[ep.slot]
+        cmd = h.cmd
+        status, out = h.receive()
+        if status == "crash":
+            self._fail(ep, "crash", str(out), active, done, spec)
+            return
+        if status == "err":
+            f: _Fault = out
+            where = f"job {ep.job.job_id} (seed {ep.job.seed}, task {ep.job.task!r})"
+            if f.kind == "task":
+                raise UnsupportedInstructionError(f"{where}: {f.message}")
+            if f.kind == "build" and not self._env_built:
+                raise EnvFailure(f"env_fn could not build an env: {f.type_name}: {f.message}\n{f.traceback}")
+            logger.warning("env error in %s during %s:\n%s", where, cmd, f.traceback)
+            self._fail(ep, "error", f"{cmd} raised {f.type_name}: {f.message}", active, done, spec)
+            return
+        self._env_built = True
+        shipped, dedup = out[0], out[1]
+        if dedup and ep.obs is not None:
+            shipped.previous_screenshot = ep.obs.screenshot
+        if cmd == "reset":
+            _, _, _info, task, cheat, space = out
+            ep.task, ep.obs, ep.expert_action, ep.action_space = task, shipped, cheat, space
+            return
+        _, _, reward, terminated, truncated, info, cheat = out
+        assert ep.obs is not None and ep.pending is not None
+        act = ep.pending
+        ep.steps.append(Step(ep.obs, act.action, act.text, reward, terminated, truncated, info, act.log_prob))
+        ep.obs, ep.pending, ep.expert_action = shipped, None, cheat
+        self.stats.steps += 1
+        if terminated or truncated:
+            self._finish(ep, active, done, spec, failure="")
+
+    def _fail(
+        self, ep: _Episode, kind: str, detail: str, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec
+    ) -> None:
+        """A fault on this episode's worker: replace the worker, then retry or give up."""
+        counter = {"crash": "crashes", "hang": "hangs", "error": "errors"}[kind]
+        setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+        self._handles[ep.slot].kill()
+        ep.failures.append(f"{kind}: {detail}")
+        logger.warning("env %s on worker %d (job %d, attempt %d): %s", kind, ep.slot, ep.job.job_id, ep.attempt, detail)
+        if ep.attempt <= self.max_episode_retries:
+            self.stats.retries += 1
+            self._begin(ep, spec)
+        else:
+            n = ep.attempt
+            self._finish(ep, active, done, spec, failure=f"{kind}: {detail} ({n} attempt{'s' if n > 1 else ''})")
+
+    def _finish(
+        self, ep: _Episode, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec, *, failure: str
+    ) -> None:
+        job = ep.job
+        task = ep.task
+        if task is None:
+            task = job.task if isinstance(job.task, TaskSpec) else TaskSpec(instruction=job.task or "")
+        meta: dict[str, Any] = {
+            "job_id": job.job_id,
+            "attempts": ep.attempt,
+            "worker": ep.slot,
+            "worker_pid": ep.worker_pid,
+            "wall_time_s": round(time.monotonic() - ep.t0, 6),
+            "failures": list(ep.failures),
+        }
+        if spec.expert:
+            meta.update(expert=True, expert_eps=spec.expert_eps, noisy_steps=list(ep.noisy_steps))
+        traj = Trajectory(
+            task=task,
+            steps=ep.steps,
+            final_observation=ep.obs,
+            env_failure=bool(failure),
+            failure_reason=failure,
+            seed=int(job.seed),
+            metadata=meta,
+        )
+        self.stats.episodes += 1
+        self.stats.env_failures += int(bool(failure))
+        del active[ep.slot]
+        done.append(traj)
+
+    def _act(self, ready: list[_Episode], active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
+        """One batched policy call over every env waiting for an action, then send all actions."""
+        if spec.expert:
+            outs: list[ActOutput | None] = [self._expert_output(ep, spec) for ep in ready]
+        else:
+            assert spec.act_fn is not None
+            t0 = time.monotonic()
+            raw = list(spec.act_fn([ep.obs for ep in ready if ep.obs is not None]))
+            self.stats.policy_calls += 1
+            self.stats.policy_s += time.monotonic() - t0
+            if len(raw) != len(ready):
+                raise ValueError(f"act_fn returned {len(raw)} outputs for {len(ready)} observations")
+            outs = [_as_output(o) for o in raw]
+        for ep, out in zip(ready, outs):
+            if out is None:  # the expert had nothing to say mid-episode
+                self._finish(ep, active, done, spec, failure=f"expert: cheat() returned None at step {len(ep.steps)}")
+                continue
+            ep.pending = out
+            self._handles[ep.slot].request("step", (out.action, spec.expert), self.step_timeout_s)
+
+    def _expert_output(self, ep: _Episode, spec: _RunSpec) -> ActOutput | None:
+        action = ep.expert_action
+        if action is None:
+            if not ep.steps:
+                raise ValueError(
+                    f"the env has no scripted expert for job {ep.job.job_id} (task {ep.job.task!r}): "
+                    "cheat() returned None right after reset"
+                )
+            return None
+        if spec.expert_eps > 0:
+            assert ep.rng is not None and ep.action_space is not None
+            if ep.rng.random() < spec.expert_eps:
+                action = ep.action_space.sample(ep.rng)
+                ep.noisy_steps.append(len(ep.steps))
+        return ActOutput(action, spec.expert_text(action), None)
+
+
+def _as_output(o: Any) -> ActOutput:
+    if isinstance(o, ActOutput):
+        return o
+    if isinstance(o, Action):
+        return ActOutput(o, str(o), None)
+    raise TypeError(f"act_fn must return ActOutput (or Action) items, got {type(o).__name__}")
+
+
+def run_expert(
+    env_fn: EnvFn,
+    jobs: Sequence[EpisodeJob],
+    num_envs: int = 1,
+    *,
+    eps: float = 0.0,
+    seed: int = 0,
+    action_text: Callable[[Action], str] = str,
+    **runner_kwargs: Any,
+) -> list[Trajectory]:
+    """Demonstrations: run every job with the env's ``cheat()`` as the policy; returns them in job order.
+
+    With ``eps > 0`` each step is replaced by a random ``env.action_space.sample`` action with that
+    probability (seeded by ``seed`` and the job's seed); the expert then recovers from the new state.
+    ``runner_kwargs`` go to :class:`VectorRunner` (``mode``, timeouts, ``max_episode_retries``).
+    """
+    jobs = list(jobs)
+    order = {j.job_id: i for i, j in enumerate(jobs)}
+    with VectorRunner(env_fn, num_envs, **runner_kwargs) as runner:
+        trajs = list(runner.run(None, jobs, expert=True, expert_eps=eps, expert_seed=seed, expert_text=action_text))
+    return sorted(trajs, key=lambda t: order[t.metadata["job_id"]])

@@ -1,0 +1,340 @@
+"""The default policy: a small multimodal transformer that trains from scratch on a CPU.
+
+Tokens: [CLS] [IMAGE] [HISTORY] instruction words… UI elements…. The image token comes from a
+small CNN over the screenshot (optionally stacked with the previous frame, as DigiRL stacks two);
+element tokens embed each element's words, bounds, kind, flags and word overlap with the
+instruction. Heads on the encoder output:
+
+- kind (12-way: tap an element, tap a grid cell, 4 swipes, type, back, home, enter, complete, impossible);
+- a pointer over elements (tap their centre) and a coarse grid (taps elsewhere);
+- typed text as an ordered selection of instruction words (a per-word Bernoulli).
+
+``act`` samples (or takes the mode); ``log_prob`` scores given actions, so BC and RL losses use it.
+Weights are saved as safetensors plus a JSON config — never pickle.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from digirl.core.actions import Action
+from digirl.core.errors import DataError
+from digirl.core.types import Observation
+from digirl.policies.base import ActOutput
+from digirl.policies.features import (
+    ELEMENT_KINDS,
+    KIND_INDEX,
+    KINDS,
+    Batch,
+    FeatureSpec,
+    decode_action,
+    encode_actions,
+    featurize,
+)
+
+__all__ = ["DefaultPolicy", "PolicyNetConfig", "ScreenEncoder"]
+
+
+@dataclass(frozen=True)
+class PolicyNetConfig:
+    """Size of the network and of its inputs."""
+
+    dim: int = 96
+    layers: int = 2
+    heads: int = 4
+    dropout: float = 0.0
+    image_width: int = 48
+    image_height: int = 104
+    frame_stack: int = 1
+    max_instruction_words: int = 24
+    max_elements: int = 40
+    history_len: int = 4
+    buckets: int = 4096
+
+    @property
+    def features(self) -> FeatureSpec:
+        return FeatureSpec(
+            image_width=self.image_width,
+            image_height=self.image_height,
+            frame_stack=self.frame_stack,
+            max_instruction_words=self.max_instruction_words,
+            max_elements=self.max_elements,
+            history_len=self.history_len,
+            buckets=self.buckets,
+        )
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PolicyNetConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise DataError(f"policy config has unknown keys {sorted(unknown)}")
+        return cls(**d)
+
+
+class ScreenEncoder(nn.Module):
+    """Encodes a featurized batch into token states; shared by the policy and the critics."""
+
+    def __init__(self, cfg: PolicyNetConfig) -> None:
+        super().__init__()
+        d = cfg.dim
+        self.cfg = cfg
+        c = 3 * cfg.frame_stack
+        self.cnn = nn.Sequential(
+            nn.Conv2d(c, 16, 5, stride=2, padding=2),
+            nn.GELU(),
+            nn.Conv2d(16, 32, 3, stride=2, padding=1),
+            nn.GELU(),
+            nn.Conv2d(32, 32, 3, stride=2, padding=1),
+            nn.GELU(),
+            nn.AdaptiveAvgPool2d((6, 3)),
+            nn.Flatten(),
+            nn.Linear(32 * 18, d),
+        )
+        self.word = nn.Embedding(cfg.buckets, d, padding_idx=0)
+        self.pos = nn.Embedding(cfg.max_instruction_words, d)
+        self.elem_num = nn.Linear(9, d)
+        self.elem_kind = nn.Embedding(len(ELEMENT_KINDS) + 1, d)
+        self.hist = nn.Embedding(len(KINDS) + 1, d, padding_idx=0)
+        self.hist_pos = nn.Embedding(cfg.history_len, d)
+        self.type_emb = nn.Embedding(5, d)  # cls, image, history, instruction, element
+        self.cls = nn.Parameter(torch.zeros(1, 1, d))
+        layer = nn.TransformerEncoderLayer(d, cfg.heads, 2 * d, cfg.dropout, batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, cfg.layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, t: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Returns (cls state [B,d], instruction states [B,L,d], element states [B,K,d])."""
+        b = t["instr"].shape[0]
+        L = t["instr"].shape[1]
+        K = t["elem_mask"].shape[1]
+        img = self.cnn(t["image"]).unsqueeze(1)
+        hist = (self.hist(t["history"]) + self.hist_pos.weight.unsqueeze(0) * (t["history"] > 0).unsqueeze(-1)).sum(1, keepdim=True)
+        instr = self.word(t["instr"]) + self.pos.weight[:L].unsqueeze(0)
+        ew = t["elem_words"]
+        wmask = (ew > 0).unsqueeze(-1).float()
+        ewords = (self.word(ew) * wmask).sum(2) / wmask.sum(2).clamp(min=1.0)
+        elem = ewords + self.elem_num(t["elem_num"]) + self.elem_kind(t["elem_kind"])
+        types = self.type_emb.weight
+        x = torch.cat(
+            [
+                self.cls.expand(b, 1, -1) + types[0],
+                img + types[1],
+                hist + types[2],
+                instr + types[3],
+                elem + types[4],
+            ],
+            dim=1,
+        )
+        pad = torch.cat(
+            [torch.zeros(b, 3, dtype=torch.bool, device=x.device), t["instr"] == 0, ~t["elem_mask"]], dim=1
+        )
+        h = self.norm(self.encoder(x, src_key_padding_mask=pad))
+        return h[:, 0], h[:, 3 : 3 + L], h[:, 3 + L : 3 + L + K]
+
+
+def batch_to_tensors(batch: Batch, device: torch.device) -> dict[str, torch.Tensor]:
+    return {
+        "image": torch.from_numpy(batch.image).to(device),
+        "instr": torch.from_numpy(batch.instr).to(device),
+        "elem_words": torch.from_numpy(batch.elem_words).to(device),
+        "elem_num": torch.from_numpy(batch.elem_num).to(device),
+        "elem_kind": torch.from_numpy(batch.elem_kind).to(device),
+        "elem_mask": torch.from_numpy(batch.elem_mask).to(device),
+        "history": torch.from_numpy(batch.history).to(device),
+    }
+
+
+class _PolicyNet(nn.Module):
+    def __init__(self, cfg: PolicyNetConfig) -> None:
+        super().__init__()
+        d = cfg.dim
+        spec = cfg.features
+        self.encoder = ScreenEncoder(cfg)
+        self.kind_head = nn.Sequential(nn.Linear(d, d), nn.GELU(), nn.Linear(d, len(KINDS)))
+        self.ptr_q = nn.Linear(d, d)
+        self.ptr_k = nn.Linear(d, d)
+        self.grid_head = nn.Linear(d, spec.grid_size)
+        self.type_head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, 1))
+
+    def forward(self, t: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        cls, instr, elem = self.encoder(t)
+        d = cls.shape[-1]
+        ptr = torch.einsum("bd,bkd->bk", self.ptr_q(cls), self.ptr_k(elem)) / math.sqrt(d)
+        ptr = ptr.masked_fill(~t["elem_mask"], -1e9)
+        kind = self.kind_head(cls)
+        # No elements → tapping an element is impossible.
+        no_elem = ~t["elem_mask"].any(1)
+        kind = kind.masked_fill(no_elem.unsqueeze(1) & (torch.arange(len(KINDS), device=kind.device) == 0), -1e9)
+        typ = self.type_head(torch.cat([instr, cls.unsqueeze(1).expand_as(instr)], -1)).squeeze(-1)
+        typ = typ.masked_fill(t["instr"] == 0, -1e9)
+        return {"kind": kind, "element": ptr, "grid": self.grid_head(cls), "type": typ}
+
+
+class DefaultPolicy:
+    """The default from-scratch policy (see module docstring). Implements ``digirl.policies.base.Policy``."""
+
+    kind = "default"
+
+    def __init__(self, cfg: PolicyNetConfig | None = None, *, device: str | torch.device = "cpu", seed: int | None = None) -> None:
+        self.cfg = cfg or PolicyNetConfig()
+        if seed is not None:
+            torch.manual_seed(seed)
+        self.device = torch.device(device)
+        self.net = _PolicyNet(self.cfg).to(self.device)
+        self.spec = self.cfg.features
+        self._gen = torch.Generator(device="cpu")
+        self._gen.manual_seed(seed if seed is not None else 0)
+
+    # ------------------------------------------------------------------ acting
+    def parameters(self) -> Any:
+        return self.net.parameters()
+
+    def train(self, mode: bool = True) -> None:
+        self.net.train(mode)
+
+    def featurize(self, observations: Sequence[Observation]) -> Batch:
+        return featurize(observations, self.spec)
+
+    @torch.no_grad()
+    def act(self, observations: Sequence[Observation], *, greedy: bool = False, temperature: float = 1.0) -> list[ActOutput]:
+        if not observations:
+            return []
+        was_training = self.net.training
+        self.net.eval()
+        batch = self.featurize(observations)
+        out = self.net(batch_to_tensors(batch, self.device))
+        out = {k: v.float().cpu() for k, v in out.items()}
+        temp = max(temperature, 1e-4)
+        results: list[ActOutput] = []
+        for i in range(len(observations)):
+            kind_lp = torch.log_softmax(out["kind"][i] / temp, -1)
+            elem_lp = torch.log_softmax(out["element"][i] / temp, -1)
+            grid_lp = torch.log_softmax(out["grid"][i] / temp, -1)
+            type_logit = out["type"][i] / temp
+            if greedy:
+                k = int(kind_lp.argmax())
+                e = int(elem_lp.argmax())
+                c = int(grid_lp.argmax())
+                mask = (type_logit > 0).float()
+            else:
+                k = int(torch.multinomial(kind_lp.exp(), 1, generator=self._gen))
+                e = int(torch.multinomial(elem_lp.exp(), 1, generator=self._gen))
+                c = int(torch.multinomial(grid_lp.exp(), 1, generator=self._gen))
+                mask = torch.bernoulli(torch.sigmoid(type_logit), generator=self._gen)
+            n_words = len(batch.instr_words[i])
+            if KINDS[k] == "type" and n_words and not mask[:n_words].any():
+                mask[int(type_logit[:n_words].argmax())] = 1.0  # never type an empty string
+            lp = float(kind_lp[k])
+            if KINDS[k] == "tap_element":
+                lp += float(elem_lp[e])
+            elif KINDS[k] == "tap_grid":
+                lp += float(grid_lp[c])
+            elif KINDS[k] == "type":
+                valid = out["type"][i] > -1e8
+                bern = -nn.functional.binary_cross_entropy_with_logits(type_logit, mask, reduction="none")
+                lp += float(bern[valid].sum())
+            action = decode_action(k, e, c, mask.numpy(), batch.elements[i], batch.instr_words[i], self.spec)
+            results.append(ActOutput(action, _action_text(action), lp))
+        self.net.train(was_training)
+        return results
+
+    # ------------------------------------------------------------------ scoring
+    def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
+        """Log-probabilities [B] of the given actions; actions the policy cannot express get NaN."""
+        lp, valid = self.log_prob_with_mask(observations, actions)
+        return lp.masked_fill(~valid, float("nan"))
+
+    def log_prob_with_mask(self, observations: Sequence[Observation], actions: Sequence[Action]) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log-probabilities [B], expressible mask [B]). Differentiable."""
+        batch = self.featurize(observations)
+        tg = encode_actions(batch, observations, actions, self.spec)
+        out = self.net(batch_to_tensors(batch, self.device))
+        dev = self.device
+        kind = torch.from_numpy(tg.kind).to(dev)
+        lp = torch.log_softmax(out["kind"].float(), -1).gather(1, kind[:, None]).squeeze(1)
+        elem_t = torch.from_numpy(tg.element).to(dev)
+        is_e = elem_t >= 0
+        elem_lp = torch.log_softmax(out["element"].float(), -1).gather(1, elem_t.clamp(min=0)[:, None]).squeeze(1)
+        lp = lp + torch.where(is_e, elem_lp, torch.zeros_like(elem_lp))
+        cell_t = torch.from_numpy(tg.cell).to(dev)
+        is_c = cell_t >= 0
+        cell_lp = torch.log_softmax(out["grid"].float(), -1).gather(1, cell_t.clamp(min=0)[:, None]).squeeze(1)
+        lp = lp + torch.where(is_c, cell_lp, torch.zeros_like(cell_lp))
+        is_t = kind == KIND_INDEX["type"]
+        tmask = torch.from_numpy(tg.type_mask).to(dev)
+        logits = out["type"].float()
+        word_valid = torch.from_numpy(batch.instr > 0).to(dev)
+        bern = -nn.functional.binary_cross_entropy_with_logits(logits.clamp(-30, 30), tmask, reduction="none")
+        type_lp = (bern * word_valid).sum(1)
+        lp = lp + torch.where(is_t, type_lp, torch.zeros_like(type_lp))
+        valid = torch.from_numpy(tg.valid).to(dev)
+        return lp, valid
+
+    # ------------------------------------------------------------------ persistence
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {k: v.detach().cpu().contiguous() for k, v in self.net.state_dict().items()}
+
+    def load_state_dict(self, sd: dict[str, torch.Tensor]) -> None:
+        self.net.load_state_dict(sd)
+
+    def save(self, path: str | Path) -> None:
+        from safetensors.torch import save_file
+
+        p = Path(path)
+        p.mkdir(parents=True, exist_ok=True)
+        save_file(self.state_dict(), str(p / "model.safetensors"))
+        (p / "policy.json").write_text(json.dumps({"kind": self.kind, "config": asdict(self.cfg)}, indent=2))
+
+    @classmethod
+    def load(cls, path: str | Path, *, device: str | torch.device = "cpu") -> DefaultPolicy:
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        p = Path(path)
+        meta_path, weights = p / "policy.json", p / "model.safetensors"
+        for f in (meta_path, weights):
+            if not f.is_file():
+                raise DataError(f"{f}: missing (not a saved policy folder)")
+        try:
+            meta = json.loads(meta_path.read_text())
+        except json.JSONDecodeError as e:
+            raise DataError(f"{meta_path}: not valid JSON ({e})") from e
+        if meta.get("kind") != cls.kind:
+            raise DataError(f"{meta_path}: policy kind {meta.get('kind')!r} is not {cls.kind!r}")
+        policy = cls(PolicyNetConfig.from_dict(meta.get("config", {})), device=device)
+        try:
+            sd = load_file(str(weights))
+        except (SafetensorError, OSError, ValueError) as e:
+            raise DataError(f"{weights}: corrupt or truncated weights ({e})") from e
+        try:
+            policy.load_state_dict(sd)
+        except RuntimeError as e:
+            raise DataError(f"{weights}: weights do not match the config in policy.json ({e})") from e
+        return policy
+
+
+def _action_text(action: Action) -> str:
+    try:
+        from digirl.core.codecs import format_action
+
+        return format_action(action, "json")
+    except Exception:  # codecs are optional for acting; str() is exact enough for logs
+        return str(action)
+
+
+def count_parameters(policy: DefaultPolicy) -> int:
+    return int(sum(p.numel() for p in policy.net.parameters()))
+
+
+def _rng_from(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)

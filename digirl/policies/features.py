@@ -1,0 +1,257 @@
+"""Turn observations into fixed-size numpy arrays for the default policy and critics.
+
+Text is tokenized into words and hashed into buckets (no vocabulary file, no download), so
+unseen entities still get an embedding slot and, more usefully, exact word-overlap features
+between the instruction and each UI element — the signal that generalizes to held-out tasks.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from PIL import Image
+
+from digirl.core.actions import Action, ActionType, SwipeDirection
+from digirl.core.types import Observation, UIElement
+
+_WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+_CAMEL_TYPO = re.compile(r"([a-z]{2,})([A-Z][a-z])")  # "inToronto" → "in Toronto" (AitW typos)
+
+#: Action kinds the default policy chooses between (the first head).
+KINDS = (
+    "tap_element",
+    "tap_grid",
+    "swipe_up",
+    "swipe_down",
+    "swipe_left",
+    "swipe_right",
+    "type",
+    "back",
+    "home",
+    "enter",
+    "complete",
+    "impossible",
+)
+KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+ELEMENT_KINDS = ("view", "button", "text", "input", "icon", "list_item", "image", "switch", "tab", "link", "dialog")
+_SWIPE_KIND = {
+    SwipeDirection.UP: "swipe_up",
+    SwipeDirection.DOWN: "swipe_down",
+    SwipeDirection.LEFT: "swipe_left",
+    SwipeDirection.RIGHT: "swipe_right",
+}
+_SIMPLE_KIND = {
+    ActionType.PRESS_BACK: "back",
+    ActionType.PRESS_HOME: "home",
+    ActionType.PRESS_ENTER: "enter",
+    ActionType.STATUS_TASK_COMPLETE: "complete",
+    ActionType.STATUS_TASK_IMPOSSIBLE: "impossible",
+}
+
+
+def words(text: str) -> list[str]:
+    """Words of a text as a person would type them (case kept, punctuation dropped)."""
+    return _WORD.findall(_CAMEL_TYPO.sub(r"\1 \2", text))
+
+
+@lru_cache(maxsize=65536)
+def word_id(word: str, buckets: int) -> int:
+    """Stable hash bucket of a lower-cased word; 0 is reserved for padding."""
+    return 1 + zlib.crc32(word.lower().encode()) % (buckets - 1)
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    image_width: int = 48
+    image_height: int = 104
+    frame_stack: int = 1
+    max_instruction_words: int = 24
+    max_elements: int = 40
+    max_element_words: int = 6
+    history_len: int = 4
+    buckets: int = 4096
+    grid_cols: int = 6
+    grid_rows: int = 12
+
+    @property
+    def grid_size(self) -> int:
+        return self.grid_cols * self.grid_rows
+
+
+@dataclass
+class Batch:
+    """Arrays for a batch of B observations (numpy; the model moves them to torch)."""
+
+    image: np.ndarray  # [B, 3*frame_stack, H, W] float32 in [0, 1]
+    instr: np.ndarray  # [B, L] int64 word ids (0 = pad)
+    elem_words: np.ndarray  # [B, K, T] int64
+    elem_num: np.ndarray  # [B, K, 9] float32: bounds(4), clickable, focused, overlap(2), has_text
+    elem_kind: np.ndarray  # [B, K] int64
+    elem_mask: np.ndarray  # [B, K] bool (True = real element)
+    history: np.ndarray  # [B, history_len] int64 kind ids + 1 (0 = none)
+    instr_words: list[list[str]]  # the original words, for decoding typed text
+    elements: list[tuple[UIElement, ...]]
+
+
+def _resize(shot: np.ndarray, spec: FeatureSpec) -> np.ndarray:
+    img = Image.fromarray(shot).resize((spec.image_width, spec.image_height), Image.BILINEAR)
+    return np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
+
+
+def action_kind(action: Action, obs: Observation | None = None) -> str | None:
+    """The policy kind an action falls under (``None`` for INVALID)."""
+    if action.type is ActionType.DUAL_POINT:
+        if action.is_swipe:
+            d = action.swipe_direction
+            assert d is not None
+            return _SWIPE_KIND[d]
+        assert action.touch is not None
+        if obs is not None and element_under(obs.elements or (), *action.touch) is not None:
+            return "tap_element"
+        return "tap_grid"
+    if action.type is ActionType.TYPE:
+        return "type"
+    return _SIMPLE_KIND.get(action.type)
+
+
+def element_under(elements: Sequence[UIElement], x: float, y: float, limit: int | None = None) -> int | None:
+    """Index of the smallest element containing (x, y) among the first ``limit`` elements."""
+    best, best_area = None, float("inf")
+    for i, el in enumerate(elements[:limit] if limit else elements):
+        if el.contains(x, y):
+            x0, y0, x1, y1 = el.bounds
+            area = (x1 - x0) * (y1 - y0)
+            if area < best_area:
+                best, best_area = i, area
+    return best
+
+
+def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
+    b = len(observations)
+    L, K, T = spec.max_instruction_words, spec.max_elements, spec.max_element_words
+    image = np.zeros((b, 3 * spec.frame_stack, spec.image_height, spec.image_width), np.float32)
+    instr = np.zeros((b, L), np.int64)
+    elem_words = np.zeros((b, K, T), np.int64)
+    elem_num = np.zeros((b, K, 9), np.float32)
+    elem_kind = np.zeros((b, K), np.int64)
+    elem_mask = np.zeros((b, K), bool)
+    history = np.zeros((b, spec.history_len), np.int64)
+    all_words: list[list[str]] = []
+    all_elems: list[tuple[UIElement, ...]] = []
+    for i, obs in enumerate(observations):
+        image[i, :3] = _resize(obs.screenshot, spec)
+        if spec.frame_stack > 1 and obs.previous_screenshot is not None:
+            image[i, 3:6] = _resize(obs.previous_screenshot, spec)
+        ws = words(obs.instruction)[:L]
+        all_words.append(ws)
+        instr[i, : len(ws)] = [word_id(w, spec.buckets) for w in ws]
+        lower_instr = {w.lower() for w in ws}
+        els = tuple(obs.elements or ())[:K]
+        all_elems.append(els)
+        for k, el in enumerate(els):
+            ew = [w.lower() for w in words(el.text)]
+            ids = [word_id(w, spec.buckets) for w in ew[:T]]
+            elem_words[i, k, : len(ids)] = ids
+            common = sum(1 for w in ew if w in lower_instr)
+            elem_num[i, k] = (
+                *el.bounds,
+                float(el.clickable),
+                float(el.focused),
+                common / max(1, len(ew)),
+                common / max(1, len(lower_instr)),
+                float(bool(ew)),
+            )
+            elem_kind[i, k] = ELEMENT_KINDS.index(el.kind) + 1 if el.kind in ELEMENT_KINDS else 0
+            elem_mask[i, k] = True
+        hist = [KIND_INDEX.get(action_kind(a) or "", -1) + 1 for a in obs.history[-spec.history_len :]]
+        if hist:
+            history[i, -len(hist) :] = hist
+    return Batch(image, instr, elem_words, elem_num, elem_kind, elem_mask, history, all_words, all_elems)
+
+
+@dataclass
+class ActionTargets:
+    """Training targets for the policy heads; ``valid`` is False for actions it cannot express."""
+
+    kind: np.ndarray  # [B] int64
+    element: np.ndarray  # [B] int64 (-1 when not a tap on an element)
+    cell: np.ndarray  # [B] int64 (-1 when not a grid tap)
+    type_mask: np.ndarray  # [B, L] float32 (which instruction words to type)
+    valid: np.ndarray  # [B] bool
+
+
+def encode_actions(batch: Batch, observations: Sequence[Observation], actions: Sequence[Action], spec: FeatureSpec) -> ActionTargets:
+    b = len(actions)
+    kind = np.zeros(b, np.int64)
+    element = np.full(b, -1, np.int64)
+    cell = np.full(b, -1, np.int64)
+    type_mask = np.zeros((b, spec.max_instruction_words), np.float32)
+    valid = np.ones(b, bool)
+    for i, (obs, a) in enumerate(zip(observations, actions)):
+        k = action_kind(a)
+        if k is None:
+            valid[i] = False
+            continue
+        if a.type is ActionType.DUAL_POINT and not a.is_swipe:
+            assert a.touch is not None
+            x, y = a.touch
+            e = element_under(batch.elements[i], x, y, spec.max_elements)
+            if e is not None:
+                k, element[i] = "tap_element", e
+            else:
+                k = "tap_grid"
+                cx = min(spec.grid_cols - 1, int(x * spec.grid_cols))
+                cy = min(spec.grid_rows - 1, int(y * spec.grid_rows))
+                cell[i] = cy * spec.grid_cols + cx
+        elif a.type is ActionType.TYPE:
+            mask = text_to_mask(a.text, batch.instr_words[i])
+            if not mask.any():
+                valid[i] = False  # the text shares no word with the instruction: not expressible
+            type_mask[i, : len(mask)] = mask
+        kind[i] = KIND_INDEX[k]
+    return ActionTargets(kind, element, cell, type_mask, valid)
+
+
+def text_to_mask(text: str, instr_words: Sequence[str]) -> np.ndarray:
+    """Greedy in-order alignment of the typed words onto the instruction's words."""
+    mask = np.zeros(len(instr_words), np.float32)
+    j = 0
+    lower = [w.lower() for w in instr_words]
+    for w in (w.lower() for w in words(text)):
+        for k in range(j, len(lower)):
+            if lower[k] == w:
+                mask[k] = 1.0
+                j = k + 1
+                break
+    return mask
+
+
+def mask_to_text(mask: np.ndarray, instr_words: Sequence[str]) -> str:
+    return " ".join(w for w, m in zip(instr_words, mask) if m > 0.5)
+
+
+def decode_action(kind: int, element: int, cell: int, type_mask: np.ndarray, elements: Sequence[UIElement], instr_words: Sequence[str], spec: FeatureSpec) -> Action:
+    name = KINDS[kind]
+    if name == "tap_element" and 0 <= element < len(elements):
+        return Action.tap(*elements[element].center)
+    if name in ("tap_element", "tap_grid"):
+        c = max(cell, 0)
+        cx, cy = c % spec.grid_cols, c // spec.grid_cols
+        return Action.tap((cx + 0.5) / spec.grid_cols, (cy + 0.5) / spec.grid_rows)
+    if name.startswith("swipe_"):
+        return Action.scroll(name.removeprefix("swipe_"))
+    if name == "type":
+        text = mask_to_text(type_mask, instr_words)
+        return Action.type_text(text) if text else Action.invalid("", "empty typed text")
+    return {
+        "back": Action.back,
+        "home": Action.home,
+        "enter": Action.enter,
+        "complete": Action.complete,
+        "impossible": Action.impossible,
+    }[name]()

@@ -1,0 +1,102 @@
+"""Building blocks shared by sft / collect / train / eval: devices, policies, tasks, runners."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from digirl.core.types import TaskSpec, Trajectory
+from digirl.policies.base import ActOutput
+from digirl.policies.default import DefaultPolicy, PolicyNetConfig
+from digirl.training.config import EnvConfig, PolicyConfig
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def build_policy(cfg: PolicyConfig, *, seed: int) -> DefaultPolicy:
+    device = resolve_device(cfg.device)
+    if cfg.init:
+        policy = DefaultPolicy.load(cfg.init, device=device)
+        log.info("loaded policy from %s", cfg.init)
+        return policy
+    net = PolicyNetConfig(
+        dim=cfg.dim,
+        layers=cfg.layers,
+        heads=cfg.heads,
+        frame_stack=cfg.frame_stack,
+        image_width=cfg.image_width,
+        image_height=cfg.image_height,
+    )
+    return DefaultPolicy(net, device=device, seed=seed)
+
+
+def env_fn(cfg: EnvConfig) -> Callable[[], Any]:
+    from digirl.envs.vector import env_factory
+
+    return env_factory(cfg.id, **cfg.env_kwargs())  # type: ignore[no-any-return]
+
+
+def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec]:
+    """The tasks of ``split`` for this env (a task file replaces the train split)."""
+    if cfg.task_file and split == cfg.train_split:
+        from digirl.sim.tasks.tasksets import load_task_file
+
+        return load_task_file(cfg.task_file)
+    if cfg.id.startswith("digirl/sim-"):
+        from digirl.sim.tasks.tasksets import load_taskset
+
+        name = cfg.id.removeprefix("digirl/sim-").split("-")[0]
+        return load_taskset(name, split)
+    from digirl.envs.registry import make
+
+    env = make(cfg.id, **cfg.env_kwargs())
+    try:
+        tasks = getattr(env, "tasks", None)
+        if tasks is None:
+            raise ValueError(f"{cfg.id} does not list its tasks; give env.task_file=FILE")
+        try:
+            return list(tasks(split=split))
+        except TypeError:
+            return list(tasks())
+    finally:
+        env.close()
+
+
+def make_runner(cfg: EnvConfig) -> Any:
+    from digirl.envs.vector import VectorRunner
+
+    return VectorRunner(
+        env_fn(cfg),
+        cfg.num_envs,
+        mode=cfg.runner,
+        step_timeout_s=cfg.step_timeout_s,
+        max_episode_retries=cfg.max_episode_retries,
+    )
+
+
+def policy_act_fn(policy: DefaultPolicy, *, greedy: bool, temperature: float) -> Callable[[Sequence[Any]], list[ActOutput]]:
+    def act(observations: Sequence[Any]) -> list[ActOutput]:
+        return policy.act(observations, greedy=greedy, temperature=temperature)
+
+    return act
+
+
+def jobs_for(tasks: Sequence[TaskSpec], seeds: Sequence[int]) -> list[Any]:
+    from digirl.envs.vector import EpisodeJob
+
+    return [EpisodeJob(task=t, seed=int(s)) for t, s in zip(tasks, seeds)]
+
+
+def sample_tasks(pool: Sequence[TaskSpec], n: int, rng: np.random.Generator) -> list[TaskSpec]:
+    idx = rng.integers(0, len(pool), size=n)
+    return [pool[int(i)] for i in idx]

@@ -1,0 +1,138 @@
+"""Typed configuration of SFT, collection, training and evaluation runs.
+
+Every field has help text; presets live in ``digirl/config/presets/*.yaml`` and any field can be
+overridden on the command line as ``section.key=value``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from digirl.algorithms.base import AlgoConfig
+
+
+def _f(default: Any, help: str) -> Any:
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: type(default)(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+def _sub(cls: type, help: str) -> Any:
+    return field(default_factory=cls, metadata={"help": help})
+
+
+@dataclass
+class EnvConfig:
+    id: str = _f("digirl/sim-general-v0", "registered env id (see `digirl envs list`)")
+    perturbation: int = _f(1, "simulator in-the-wild perturbation level 0/1/2 (simulator envs only)")
+    world_version: int = _f(0, "simulator world version (shifts layouts and content)")
+    task_file: str | None = _f(None, "train on the instructions of this file (one per line) instead of the env's train split")
+    train_split: str = _f("train", "split that online collection samples from")
+    test_split: str = _f("test", "split evaluated sequentially (DigiRL protocol)")
+    num_envs: int = _f(4, "environments stepped in parallel")
+    runner: Literal["process", "inline"] = _f("process", "process: one worker process per env (fault-tolerant); inline: in this process")
+    step_timeout_s: float = _f(30.0, "a step slower than this restarts the env worker")
+    max_episode_retries: int = _f(2, "retries of an episode whose env crashed before it is marked an env failure")
+
+    def env_kwargs(self) -> dict[str, Any]:
+        if self.id.startswith("digirl/sim-"):
+            return {"perturbation": self.perturbation, "world_version": self.world_version}
+        return {}
+
+
+@dataclass
+class PolicyConfig:
+    init: str | None = _f(None, "folder of a saved policy to start from (e.g. the SFT output); null = random init")
+    dim: int = _f(96, "transformer width")
+    layers: int = _f(2, "transformer layers")
+    heads: int = _f(4, "attention heads")
+    frame_stack: int = _f(1, "screenshots stacked as input (DigiRL uses 2)")
+    image_width: int = _f(48, "screenshot width fed to the CNN")
+    image_height: int = _f(104, "screenshot height fed to the CNN")
+    temperature: float = _f(1.0, "sampling temperature during collection (paper: 1.0)")
+    device: str = _f("auto", "cpu, cuda, or auto (cuda when available)")
+
+
+@dataclass
+class SFTConfig:
+    demos: int = _f(64, "expert demonstrations to collect (ignored when dataset is given)")
+    dataset: str | None = _f(None, "train on this stored dataset instead of fresh expert demos")
+    expert_noise: float = _f(0.0, "probability that a demo step is replaced by a random action")
+    steps: int = _f(150, "optimizer steps")
+    batch_size: int = _f(64, "minibatch size in steps")
+    lr: float = _f(1e-3, "learning rate")
+    max_grad_norm: float = _f(1.0, "gradient clipping norm")
+
+
+@dataclass
+class EvalConfig:
+    every: int = _f(2, "evaluate every N online iterations (0 = only at the end)")
+    test_tasks: int = _f(96, "first N tasks of the test split, in order (DigiRL protocol: 96)")
+    train_tasks: int = _f(32, "tasks sampled at random from the train split")
+    greedy: bool = _f(True, "greedy actions during evaluation (false: sample at policy.temperature)")
+    seed: int = _f(12345, "seed of evaluation episodes (same for every evaluation)")
+
+
+@dataclass
+class LogConfig:
+    tensorboard: bool = _f(True, "write TensorBoard events when tensorboard is installed")
+    wandb: bool = _f(False, "log to Weights & Biases (respects WANDB_MODE)")
+    wandb_project: str = _f("digirl", "W&B project")
+    progress: bool = _f(True, "show progress bars")
+
+
+@dataclass
+class TrainConfig:
+    """A training run: ``digirl train RUN_DIR [preset] key=value ...``."""
+
+    mode: Literal["offline", "online", "off2on"] = _f("off2on", "offline: dataset only; online: collect+update; off2on: offline phase then online")
+    iterations: int = _f(10, "online iterations (each collects rollout_size trajectories, then updates)")
+    rollout_size: int = _f(16, "trajectories collected per online iteration (paper: 16)")
+    warmup_iterations: int = _f(0, "first online iterations only collect (no update)")
+    offline_dataset: str | None = _f(None, "stored dataset for the offline phase (required for offline and off2on)")
+    replay_capacity: int = _f(2000, "trajectories kept for training (FIFO; released code: 2000)")
+    seed: int = _f(0, "seed of everything in the run")
+    checkpoint_keep: int = _f(2, "checkpoints kept on disk")
+    env: EnvConfig = _sub(EnvConfig, "environment")
+    policy: PolicyConfig = _sub(PolicyConfig, "policy network")
+    algo: AlgoConfig = _sub(AlgoConfig, "algorithm")
+    eval: EvalConfig = _sub(EvalConfig, "evaluation")
+    log: LogConfig = _sub(LogConfig, "logging")
+
+    def __post_init__(self) -> None:
+        if self.mode in ("offline", "off2on") and not self.offline_dataset:
+            raise ValueError(f"mode={self.mode} needs offline_dataset=PATH (a dataset from `digirl collect`)")
+        if self.iterations < 0 or self.rollout_size < 1:
+            raise ValueError("iterations must be >= 0 and rollout_size >= 1")
+
+
+@dataclass
+class SFTRunConfig:
+    """Supervised fine-tuning: ``digirl sft OUT_DIR key=value ...``."""
+
+    seed: int = _f(0, "seed")
+    env: EnvConfig = _sub(EnvConfig, "environment the demos come from")
+    policy: PolicyConfig = _sub(PolicyConfig, "policy network")
+    sft: SFTConfig = _sub(SFTConfig, "supervised fine-tuning")
+
+
+@dataclass
+class CollectConfig:
+    """Collection of an offline dataset: ``digirl collect OUT_DIR policy.init=PATH key=value ...``."""
+
+    trajectories: int = _f(256, "trajectories to collect")
+    seed: int = _f(0, "seed")
+    expert: bool = _f(False, "use the env's scripted expert instead of a policy")
+    expert_noise: float = _f(0.0, "expert only: probability of a random action per step")
+    env: EnvConfig = _sub(EnvConfig, "environment")
+    policy: PolicyConfig = _sub(PolicyConfig, "policy (policy.init = a saved policy folder)")
+
+
+@dataclass
+class EvalRunConfig:
+    """Evaluation: ``digirl eval POLICY_DIR key=value ...``."""
+
+    env: EnvConfig = _sub(EnvConfig, "environment")
+    eval: EvalConfig = _sub(EvalConfig, "evaluation protocol")
+    policy: PolicyConfig = _sub(PolicyConfig, "policy options (device, temperature)")

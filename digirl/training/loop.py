@@ -1,0 +1,192 @@
+"""The training loop of DigiRL's three modes: offline, online, and offline-to-online.
+
+``train(cfg, run_dir)`` reads top to bottom:
+
+    resume or initialise  →  offline phase (once)  →  for each online iteration:
+        collect rollout_size trajectories → store them → update → evaluate → checkpoint
+
+Resume: everything a run needs is in ``run_dir``: ``config.yaml``, ``data/`` (the online
+trajectories, one atomic shard per iteration, tagged with their iteration) and
+``checkpoints/`` (policy, optimizer/critic states, RNG states, counters). If the process dies
+after an iteration's shard was written but before its checkpoint, the resumed run finds that
+shard and does not collect the iteration again, so nothing is lost or duplicated.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from digirl.algorithms.digirl import make_algorithm
+from digirl.core.types import Trajectory
+from digirl.training.checkpoint import LoopState, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
+from digirl.training.common import build_policy, jobs_for, make_runner, policy_act_fn, sample_tasks, task_pool
+from digirl.training.config import TrainConfig
+from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_reports
+
+log = logging.getLogger(__name__)
+
+
+def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[str, float]:
+    scored = [t for t in trajs if not t.env_failure]
+    n = max(1, len(scored))
+    return {
+        f"{prefix}/success_rate": sum(t.success for t in scored) / n,
+        f"{prefix}/episode_length": float(np.mean([t.length for t in scored])) if scored else 0.0,
+        f"{prefix}/env_failures": float(len(trajs) - len(scored)),
+        f"{prefix}/invalid_action_rate": sum(1 for t in scored for s in t.steps if not s.action.is_valid) / max(1, sum(t.length for t in scored)),
+        f"{prefix}/trajectories": float(len(trajs)),
+    }
+
+
+def evaluate_policy(policy: Any, runner: Any, tasks: dict[str, list[Any]], *, greedy: bool, temperature: float, seed: int) -> list[EvalReport]:
+    reports = []
+    act = policy_act_fn(policy, greedy=greedy, temperature=temperature)
+    for split, ts in tasks.items():
+        seeds = [seed + i for i in range(len(ts))]
+        trajs = list(runner.run(act, jobs_for(ts, seeds)))
+        reports.append(summarize(trajs, split))
+    return reports
+
+
+def _eval_metrics(reports: list[EvalReport]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for r in reports:
+        out[f"eval/{r.split}_success_rate"] = r.success_rate
+        out[f"eval/{r.split}_episode_length"] = r.mean_length
+        out[f"eval/{r.split}_env_failures"] = float(r.env_failures)
+    return out
+
+
+def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
+    from digirl.config.core import config_to_dict, save_config
+    from digirl.data.replay import ReplayBuffer
+    from digirl.data.store import TrajectoryStore
+    from digirl.policies.default import DefaultPolicy
+    from digirl.utils.metrics import MetricsLogger
+    from digirl.utils.rng import seed_everything
+
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    save_config(cfg, run_dir / "config.yaml")
+    seed_everything(cfg.seed)
+
+    # ---------------------------------------------------------------- resume or initialise
+    ckpt = latest_checkpoint(run_dir)
+    if ckpt is not None:
+        state, policy_dir, train_state = load_checkpoint(ckpt)
+        policy = DefaultPolicy.load(policy_dir, device=build_policy_device(cfg))
+        algo = make_algorithm(policy, cfg.algo, seed=cfg.seed)
+        algo.load_state_dict(train_state["algo"])
+        set_rng_state(train_state["rng"])
+        log.info("resuming %s from %s (online iteration %d)", run_dir, ckpt.name, state.iteration)
+    else:
+        state = LoopState()
+        policy = build_policy(cfg.policy, seed=cfg.seed)
+        algo = make_algorithm(policy, cfg.algo, seed=cfg.seed)
+
+    store = TrajectoryStore(run_dir / "data", info={"env_id": cfg.env.id, "producer": "digirl train"})
+    online = store.load()  # this run's online trajectories so far (complete shards only)
+    by_iter: dict[int, list[Trajectory]] = {}
+    for t in online:
+        by_iter.setdefault(int(t.metadata.get("iteration", -1)), []).append(t)
+    offline: list[Trajectory] = []
+    if cfg.mode in ("offline", "off2on"):
+        assert cfg.offline_dataset is not None
+        offline = TrajectoryStore(cfg.offline_dataset, create=False).load()
+        log.info("offline dataset: %d trajectories from %s", len(offline), cfg.offline_dataset)
+    buffer = ReplayBuffer(cfg.replay_capacity)
+    buffer.add([t for t in offline if not t.env_failure])
+    buffer.add([t for t in online if not t.env_failure])
+
+    metrics = MetricsLogger(
+        run_dir,
+        tensorboard=cfg.log.tensorboard,
+        wandb=cfg.log.wandb,
+        wandb_project=cfg.log.wandb_project,
+        config=config_to_dict(cfg, for_save=True),
+    )
+    needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0
+    runner = make_runner(cfg.env) if needs_env else None
+    train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
+    test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
+    etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
+    history: list[dict[str, Any]] = []
+
+    def do_eval(step: int, trajectories_seen: int) -> list[EvalReport]:
+        assert runner is not None
+        t0 = time.perf_counter()
+        reports = evaluate_policy(policy, runner, etasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed)
+        m = _eval_metrics(reports) | {"timing_s/eval": time.perf_counter() - t0}
+        metrics.log(m, step)
+        history.append({"iteration": step, "online_trajectories": trajectories_seen, **{k: v for k, v in m.items() if k.startswith("eval/")}})
+        write_reports(reports, run_dir / "eval", name=f"eval-iter{step:04d}")
+        for r in reports:
+            log.info("eval %s @ iter %d: %.1f%% (%d/%d)", r.split, step, 100 * r.success_rate, r.successes, r.episodes)
+        return reports
+
+    try:
+        # ------------------------------------------------------------ offline phase (once)
+        if cfg.mode in ("offline", "off2on") and not state.offline_done:
+            t0 = time.perf_counter()
+            m = algo.update(buffer.trajectories(), "offline")
+            metrics.log(m | {"timing_s/offline_update": time.perf_counter() - t0}, 0)
+            state.offline_done = True
+            if etasks and runner is not None:
+                do_eval(0, 0)
+            save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+        elif not state.offline_done and state.iteration == 0 and etasks and runner is not None and cfg.eval.every:
+            do_eval(0, 0)  # the starting policy's score, for the learning curve
+
+        # ------------------------------------------------------------ online phase
+        if cfg.mode in ("online", "off2on"):
+            assert runner is not None
+            act = policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)
+            for it in range(state.iteration, cfg.iterations):
+                step = it + 1
+                m: dict[str, float] = {}
+                t0 = time.perf_counter()
+                new = by_iter.get(it)
+                if new is None:  # collect; an iteration already on disk (crash before checkpoint) is reused
+                    rng = np.random.default_rng([cfg.seed, it])
+                    tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
+                    seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
+                    new = list(runner.run(act, jobs_for(tasks, seeds)))
+                    for t in new:
+                        t.metadata["iteration"] = it
+                    store.append(new)
+                m["timing_s/collect"] = time.perf_counter() - t0
+                buffer.add([t for t in new if not t.env_failure])
+                m |= rollout_metrics(new)
+                if it >= cfg.warmup_iterations:
+                    t0 = time.perf_counter()
+                    m |= algo.update(buffer.trajectories(), "online")
+                    m["timing_s/update"] = time.perf_counter() - t0
+                state.iteration = step
+                state.trajectories_seen += len(new)
+                m["data/online_trajectories"] = float(state.trajectories_seen)
+                m["data/replay_trajectories"] = float(len(buffer))
+                metrics.log(m, step)
+                if etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations:
+                    do_eval(step, state.trajectories_seen)
+                save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+
+        final = do_eval(state.iteration, state.trajectories_seen) if etasks and runner is not None else []
+        if final:
+            write_reports(final, run_dir, name="eval")
+        policy.save(run_dir / "policy")
+        return {"run_dir": str(run_dir), "iterations": state.iteration, "final": [r.to_dict() for r in final], "history": history}
+    finally:
+        metrics.close()
+        if runner is not None:
+            runner.close()
+
+
+def build_policy_device(cfg: TrainConfig) -> Any:
+    from digirl.training.common import resolve_device
+
+    return resolve_device(cfg.policy.device)

@@ -1,0 +1,201 @@
+"""Fitness tests: the architecture rules the code must keep as it grows.
+
+They scan whatever exists under ``digirl/`` (new subpackages are covered automatically, missing
+ones are skipped) and fail with the file and line to fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "digirl"
+HEAVY = ("torch", "playwright", "adbutils", "transformers", "ray")
+# Subpackages that sit below training/cli and must never import them.
+LOWER_LAYERS = ("envs", "sim", "policies", "data", "algorithms")
+UPPER_LAYERS = ("training", "cli")
+
+
+def _py_files(sub: str = "") -> list[Path]:
+    root = PKG / sub if sub else PKG
+    return sorted(root.rglob("*.py")) if root.exists() else []
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """Absolute module names imported anywhere in the file (function-level imports included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_pkg = path.name == "__init__.py"
+    here = _module_name(path).split(".")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # resolve "from ..x import y" against this module's package
+                base = here if is_pkg else here[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join([*base, node.module] if node.module else base)
+            else:
+                mod = node.module or ""
+            yield node.lineno, mod
+            for alias in node.names:  # "from digirl import training" imports digirl.training
+                yield node.lineno, f"{mod}.{alias.name}"
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(PKG.parent))
+
+
+# --------------------------------------------------------------------------- (a) light imports
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import digirl, digirl.core, digirl.envs",
+        "import digirl.config",
+        "from digirl.cli.main import build_parser; build_parser()",  # `digirl --help` stays fast
+    ],
+)
+def test_light_imports_do_not_load_heavy_dependencies(code: str) -> None:
+    probe = f"import sys, json\n{code}\nprint(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=PKG.parent, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == [], f"`{code}` imported {loaded}; import them inside the functions that need them"
+
+
+# --------------------------------------------------------------------------- (b) layering
+def test_core_imports_no_other_digirl_subpackage() -> None:
+    bad = [
+        f"{_rel(p)}:{line}: imports {mod}"
+        for p in _py_files("core")
+        for line, mod in _imports(p)
+        if mod.startswith("digirl.") and not (mod == "digirl.core" or mod.startswith("digirl.core."))
+    ]
+    assert not bad, "digirl.core must stay dependency-free:\n" + "\n".join(bad)
+
+
+def test_lower_layers_do_not_import_training_or_cli() -> None:
+    upper = tuple(f"digirl.{u}" for u in UPPER_LAYERS)
+    bad = [
+        f"{_rel(p)}:{line}: imports {mod}"
+        for sub in LOWER_LAYERS
+        for p in _py_files(sub)
+        for line, mod in _imports(p)
+        if any(mod == u or mod.startswith(u + ".") for u in upper)
+    ]
+    assert not bad, "imports must point one way (training/cli use the lower layers, not back):\n" + "\n".join(bad)
+
+
+# --------------------------------------------------------------------------- (c) no print in the library
+def test_no_print_outside_cli() -> None:
+    bad = []
+    for p in _py_files():
+        if p.relative_to(PKG).parts[0] == "cli":
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                bad.append(f"{_rel(p)}:{node.lineno}")
+    assert not bad, "library code logs with `logging`, never print():\n" + "\n".join(bad)
+
+
+# --------------------------------------------------------------------------- (d) no unsafe deserialization
+def _unsafe_loads(path: Path) -> Iterator[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    pickle_mods, pickle_funcs, torch_names, np_names = {"pickle", "dill", "cloudpickle"}, set(), {"torch"}, {"np"}
+    for node in ast.walk(tree):  # follow aliases: import pickle as pk / from pickle import load
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in ("pickle", "dill", "cloudpickle"):
+                    pickle_mods.add(a.asname or a.name)
+                elif a.name == "torch":
+                    torch_names.add(a.asname or a.name)
+                elif a.name == "numpy":
+                    np_names.add(a.asname or a.name)
+        elif isinstance(node, ast.ImportFrom) and node.module in ("pickle", "dill", "cloudpickle"):
+            pickle_funcs.update(a.asname or a.name for a in node.names if a.name in ("load", "loads", "Unpickler"))
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        kw = {k.arg: k.value for k in node.keywords}
+        where = f"{_rel(path)}:{node.lineno}"
+        if isinstance(f, ast.Name) and f.id in pickle_funcs:
+            yield f"{where}: {f.id}() unpickles"
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            owner, attr = f.value.id, f.attr
+            if owner in pickle_mods and attr in ("load", "loads", "Unpickler"):
+                yield f"{where}: {owner}.{attr}() unpickles"
+            if owner in torch_names and attr == "load":
+                w = kw.get("weights_only")
+                if not (isinstance(w, ast.Constant) and w.value is True):
+                    yield f"{where}: torch.load() without weights_only=True"
+            if owner in np_names and attr == "load":
+                a = kw.get("allow_pickle")
+                if a is not None and not (isinstance(a, ast.Constant) and a.value is False):
+                    yield f"{where}: np.load(allow_pickle=...)"
+
+
+def test_no_unsafe_deserialization() -> None:
+    bad = [msg for p in _py_files() for msg in _unsafe_loads(p)]
+    assert not bad, "user files are loaded without pickle (torch.load needs weights_only=True):\n" + "\n".join(bad)
+
+
+def test_unsafe_load_scanner_catches_violations(tmp_path: Path) -> None:
+    # The scanner itself must work, or the test above passes vacuously.
+    src = PKG / "_fitness_probe_unused.py"
+    code = (
+        "import pickle as pk\nimport torch\nfrom pickle import loads\n"
+        "pk.load(f)\nloads(b)\ntorch.load(p)\ntorch.load(p, weights_only=False)\ntorch.load(p, weights_only=True)\n"
+    )
+    fake = tmp_path / "digirl" / "x.py"
+    fake.parent.mkdir()
+    fake.write_text(code)
+    global PKG
+    old, PKG = PKG, tmp_path / "digirl"
+    try:
+        found = list(_unsafe_loads(fake))
+    finally:
+        PKG = old
+    assert not src.exists()
+    assert len(found) == 4, found
+
+
+# --------------------------------------------------------------------------- (e) CLI help
+def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*path, name)
+                yield from _walk(sub, (*path, name))
+
+
+def test_every_subcommand_help_has_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    from digirl.cli.main import build_parser, main
+
+    commands = list(_walk(build_parser()))
+    assert commands, "no subcommands registered"
+    missing = []
+    for cmd in commands:
+        with pytest.raises(SystemExit) as exc:
+            main([*cmd, "--help"])
+        text = capsys.readouterr().out
+        assert exc.value.code == 0, f"digirl {' '.join(cmd)} --help exited {exc.value.code}"
+        if "example" not in text.lower():
+            missing.append(" ".join(cmd))
+    assert not missing, "add an example to the --help of: " + ", ".join(missing)
