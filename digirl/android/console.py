@@ -31,7 +31,11 @@ class EmulatorConsole:
     """Send commands to the console of the emulator listening on ``port``."""
 
     def __init__(
-        self, port: int, *, host: str = "127.0.0.1", token_path: str | os.PathLike[str] | None = None,
+        self,
+        port: int,
+        *,
+        host: str = "127.0.0.1",
+        token_path: str | os.PathLike[str] | None = None,
         timeout_s: float = 10.0,
     ) -> None:
         self.port = port
@@ -79,7 +83,7 @@ class EmulatorConsole:
                     except OSError as e:
                         raise ConsoleError(f"console needs the auth token file {self.token_path}: {e}") from e
                     sock.sendall(f"auth {token}\n".encode())
-                    ok, msg = self._read_reply(sock, buf, deadline)
+                    ok, _ = self._read_reply(sock, buf, deadline)
                     if not ok:
                         raise ConsoleError(f"console {self.host}:{self.port} refused the token in {self.token_path}")
                 sock.sendall(cmd.encode() + b"\n")

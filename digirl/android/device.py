@@ -38,12 +38,10 @@ from digirl.core.types import UIElement
 
 try:
     import adbutils
-    from adbutils._adb import AdbConnection as _AdbConnection
+    from adbutils import AdbConnection as _AdbConnection
     from adbutils.errors import AdbConnectionError, AdbError, AdbTimeout
 except ModuleNotFoundError as _e:  # pragma: no cover - exercised only without the extra
-    raise ModuleNotFoundError(
-        "digirl.android needs adbutils: pip install 'digirl[android]'", name=_e.name
-    ) from _e
+    raise ModuleNotFoundError("digirl.android needs adbutils: pip install 'digirl[android]'", name=_e.name) from _e
 
 __all__ = [
     "KEYCODES",
@@ -151,7 +149,10 @@ def decode_png(data: bytes) -> Image.Image:
 
 
 class _NoSpawnConnection(_AdbConnection):  # type: ignore[misc]
-    """adbutils' connection, minus its habit of running ``adb start-server`` when connect fails."""
+    """adbutils' connection, minus its habit of running ``adb start-server`` when connect fails.
+
+    Overrides a private hook of adbutils (checked with 2.12); tests assert no server is spawned.
+    """
 
     def _safe_connect(self) -> Any:
         return self._create_socket()
@@ -312,7 +313,7 @@ class AdbDevice:
         if not (0.0 <= x <= 1.0 and 0.0 <= y <= 1.0):
             raise ValueError(f"coordinates must be normalized to [0, 1], got ({x}, {y})")
         w, h = self.screen_size()
-        return (min(w - 1, int(round(x * w))), min(h - 1, int(round(y * h))))
+        return (min(w - 1, round(x * w)), min(h - 1, round(y * h)))
 
     # ------------------------------------------------------------------ input
     def tap(self, x: float, y: float) -> None:
@@ -465,6 +466,10 @@ def _kind_of(cls: str) -> str:
     return "view"
 
 
+def _unit(v: int, n: int) -> float:
+    return min(1.0, max(0.0, v / n))
+
+
 def parse_ui_dump(xml: str, size: tuple[int, int]) -> tuple[UIElement, ...]:
     """UI elements from a ``uiautomator dump`` XML; bounds normalized by ``size`` = (w, h)."""
     w, h = size
@@ -484,10 +489,9 @@ def parse_ui_dump(xml: str, size: tuple[int, int]) -> tuple[UIElement, ...]:
         clickable = node.get("clickable") == "true"
         if not text and not clickable:
             continue
-        clamp = lambda v, n: min(1.0, max(0.0, v / n))  # noqa: E731
         out.append(
             UIElement(
-                bounds=(clamp(x0, w), clamp(y0, h), clamp(x1, w), clamp(y1, h)),
+                bounds=(_unit(x0, w), _unit(y0, h), _unit(x1, w), _unit(y1, h)),
                 text=text,
                 kind=_kind_of(node.get("class", "")),
                 clickable=clickable,

@@ -62,6 +62,7 @@ class _Slot:
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
     restarts: int = 0
+    spawned_at: float = 0.0
     boots: list[float] = field(default_factory=list)
 
     @property
@@ -118,7 +119,11 @@ class EmulatorPool:
         self.env = dict(env or {})
         kw = dict(device_kwargs or {})
         self._slots = [
-            _Slot(i, base_port + 2 * i, AdbDevice(f"emulator-{base_port + 2 * i}", host=adb_host, port=adb_port, **kw))
+            _Slot(
+                i,
+                base_port + 2 * i,
+                AdbDevice(f"emulator-{base_port + 2 * i}", host=adb_host, port=adb_port, **kw),
+            )
             for i in range(n)
         ]
         self._started = False
@@ -143,8 +148,12 @@ class EmulatorPool:
     def stats(self) -> list[dict[str, Any]]:
         """Per slot: serial, pid, restarts and boot times (seconds)."""
         return [
-            {"serial": s.serial, "pid": s.proc.pid if s.proc else None, "restarts": s.restarts,
-             "boot_s": [round(b, 3) for b in s.boots]}
+            {
+                "serial": s.serial,
+                "pid": s.proc.pid if s.proc else None,
+                "restarts": s.restarts,
+                "boot_s": [round(b, 3) for b in s.boots],
+            }
             for s in self._slots
         ]
 
@@ -165,13 +174,18 @@ class EmulatorPool:
             out = s.log_path.open("ab")
         try:
             s.proc = subprocess.Popen(
-                self.command_line(s.index), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env
+                self.command_line(s.index),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
             )
         except OSError as e:
             raise EmulatorBootError(f"cannot run the emulator {self.emulator_bin!r}: {e}") from e
         finally:
             if out is not subprocess.DEVNULL:
                 out.close()
+        s.spawned_at = time.monotonic()
         log.info("started %s (pid %d)", s.serial, s.proc.pid)
 
     def _log_tail(self, s: _Slot) -> str:
@@ -179,8 +193,9 @@ class EmulatorPool:
             return ""
         return " | log: " + s.log_path.read_text(errors="replace")[-400:].replace("\n", " / ")
 
-    def _wait_booted(self, s: _Slot, timeout_s: float) -> float:
-        t0 = time.monotonic()
+    def _wait_booted(self, s: _Slot, timeout_s: float, t0: float | None = None) -> float:
+        """Wait until ``s`` is online with ``sys.boot_completed=1``; seconds since ``t0`` (default now)."""
+        t0 = time.monotonic() if t0 is None else t0
         deadline = t0 + timeout_s
         while True:
             if s.proc is not None and s.proc.poll() is not None:
@@ -202,8 +217,8 @@ class EmulatorPool:
         try:
             for s in self._slots:
                 self._spawn(s)
-            for s in self._slots:
-                s.boots.append(self._wait_booted(s, self.boot_timeout_s))
+            for s in self._slots:  # they boot in parallel; each bound counts from its own start
+                s.boots.append(self._wait_booted(s, self.boot_timeout_s, s.spawned_at))
         except BaseException:
             self.close()
             raise
@@ -236,7 +251,7 @@ class EmulatorPool:
         s.restarts += 1
         self._spawn(s)
         try:
-            took = self._wait_booted(s, self.boot_timeout_s)
+            took = self._wait_booted(s, self.boot_timeout_s, s.spawned_at)
         except BaseException:
             self._stop(s)
             raise

@@ -48,9 +48,6 @@ class Region:
         ny = (y - self.y) / self.height
         return (min(1.0, max(0.0, nx)), min(1.0, max(0.0, ny)))
 
-    def clip(self) -> dict[str, float]:
-        return {"x": self.x, "y": self.y, "width": self.width, "height": self.height}
-
 
 # Does the element under (x, y), or an ancestor, scroll along the gesture's main axis?
 _SCROLLABLE_JS = """([x, y, vertical]) => {
@@ -109,7 +106,8 @@ def frame_from_bytes(data: bytes, width: int, height: int) -> np.ndarray:
 ELEMENTS_JS = """([rx, ry, rw, rh, limit]) => {
   const out = [];
   const active = document.activeElement;
-  const INPUT_KINDS = {checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button', reset: 'button'};
+  const INPUT_KINDS = {checkbox: 'checkbox', radio: 'radio', button: 'button', submit: 'button',
+                       reset: 'button'};
   const all = document.body ? document.body.getElementsByTagName('*') : [];
   for (let i = 0; i < all.length && out.length < limit; i++) {
     const el = all[i];
@@ -132,10 +130,14 @@ ELEMENTS_JS = """([rx, ry, rw, rh, limit]) => {
       text = kind === 'button' ? el.value : (t === 'password' ? '*'.repeat(el.value.length) : el.value)
         || el.placeholder || '';
     } else if (tag === 'TEXTAREA') { kind = 'input'; text = el.value || el.placeholder || ''; }
-    else if (tag === 'SELECT') { kind = 'select'; text = el.selectedIndex >= 0 ? el.options[el.selectedIndex].text : ''; }
+    else if (tag === 'SELECT') {
+      kind = 'select'; text = el.selectedIndex >= 0 ? el.options[el.selectedIndex].text : '';
+    }
     else if (tag === 'BUTTON' || role === 'button') { kind = 'button'; text = el.innerText.trim(); }
     else if (tag === 'A' || role === 'link' || role === 'tab') { kind = 'link'; text = el.innerText.trim(); }
-    else if (tag === 'IMG' || tag === 'CANVAS' || tag === 'svg') { kind = 'image'; text = el.getAttribute('alt') || ''; }
+    else if (tag === 'IMG' || tag === 'CANVAS' || tag === 'svg') {
+      kind = 'image'; text = el.getAttribute('alt') || '';
+    }
     const clickable = kind !== '' && kind !== 'image' || cs.cursor === 'pointer' || el.onclick !== null;
     if (!kind) { if (!own && !clickable) continue; kind = 'text'; }
     const ref = el.id ? '#' + el.id : tag.toLowerCase() + ':' + i;

@@ -49,7 +49,10 @@ Expressibility = tuple[str, str]  # ("yes" | "partial" | "no", why)
 # drag tasks are expressible; what we lack is hover without click, modifier keys, arrow keys and
 # other special keys, and right/double clicks.
 _LIMITS: dict[str, Expressibility] = {
-    "hover-shape": ("partial", "needs the pointer to rest over a shape; a tap leaves it there but also clicks"),
+    "hover-shape": (
+        "partial",
+        "needs the pointer to rest over a shape; a tap leaves it there but also clicks",
+    ),
     "click-scroll-list": ("no", "multi-select needs Ctrl/Shift-click"),
     "copy-paste": ("partial", "no Ctrl-C/Ctrl-V; typing the text itself works"),
     "copy-paste-2": ("partial", "no Ctrl-C/Ctrl-V; typing the text itself works"),

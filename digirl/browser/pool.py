@@ -74,8 +74,9 @@ class BrowserConfig:
         p = Path(self.executable_path)
         if not p.exists():
             raise ConfigError(
-                f"Chromium not found at {self.executable_path!r}: install it (apt-get install chromium) or pass "
-                "BrowserConfig(executable_path=...) / set DIGIRL_CHROMIUM. digirl never downloads browsers."
+                f"Chromium not found at {self.executable_path!r}: install it (apt-get install chromium) "
+                "or pass BrowserConfig(executable_path=...) / set DIGIRL_CHROMIUM "
+                "(digirl never downloads browsers)."
             )
         if self.navigation_timeout_s <= 0 or self.operation_timeout_s <= 0 or self.launch_timeout_s <= 0:
             raise ConfigError("browser timeouts must be positive")
@@ -300,7 +301,7 @@ class BrowserPool:
 
     def browser_pids(self) -> set[int]:
         """Pids of the Chromium processes of this pool's current browser (for tests and monitoring)."""
-        return _descendants(self._roots)
+        return _descendants(self._roots) & chromium_pids()
 
     def close(self) -> None:
         """Close the browser and stop the loop thread. Kills leftover Chromium processes. Idempotent."""

@@ -73,7 +73,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from digirl.config import config_to_dict, config_to_yaml, get_schema, load_config
 
     cls = get_schema(args.schema)
-    cfg = load_config(cls, preset=args.preset, overrides=args.overrides)
+    cfg: Any = load_config(cls, preset=args.preset, overrides=args.overrides)
     if args.json:
         emit_json(
             {"schema": args.schema, "preset": args.preset, "config": config_to_dict(cfg, for_save=True)}

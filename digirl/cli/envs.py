@@ -62,7 +62,7 @@ def _print_group_help(p: argparse.ArgumentParser) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from digirl.envs.registry import list_envs
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for s in list_envs():
         rows.append(
             {
@@ -110,11 +110,13 @@ def _report_ok(report: Any) -> bool:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from digirl.envs.checker import check_env  # written alongside; imported only when used
-    from digirl.envs.registry import make
+    from digirl.envs.registry import make, spec
 
     if args.episodes < 1:
         raise ValueError("--episodes must be at least 1")
+    spec(args.env_id)  # an unknown id fails here, with the known ids listed
+    from digirl.envs.checker import check_env  # imported only when used
+
     t0 = time.perf_counter()
     env = make(args.env_id)
     error = ""

@@ -73,3 +73,7 @@ def get_schema(name: str) -> type:
 
 # Built-in schemas register here (strings only, so nothing heavy is imported), e.g.
 # register_schema("train", "digirl.training.config:TrainConfig").
+register_schema("train", "digirl.training.config:TrainConfig")
+register_schema("sft", "digirl.training.config:SFTRunConfig")
+register_schema("collect", "digirl.training.config:CollectConfig")
+register_schema("eval", "digirl.training.config:EvalRunConfig")

@@ -23,12 +23,24 @@ import tempfile
 import types
 import typing
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import MISSING, Field, dataclass, field, fields, is_dataclass
+from dataclasses import MISSING, Field, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
 
 import yaml
 
+from digirl.config.sources import (
+    DEFAULT_PRESET_DIR,
+    PresetInfo,
+    RawValue,
+    list_presets,
+    load_preset_tree,
+    merge,
+    parse_overrides,
+    register_preset_dir,
+    unwrap,
+    yaml_load,
+)
 from digirl.core.errors import ConfigError
 
 __all__ = [
@@ -49,38 +61,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-DEFAULT_PRESET_DIR = Path(__file__).resolve().parent / "presets"
-_PRESET_DIRS: list[Path] = [DEFAULT_PRESET_DIR]
 _SECRET_SUFFIXES = ("api_key", "token", "secret")
 _ENV_PLACEHOLDER = re.compile(r"^<from env ([A-Za-z_][A-Za-z0-9_]*)>$")
 _NOT_SET = object()
-
-
-# --------------------------------------------------------------------------- YAML
-class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 scalars: ``yes``/``no``/``on``/``off`` and dates stay strings and
-    ``3e-4`` is a float (YAML 1.1 reads it as a string), so presets and overrides mean what they look like."""
-
-
-_REPLACED_TAGS = ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:float", "tag:yaml.org,2002:timestamp")
-_Loader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag not in _REPLACED_TAGS]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+0123456789."),
-)
-
-
-def _yaml_load(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: no object construction
 
 
 # --------------------------------------------------------------------------- fields
@@ -166,24 +149,8 @@ def _type_name(tp: Any) -> str:
 
 
 # --------------------------------------------------------------------------- coercion
-class _Raw:
-    """An override value: the YAML-parsed value plus the text typed (kept for ``str`` fields)."""
-
-    __slots__ = ("text", "value")
-
-    def __init__(self, text: str, value: Any) -> None:
-        self.text, self.value = text, value
-
-    def __repr__(self) -> str:
-        return repr(self.text)
-
-
-def _unwrap(v: Any) -> Any:
-    return v.value if isinstance(v, _Raw) else v
-
-
 def _err(key: str, tp: Any, value: Any, why: str = "") -> ConfigError:
-    shown = value.text if isinstance(value, _Raw) else value
+    shown = value.text if isinstance(value, RawValue) else value
     extra = f" ({why})" if why else ""
     return ConfigError(f"{key}: expected {_type_name(tp)}, got {shown!r}{extra}")
 
@@ -197,9 +164,9 @@ def _allows_none(tp: Any) -> bool:
 
 
 def _coerce(value: Any, tp: Any, key: str) -> Any:
-    """Convert ``value`` (YAML-parsed, possibly a :class:`_Raw`) to type ``tp`` or raise ConfigError."""
+    """Convert ``value`` (YAML-parsed, possibly a :class:`RawValue`) to type ``tp`` or raise ConfigError."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    v = _unwrap(value)
+    v = unwrap(value)
     if isinstance(v, str) and (m := _ENV_PLACEHOLDER.match(v)):
         v = value = os.environ.get(m.group(1))
         if v is None and not _allows_none(tp):
@@ -226,7 +193,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
             if v == choice and type(v) is type(choice):
                 return choice
             if isinstance(choice, str) and not isinstance(v, str):
-                text = value.text if isinstance(value, _Raw) else str(v)
+                text = value.text if isinstance(value, RawValue) else str(v)
                 if text == choice:
                     return choice
         raise _err(key, tp, value, "choose one of " + ", ".join(map(repr, args)))
@@ -295,7 +262,7 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     if tp is str:
         if isinstance(v, str):
             return v
-        if isinstance(value, _Raw) and not isinstance(v, (list, dict)):
+        if isinstance(value, RawValue) and not isinstance(v, (list, dict)):
             return value.text  # what was typed: "001" stays "001", "yes" stays "yes"
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return str(v)
@@ -350,8 +317,8 @@ def _build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
     for k, v in data.items():
         if k not in init:
             full = prefix + str(k)
-            while isinstance(_unwrap(v), Mapping) and len(_unwrap(v)) == 1:  # name the whole typed key
-                ((sub, v),) = _unwrap(v).items()
+            while isinstance(unwrap(v), Mapping) and len(unwrap(v)) == 1:  # name the whole typed key
+                ((sub, v),) = unwrap(v).items()
                 full += f".{sub}"
             raise _unknown(full, _ROOT[-1] if _ROOT else cls)
     kwargs: dict[str, Any] = {}
@@ -360,9 +327,9 @@ def _build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
         key = prefix + name
         if name in data:
             raw = data[name]
-            if isinstance(tp, type) and is_dataclass(tp) and isinstance(_unwrap(raw), Mapping):
+            if isinstance(tp, type) and is_dataclass(tp) and isinstance(unwrap(raw), Mapping):
                 base = _field_default(f)
-                merged = _merge(config_to_dict(base) if is_dataclass(base) else {}, _unwrap(raw))
+                merged = merge(config_to_dict(base) if is_dataclass(base) else {}, unwrap(raw))
                 val = _build(tp, merged, key + ".")
             else:
                 val = _coerce(raw, tp, key)
@@ -381,158 +348,6 @@ def _build(cls: type[T], data: Mapping[str, Any], prefix: str = "") -> T:
         raise ConfigError(f"{where}: {e}") from e
 
 
-def _merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
-    """Deep merge: mappings merge key by key, anything else in ``top`` replaces."""
-    out = dict(base)
-    for k, v in top.items():
-        if isinstance(_unwrap(v), Mapping) and isinstance(_unwrap(out.get(k)), Mapping):
-            out[k] = _merge(_unwrap(out[k]), _unwrap(v))
-        else:
-            out[k] = v
-    return out
-
-
-def _expand_dotted(data: Mapping[str, Any]) -> dict[str, Any]:
-    """``{"algo.lr": 1}`` → ``{"algo": {"lr": 1}}`` (dotted keys are allowed in presets too)."""
-    out: dict[str, Any] = {}
-    for k, v in data.items():
-        if not isinstance(k, str):
-            raise ConfigError(f"config keys must be strings, got {k!r}")
-        v = _expand_dotted(v) if isinstance(v, Mapping) else v
-        parts = k.split(".")
-        node = {parts[-1]: v}
-        for p in reversed(parts[:-1]):
-            node = {p: node}
-        out = _merge(out, node)
-    return out
-
-
-def parse_overrides(overrides: Sequence[str]) -> dict[str, Any]:
-    """``["algo.lr=3e-4", "eval.every=2"]`` → a nested mapping of raw values."""
-    out: dict[str, Any] = {}
-    for item in overrides:
-        key, eq, text = item.partition("=")
-        key = key.strip()
-        if not eq or not key or any(not p for p in key.split(".")):
-            raise ConfigError(f"override {item!r} is not key=value (e.g. algo.lr=3e-4)")
-        try:
-            value = _yaml_load(text) if text.strip() else ""
-        except yaml.YAMLError:
-            value = text  # not YAML (e.g. an unbalanced bracket): keep the text; type checks decide
-        node: dict[str, Any] = {key.split(".")[-1]: _Raw(text, value)}
-        for p in reversed(key.split(".")[:-1]):
-            node = {p: node}
-        out = _merge(out, node)
-    return out
-
-
-# --------------------------------------------------------------------------- presets
-@dataclass(frozen=True)
-class PresetInfo:
-    """A preset file found in a registered preset directory."""
-
-    name: str
-    path: Path
-    description: str
-    base: str | None
-
-
-def register_preset_dir(path: str | Path) -> None:
-    """Make the ``*.yaml`` files in ``path`` loadable by name; earlier directories win on a clash."""
-    p = Path(path).resolve()
-    if p not in _PRESET_DIRS:
-        _PRESET_DIRS.append(p)
-
-
-def _find_preset(name: str, relative_to: Path | None = None) -> Path:
-    candidates: list[Path] = []
-    if relative_to is not None:
-        candidates += [relative_to / name, relative_to / f"{name}.yaml"]
-    for d in _PRESET_DIRS:
-        candidates += [d / f"{name}.yaml", d / f"{name}.yml"]
-    for c in candidates:
-        if c.is_file():
-            return c
-    known = [p.name for p in list_presets()]
-    close = difflib.get_close_matches(name, known, n=3)
-    if close:
-        hint = f"; did you mean {' or '.join(close)}?"
-    else:
-        hint = f"; known presets: {', '.join(known) or 'none'}"
-    raise ConfigError(f"unknown preset {name!r}{hint}")
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = _yaml_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{path}: invalid YAML: {e}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a config file must be a mapping of keys, got {type(data).__name__}")
-    return data
-
-
-def _load_preset_tree(
-    preset: str | Path, seen: tuple[Path, ...] = (), relative_to: Path | None = None
-) -> dict[str, Any]:
-    looks_like_path = isinstance(preset, Path) or "/" in preset or preset.endswith((".yaml", ".yml"))
-    if looks_like_path:
-        path = Path(preset)
-        if not path.is_absolute() and relative_to is not None and (relative_to / path).is_file():
-            path = relative_to / path
-        if not path.is_file():
-            raise ConfigError(f"config file not found: {path}")
-    else:
-        path = _find_preset(str(preset), relative_to)
-    path = path.resolve()
-    if path in seen:
-        chain = " -> ".join(p.name for p in (*seen, path))
-        raise ConfigError(f"presets inherit in a cycle: {chain}")
-    data = _read_yaml(path)
-    bases = data.pop("base", None)
-    tree: dict[str, Any] = {}
-    for b in [bases] if isinstance(bases, str) else (bases or []):
-        tree = _merge(tree, _load_preset_tree(str(b), (*seen, path), path.parent))
-    try:
-        return _merge(tree, _expand_dotted(data))
-    except ConfigError as e:
-        raise ConfigError(f"{path}: {e}") from None
-
-
-def _first_comment(path: Path) -> str:
-    try:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.startswith("#"):
-                return line.lstrip("#").strip()
-            if line.strip():
-                break
-    except OSError:
-        pass
-    return ""
-
-
-def list_presets() -> list[PresetInfo]:
-    """Every preset in the registered directories (the first directory wins on a name clash)."""
-    out: dict[str, PresetInfo] = {}
-    for d in _PRESET_DIRS:
-        if not d.is_dir():
-            continue
-        for p in sorted([*d.glob("*.yaml"), *d.glob("*.yml")]):
-            if p.stem in out:
-                continue
-            try:
-                base = _yaml_load(p.read_text(encoding="utf-8")) or {}
-                b = base.get("base") if isinstance(base, dict) else None
-            except (OSError, yaml.YAMLError):
-                b = None
-            out[p.stem] = PresetInfo(p.stem, p, _first_comment(p), None if b is None else str(b))
-    return [out[k] for k in sorted(out)]
-
-
 # --------------------------------------------------------------------------- public API
 def load_config(cls: type[T], *, preset: str | Path | None = None, overrides: Sequence[str] = ()) -> T:
     """Defaults of ``cls``, then ``preset`` (a file or a registered name), then ``key=value`` overrides.
@@ -545,8 +360,8 @@ def load_config(cls: type[T], *, preset: str | Path | None = None, overrides: Se
         raise TypeError("overrides is a list of 'key=value' strings, not one string")
     tree: dict[str, Any] = {}
     if preset is not None:
-        tree = _load_preset_tree(preset)
-    tree = _merge(tree, parse_overrides(overrides))
+        tree = load_preset_tree(preset)
+    tree = merge(tree, parse_overrides(overrides))
     _ROOT.append(cls)
     try:
         return _build(cls, tree)
@@ -597,7 +412,7 @@ def _yaml_value(v: Any) -> str:
     s = s.strip()
     # Multi-line text, or text that our YAML 1.2 loader would read differently ("1e3" is a float
     # here, not in PyYAML's dumper): JSON's double-quoted form is valid YAML and unambiguous.
-    if "\n" in s or _yaml_load(s) != v:
+    if "\n" in s or yaml_load(s) != v:
         return json.dumps(v, ensure_ascii=False)
     return s
 

@@ -13,6 +13,7 @@ action must use a codec (``digirl.core.codecs``), which never raises and returns
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -35,6 +36,12 @@ COORD_DECIMALS = 4
 MAX_TEXT_LEN = 512
 
 Point = tuple[float, float]
+# Coordinates are rounded to 1e-4, so float error must not decide tap vs swipe at exactly 0.04.
+_EPS = 1e-9
+
+
+def _clamp01(v: float) -> float:
+    return min(1.0, max(0.0, v))
 
 
 class ActionType(str, Enum):
@@ -80,7 +87,7 @@ def _check_point(name: str, p: Any) -> Point:
         raise ValueError(f"{name} must be a pair (x, y), got {p!r}")
     out = []
     for v in p:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):  # numpy/torch scalars are Real too
             raise ValueError(f"{name} coordinates must be numbers, got {p!r}")
         fv = float(v)
         if not math.isfinite(fv):
@@ -132,6 +139,8 @@ class Action:
             elif t is ActionType.INVALID:
                 if not isinstance(self.text, str):
                     raise ValueError("INVALID keeps the raw text as a string")
+                if not self.error:
+                    object.__setattr__(self, "error", "invalid")
             elif self.text:
                 raise ValueError(f"{t.value} carries no text")
         if self.error and t is not ActionType.INVALID:
@@ -143,7 +152,7 @@ class Action:
         return cls(ActionType.DUAL_POINT, touch=touch, lift=lift)
 
     @classmethod
-    def tap(cls, x: float, y: float) -> Action:
+    def tap(cls, x: float, y: float) -> Action:  # noqa: D102
         return cls(ActionType.DUAL_POINT, touch=(x, y), lift=(x, y))
 
     @classmethod
@@ -152,18 +161,27 @@ class Action:
 
     @classmethod
     def scroll(cls, direction: SwipeDirection | str, *, center: Point = (0.5, 0.5), length: float = 0.4) -> Action:
-        """A swipe of ``length`` through ``center`` whose *finger* moves in ``direction``."""
+        """A swipe of ``length`` through ``center`` whose *finger* moves in ``direction``.
+
+        The gesture is clamped to the screen; it must stay longer than a tap.
+        """
         d = SwipeDirection(direction)
-        cx, cy = center
-        h = length / 2
+        cx, cy = _check_point("center", center)
+        if not (isinstance(length, numbers.Real) and TAP_DISTANCE < float(length) <= 1.0):
+            raise ValueError(f"scroll length must be in ({TAP_DISTANCE}, 1], got {length!r}")
+        h = float(length) / 2
         dx, dy = {
             SwipeDirection.UP: (0.0, -h),
             SwipeDirection.DOWN: (0.0, h),
             SwipeDirection.LEFT: (-h, 0.0),
             SwipeDirection.RIGHT: (h, 0.0),
         }[d]
-        clamp = lambda v: min(1.0, max(0.0, v))  # noqa: E731
-        return cls.swipe((clamp(cx - dx), clamp(cy - dy)), (clamp(cx + dx), clamp(cy + dy)))
+        start = (_clamp01(cx - dx), _clamp01(cy - dy))
+        end = (_clamp01(cx + dx), _clamp01(cy + dy))
+        action = cls.swipe(start, end)
+        if not action.is_swipe:
+            raise ValueError(f"scroll through {center} is shorter than a tap once clamped to the screen")
+        return action
 
     @classmethod
     def type_text(cls, text: str) -> Action:
@@ -201,11 +219,11 @@ class Action:
 
     @property
     def is_tap(self) -> bool:
-        return self.type is ActionType.DUAL_POINT and self.gesture_length <= TAP_DISTANCE
+        return self.type is ActionType.DUAL_POINT and self.gesture_length <= TAP_DISTANCE + _EPS
 
     @property
     def is_swipe(self) -> bool:
-        return self.type is ActionType.DUAL_POINT and self.gesture_length > TAP_DISTANCE
+        return self.type is ActionType.DUAL_POINT and self.gesture_length > TAP_DISTANCE + _EPS
 
     @property
     def ends_episode(self) -> bool:

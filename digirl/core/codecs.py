@@ -311,7 +311,7 @@ _OPPOSITE = {
     SwipeDirection.LEFT: SwipeDirection.RIGHT,
     SwipeDirection.RIGHT: SwipeDirection.LEFT,
 }
-GRID = 1000
+_GRID = 1000
 
 
 class CogAgentCodec(_CodecBase):
@@ -364,7 +364,7 @@ class CogAgentCodec(_CodecBase):
 
     @staticmethod
     def _grid(p: Point) -> str:
-        return f"{round(p[0] * GRID)},{round(p[1] * GRID)}"
+        return f"{round(p[0] * _GRID)},{round(p[1] * _GRID)}"
 
     def _parse(self, text: str) -> Action:
         # The first marker: a later one may sit inside the typed text of this very operation.
@@ -404,11 +404,11 @@ class CogAgentCodec(_CodecBase):
             for tok in g.group(1).split(","):
                 m = _GRID_NUM_RE.match(tok)
                 if m is None:
-                    raise _Reject(f"grid coordinate {tok.strip()!r} is not a number in 0..{GRID}")
+                    raise _Reject(f"grid coordinate {tok.strip()!r} is not a number in 0..{_GRID}")
                 v = float(m.group(1))
-                if not 0 <= v <= GRID:
-                    raise _Reject(f"grid coordinate {m.group(1)} lies outside 0..{GRID}")
-                nums.append(v / GRID)
+                if not 0 <= v <= _GRID:
+                    raise _Reject(f"grid coordinate {m.group(1)} lies outside 0..{_GRID}")
+                nums.append(v / _GRID)
             out.append(nums)
         return out
 

@@ -41,7 +41,7 @@ HF_COLUMNS: tuple[tuple[str, pa.DataType, str], ...] = (
     ("image", _IMAGE_TYPE, "screenshot before the action (PNG)"),
     ("width", pa.int32(), "screenshot width"),
     ("height", pa.int32(), "screenshot height"),
-    ("action", pa.string(), "JSON action {type, touch, lift, text, error}"),
+    ("action", pa.string(), "JSON action object (as in the store's steps.action)"),
     ("action_type", pa.string(), "action type"),
     ("action_text", pa.string(), "raw policy output"),
     ("reward", pa.float64(), "step reward"),
@@ -63,9 +63,7 @@ _HF_DTYPES = {pa.string(): "string", pa.int32(): "int32", pa.float64(): "float64
 def _hf_schema() -> pa.Schema:
     features: dict[str, Any] = {}
     for name, typ, _ in HF_COLUMNS:
-        features[name] = (
-            {"_type": "Image"} if typ == _IMAGE_TYPE else {"dtype": _HF_DTYPES[typ], "_type": "Value"}
-        )
+        features[name] = {"_type": "Image"} if typ == _IMAGE_TYPE else {"dtype": _HF_DTYPES[typ], "_type": "Value"}
     # datasets reads column features (here: which struct is an Image) from this metadata key.
     meta = {b"huggingface": json.dumps({"info": {"features": features}}).encode()}
     return pa.schema([pa.field(n, t) for n, t, _ in HF_COLUMNS], metadata=meta)
@@ -119,9 +117,7 @@ def export_hf(
             for i, r in enumerate(steps):
                 t = by_id.get(r["traj_id"])
                 if t is None:
-                    raise DataError(
-                        f"{sdir / sc.STEPS_FILE}: row {i} names unknown trajectory {r['traj_id']!r}"
-                    )
+                    raise DataError(f"{sdir / sc.STEPS_FILE}: row {i} names unknown trajectory {r['traj_id']!r}")
                 if t["env_failure"] and not include_failures:
                     continue
                 png = image_path(sdir, r["screenshot"], f"{sdir / sc.STEPS_FILE} row {i}").read_bytes()
@@ -165,8 +161,7 @@ def _card(store: TrajectoryStore, n_rows: int, n_trajs: int, include_failures: b
 
     cols = "\n".join(f"| `{n}` | {t} | {doc} |" for n, t, doc in HF_COLUMNS)
     fams = "\n".join(
-        f"| {name or '(none)'} | {v['trajectories']} | {pct(v['success_rate'])} |"
-        for name, v in s["families"].items()
+        f"| {name or '(none)'} | {v['trajectories']} | {pct(v['success_rate'])} |" for name, v in s["families"].items()
     )
     failures = (
         "Env-failure trajectories are included (column `env_failure`)."

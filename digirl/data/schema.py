@@ -21,7 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from digirl.core.actions import Action, ActionType
+from digirl.core.actions import Action
+from digirl.core.codecs import action_from_dict, action_to_dict
 from digirl.core.errors import DataError
 from digirl.core.types import SCHEMA_VERSION, Observation, Trajectory, UIElement
 
@@ -145,59 +146,28 @@ def to_json(obj: Any, where: str) -> str:
 
 # --------------------------------------------------------------------------- actions
 
-try:  # the shared codec module owns the canonical dict form when present
-    from digirl.core import codecs as _codecs
-except ImportError:  # pragma: no cover - depends on the build
-    _codecs = None  # type: ignore[assignment]
-
 
 def action_to_json_obj(a: Action) -> dict[str, Any]:
-    """``{"type", "touch", "lift", "text", "error"}``; points are ``[x, y]`` lists or null."""
-    if _codecs is not None and hasattr(_codecs, "action_to_dict"):
-        return dict(_codecs.action_to_dict(a))
-    return {
-        "type": a.type.value,
-        "touch": list(a.touch) if a.touch is not None else None,
-        "lift": list(a.lift) if a.lift is not None else None,
-        "text": a.text,
-        "error": a.error,
-    }
+    """The stored form of an action: :func:`digirl.core.codecs.action_to_dict`.
 
-
-def _point(v: Any) -> tuple[float, float] | None:
-    if v is None:
-        return None
-    if not isinstance(v, (list, tuple)) or len(v) != 2:
-        raise ValueError(f"a point must be [x, y], got {v!r}")
-    return (float(v[0]), float(v[1]))
+    ``{"type"}`` plus ``touch``/``lift`` as ``[x, y]`` for DUAL_POINT, ``text`` for TYPE, and
+    ``text``/``error`` for INVALID.
+    """
+    return action_to_dict(a)
 
 
 def action_from_json_obj(d: Any) -> Action:
     """Inverse of :func:`action_to_json_obj`; raises ``ValueError`` on malformed input."""
     if not isinstance(d, Mapping):
         raise ValueError(f"an action must be a JSON object, got {type(d).__name__}")
-    if _codecs is not None and hasattr(_codecs, "action_from_dict"):
-        a = _codecs.action_from_dict(dict(d))
-        if not isinstance(a, Action):  # pragma: no cover - defensive against a codec change
-            raise ValueError(f"codec returned {type(a).__name__}, not Action")
-        return a
-    if "type" not in d:
-        raise ValueError("action object has no 'type'")
-    return Action(
-        ActionType(d["type"]),
-        touch=_point(d.get("touch")),
-        lift=_point(d.get("lift")),
-        text=str(d.get("text") or ""),
-        error=str(d.get("error") or ""),
-    )
+    return action_from_dict(d)
 
 
 def check_traj_id(traj_id: Any) -> str:
     """``traj_id`` if it is a safe file-name fragment, else ``ValueError``."""
     if not isinstance(traj_id, str) or not _TRAJ_ID_RE.match(traj_id):
         raise ValueError(
-            f"traj_id {traj_id!r} must be 1-128 characters of letters, digits, '.', '_' or '-', "
-            "not starting with '.', '_' or '-'"
+            f"traj_id {traj_id!r} must be 1-128 characters of letters, digits, '.', '_' or '-', not starting with '.', '_' or '-'"
         )
     return traj_id
 
@@ -210,9 +180,7 @@ def _observation_fields(obs: Observation, where: str) -> dict[str, Any]:
         "instruction": obs.instruction,
         "obs_step": int(obs.step),
         "history": to_json([action_to_json_obj(a) for a in obs.history], f"{where} history"),
-        "elements": None
-        if obs.elements is None
-        else to_json([e.to_dict() for e in obs.elements], f"{where} elements"),
+        "elements": None if obs.elements is None else to_json([e.to_dict() for e in obs.elements], f"{where} elements"),
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -85,8 +86,7 @@ def plan_shard(
     traj_rows, step_rows = [], []
     for t in trajs:
         shots = [
-            name(s.observation.screenshot, f"{t.traj_id}-{i}", f"trajectory {t.traj_id} step {i}")
-            for i, s in enumerate(t.steps)
+            name(s.observation.screenshot, f"{t.traj_id}-{i}", f"trajectory {t.traj_id} step {i}") for i, s in enumerate(t.steps)
         ]
         final = None
         if t.final_observation is not None:
@@ -105,11 +105,20 @@ def write_shard(
     *,
     compress_level: int,
     durable: bool,
+    workers: int = 1,
 ) -> None:
-    """Write a planned shard into the (new) folder ``tmp``, syncing everything when ``durable``."""
+    """Write a planned shard into the (new) folder ``tmp``, syncing everything when ``durable``.
+
+    ``workers`` > 1 encodes PNGs on that many threads (zlib runs outside the GIL).
+    """
     (tmp / IMAGES_DIR).mkdir(parents=True)
-    for rel, arr in images.items():
-        write_png(tmp / rel, arr, compress_level, durable)
+    if workers > 1 and len(images) > 1:
+        with ThreadPoolExecutor(max_workers=workers) as ex:
+            # list() re-raises the first exception of any worker
+            list(ex.map(lambda kv: write_png(tmp / kv[0], kv[1], compress_level, durable), images.items()))
+    else:
+        for rel, arr in images.items():
+            write_png(tmp / rel, arr, compress_level, durable)
     for fname, table in ((sc.STEPS_FILE, step_table), (sc.TRAJ_FILE, traj_table)):
         write_parquet(tmp / fname, table)
         if durable:
@@ -130,17 +139,14 @@ def read_shard(sdir: Path, *, load_images: bool, include_failures: bool) -> list
     by_traj: dict[str, list[tuple[int, dict[str, Any]]]] = {i: [] for i in ids}
     for i, r in enumerate(srows):
         if r["traj_id"] not in by_traj:
-            raise DataError(
-                f"{spath}: row {i} belongs to trajectory {r['traj_id']!r}, which {tpath.name} lacks"
-            )
+            raise DataError(f"{spath}: row {i} belongs to trajectory {r['traj_id']!r}, which {tpath.name} lacks")
         by_traj[r["traj_id"]].append((i, r))
     out = []
     for ti, tr in enumerate(trows):
         rows = sorted(by_traj[tr["traj_id"]], key=lambda x: int(x[1]["step"]))
         if [int(r["step"]) for _, r in rows] != list(range(int(tr["length"]))):
             raise DataError(
-                f"{spath}: trajectory {tr['traj_id']!r} has steps "
-                f"{[int(r['step']) for _, r in rows]} but length {tr['length']}"
+                f"{spath}: trajectory {tr['traj_id']!r} has steps {[int(r['step']) for _, r in rows]} but length {tr['length']}"
             )
         if not include_failures and tr["env_failure"]:
             continue
@@ -181,12 +187,8 @@ def _build_trajectory(
             screenshot=shot,
             instruction=str(r["instruction"]),
             step=int(r["obs_step"]),
-            history=sc.actions_from_obj(
-                sc.parse_json_field(r["history"], spath, i, "history"), spath, i, "history"
-            ),
-            elements=sc.elements_from_obj(
-                sc.parse_json_field(r["elements"], spath, i, "elements"), spath, i, "elements"
-            ),
+            history=sc.actions_from_obj(sc.parse_json_field(r["history"], spath, i, "history"), spath, i, "history"),
+            elements=sc.elements_from_obj(sc.parse_json_field(r["elements"], spath, i, "elements"), spath, i, "elements"),
             previous_screenshot=prev if load_images else None,
         )
         info = sc.parse_json_field(r["info"], spath, i, "info")
@@ -249,9 +251,7 @@ def check_shard_images(sdir: Path) -> list[str]:
     st = pq.read_table(spath, columns=["screenshot", "width", "height"]).to_pylist()
     refs += [(r["screenshot"], f"{spath} row {i}", (r["width"], r["height"])) for i, r in enumerate(st)]
     tt = pq.read_table(tpath, columns=["final_screenshot"]).to_pylist()
-    refs += [
-        (r["final_screenshot"], f"{tpath} row {i}", None) for i, r in enumerate(tt) if r["final_screenshot"]
-    ]
+    refs += [(r["final_screenshot"], f"{tpath} row {i}", None) for i, r in enumerate(tt) if r["final_screenshot"]]
     problems: list[str] = []
     checked: set[str] = set()
     for rel, where, size in refs:

@@ -81,6 +81,8 @@ class TrajectoryStore:
             not only process crashes). Turn off only for throwaway data.
         png_compress_level: zlib level for screenshots (0-9); 1 is fast and still ~30x smaller
             than raw pixels on UI screens.
+        io_workers: threads that encode screenshots during :meth:`append` (default
+            ``min(4, cpu_count)``).
 
     Raises:
         DataError: the folder is not a dataset, ``meta.json`` is corrupt, or the dataset was
@@ -95,12 +97,14 @@ class TrajectoryStore:
         info: Mapping[str, Any] | None = None,
         durable: bool = True,
         png_compress_level: int = 1,
+        io_workers: int | None = None,
     ) -> None:
         if not 0 <= png_compress_level <= 9:
             raise ValueError(f"png_compress_level must be in 0..9, got {png_compress_level}")
         self.path = Path(path)
         self.durable = durable
         self.png_compress_level = png_compress_level
+        self.io_workers = io_workers if io_workers is not None else min(4, os.cpu_count() or 1)
         # shard id -> (file identity, traj ids); shards are immutable, the identity guards against
         # a shard deleted by hand and re-created by another process.
         self._ids: dict[str, tuple[tuple[int, int], tuple[str, ...]]] = {}
@@ -118,13 +122,10 @@ class TrajectoryStore:
                 raise DataError(f"{meta_path}: missing; {root} is not a digirl dataset")
             shards = root / SHARDS_DIR
             foreign = root.is_dir() and any(
-                p.name not in (LOCK_FILE, SHARDS_DIR) and not p.name.startswith(TMP_PREFIX)
-                for p in root.iterdir()
+                p.name not in (LOCK_FILE, SHARDS_DIR) and not p.name.startswith(TMP_PREFIX) for p in root.iterdir()
             )
             if foreign or (shards.is_dir() and any(shards.iterdir())):
-                raise DataError(
-                    f"{meta_path}: missing, and {root} is not empty; refusing to create a dataset there"
-                )
+                raise DataError(f"{meta_path}: missing, and {root} is not empty; refusing to create a dataset there")
             root.mkdir(parents=True, exist_ok=True)
             with self._lock():
                 if not meta_path.exists():  # another process may have created it meanwhile
@@ -155,8 +156,7 @@ class TrajectoryStore:
             raise DataError(f"{meta_path}: schema_version {version!r} is not a positive integer")
         if version > SCHEMA_VERSION:
             raise DataError(
-                f"{meta_path}: dataset written by a newer digirl "
-                f"(schema {version} > {SCHEMA_VERSION}); upgrade digirl"
+                f"{meta_path}: dataset written by a newer digirl (schema {version} > {SCHEMA_VERSION}); upgrade digirl"
             )
         return meta
 
@@ -294,9 +294,7 @@ class TrajectoryStore:
             stored = {i for s in self.shard_ids() for i in self._shard_ids_of(s)}
             dups = sorted(seen & stored)
             if dups:
-                raise ValueError(
-                    f"{len(dups)} traj_id(s) already stored in {self.path}, e.g. {dups[0]!r}; nothing written"
-                )
+                raise ValueError(f"{len(dups)} traj_id(s) already stored in {self.path}, e.g. {dups[0]!r}; nothing written")
             existing = self.shard_ids()
             shard = f"{(int(existing[-1]) + 1) if existing else 0:06d}"
             shards_dir = self.path / SHARDS_DIR
@@ -310,6 +308,7 @@ class TrajectoryStore:
                     step_table,
                     compress_level=self.png_compress_level,
                     durable=self.durable,
+                    workers=self.io_workers,
                 )
                 os.rename(tmp, shards_dir / shard)  # the commit point
             except BaseException:
@@ -348,9 +347,7 @@ class TrajectoryStore:
             raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
         for sid in self._select(shards):
             try:
-                trajs = sh.read_shard(
-                    self.shard_path(sid), load_images=load_images, include_failures=include_failures
-                )
+                trajs = sh.read_shard(self.shard_path(sid), load_images=load_images, include_failures=include_failures)
             except DataError as e:
                 if on_error == "skip":
                     log.warning("skipping shard %s: %s", sid, e)
@@ -368,9 +365,7 @@ class TrajectoryStore:
     ) -> list[Trajectory]:
         """All (selected) trajectories in storage order; see :meth:`iter_trajectories`."""
         return list(
-            self.iter_trajectories(
-                include_failures=include_failures, load_images=load_images, shards=shards, on_error=on_error
-            )
+            self.iter_trajectories(include_failures=include_failures, load_images=load_images, shards=shards, on_error=on_error)
         )
 
     # ------------------------------------------------------------------ checking / summary
@@ -388,9 +383,7 @@ class TrajectoryStore:
                 continue
             for tid in ids:
                 if tid in owner:
-                    problems.append(
-                        f"{sdir / sc.TRAJ_FILE}: traj_id {tid!r} is also stored in shard {owner[tid]}"
-                    )
+                    problems.append(f"{sdir / sc.TRAJ_FILE}: traj_id {tid!r} is also stored in shard {owner[tid]}")
                 owner.setdefault(tid, sid)
             problems += sh.check_shard_images(sdir)
         return problems

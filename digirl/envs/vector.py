@@ -219,6 +219,7 @@ class _ProcessHandle:
         self.cmd: str | None = None
         self.deadline = math.inf
         self.timeout = 0.0
+        self.sent = 0.0
         self._broken = False
 
     @property
@@ -260,7 +261,8 @@ class _ProcessHandle:
         if started:
             self._start()
         assert self.conn is not None
-        self.cmd, self.timeout, self.deadline = cmd, timeout, time.monotonic() + timeout
+        self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
+        self.deadline = self.sent + timeout
         try:
             self.conn.send((cmd, payload))
         except (OSError, ValueError):
@@ -321,6 +323,7 @@ class _InlineHandle:
         self.cmd: str | None = None
         self.deadline = math.inf
         self.timeout = 0.0
+        self.sent = 0.0
         self._reply: tuple[str, Any] = ("ok", None)
 
     def waitable(self) -> Connection | None:
@@ -414,6 +417,7 @@ class VectorRunner:
         reset_timeout_s: float = 60.0,
         max_episode_retries: int = 2,
         start_method: str | None = None,
+        reset_batch_wait_s: float = 1.0,
     ) -> None:
         if not callable(env_fn):
             raise TypeError(f"env_fn must be a callable returning an env, got {type(env_fn).__name__}")
@@ -430,6 +434,7 @@ class VectorRunner:
         self.step_timeout_s = float(step_timeout_s)
         self.reset_timeout_s = float(reset_timeout_s)
         self.max_episode_retries = int(max_episode_retries)
+        self.reset_batch_wait_s = max(0.0, float(reset_batch_wait_s))
         self.stats = RunnerStats()
         self._env_built = False
         self._running = False
@@ -544,16 +549,29 @@ class VectorRunner:
         ep.worker_pid = h.pid
 
     def _collect(self, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
-        """Receive replies until no step is outstanding (and something is ready to act)."""
+        """Receive replies until no step is outstanding and no reset is worth waiting for.
+
+        Steps are always waited for (up to their timeout). A reset is waited for only while nothing
+        can act, or for ``reset_batch_wait_s`` after it was sent: quick resets join the next policy
+        batch, slow ones (an emulator reload) do not stall the other envs.
+        """
         t_start = time.monotonic()
         try:
             while True:
                 waiting = [ep for ep in active.values() if self._handles[ep.slot].cmd is not None]
                 if not waiting:
                     return
-                steps_out = any(self._handles[ep.slot].cmd != "reset" for ep in waiting)
-                if not steps_out and len(waiting) < len(active):
-                    return  # only resets outstanding and some env can act: do not stall it
+                now = time.monotonic()
+                some_ready = len(waiting) < len(active)
+                wake = math.inf
+                for ep in waiting:
+                    h = self._handles[ep.slot]
+                    if h.cmd != "reset" or not some_ready:
+                        wake = min(wake, h.deadline)
+                    elif now < h.sent + self.reset_batch_wait_s:
+                        wake = min(wake, h.sent + self.reset_batch_wait_s, h.deadline)
+                if wake == math.inf:
+                    return
                 by_conn: dict[Any, _Episode] = {}
                 ready: list[_Episode] = []
                 for ep in waiting:
@@ -563,8 +581,7 @@ class VectorRunner:
                     else:
                         by_conn[w] = ep
                 if by_conn:
-                    deadline = min(self._handles[ep.slot].deadline for ep in by_conn.values())
-                    timeout = 0.0 if ready else max(0.0, deadline - time.monotonic())
+                    timeout = 0.0 if ready else max(0.0, wake - now)
                     ready += [by_conn[c] for c in mp_wait(list(by_conn), timeout)]
                 for ep in ready:
                     self._on_reply(ep, active, done, spec)

@@ -59,7 +59,12 @@ def _expert_episode(env: Any, seed: int) -> tuple[TaskSpec, list[np.ndarray], li
 
 
 def expert_cases(
-    env: str | Any, n: int, *, seed: int = 0, negative_every: int = 2, max_tries: int | None = None,
+    env: str | Any,
+    n: int,
+    *,
+    seed: int = 0,
+    negative_every: int = 2,
+    max_tries: int | None = None,
     env_kwargs: dict[str, Any] | None = None,
 ) -> list[JudgeCase]:
     """``n`` labelled screens from ``env`` (an env id or an env): every ``negative_every``-th
@@ -70,7 +75,7 @@ def expert_cases(
     if n < 0:
         raise ValueError("n must be >= 0")
     own = isinstance(env, str)
-    if own:
+    if isinstance(env, str):
         from digirl.envs.registry import make
 
         env = make(env, **(env_kwargs or {}))

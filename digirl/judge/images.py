@@ -14,8 +14,7 @@ __all__ = ["png_bytes", "png_data_url", "screen_hash"]
 
 def _as_image(img: np.ndarray) -> Image.Image:
     if not isinstance(img, np.ndarray) or img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
-        raise ValueError(f"expected a uint8 H×W×3 screenshot, got {getattr(img, 'dtype', type(img))} "
-                         f"{getattr(img, 'shape', '')}")
+        raise ValueError(f"expected a uint8 H×W×3 screenshot, got {getattr(img, 'dtype', type(img))} {getattr(img, 'shape', '')}")
     return Image.fromarray(img, "RGB")
 
 
@@ -32,8 +31,7 @@ def png_bytes(img: np.ndarray, max_side: int | None = None) -> bytes:
     pil = _as_image(img)
     if max_side and max(pil.size) > max_side:
         scale = max_side / max(pil.size)
-        pil = pil.resize((max(1, round(pil.width * scale)), max(1, round(pil.height * scale))),
-                         Image.Resampling.LANCZOS)
+        pil = pil.resize((max(1, round(pil.width * scale)), max(1, round(pil.height * scale))), Image.Resampling.LANCZOS)
     buf = io.BytesIO()
     pil.save(buf, format="PNG", optimize=False)
     return buf.getvalue()

@@ -66,7 +66,7 @@ def task_family(task: TaskSpec | str, default: str = "general") -> str:
         return fam
     if fam in _WEBSHOP_FAMILIES or "webshop" in env_id or "shopping" in env_id:
         return "webshop"
-    if "browser" in env_id or "miniwob" in env_id or "web" in fam:
+    if any(k in env_id for k in ("browser", "miniwob", "webapp")) or fam.startswith(("miniwob", "webapp")):
         return "webapp"
     return "general" if fam or env_id else default
 
@@ -85,8 +85,8 @@ Reason: <one or two sentences about what the screen shows>
 Status: success   (or: Status: failure)"""
 
 _RULES = {
-    "general": """- Search and question tasks ("What's the weather in X?", "Search for Y") succeed when a results
-  page of a search engine for a query containing the requested terms is shown; the suggestion list
+    "general": """- Search and question tasks ("What's the weather in X?", "Search for Y") succeed when
+  a results page of a search engine for a query containing the requested terms is shown; the suggestion list
   under a search box does not count.
 - "Open <app>" succeeds when that app is in the foreground. Settings tasks succeed when the named
   settings page is open and any switch the task mentions has the requested state.""",
@@ -100,31 +100,58 @@ _RULES = {
 
 _TEXT_EXAMPLES: dict[str, tuple[FewShotExample, ...]] = {
     "general": (
-        FewShotExample("What's the news in India?", True,
-                       "A search results page for 'news india' is shown with a Top stories section.",
-                       description="Browser showing search results for 'news india' with news headlines."),
-        FewShotExample("Search for hotels in Chicago", False,
-                       "The query is typed in the search box but not submitted; only suggestions are shown.",
-                       description="Search page with 'hotels in chic' typed and the suggestion list open."),
-        FewShotExample("Open the settings", False, "The home screen is shown; Settings is not open.",
-                       description="The phone's home screen with app icons."),
+        FewShotExample(
+            "What's the news in India?",
+            True,
+            "A search results page for 'news india' is shown with a Top stories section.",
+            description="Browser showing search results for 'news india' with news headlines.",
+        ),
+        FewShotExample(
+            "Search for hotels in Chicago",
+            False,
+            "The query is typed in the search box but not submitted; only suggestions are shown.",
+            description="Search page with 'hotels in chic' typed and the suggestion list open.",
+        ),
+        FewShotExample(
+            "Open the settings",
+            False,
+            "The home screen is shown; Settings is not open.",
+            description="The phone's home screen with app icons.",
+        ),
     ),
     "webshop": (
-        FewShotExample("Go to bestbuy.com, search for 'macbook pro', and select the first entry", False,
-                       "Best Buy search results for 'macbook pro' are shown, but no product page is open.",
-                       description="bestbuy.com search results list for 'macbook pro'."),
-        FewShotExample("Go to bestbuy.com, search for 'macbook pro', and select the first entry", True,
-                       "The product page of the first result for 'macbook pro' on Best Buy is open.",
-                       description="bestbuy.com product page of the first 'macbook pro' result, Add to Cart button."),
-        FewShotExample("Go to ebay.com", True, "The ebay.com front page is shown.",
-                       description="ebay.com front page with its search bar."),
+        FewShotExample(
+            "Go to bestbuy.com, search for 'macbook pro', and select the first entry",
+            False,
+            "Best Buy search results for 'macbook pro' are shown, but no product page is open.",
+            description="bestbuy.com search results list for 'macbook pro'.",
+        ),
+        FewShotExample(
+            "Go to bestbuy.com, search for 'macbook pro', and select the first entry",
+            True,
+            "The product page of the first result for 'macbook pro' on Best Buy is open.",
+            description="bestbuy.com product page of the first 'macbook pro' result, Add to Cart button.",
+        ),
+        FewShotExample(
+            "Go to ebay.com",
+            True,
+            "The ebay.com front page is shown.",
+            description="ebay.com front page with its search bar.",
+        ),
     ),
     "webapp": (
-        FewShotExample("Click the Submit button", True, "The page confirms the submission.",
-                       description="A page saying 'Thank you, your response was recorded'."),
-        FewShotExample("Select 'Blue' from the list and submit", False,
-                       "The list shows 'Red' and the form has not been submitted.",
-                       description="A form whose drop-down shows 'Red' and an unpressed Submit button."),
+        FewShotExample(
+            "Click the Submit button",
+            True,
+            "The page confirms the submission.",
+            description="A page saying 'Thank you, your response was recorded'.",
+        ),
+        FewShotExample(
+            "Select 'Blue' from the list and submit",
+            False,
+            "The list shows 'Red' and the form has not been submitted.",
+            description="A form whose drop-down shows 'Red' and an unpressed Submit button.",
+        ),
     ),
 }
 
@@ -155,9 +182,7 @@ def build_messages(
 
     ``examples`` pairs each example with its image as a data URL (or ``None`` when described).
     """
-    msgs: list[dict[str, Any]] = [
-        {"role": "system", "content": _SYSTEM.format(rules=_RULES.get(family, _RULES["general"]))}
-    ]
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": _SYSTEM.format(rules=_RULES.get(family, _RULES["general"]))}]
     for ex, url in examples:
         parts: list[dict[str, Any]] = [{"type": "text", "text": f"Task: {ex.instruction}"}]
         if url is not None:
@@ -179,8 +204,18 @@ def build_messages(
 
 
 _POS = {"success", "successful", "succeeded", "complete", "completed", "done", "yes", "true"}
-_NEG = {"failure", "failed", "fail", "incomplete", "no", "false", "not complete", "not completed",
-        "not successful", "unsuccessful"}
+_NEG = {
+    "failure",
+    "failed",
+    "fail",
+    "incomplete",
+    "no",
+    "false",
+    "not complete",
+    "not completed",
+    "not successful",
+    "unsuccessful",
+}
 _STATUS_RE = re.compile(
     r"status\W{0,4}(not[ _-]?complete[d]?|not[ _-]?successful|unsuccessful|success(?:ful)?|succeeded"
     r"|complete[d]?|incomplete|done|yes|true|failure|failed|fail|no|false)\b",
@@ -243,16 +278,13 @@ def env_example_provider(env_ids: dict[str, str], *, per_family: int = 2, seed: 
         except Exception as e:  # the sim missing or broken must not stop judging
             log.warning("no screenshot examples for %s from %s (%s); using text examples", family, env_id, e)
             return text_examples(family)
-        out = [
-            FewShotExample(c.task.instruction, c.label, _case_reason(c.label, c.kind), image=c.screenshot)
-            for c in cases
-        ]
+        out = [FewShotExample(c.task.instruction, c.label, _case_reason(c.label), image=c.screenshot) for c in cases]
         return out or text_examples(family)
 
     return provide
 
 
-def _case_reason(label: bool, kind: str) -> str:
+def _case_reason(label: bool) -> str:
     if label:
         return "The screen shows the requested end state."
     return "The task is not finished yet: the screen does not show the requested end state."

@@ -150,6 +150,7 @@ _CURRENCIES = {
     "mxn": "Mexican Peso", "peso": "Mexican Peso", "pesos": "Mexican Peso", "cny": "Chinese Yuan",
 }
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_DAYNAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _SKY = ("Sunny", "Partly cloudy", "Cloudy", "Light rain", "Showers", "Clear", "Windy", "Thunderstorms")
 
 
@@ -181,8 +182,7 @@ def answer_card(query: str, world_version: int = 0) -> Card:
     if kind == "time":
         h, m = r.randint(1, 12), r.randint(0, 59)
         return Card(kind, f"Local time in {subj}", f"{h}:{m:02d} {r.choice(('AM', 'PM'))}",
-                    (f"{r.choice(_DAYS)}day, GMT{r.randint(-10, 12):+d}".replace("Tueday", "Tuesday")
-                     .replace("Wedday", "Wednesday").replace("Thuday", "Thursday").replace("Satday", "Saturday"),))
+                    (f"{r.choice(_DAYNAMES)}, GMT{r.randint(-10, 12):+d}",))
     if kind == "exchange":
         found = [c for c in words(query) if c in _CURRENCIES]
         a = _CURRENCIES[found[0]] if found else "US Dollar"

@@ -86,7 +86,7 @@ class LogConfig:
 class TrainConfig:
     """A training run: ``digirl train RUN_DIR [preset] key=value ...``."""
 
-    mode: Literal["offline", "online", "off2on"] = _f("off2on", "offline: dataset only; online: collect+update; off2on: offline phase then online")
+    mode: Literal["offline", "online", "off2on"] = _f("online", "offline: dataset only; online: collect+update; off2on: offline phase then online")
     iterations: int = _f(10, "online iterations (each collects rollout_size trajectories, then updates)")
     rollout_size: int = _f(16, "trajectories collected per online iteration (paper: 16)")
     warmup_iterations: int = _f(0, "first online iterations only collect (no update)")

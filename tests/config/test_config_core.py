@@ -28,7 +28,7 @@ from digirl.config import (
     register_schema,
     save_config,
 )
-from digirl.config import core as config_core
+from digirl.config import sources as config_sources
 from digirl.core.errors import ConfigError
 
 
@@ -84,7 +84,7 @@ class RunConfig:
 def preset_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "presets"
     d.mkdir()
-    monkeypatch.setattr(config_core, "_PRESET_DIRS", [*config_core._PRESET_DIRS])
+    monkeypatch.setattr(config_sources, "_PRESET_DIRS", [*config_sources._PRESET_DIRS])
     register_preset_dir(d)
     (d / "small.yaml").write_text("# a small run\nalgo:\n  lr: 1e-3\n  epochs: 2\nname: small\n")
     (d / "smaller.yaml").write_text(

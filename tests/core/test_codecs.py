@@ -25,6 +25,7 @@ from digirl.core.codecs import (
 )
 
 NP = '"touch_point": "[-1.0, -1.0]", "lift_point": "[-1.0, -1.0]"'
+DP = '"action_type": "DUAL_POINT", '
 
 # (action, autoui, cogagent, json) — one row per action kind, exact canonical strings.
 CANONICAL = [
@@ -81,7 +82,8 @@ CANONICAL = [
         '{"type": "STATUS_TASK_IMPOSSIBLE"}',
     ),
 ]
-ROWS = [(name, row[0], row[i + 1]) for row in CANONICAL for i, name in enumerate(("autoui", "cogagent", "json"))]
+NAMES = ("autoui", "cogagent", "json")
+ROWS = [(name, row[0], row[i + 1]) for row in CANONICAL for i, name in enumerate(NAMES)]
 
 
 def test_canonical_table_covers_every_valid_type() -> None:
@@ -143,7 +145,7 @@ AUTOUI_TOLERANT = [
     ),
     # no plan, no prefix (DigiRL history strings), fewer decimals
     (
-        '"action_type": "DUAL_POINT", "touch_point": "[0.8, 0.5]", "lift_point": "[0.2, 0.5]", "typed_text": ""',
+        DP + '"touch_point": "[0.8, 0.5]", "lift_point": "[0.2, 0.5]", "typed_text": ""',
         Action.swipe((0.5, 0.8), (0.5, 0.2)),
     ),
     # more decimals (rounded to 4) and extra whitespace
@@ -159,7 +161,10 @@ AUTOUI_TOLERANT = [
         Action.type_text("hello"),
     ),
     # raw (unescaped) quotes inside the typed text
-    ('"action_type": "TYPE", "typed_text": "search "red shoes" now"', Action.type_text('search "red shoes" now')),
+    (
+        '"action_type": "TYPE", "typed_text": "search "red shoes" now"',
+        Action.type_text('search "red shoes" now'),
+    ),
     # key order changed, text not last
     ('"typed_text": "hi", "action_type": "TYPE", "touch_point": "[-1.0, -1.0]"', Action.type_text("hi")),
     # aliases without STATUS_ (DigiRL's translator matches "TASK_IMPOSSIBLE"), case, AitW int id
@@ -168,7 +173,7 @@ AUTOUI_TOLERANT = [
     ('"action_type": 5, "touch_point": "[-1.0, -1.0]"', Action.back()),
     ('"action_type": "press home"', Action.home()),
     # bare lists and a JSON-ish wrapper
-    ('{"action_type": "DUAL_POINT", "touch_point": [0.1, 0.2], "lift_point": [0.1, 0.2]}', Action.tap(0.2, 0.1)),
+    ('{"action_type": 4, "touch_point": [0.1, 0.2], "lift_point": [0.1, 0.2]}', Action.tap(0.2, 0.1)),
     # non-point actions ignore whatever points they carry
     ('"action_type": "PRESS_ENTER", "touch_point": "[7, nan]", "lift_point": "garbage"', Action.enter()),
 ]
@@ -176,7 +181,8 @@ AUTOUI_TOLERANT = [
 COGAGENT_TOLERANT = [
     # the full CogAgent answer: plan, next action, then the operation
     (
-        "Plan: 1. Open the app. 2. Search.\nNext Action: Tap the search bar.\nGrounded Operation: tap [[512,88]]",
+        "Plan: 1. Open the app. 2. Search.\nNext Action: Tap the search bar.\n"
+        "Grounded Operation: tap [[512,88]]",
         Action.tap(0.512, 0.088),
     ),
     ("Grounded Operation:tap [[500,300]]", Action.tap(0.5, 0.3)),  # no space after the colon
@@ -212,7 +218,7 @@ JSON_TOLERANT = [
     ('```json\n{"type": "PRESS_BACK"}\n```', Action.back()),
     ('I will tap. {"type":"DUAL_POINT","lift":[0.5,0.5],"touch":[0.5,0.5]} done', Action.tap(0.5, 0.5)),
     ('{"action_type": "type", "typed_text": "hi"}', Action.type_text("hi")),
-    ('{"type": "DUAL_POINT", "touch_point": [0, 1], "lift_point": [1, 0]}', Action.swipe((0.0, 1.0), (1.0, 0.0))),
+    ('{"type": "DUAL_POINT", "touch_point": [0, 1], "lift_point": [1, 0]}', Action.swipe((0, 1), (1, 0))),
     ('{"type": "task_complete"}', Action.complete()),
     ('{"type": "PRESS_HOME", "extra": 1}', Action.home()),
     ('{ not json } {"type": "PRESS_ENTER"}', Action.enter()),
@@ -241,17 +247,17 @@ MALFORMED = [
     ("autoui", "I think I should tap the button", 'no "action_type" field'),
     ("autoui", '"action_type": "CLICK"', "unknown action_type 'CLICK'"),
     ("autoui", '"action_type": "INVALID"', "unknown action_type"),
-    ("autoui", '"action_type": "DUAL_POINT", "touch_point": "[0.1, 0.2]"', 'without a "lift_point"'),
-    ("autoui", '"action_type": "DUAL_POINT", "touch_point": "[0.1]", "lift_point": "[0.1, 0.2]"', "not a pair"),
-    ("autoui", '"action_type": "DUAL_POINT", "touch_point": "[nan, 0.2]", "lift_point": "[0.1, 0.2]"', "non-finite"),
-    ("autoui", '"action_type": "DUAL_POINT", "touch_point": "[0.1, inf]", "lift_point": "[0.1, 0.2]"', "non-finite"),
-    ("autoui", '"action_type": "DUAL_POINT", "touch_point": "[0.1, 0.2]", "lift_point": "[1.5, 0.2]"', "outside"),
-    ("autoui", '"action_type": "DUAL_POINT", "touch_point": "[-1.0, -1.0]", "lift_point": "[0.1, 0.2]"', "outside"),
-    ("autoui", '"action_type": "DUAL_POINT", "touch_point": "[a, b]", "lift_point": "[0.1, 0.2]"', "not a number"),
+    ("autoui", DP + '"touch_point": "[0.1, 0.2]"', 'without a "lift_point"'),
+    ("autoui", DP + '"touch_point": "[0.1]", "lift_point": "[0.1, 0.2]"', "not a pair"),
+    ("autoui", DP + '"touch_point": "[nan, 0.2]", "lift_point": "[0.1, 0.2]"', "non-finite"),
+    ("autoui", DP + '"touch_point": "[0.1, inf]", "lift_point": "[0.1, 0.2]"', "non-finite"),
+    ("autoui", DP + '"touch_point": "[0.1, 0.2]", "lift_point": "[1.5, 0.2]"', "outside"),
+    ("autoui", DP + '"touch_point": "[-1.0, -1.0]", "lift_point": "[0.1, 0.2]"', "outside"),
+    ("autoui", DP + '"touch_point": "[a, b]", "lift_point": "[0.1, 0.2]"', "not a number"),
     ("autoui", '"action_type": "TYPE", "touch_point": "[-1.0, -1.0]"', 'TYPE without a "typed_text"'),
     ("autoui", '"action_type": "TYPE", "typed_text": ""', "typed text is empty"),
     ("autoui", '"action_type": "TYPE", "typed_text": "unterminated', "never closes"),
-    ("autoui", '"action_type": "DUAL_POINT", "lift_point": "[0.1, 0.2]", "touch_point": "[0.1, 0.2', "never closes"),
+    ("autoui", DP + '"lift_point": "[0.1, 0.2]", "touch_point": "[0.1, 0.2', "never closes"),
     ("autoui", '"action_type": ', "has no value"),
     ("cogagent", "Grounded Operation:", "no operation found"),
     ("cogagent", "jump [[1,2]]", "unknown operation 'jump'"),
@@ -355,7 +361,7 @@ DICT_CASES = [
     (Action.type_text("hi"), {"type": "TYPE", "text": "hi"}),
     (Action.back(), {"type": "PRESS_BACK"}),
     (Action.impossible(), {"type": "STATUS_TASK_IMPOSSIBLE"}),
-    (Action.invalid("tap it!", "no action_type"), {"type": "INVALID", "text": "tap it!", "error": "no action_type"}),
+    (Action.invalid("tap it!", "no type"), {"type": "INVALID", "text": "tap it!", "error": "no type"}),
 ]
 
 
@@ -400,7 +406,9 @@ def test_to_dict_rejects_non_action() -> None:
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 grid = st.integers(min_value=0, max_value=1000).map(lambda v: v / 1000)
 texts = st.text(min_size=1, max_size=40)
-non_point = st.sampled_from([Action.back(), Action.home(), Action.enter(), Action.complete(), Action.impossible()])
+non_point = st.sampled_from(
+    [Action.back(), Action.home(), Action.enter(), Action.complete(), Action.impossible()]
+)
 
 
 def actions(coord: st.SearchStrategy[float]) -> st.SearchStrategy[Action]:
@@ -443,7 +451,7 @@ def test_parse_never_raises(text: str, codec: str) -> None:
 @given(
     text=st.builds(
         lambda a, b: a + b,
-        st.sampled_from(['"action_type": "DUAL_POINT", "touch_point": "', "tap [[", '{"type": "TYPE", "text": "']),
+        st.sampled_from([DP + '"touch_point": "', "tap [[", '{"type": "TYPE", "text": "']),
         st.text(max_size=40),
     ),
     codec=st.sampled_from(sorted(CODECS)),

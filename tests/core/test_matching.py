@@ -237,11 +237,12 @@ def test_action_match_accuracy_hand_computed() -> None:
         (Action.type_text("Shoes"), Action.type_text("shoes"), None),
         (Action.enter(), Action.enter(), None),
     ]
-    ep2 = [  # 1/2 correct: the swipe goes the wrong way
+    # 1/2 correct: the swipe goes the wrong way
+    ep2: list[tuple[Action, Action, list[UIElement]] | tuple[Action, Action]] = [
         (Action.tap(0.34, 0.37), Action.tap(0.56, 0.48), [BUTTON]),
         (UP, DOWN),
     ]
-    ep3 = [(Action.invalid("??", "no action"), Action.complete())]  # 0/1
+    ep3: list[tuple[Action, Action]] = [(Action.invalid("??", "no action"), Action.complete())]  # 0/1
     out = action_match_accuracy([ep1, ep2, ep3])
     assert out["episodes"] == 3
     assert out["steps"] == 6

@@ -18,6 +18,8 @@ import re
 from collections.abc import Callable
 
 from digirl.sim.intents import SHOP_SITES, Intent
+from digirl.sim.tasks.entities import APP_ALIASES as _APP_ALIASES
+from digirl.sim.tasks.entities import SITE_NAMES as _SITE_NAMES
 
 __all__ = [
     "canonical_app",
@@ -39,94 +41,39 @@ _QUALIFIERS = frozenset(
     "good best top rated top-rated nice new newest latest great cheap popular most selling "
     "best-selling 5 star 5-star some".split()
 )
-_TOKEN = re.compile(r"[a-z0-9]+(?:['&+.\-][a-z0-9]+)*")
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[a-z0-9]+)*")
 
-# Apps whose everyday names differ from their launcher label (lower-case name → label).
-_APP_ALIASES = {
-    "chrome": "Chrome",
-    "google chrome": "Chrome",
-    "chrome browser": "Chrome",
-    "maps": "Maps",
-    "google maps": "Maps",
-    "youtube": "YouTube",
-    "gmail": "Gmail",
-    "email": "Gmail",
-    "mail": "Gmail",
-    "play store": "Play Store",
-    "google play store": "Play Store",
-    "google play": "Play Store",
-    "photos": "Photos",
-    "google photos": "Photos",
-    "sms": "Messages",
-    "messages": "Messages",
-    "messaging": "Messages",
-    "text messages": "Messages",
-    "downloads": "Files",
-    "files": "Files",
-    "file manager": "Files",
-    "settings": "Settings",
-    "calculator": "Calculator",
-    "calendar": "Calendar",
-    "google calendar": "Calendar",
-    "clock": "Clock",
-    "alarm": "Clock",
-    "camera": "Camera",
-    "contacts": "Contacts",
-    "gallery": "Gallery",
-    "music": "Music",
-    "phone": "Phone",
-    "dialer": "Phone",
-}
-# Sites a person names without a domain ("Go to Reddit").
-_SITE_NAMES = {
-    "reddit": "reddit.com",
-    "wikipedia": "wikipedia.org",
-    "cnn": "cnn.com",
-    "espn": "espn.com",
-    "imdb": "imdb.com",
-    "yahoo": "yahoo.com",
-    "bbc news": "bbc.com",
-    "hacker news": "news.ycombinator.com",
-    "github": "github.com",
-    "stack overflow": "stackoverflow.com",
-}
 _SHOP_KEYS = {s.split(".")[0]: s for s in SHOP_SITES}
 _DOMAIN = re.compile(r"(?:https?://)?(?:www\.)?([a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.[a-z]{2,})/?", re.I)
 
 
 # --------------------------------------------------------------------------- term helpers
 def query_terms(text: str) -> list[str]:
-    """Lower-case word tokens of ``text`` (inner ``' & + . -`` kept: "lowe's", "t-mobile", "2x4x8")."""
+    """Lower-case word tokens of ``text``: alphanumeric runs, inner dots kept ("st", "booking.com", "2.5").
+
+    Apostrophes, hyphens and ``&`` split words ("lowe's" → "lowe", "s"), as the simulator's search
+    engine tokenizes submitted queries, so key terms built from these tokens match its words.
+    """
     return _TOKEN.findall(text.lower())
 
 
-def _norm_term(t: str) -> str:
-    # Apostrophe-, hyphen- and plural-insensitive form used when comparing terms.
-    t = t.replace("'", "").replace("-", "").replace("&", "")
-    if len(t) > 3 and t.endswith("s") and not t.endswith("ss"):
-        t = t[:-1]
-    return t
+def _stem(t: str) -> str:
+    return t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
 
 
 def key_terms_match(query: str, key_terms: str) -> bool:
-    """Whether every key term occurs in ``query`` as a word, ignoring case, apostrophes, hyphens
-    and a plural ``s`` (so "Lowes 12 ft ladders" matches ``"12 ladder lowe's"``)."""
-    have = {_norm_term(t) for t in query_terms(query)}
-    joined = "".join(have)
-    for k in key_terms.split():
-        n = _norm_term(k)
-        # A term the user split ("t mobile" for "t-mobile") still counts when its parts are there.
-        if n not in have and not (any(c in k for c in "-&") and all(_norm_term(p) in have for p in re.split(r"[-&]", k) if p)):
-            if n not in joined or len(n) < 3:
-                return False
-    return True
+    """Whether every key term occurs in ``query`` as a word, ignoring case and a plural ``s``
+    (so "Lowes 12 ft ladders" matches ``"12 ladder lowe"``)."""
+    have = {_stem(t) for t in query_terms(query)}
+    return all(_stem(k) in have for k in query_terms(key_terms))
 
 
 def _terms(*parts: str) -> str:
     out: list[str] = []
     for p in parts:
         for t in query_terms(p):
-            if t not in _STOP and t not in out:
+            # Single letters ("s" of "lowe's", "t" of "AT&T") are not distinctive; digits are ("2 bedroom").
+            if t not in _STOP and t not in out and (len(t) > 1 or t.isdigit()):
                 out.append(t)
     return " ".join(out)
 
@@ -179,7 +126,7 @@ def canonical_site(name: str) -> str | None:
 
 
 def parse_time(text: str) -> str | None:
-    """``"6pm"`` → ``"18:00"``, ``"6:30 a.m."`` → ``"06:30"``, ``"18:45"`` → ``"18:45"``; ambiguous → ``None``."""
+    """24-hour "HH:MM" for "6pm" (18:00), "6:30 a.m." (06:30), "18:45"; ``None`` if ambiguous ("7")."""
     t = text.strip().lower()
     if t == "noon":
         return "12:00"
@@ -204,13 +151,14 @@ def parse_time(text: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- text cleaning
+_QUOTES = {ord("’"): "'", ord("‘"): "'", ord("“"): '"', ord("”"): '"', ord("\t"): " "}
 _GLUE_FUNC = re.compile(r"\b(in|the|for|of|to|at|on|from|a)(?=[A-Z][a-z])")
-_GLUE_NUM = re.compile(r"\b(an?)(?=\d)", re.I)
+_GLUE_NUM = re.compile(r"\b(a)(?=\d+\s)")
 _GLUE_CAPS = re.compile(r"([a-z]{2})([A-Z]{2,})\b")
 
 
 def _clean(text: str) -> str:
-    t = text.translate(str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "\t": " "}))
+    t = text.translate(_QUOTES)
     t = re.sub(r"\s+", " ", t).strip()
     for _ in range(3):  # stray wrapping quotes and trailing punctuation, in any order
         before = t
@@ -232,14 +180,17 @@ def _clean(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- pattern table
+# Template syntax (see _rx): a space between literal words may be missing in the text
+# ("alarmfor"), ``~`` needs whitespace (used next to slots and after articles, so "the"
+# never eats the start of "Theodore"), ``{x}`` is a lazy slot that cannot span a "?"/"!".
 Handler = Callable[[dict[str, str]], "Intent | None"]
 _RULES: list[tuple[re.Pattern[str], Handler]] = []
-_WHATS = "(?:what's|whats|what~is|what~are|what're)"
+_WHATS = "(?:what's|whats|what is|what are|what're)"
+_WHEN = "(?:today|tonight|tomorrow|now|right now|this~week|this~weekend|this~month|this~morning|this~evening)"
 
 
 def _rx(template: str) -> re.Pattern[str]:
-    """Compile a template: a space may be missing ("alarmfor"), ``~`` needs whitespace, ``{x}`` is a slot."""
-    pat = template.replace("WHATS", _WHATS)
+    pat = template.replace("WHATS", _WHATS).replace("WHEN", _WHEN)
     pat = re.sub(r"\{(\w+)\}", r"(?P<\1>[^?!]+?)", pat)
     pat = pat.replace(" ", r"\s*").replace("~", r"\s+")
     return re.compile(pat, re.I)
@@ -263,14 +214,14 @@ def _search(query: str, key_terms: str, answer: str = "generic") -> Intent | Non
 
 # ---- Web Shopping ---------------------------------------------------------------------
 _FIRST = (
-    "(?:,?~(?:and~)?(?:then~)?(?P<sel>select|click~on|click|open|tap~on|tap|choose)~the~first"
+    "(?:(?:, |~)(?:and~)?(?:then~)?(?P<sel>select|click on|click|open|tap on|tap|choose)~the first"
     "~(?:entry|result|item|product|listing|one|link))?"
 )
 
 
 @_rule(
-    "(?:go~to|open|visit|navigate~to)~(?P<site>[^,\\s]+(?:\\s[^,\\s]+)?)"
-    "(?:,?~(?:and~)?(?:then~)?search~(?:for~)?(?P<q>[^?!]+?))?" + _FIRST,
+    "(?:go to|open|visit|navigate to)~(?P<site>[^,\\s]+(?:\\s(?!and\\b|search\\b)[^,\\s]+)?)"
+    "(?:(?:, |~)(?:and~)?(?:then~)?search~(?:for~)?(?P<q>[^?!]+?))?" + _FIRST,
     "search~(?:for~)?(?P<q>[^?!]+?)~on~(?P<site>\\S+\\.com)" + _FIRST,
 )
 def _shop(g: dict[str, str]) -> Intent | None:
@@ -290,12 +241,11 @@ def _shop(g: dict[str, str]) -> Intent | None:
 
 # ---- device actions --------------------------------------------------------------------
 @_rule(
-    "(?:set|create|add|make|schedule)~(?:an?~|my~)?(?:new~)?alarm for~{t}",
-    "(?:set|create|add|make|schedule)~(?:an?~|my~)?(?:new~)?alarm (?:at|to)~{t}",
-    "wake~me~up~at~{t}",
+    "(?:set|create|add|make|schedule)~(?:(?:an?|my)~)?(?:new~)?alarm (?:for|at|to)~{t}",
+    "wake me up (?:at|by)~{t}",
 )
 def _alarm(g: dict[str, str]) -> Intent | None:
-    t = re.sub(r"\s+(?:today|tomorrow|tonight|every~?day|daily)$", "", g["t"].strip(), flags=re.I)
+    t = re.sub(r"\s+(?:today|tomorrow|tonight|every\s*day|daily)$", "", g["t"].strip(), flags=re.I)
     hhmm = parse_time(t)
     return Intent("set_alarm", {"time": hhmm}) if hhmm else None
 
@@ -312,34 +262,37 @@ def _tab(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "(?:check|open|show~me|read|go~to)~(?:my~)?(?:new~|latest~)?(?:e-?mails?|gmail|g-mail|mail|inbox)(?:~inbox)?",
-    "(?:do~i~have~(?:any~)?new~(?:e-?mails?|mail))",
+    "(?:check|open|show me|read|go to)~(?:my~)?(?:(?:new|latest|unread)~)?"
+    "(?:e-?mails?|gmail|g-mail|mail|inbox)(?:~inbox)?",
+    "do i have~(?:any~)?new~(?:e-?mails?|mail)",
 )
 def _email(g: dict[str, str]) -> Intent | None:
     return Intent("check_email", {})
 
 
 @_rule(
-    "(?P<verb>turn~on|turn~off|switch~on|switch~off|enable|disable|toggle|mute|unmute)~(?:the~|all~)?(?:push~)?"
-    "notifications~(?:for|from|of|on)~{app}",
+    "(?P<verb>turn on|turn off|switch on|switch off|enable|disable|toggle|mute|unmute)~"
+    "(?:(?:the|all)~)?(?:push~)?notifications~(?:for|from|of|on)~{app}",
 )
 def _notif(g: dict[str, str]) -> Intent | None:
     verb = re.sub(r"\s+", " ", g["verb"].lower())
-    state = {"turn on": "on", "switch on": "on", "enable": "on", "unmute": "on", "toggle": "toggle"}.get(verb, "off")
+    state = {"turn on": "on", "switch on": "on", "enable": "on", "unmute": "on", "toggle": "toggle"}.get(
+        verb, "off"
+    )
     return _app_intent("app_notifications", g["app"], state=state)
 
 
 @_rule(
-    "(?:check|open|show~me|go~to|view|see)~(?:the~)?(?:app~)?settings~(?:for|of)~{app}",
-    "(?:check|open|show~me|view)~(?:the~)?{app}~app~settings",
+    "(?:check|open|show me|go to|view|see) (?:the~)?(?:app~)?settings~(?:for|of)~{app}",
+    "(?:check|open|show me|view)~(?:the~)?{app}~app settings",
 )
 def _settings(g: dict[str, str]) -> Intent | None:
     return _app_intent("app_settings", g["app"])
 
 
-@_rule("install~{app}", "(?:download|get)~{app}~app(?:~from~(?:the~)?(?:google~)?play~store)?")
+@_rule("install~{app}", "(?:download|get)~{app}~app(?:~from~(?:the~)?(?:google~)?play store)?")
 def _install(g: dict[str, str]) -> Intent | None:
-    app = re.sub(r"\s+from\s+(?:the\s+)?(?:google\s+)?play\s+store$", "", g["app"], flags=re.I)
+    app = re.sub(r"\s+from\s+(?:the\s+)?(?:google\s+)?play\s*store$", "", g["app"], flags=re.I)
     return _app_intent("install_app", app)
 
 
@@ -351,12 +304,14 @@ def _app_intent(family: str, name: str, **extra: str) -> Intent | None:
 
 
 # ---- YouTube ---------------------------------------------------------------------------
+_KIND = "(?P<kind>new|newest|latest|most recent)"
+
+
 @_rule(
-    "(?:play|watch|show~me)~(?:the~)?(?P<kind>new|newest|latest|most~recent)~{ch}~(?:music~)?video(?:~on~youtube)?",
-    "(?:play|watch|show~me)~(?:the~)?(?P<kind>new|newest|latest|most~recent)~(?:youtube~)?video~(?:from|by|of)~{ch}"
-    "(?:~on~youtube)?",
-    "WHATS~the~(?P<kind>new|newest|latest|most~recent)~(?:youtube~)?video~(?:from|by|of)~{ch}(?:~on~youtube)?",
-    "(?:play|watch)~{ch}'s~(?P<kind>new|newest|latest|most~recent)~video(?:~on~youtube)?",
+    f"(?:play|watch|show me)~(?:the~)?{_KIND}~{{ch}}~(?:music~)?video(?:~on~youtube)?",
+    f"(?:play|watch|show me)~(?:the~)?{_KIND}~(?:youtube~)?video~(?:from|by|of)~{{ch}}(?:~on~youtube)?",
+    f"WHATS~the~{_KIND}~(?:youtube~)?video~(?:from|by|of)~{{ch}}(?:~on~youtube)?",
+    f"(?:play|watch)~{{ch}}'s~{_KIND}~video(?:~on~youtube)?",
 )
 def _youtube(g: dict[str, str]) -> Intent | None:
     ch = _strip_article(_clean_slot(g["ch"]))
@@ -367,13 +322,16 @@ def _youtube(g: dict[str, str]) -> Intent | None:
 
 
 # ---- Maps ------------------------------------------------------------------------------
+_NEAREST = "(?:the~)?(?:nearest|closest)"
+
+
 @_rule(
-    "(?:how~do~i|how~can~i|how~to)~get~to~(?:the~)?(?:nearest|closest)~{d}",
-    "(?:get|give~me|show~me|find)~directions~to~(?:the~)?(?:nearest|closest)~{d}",
-    "(?:navigate|take~me|drive~me|walk~me|directions)~to~(?:the~)?(?:nearest|closest)~{d}",
-    "(?:how~do~i|how~can~i|how~to)~get~to~{d}",
-    "(?:get|give~me|show~me)~directions~to~{d}",
-    "(?:navigate|take~me)~to~{d}",
+    f"(?:how do i|how can i|how to) get to~{_NEAREST}~{{d}}",
+    f"(?:get|give me|show me|find) directions to~{_NEAREST}~{{d}}",
+    f"(?:navigate|take me|drive me|walk me|directions) to~{_NEAREST}~{{d}}",
+    "(?:how do i|how can i|how to) get to~{d}",
+    "(?:get|give me|show me) directions to~{d}",
+    "(?:navigate|take me) to~{d}",
 )
 def _directions(g: dict[str, str]) -> Intent | None:
     d = _strip_article(_clean_slot(g["d"]))
@@ -383,16 +341,20 @@ def _directions(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "(?:find|show~me|search~for|look~for|locate|where~is)~(?:the~)?(?:nearest|closest)~{x}",
-    "(?:find|search~for|search|show~me|look~for|look~up|locate)~{x}~(?:on|in|using|with)~(?:the~)?(?:google~)?maps"
-    "(?:~app)?",
-    "(?:find|show~me)~{x}~near~me",
+    f"(?:find|show me|search for|look for|locate|where is)~{_NEAREST}~{{x}}",
+    "(?:find|search for|search|show me|look for|look up|locate)~{x}~(?:on|in|using|with)~"
+    "(?:the~)?(?:google~)?maps(?:~app)?",
+    "(?:find|show me)~{x}~near me",
 )
 def _maps_search(g: dict[str, str]) -> Intent | None:
     x = _clean_slot(g["x"])
-    m = re.fullmatch(r"(.+?)\s+(?:that's|thats|that\s+is|which\s+is)?\s*open(?:\s+(now|today|tomorrow|tonight|late))?", x, re.I)
+    m = re.fullmatch(
+        r"(.+?)\s+(?:(?:that's|thats|that\s+is|which\s+is)\s+)?open(?:\s+(now|today|tomorrow|tonight|late))?",
+        x,
+        re.I,
+    )
     place = m.group(1) if m else x
-    query = f"{_strip_article(x)}" if not m else f"{_strip_article(place)} open {m.group(2) or 'now'}".strip()
+    query = _strip_article(x) if not m else f"{_strip_article(place)} open {m.group(2) or 'now'}"
     key = _terms(_subject(place))
     if not key:
         return None
@@ -401,11 +363,9 @@ def _maps_search(g: dict[str, str]) -> Intent | None:
 
 # ---- sites -----------------------------------------------------------------------------
 @_rule(
-    "WHATS~(?:on|new~on|trending~on|happening~on|hot~on|popular~on)~{site}"
-    "(?:~(?:today|now|right~now|this~week|this~month))?",
-    "WHATS~the~(?:top|best|most~popular|hottest)~(?:post|story|thread)~on~{site}"
-    "(?:~(?:today|now|right~now|this~week|this~month))?",
-    "(?:go~to|open|visit|browse|navigate~to)~{site}",
+    "WHATS~(?:on|new on|trending on|happening on|hot on|popular on)~{site}(?:~WHEN)?",
+    "WHATS~the~(?:top|best|most popular|hottest)~(?:post|story|thread)~on~{site}(?:~WHEN)?",
+    "(?:go to|open|visit|browse|navigate to)~{site}",
 )
 def _site(g: dict[str, str]) -> Intent | None:
     site = canonical_site(g["site"])
@@ -417,38 +377,39 @@ def _site(g: dict[str, str]) -> Intent | None:
 # ---- apps ------------------------------------------------------------------------------
 @_rule(
     "WHATS~on~my~calendar(?:~(?:for|today|tomorrow|this|next|in)\\b[^?!]*)?",
-    "(?:open~(?:the~)?calendar(?:~app)?~and~)?show~me~(?:my~)?(?:this~week's|this~weeks|today's|todays|upcoming|my)"
-    "~(?:calendar~)?(?:events|appointments|schedule)",
+    "(?:open~(?:the~)?calendar(?:~app)?~and~)?show me~(?:my~)?"
+    "(?:this~week's|this~weeks|today's|todays|upcoming|my)~(?:calendar~)?(?:events|appointments|schedule)",
 )
 def _calendar(g: dict[str, str]) -> Intent | None:
     return Intent("open_app", {"app": "Calendar"})
 
 
-@_rule("(?:open|launch|start|go~to)~(?:the~|my~)?{app}(?P<suffix>~app(?:lication)?)?")
+@_rule("(?:open|launch|start|go to)~(?:(?:the|my)~)?{app}(?P<suffix>~app(?:lication)?)?")
 def _open_app(g: dict[str, str]) -> Intent | None:
     raw = g["app"].strip()
-    if raw.lower().startswith("a ") or raw.lower().startswith("an "):
+    if re.match(r"(?:an?|new|some)\s", raw, re.I):
         return None
     # Without "app", accept a known app or a proper name ("Open Spotify"), not "open the door".
-    known = canonical_app(raw) != (raw.title() if raw.islower() else raw) or raw.lower() in _APP_ALIASES
-    if not g.get("suffix") and not known and not raw[:1].isupper():
+    if not g.get("suffix") and raw.lower() not in _APP_ALIASES and not raw[:1].isupper():
         return None
     return _app_intent("open_app", raw)
 
 
 # ---- web questions ---------------------------------------------------------------------
-@_rule("how~much~(?:does|do|would|will)~(?:it~cost~to~rent~)?an?~{n}~(?:-~)?(?:bedroom|bed|br)~(?:apartment|apt|flat|house|condo)?"
-       " ?(?:rent~for|rent|cost)~(?:to~rent~)?(?:in|at)~{city}")
+@_rule(
+    "how much (?:does|do|would|will)~an?~{n} -? (?:bedroom|bed|br)(?:~(?:apartment|apt|flat|house|condo))?"
+    "~(?:rent for|rent|cost)~(?:in|at)~{city}",
+)
 def _rent(g: dict[str, str]) -> Intent | None:
     n, city = g["n"].strip(), _clean_slot(g["city"])
-    if not re.fullmatch(r"\d|one|two|three|four|five|studio", n, re.I):
+    if not re.fullmatch(r"\d|one|two|three|four|five", n, re.I):
         return None
     return _search(f"{n} bedroom apartment rent {city}", _terms(n, "bedroom", city), "rent")
 
 
 @_rule(
-    "(?:search~for|find|look~for|show~me|book|look~up)~(?:cheap~|the~cheapest~)?(?:flights|a~flight|plane~tickets)"
-    "~from~{a}~to~{b}",
+    "(?:search for|find|look for|show me|book|look up)~(?:(?:cheap|the cheapest)~)?"
+    "(?:flights|an? flight|plane tickets)~from~{a}~to~{b}",
     "flights~from~{a}~to~{b}",
 )
 def _flights(g: dict[str, str]) -> Intent | None:
@@ -456,15 +417,17 @@ def _flights(g: dict[str, str]) -> Intent | None:
     return _search(f"flights from {a} to {b}", _terms("flights", a, b), "flights")
 
 
-@_rule("(?:search~for|find|look~for|show~me|book|look~up)~(?:cheap~|good~|a~)?(?:hotels?|a~hotel)~(?:in|near|at)~{city}")
+@_rule(
+    "(?:search for|find|look for|show me|book|look up)~(?:(?:cheap|good|a)~)?hotels?~(?:in|near|at)~{city}"
+)
 def _hotels(g: dict[str, str]) -> Intent | None:
     city = _clean_slot(g["city"])
     return _search(f"hotels in {city}", _terms("hotels", city), "hotels")
 
 
 @_rule(
-    "WHATS~(?:an?~)?(?:good|nice|great|the~best) ?restaurants?~(?:in|near|around)~{city}",
-    "(?:find|recommend|suggest)~(?:me~)?(?:an?~)?(?:good|nice|great) ?restaurants?~(?:in|near|around)~{city}",
+    "WHATS~(?:(?:an?|the)~)?(?:good|nice|great|best) restaurants?~(?:in|near|around)~{city}",
+    "(?:find|recommend|suggest)~(?:me~)?(?:an?~)?(?:good|nice|great) restaurants?~(?:in|near|around)~{city}",
 )
 def _restaurant(g: dict[str, str]) -> Intent | None:
     city = _clean_slot(g["city"])
@@ -473,47 +436,52 @@ def _restaurant(g: dict[str, str]) -> Intent | None:
     return _search(f"good restaurant in {city}", _terms("restaurant", city), "restaurants")
 
 
-@_rule("WHATS~(?:the~)?weather~(?:like~)?(?:going~to~be~like~)?(?:in|for|at)~{city}")
-@_rule("how's~the~weather~(?:in|for)~{city}", "WHATS~the~(?:weather~)?forecast~(?:for|in)~{city}")
-@_rule("(?:is~it|will~it)~(?:going~to~)?(?:rain|raining|snow|snowing)~(?:in|at)~{city}")
+@_rule(
+    "WHATS~(?:the~)?weather~(?:like~)?(?:going to be like~)?(?:in|for|at)~{city}",
+    "how's~the weather~(?:in|for)~{city}",
+    "WHATS~the~(?:weather~)?forecast~(?:for|in)~{city}",
+    "(?:is it|will it)~(?:going to~)?(?:rain|raining|snow|snowing)~(?:in|at)~{city}",
+)
 def _weather(g: dict[str, str]) -> Intent | None:
-    city = re.sub(r"\s+(?:today|tomorrow|this~?week|right~?now|now|this weekend)$", "", _clean_slot(g["city"]), flags=re.I)
+    city = re.sub(
+        r"\s+(?:today|tomorrow|this\s+week(?:end)?|right\s+now|now)$", "", _clean_slot(g["city"]), flags=re.I
+    )
     return _search(f"weather in {city}", _terms("weather", city), "weather")
 
 
-@_rule("WHATS~the~weather(?:~like)?(?:~(?:today|tomorrow|now|outside|right~now))?", "how's~the~weather(?:~today)?")
+@_rule("WHATS~the weather(?:~like)?(?:~(?:WHEN|outside))?", "how's~the weather(?:~WHEN)?")
 def _weather_here(g: dict[str, str]) -> Intent | None:
     return _search("weather", "weather", "weather")
 
 
-@_rule("what~time~is~it~(?:in|at)~{city}", "WHATS~the~(?:current~|local~)?time~(?:in|at)~{city}")
+@_rule("what time is it~(?:in|at)~{city}", "WHATS~the~(?:(?:current|local)~)?time~(?:in|at)~{city}")
 def _time_in(g: dict[str, str]) -> Intent | None:
     city = _clean_slot(g["city"])
     return _search(f"time in {city}", _terms("time", city), "time")
 
 
-@_rule("what~time~is~it(?:~now|~right~now)?", "WHATS~the~(?:current~)?time(?:~now|~right~now)?")
+@_rule("what time is it(?:~now|~right now)?", "WHATS~the~(?:current~)?time(?:~now|~right now)?")
 def _time_here(g: dict[str, str]) -> Intent | None:
     return _search("what time is it", "time", "time")
 
 
 @_rule(
-    "WHATS~(?:the~)?{base}~exchange ?rate~(?:against|to|for|with|vs\\.?|versus|in)~(?:the~)?{cur}",
-    "WHATS~the~exchange ?rate~(?:between|from|of)~(?:the~)?{base}~(?:and|to|against|vs\\.?)~(?:the~)?{cur}",
-    "(?:convert|how~much~is)~(?:an?~|one~|1~)?{base}~(?:to|in)~(?:the~)?{cur}",
+    "WHATS~(?:the~)?{base}~exchange rate (?:against|to|for|with|vs\\.?|versus|in)~(?:the~)?{cur}",
+    "WHATS~the~exchange rate~(?:between|from|of)~(?:the~)?{base}~(?:and|to|against|vs\\.?)~(?:the~)?{cur}",
+    "(?:convert|how much is)~(?:(?:an?|one|1)~)?{base}~(?:to|in)~(?:the~)?{cur}",
 )
 def _exchange(g: dict[str, str]) -> Intent | None:
     base, cur = _strip_article(_clean_slot(g["base"])), _strip_article(_clean_slot(g["cur"]))
-    if re.search(r"\bnews\b", base, re.I):
+    if re.search(r"\bnews\b", base, re.I) or len(base.split()) > 3 or len(cur.split()) > 3:
         return None
     # "US dollar": the country prefix is optional in a sensible query ("dollar to euro").
-    base_key = query_terms(base)[-1:] if base else []
+    base_key = query_terms(base)[-1:]
     return _search(f"{base} to {cur}", _terms(*base_key, cur), "exchange")
 
 
 @_rule(
-    "(?:google|search~for|search|look~up|find)~(?:the~)?capital~(?:city~)?of~{x}",
-    "WHATS~the~capital~(?:city~)?of~{x}",
+    "(?:google|search for|search|look up|find)~(?:the~)?capital (?:city~)?of~{x}",
+    "WHATS~the~capital (?:city~)?of~{x}",
 )
 def _capital(g: dict[str, str]) -> Intent | None:
     x = _clean_slot(g["x"])
@@ -521,19 +489,21 @@ def _capital(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "WHATS~the~(?:latest~|recent~|top~)?(?:news|headlines)~(?:in|from|about|on|for|regarding)~{x}",
+    "WHATS~the~(?:(?:latest|recent|top)~)?(?:news|headlines)~(?:in|from|about|on|for|regarding)~{x}",
     "WHATS~the~latest~{x}~(?:news|headlines)",
     "WHATS~new~in~{x}",
-    "(?:show~me|search~for|find)~(?:the~)?(?:latest~)?news~(?:in|from|about|on)~{x}",
+    "(?:show me|search for|find)~(?:the~)?(?:latest~)?news~(?:in|from|about|on)~{x}",
 )
 def _news_about(g: dict[str, str]) -> Intent | None:
     x = _strip_article(_clean_slot(g["x"]))
+    if re.fullmatch(_WHEN.replace("~", " ").replace(" ", r"\s*"), x, re.I):
+        return None  # "What's the news this morning" is the plain news rule
     return _search(f"{x} news", _terms(x, "news"), "news")
 
 
 @_rule(
-    "WHATS~(?:the~)?(?:latest~|top~)?(?:news|headlines)(?:~(?P<when>today|tonight|now|right~now|yesterday|this~\\w+))?",
-    "(?:show~me|search~for)~(?:the~)?(?:latest~|top~)?news(?:~(?P<when2>today|this~\\w+))?",
+    "WHATS~(?:the~)?(?:(?:latest|top)~)?(?:news|headlines)(?:~(?P<when>WHEN|yesterday|this~afternoon))?",
+    "(?:show me|search for)~(?:the~)?(?:latest~)?news(?:~(?P<when2>WHEN))?",
 )
 def _news(g: dict[str, str]) -> Intent | None:
     when = re.sub(r"\s+", " ", g.get("when") or g.get("when2") or "").lower()
@@ -541,21 +511,22 @@ def _news(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "WHATS~(?:the~)?(?:average~|top~|maximum~|max~|typical~)?speed~of~{x}",
-    "how~fast~(?:is|are|does|do|can)~{x}(?:~(?:go|run|fly|travel|swim))?",
+    "WHATS~(?:the~)?(?:(?:average|top|maximum|max|typical)~)?speed~of~{x}",
+    "how fast~(?:is|are|does|do|can)~{x}(?:~(?:go|run|fly|travel|swim))?",
 )
 def _speed(g: dict[str, str]) -> Intent | None:
     x = _clean_slot(g["x"])
     return _search(f"speed of {x}", _terms("speed", x), "speed")
 
 
-@_rule("how~(?P<adj>big|large|tall|heavy|long|small|wide|high|deep|far|old|hot|cold|fast)~(?:is|are|was|were)~{x}")
+_SIZE_ADJ = {"big", "large", "tall", "heavy", "long", "small", "wide", "high", "deep"}
+
+
+@_rule("how~(?P<adj>big|large|tall|heavy|long|small|wide|high|deep|far|old|hot|cold)~(?:is|are|was|were)~{x}")
 def _how_adj(g: dict[str, str]) -> Intent | None:
     adj, x = g["adj"].lower(), _clean_slot(g["x"])
     x = re.sub(r"\s+away$", "", x, flags=re.I)
-    kind = {"big": "size", "large": "size", "tall": "size", "heavy": "size", "long": "size", "small": "size",
-            "wide": "size", "high": "size", "deep": "size", "fast": "speed"}.get(adj, "generic")
-    return _search(f"how {adj} is {x}", _terms(_subject(x)), kind)
+    return _search(f"how {adj} is {x}", _terms(_subject(x)), "size" if adj in _SIZE_ADJ else "generic")
 
 
 @_rule("who~(?:is|was|'s)~(?:the~)?(?:current~)?{role}~(?:of|for)~{x}")
@@ -567,9 +538,9 @@ def _person(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "WHATS~on~the~menu~(?:at|for|of|in)~{x}",
-    "(?:show~me|find|get)~(?:the~)?menu~(?:at|for|of)~{x}",
-    "WHATS~the~menu~(?:at|for|of)~{x}",
+    "WHATS~on~the menu~(?:at|for|of|in)~{x}",
+    "(?:show me|find|get)~(?:the~)?menu~(?:at|for|of)~{x}",
+    "WHATS~the menu~(?:at|for|of)~{x}",
 )
 def _menu(g: dict[str, str]) -> Intent | None:
     x = _strip_article(_clean_slot(g["x"]))
@@ -577,9 +548,9 @@ def _menu(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "how~much~(?:does|do|would|will)~{x}~cost(?:~(?:on|at|from|in)~{where})?",
+    "how much (?:does|do|would|will)~{x}~cost(?:~(?:on|at|from|in)~{where})?",
     "WHATS~the~(?:current~)?(?:price|cost)~(?:of|for)~{x}(?:~(?:on|at|from|in)~{where})?",
-    "how~much~is~{x}~(?:on|at)~{where}",
+    "how much is~{x}~(?:on|at)~{where}",
 )
 def _price(g: dict[str, str]) -> Intent | None:
     x, where = _clean_slot(g["x"]), _clean_slot(g.get("where") or "")
@@ -590,7 +561,7 @@ def _price(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "what~are~the~(?:best~selling|best-selling|top~selling|most~popular|top~rated|best)~{x}"
+    "what are~the~(?:best selling|best-selling|top selling|most popular|top rated|best)~{x}"
     "(?:~(?:at|on|in|from)~{where})?",
 )
 def _best_selling(g: dict[str, str]) -> Intent | None:
@@ -598,25 +569,25 @@ def _best_selling(g: dict[str, str]) -> Intent | None:
     return _search(f"best selling {x} {where}", _terms(_subject(x), where), "generic")
 
 
-@_rule("what~are~the~(?:new|newest|latest)~products~(?:by|from|of)~{brand}(?:~on~{where})?")
+@_rule("what are~the~(?:new|newest|latest)~products~(?:by|from|of)~{brand}(?:~on~{where})?")
 def _new_products(g: dict[str, str]) -> Intent | None:
     brand, where = _clean_slot(g["brand"]), _clean_slot(g.get("where") or "")
     return _search(f"new {brand} products {where}", _terms(brand, "products", where), "generic")
 
 
-@_rule("what~(?:does|do)~{x}~look~like(?:~on~{where})?", "show~me~(?:a~)?(?:pictures|photos|images)~of~{x}")
+@_rule("what (?:does|do)~{x}~look like(?:~on~{where})?", "show me~(?:an?~)?(?:pictures|photos|images)~of~{x}")
 def _look_like(g: dict[str, str]) -> Intent | None:
     x, where = _strip_article(_clean_slot(g["x"])), _clean_slot(g.get("where") or "")
     return _search(f"{x} {where}", _terms(_subject(x), where), "generic")
 
 
-@_rule("where~can~i~(?:buy|get|find|purchase)~{x}")
+@_rule("where can i~(?:buy|get|find|purchase)~{x}")
 def _buy(g: dict[str, str]) -> Intent | None:
     x = _clean_slot(g["x"])
     return _search(f"buy {_subject(x)}", _terms(_subject(x)), "price")
 
 
-@_rule("show~me~(?:some~)?(?:nice~|good~|cool~|beautiful~|new~)?{x}~for~(?:my~|a~)?{y}")
+@_rule("show me~(?:some~)?(?:(?:nice|good|cool|beautiful|new)~)?{x}~for~(?:(?:my|a)~)?{y}")
 def _show_for(g: dict[str, str]) -> Intent | None:
     x, y = _clean_slot(g["x"]), _clean_slot(g["y"])
     if len(x.split()) > 4 or len(y.split()) > 3:
@@ -625,14 +596,14 @@ def _show_for(g: dict[str, str]) -> Intent | None:
 
 
 @_rule(
-    "(?:google|search~for|search|look~up)~{x}(?:~on~(?P<where>(?!youtube)[^?!]+?))?",
-    "find~{x}~on~(?P<where>(?!youtube|maps|google~maps)[^?!]+?)",
+    "(?:google|search for|search|look up)~{x}(?:~on~(?P<where>(?!youtube)[^?!]+?))?",
+    "find~{x}~on~(?P<where>(?!youtube|maps|google\\s+maps)[^?!]+?)",
 )
 def _generic(g: dict[str, str]) -> Intent | None:
     x, where = _clean_slot(g["x"]), _clean_slot(g.get("where") or "")
     subj = _subject(x)
-    if not subj:
-        return None
+    if not subj or re.search(r"\bon\s+youtube$", x, re.I):
+        return None  # a YouTube search is not a web search
     answer = "restaurants" if re.search(r"\brestaurants?\b", subj, re.I) else "generic"
     return _search(f"{_strip_article(x)} {where}", _terms(subj, where), answer)
 

@@ -1,11 +1,8 @@
-"""Shared builders for the data tests: small (8x16) screenshots keep everything fast."""
+"""Trajectory builders shared by the data tests (imported, not collected): 8x16 frames keep them fast."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-import pytest
 
 from digirl.core.actions import Action
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory, UIElement
@@ -13,7 +10,7 @@ from digirl.core.types import Observation, Step, TaskSpec, Trajectory, UIElement
 ALL_ACTIONS = [
     Action.tap(0.25, 0.5),
     Action.swipe((0.1, 0.9), (0.1, 0.2)),
-    Action.type_text("héllo \"world\"\n"),
+    Action.type_text('héllo "world"\n'),
     Action.back(),
     Action.home(),
     Action.enter(),
@@ -99,8 +96,3 @@ def build_traj(
         metadata={"collector": "test", "iteration": seed},
         **kw,
     )
-
-
-@pytest.fixture
-def make_traj() -> Callable[..., Trajectory]:
-    return build_traj

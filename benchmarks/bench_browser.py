@@ -1,0 +1,210 @@
+"""Browser backend throughput (env steps/s vs a bare Playwright loop) and scripted-solver success.
+
+One step = a click at a point of the MiniWoB click-test task area + a 160×210 PNG screenshot decoded
+to a numpy array + the reward read; a finished or truncated (10 steps) episode is reset. For each
+number of concurrent pages, in the same run:
+
+- ``bare``: N asyncio tasks, one per page (own context), each looping click → screenshot → decode →
+  reward read with plain Playwright calls (no batch barrier: the best case for a hand-written loop);
+- ``env``: :class:`BrowserVectorEnv` ``step_many`` over N :class:`MiniWoBEnv` (``elements=False``),
+  i.e. the full framework path (action mapping, bookkeeping, Observation, batch barrier);
+- ``env+elements``: the same with the visible-element list (a JS call concurrent with the screenshot).
+
+``--solvers`` also runs every scripted solver on 50 seeds (0..49) and reports success per task.
+
+    python benchmarks/bench_browser.py                     # throughput, 1/4/8/16 pages, 8 s per level
+    python benchmarks/bench_browser.py --solvers --seeds 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from digirl.browser.actions import frame_from_bytes
+from digirl.browser.catalog import CURATED_TASKS
+from digirl.browser.miniwob import TASK_AREA, VIEWPORT, MiniWoBEnv
+from digirl.browser.pool import BrowserPool
+from digirl.browser.vector import BrowserVectorEnv, collect_solver_demos
+from digirl.core.actions import Action
+from digirl.core.errors import EnvFailure
+
+HORIZON = 10
+TAP = (0.5, 0.6)  # a fixed point: sometimes the button, mostly not (episodes then truncate)
+CLIP = {"x": TASK_AREA.x, "y": TASK_AREA.y, "width": TASK_AREA.width, "height": TASK_AREA.height}
+RESET_JS = """(seed) => { core.endEpisode(0); Math.seedrandom(seed); core.setDataMode('train');
+  core.EPISODE_MAX_TIME = 86400000; core.startEpisodeReal(); return WOB_TASK_READY; }"""
+STATUS_JS = "() => [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]"
+
+
+def _pct(xs: list[float], q: float) -> float:
+    return float(np.percentile(xs, q)) * 1000 if xs else float("nan")
+
+
+async def _bare(pool: BrowserPool, url: str, pages: int, seconds: float) -> dict[str, Any]:
+    browser = await pool.browser()
+    ctxs = [await browser.new_context(viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]}) for _ in range(pages)]
+    pgs = [await c.new_page() for c in ctxs]
+    await asyncio.gather(*(p.goto(url, wait_until="load") for p in pgs))
+    for k, p in enumerate(pgs):
+        await p.evaluate(RESET_JS, k)
+    x, y = TASK_AREA.to_page(TAP)
+    lat: list[float] = []
+    counts = [0] * pages
+    stop = time.perf_counter() + seconds
+
+    async def loop(k: int) -> None:
+        page, t, seed = pgs[k], 0, 1000 * k
+        while time.perf_counter() < stop:
+            t0 = time.perf_counter()
+            await page.mouse.click(x, y)
+            data = await page.screenshot(type="png", clip=CLIP)  # type: ignore[arg-type]
+            frame_from_bytes(data, 160, 210)
+            done, _raw = await page.evaluate(STATUS_JS)
+            t += 1
+            if done or t >= HORIZON:
+                seed, t = seed + 1, 0
+                await page.evaluate(RESET_JS, seed)
+            lat.append(time.perf_counter() - t0)
+            counts[k] += 1
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(loop(k) for k in range(pages)))
+    wall = time.perf_counter() - t0
+    for c in ctxs:
+        await c.close()
+    return {"steps": sum(counts), "steps_per_s": sum(counts) / wall, "p50_ms": _pct(lat, 50), "p90_ms": _pct(lat, 90)}
+
+
+def _framework(pool: BrowserPool, pages: int, seconds: float, elements: bool) -> dict[str, Any]:
+    envs = [MiniWoBEnv("click-test", pool=pool, elements=elements, horizon=HORIZON) for _ in range(pages)]
+    with BrowserVectorEnv(envs) as venv:
+        seeds = [1000 * k for k in range(pages)]
+        venv.reset_many(seeds)
+        tap = Action.tap(*TAP)
+        lat: list[float] = []
+        steps = failures = 0
+        stop = time.perf_counter() + seconds
+        t0 = time.perf_counter()
+        while time.perf_counter() < stop:
+            ts = time.perf_counter()
+            outs = venv.step_many([tap] * pages)
+            lat.append(time.perf_counter() - ts)
+            steps += pages
+            ended = [k for k, o in enumerate(outs) if isinstance(o, EnvFailure) or o[2] or o[3]]
+            failures += sum(isinstance(o, EnvFailure) for o in outs)
+            if ended:
+                for k in ended:
+                    seeds[k] += 1
+                venv.reset_many([seeds[k] for k in ended], indices=ended)
+        wall = time.perf_counter() - t0
+    # latency of one batch = latency of each of its steps
+    return {
+        "steps": steps,
+        "steps_per_s": steps / wall,
+        "p50_ms": _pct(lat, 50),
+        "p90_ms": _pct(lat, 90),
+        "env_failures": failures,
+    }
+
+
+def throughput(levels: list[int], seconds: float) -> list[dict[str, Any]]:
+    rows = []
+    with BrowserPool() as pool:
+        probe = MiniWoBEnv("click-test", pool=pool)  # starts the shared HTTP server, gives the URL
+        url = probe.url
+        probe.reset(seed=0)  # warm the browser
+        for n in levels:
+            bare = pool.run(_bare(pool, url, n, seconds), timeout=seconds + 120)
+            env = _framework(pool, n, seconds, elements=False)
+            env_el = _framework(pool, n, seconds, elements=True)
+            row = {
+                "pages": n,
+                "bare": bare,
+                "env": env,
+                "env_elements": env_el,
+                "ratio_env_vs_bare": env["steps_per_s"] / bare["steps_per_s"],
+                "ratio_env_elements_vs_bare": env_el["steps_per_s"] / bare["steps_per_s"],
+            }
+            rows.append(row)
+            print(
+                f"pages {n:2d}: bare {bare['steps_per_s']:6.1f}/s (p50 {bare['p50_ms']:.0f} ms)  "
+                f"env {env['steps_per_s']:6.1f}/s (batch p50 {env['p50_ms']:.0f} ms, x{row['ratio_env_vs_bare']:.2f})  "
+                f"env+elements {env_el['steps_per_s']:6.1f}/s (x{row['ratio_env_elements_vs_bare']:.2f})",
+                flush=True,
+            )
+        probe.close()
+    return rows
+
+
+def solvers(seeds: int, num_envs: int) -> dict[str, Any]:
+    out = {}
+    for task in CURATED_TASKS:
+        t0 = time.perf_counter()
+        trajs = collect_solver_demos(task, seeds, num_envs=num_envs, elements=False)
+        ok = sum(t.success for t in trajs)
+        fails = sum(t.env_failure for t in trajs)
+        out[task] = {
+            "episodes": len(trajs),
+            "successes": ok,
+            "success_rate": ok / len(trajs),
+            "env_failures": fails,
+            "mean_steps": float(np.mean([t.length for t in trajs])),
+            "failed_seeds": [t.seed for t in trajs if not t.success],
+            "wall_s": time.perf_counter() - t0,
+        }
+        print(f"{task:24s} {ok}/{len(trajs)}  env failures {fails}  ({out[task]['wall_s']:.1f} s)", flush=True)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pages", type=int, nargs="+", default=[1, 4, 8, 16])
+    ap.add_argument("--seconds", type=float, default=8.0, help="measurement time per variant and level")
+    ap.add_argument("--solvers", action="store_true", help="also measure scripted-solver success")
+    ap.add_argument("--no-throughput", action="store_true")
+    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--num-envs", type=int, default=4, help="pages used for the solver runs")
+    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "browser.json"))
+    args = ap.parse_args()
+    result: dict[str, Any] = {
+        "command": " ".join([os.path.basename(sys.executable), *sys.argv]),
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpu_count": os.cpu_count(),
+            "load_avg_at_start": os.getloadavg(),
+        },
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "step": "click + 160x210 PNG screenshot decoded to numpy + reward read; reset on done or 10 steps",
+    }
+    out = Path(args.out)
+    if out.exists():  # keep the other section when only one is re-measured
+        old = json.loads(out.read_text())
+        for key in ("throughput", "solvers"):
+            if key in old:
+                result[key] = old[key]
+    if not args.no_throughput:
+        result["throughput"] = throughput(args.pages, args.seconds)
+        result["throughput_load_avg_at_end"] = os.getloadavg()
+    if args.solvers:
+        result["solvers"] = {"seeds": args.seeds, "tasks": solvers(args.seeds, args.num_envs)}
+        result["solvers_load_avg_at_end"] = os.getloadavg()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2))
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

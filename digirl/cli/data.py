@@ -1,0 +1,149 @@
+"""``digirl data``: inspect, validate and export trajectory datasets."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from digirl.cli.common import add_json_flag, add_parser, emit_json
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``digirl data info | check | export-hf``."""
+    p = add_parser(sub, "data", "inspect, validate and export trajectory datasets", "digirl data info runs/demo/data")
+    dsub = p.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
+
+    def _help(args: argparse.Namespace) -> int:
+        p.print_help()
+        return 0
+
+    p.set_defaults(func=_help)
+
+    info = add_parser(
+        dsub,
+        "info",
+        "summarize a dataset: trajectories, steps, success rate, env failures, families, tasks, size",
+        "digirl data info runs/demo/data --top 5",
+    )
+    info.add_argument("path", help="dataset folder (holds meta.json)")
+    info.add_argument("--top", type=int, default=10, help="how many tasks to list (default 10)")
+    add_json_flag(info)
+    info.set_defaults(func=_info)
+
+    check = add_parser(
+        dsub,
+        "check",
+        "validate every shard, row and screenshot; exit code 1 if anything is wrong",
+        "digirl data check runs/demo/data",
+    )
+    check.add_argument("path", help="dataset folder (holds meta.json)")
+    add_json_flag(check)
+    check.set_defaults(func=_check)
+
+    exp = add_parser(
+        dsub,
+        "export-hf",
+        "export as a Hugging Face datasets folder (one row per step, embedded screenshots)",
+        "digirl data export-hf runs/demo/data exports/demo-hf",
+    )
+    exp.add_argument("path", help="dataset folder (holds meta.json)")
+    exp.add_argument("out", help="output folder (must not exist or be empty)")
+    exp.add_argument("--exclude-failures", action="store_true", help="leave env-failure trajectories out")
+    exp.add_argument("--rows-per-file", type=int, default=2000, help="steps per Parquet file (default 2000)")
+    add_json_flag(exp)
+    exp.set_defaults(func=_export)
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover - loop always returns
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def _info(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from digirl.data.store import TrajectoryStore
+
+    s = TrajectoryStore(args.path, create=False).summary()
+    if args.json:
+        emit_json(s)
+        return 0
+    console = Console()
+    t = Table(title=f"dataset {s['path']}", show_header=False)
+    t.add_column("field")
+    t.add_column("value", justify="right")
+    mean_len = "n/a" if s["mean_length"] is None else f"{s['mean_length']:.2f}"
+    for k, v in (
+        ("trajectories", s["trajectories"]),
+        ("steps", s["steps"]),
+        ("success rate", f"{_pct(s['success_rate'])} ({s['successes']} successes)"),
+        ("env failures", s["env_failures"]),
+        ("mean length", mean_len),
+        ("shards", s["shards"]),
+        ("size on disk", _human_bytes(s["size_bytes"])),
+        ("schema version", s["schema_version"]),
+        ("written by digirl", s["digirl_version"]),
+        ("created", s["created"]),
+    ):
+        t.add_row(k, str(v))
+    for k, v in s["info"].items():
+        t.add_row(f"info.{k}", str(v))
+    console.print(t)
+    for title, groups, limit in (("per family", s["families"], None), ("top tasks", s["tasks"], args.top)):
+        if not groups:
+            continue
+        g = Table(title=title)
+        for col in ("name", "trajectories", "env failures", "success rate"):
+            g.add_column(col, justify="left" if col == "name" else "right")
+        for name, v in list(groups.items())[:limit]:
+            g.add_row(name or "(none)", str(v["trajectories"]), str(v["env_failures"]), _pct(v["success_rate"]))
+        console.print(g)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import sys
+
+    from digirl.core.errors import DataError
+    from digirl.data.store import TrajectoryStore
+
+    try:
+        store = TrajectoryStore(args.path, create=False)
+        problems = store.check()
+        n = len(store.trajectory_ids()) if not problems else None
+    except DataError as e:  # the dataset itself (meta.json) is unusable
+        problems, n = [str(e)], None
+    if args.json:
+        emit_json({"path": args.path, "ok": not problems, "problems": problems, "trajectories": n})
+    elif problems:
+        for line in problems:
+            print(line, file=sys.stderr)
+        print(f"{len(problems)} problem(s) found in {args.path}", file=sys.stderr)
+    else:
+        print(f"ok: {args.path} ({n} trajectories, every shard and screenshot readable)")
+    return 1 if problems else 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from digirl.data.hf import export_hf
+    from digirl.data.store import TrajectoryStore
+
+    store = TrajectoryStore(args.path, create=False)
+    result = export_hf(store, args.out, include_failures=not args.exclude_failures, rows_per_file=args.rows_per_file)
+    if args.json:
+        emit_json(result)
+    else:
+        print(
+            f"exported {result['rows']} steps of {result['trajectories']} trajectories "
+            f"into {result['files']} file(s) at {result['path']}"
+        )
+    return 0

@@ -1,0 +1,203 @@
+"""The app base class and the chrome most apps share (top app bar, tabs, FAB, dialogs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from digirl.sim.ui import (
+    BLUE,
+    BOTTOM,
+    SCRIM,
+    SUBTLE,
+    TEXT,
+    TOP,
+    WHITE,
+    Color,
+    View,
+    box,
+    button,
+    icon_button,
+    label,
+)
+
+if TYPE_CHECKING:
+    from digirl.sim.phone import Phone
+
+__all__ = ["App", "app_bar", "dialog", "fab", "tab_bar"]
+
+
+class App:
+    """One app. Subclasses keep their screen state as attributes and rebuild views from it.
+
+    Text input: ``fields`` holds each input's text, ``focused`` the field with the keyboard.
+    The phone calls :meth:`type_text`, :meth:`key`, :meth:`submit`, :meth:`back`, :meth:`tick`.
+    """
+
+    key = "app"
+    label = "App"
+    icon = "apps"
+    color: Color = (95, 99, 104)
+    icon_fg: Color = WHITE
+    #: May show a "rate this app" pop-up on first launch (a perturbation).
+    rates = False
+    bg: Color = WHITE
+    #: Status bar background (None: same as the app's first view).
+    status_color: Color = WHITE
+
+    def __init__(self, phone: Phone) -> None:
+        self.phone = phone
+        self.fields: dict[str, str] = {}
+        self.focused: str | None = None
+        #: Fields whose whole text is selected (the next typed text replaces it).
+        self.selected: set[str] = set()
+        self.launched = False
+
+    # ---------------------------------------------------------------- lifecycle
+    def on_launch(self) -> None:
+        """Called each time the app comes to the foreground."""
+
+    def build(self) -> list[View]:
+        """The app's views for the content area (between status bar and navigation bar)."""
+        return [label((0, TOP, 360, BOTTOM), self.label, size=22, align="center")]
+
+    def back(self) -> bool:
+        """Handle the back key; return False to let the phone leave the app."""
+        return False
+
+    def tick(self) -> None:
+        """Called once per step after the action (progress bars, timers)."""
+
+    def screen(self) -> str:
+        """A short name of what is shown (for ``info['screen']`` and predicates)."""
+        return "main"
+
+    def state(self) -> dict[str, Any]:
+        """Debug summary of the app's state."""
+        return {"screen": self.screen(), "fields": dict(self.fields), "focused": self.focused}
+
+    # ---------------------------------------------------------------- text input
+    def focus(self, name: str, *, select_all: bool = False) -> None:
+        self.focused = name
+        self.fields.setdefault(name, "")
+        if select_all and self.fields[name]:
+            self.selected.add(name)
+        else:
+            self.selected.discard(name)
+
+    def blur(self) -> None:
+        if self.focused is not None:
+            self.selected.discard(self.focused)
+        self.focused = None
+
+    def set_field(self, name: str, text: str) -> None:
+        self.fields[name] = text
+        self.selected.discard(name)
+        self.on_change(name)
+
+    def type_text(self, text: str) -> None:
+        f = self.focused
+        if f is None:
+            return
+        if f in self.selected:
+            self.selected.discard(f)
+            self.fields[f] = ""
+        self.fields[f] = (self.fields.get(f, "") + text)[:200]
+        self.on_change(f)
+
+    def press_key(self, code: str) -> None:
+        """A key of the on-screen keyboard."""
+        f = self.focused
+        if f is None:
+            return
+        if code == "enter":
+            self.submit(f)
+        elif code == "backspace":
+            self.set_field(f, "" if f in self.selected else self.fields.get(f, "")[:-1])
+        elif len(code) == 1:
+            self.type_text(code)
+
+    def on_change(self, name: str) -> None:
+        """A field's text changed."""
+
+    def submit(self, name: str) -> None:
+        """Enter / the keyboard's action key on a focused field."""
+
+    def keyboard_action(self) -> str:
+        return "search"
+
+    # ---------------------------------------------------------------- helpers
+    def tap_field(self, name: str, *, select_all: bool = False) -> Callable[[], None]:
+        return lambda: self.focus(name, select_all=select_all)
+
+    def clear_field(self, name: str) -> Callable[[], None]:
+        def _clear() -> None:
+            self.focus(name)
+            self.set_field(name, "")
+
+        return _clear
+
+    def text_of(self, name: str) -> str:
+        return self.fields.get(name, "")
+
+
+def app_bar(title: str, *, back: Callable[[], None] | None = None, actions: list[View] | None = None,
+            fill: Color = WHITE, fg: Color = TEXT, ref: str = "appbar", height: int = 56, size: int = 20) -> View:
+    """A top app bar (blocks taps that miss its buttons)."""
+    bar = box((0, TOP, 360, TOP + height), fill, blocker=True, ref=ref)
+    x = 16
+    if back is not None:
+        bar.children.append(icon_button((4, TOP + 4, 52, TOP + height - 4), "back", back, ref=f"{ref}.back",
+                                        desc="Navigate up", color=fg))
+        x = 60
+    right = 360 - 48 * len(actions or [])
+    bar.children.append(label((x, TOP, right, TOP + height), title, size=size, fg=fg, ref=f"{ref}.title"))
+    for i, a in enumerate(actions or []):
+        a.rect = (right + 48 * i, TOP + 4, right + 48 * (i + 1), TOP + height - 4)
+        bar.children.append(a)
+    return bar
+
+
+def tab_bar(y: float, names: list[str], current: str, on_select: Callable[[str], None], *, ref: str,
+            fill: Color = WHITE, color: Color = BLUE, height: int = 44) -> View:
+    bar = box((0, y, 360, y + height), fill, blocker=True)
+    w = 360 / len(names)
+    for i, n in enumerate(names):
+        sel = n == current
+        t = View((i * w, y, (i + 1) * w, y + height), kind="tab", text=n, ref=f"{ref}.{n.lower()}", size=13,
+                 align="center", fg=color if sel else SUBTLE, bold=sel, on_tap=(lambda n=n: on_select(n)))
+        bar.children.append(t)
+        if sel:
+            bar.children.append(box((i * w + 12, y + height - 3, (i + 1) * w - 12, y + height), color))
+    return bar
+
+
+def fab(icon: str, on_tap: Callable[[], None], *, ref: str, desc: str, color: Color = BLUE, y: float = BOTTOM - 88,
+        text: str = "") -> View:
+    """A floating action button (bottom right)."""
+    if text:
+        return View((360 - 24 - 140, y, 360 - 24, y + 56), kind="button", icon=icon, text=text, ref=ref,
+                    fill=color, fg=WHITE, icon_color=WHITE, radius=16, on_tap=on_tap, bold=True, size=14,
+                    align="center")
+    return icon_button((360 - 24 - 56, y, 360 - 24, y + 56), icon, on_tap, ref=ref, desc=desc, color=WHITE,
+                       fill=color, radius=16)
+
+
+def dialog(title: str, body: str, buttons: list[tuple[str, str, Callable[[], None]]], *, ref: str,
+           height: int = 200, extra: list[View] | None = None) -> View:
+    """A modal dialog over a scrim: blocks every tap outside its buttons."""
+    scrim = box((0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref=f"{ref}.scrim")
+    top = (TOP + BOTTOM) / 2 - height / 2
+    card = box((24, top, 336, top + height), WHITE, radius=24, blocker=True, ref=ref, kind="dialog")
+    card.children.append(label((48, top + 20, 312, top + 52), title, size=19, bold=True, ref=f"{ref}.title"))
+    if body:
+        card.children.append(label((48, top + 56, 312, top + height - 64), body, size=14, fg=SUBTLE, lines=4))
+    x = 312
+    for text, bref, fn in reversed(buttons):
+        w = max(64, 10 * len(text) + 24)
+        card.children.append(button((x - w, top + height - 56, x, top + height - 16), text, fn, ref=bref,
+                                    style="text"))
+        x -= w + 8
+    card.children.extend(extra or [])
+    scrim.children.append(card)
+    return scrim

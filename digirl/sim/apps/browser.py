@@ -1,0 +1,363 @@
+"""A Chrome-like browser: URL bar, tabs (normal and incognito, windows), tab switcher, menu, history."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import quote_plus
+
+from digirl.sim.apps.base import App, app_bar
+from digirl.sim.apps.web import PAGE_TOP, Page, page_views, parse_url
+from digirl.sim.ui import (
+    BOTTOM,
+    FAINT,
+    SCRIM,
+    SUBTLE,
+    TEXT,
+    TOP,
+    WHITE,
+    Color,
+    View,
+    box,
+    icon_button,
+    input_field,
+    label,
+    list_row,
+    scroll_list,
+)
+
+__all__ = ["Browser", "Tab", "normalize_url"]
+
+_DOMAIN = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(/\S*)?$")
+_INCOG: Color = (53, 54, 58)
+
+
+def normalize_url(text: str) -> str | None:
+    """``https://www.Costco.com/`` → ``costco.com``; ``None`` when ``text`` is not a web address."""
+    t = text.strip().lower()
+    t = re.sub(r"^[a-z]+://", "", t)
+    t = re.sub(r"^www\.", "", t).rstrip("/")
+    return t if _DOMAIN.match(t) else None
+
+
+@dataclass
+class Tab:
+    tid: int
+    incognito: bool = False
+    window: int = 0
+    history: list[str] = field(default_factory=lambda: ["newtab"])
+    idx: int = 0
+    #: Domain whose cookie banner covers the page, if any.
+    cookie: str = ""
+    #: Opened during this episode (not part of the initial state).
+    new: bool = False
+
+    @property
+    def url(self) -> str:
+        return self.history[self.idx]
+
+    @property
+    def empty(self) -> bool:
+        return self.history == ["newtab"]
+
+
+class Browser(App):
+    key = "chrome"
+    label = "Chrome"
+    icon = "chrome"
+    color = WHITE
+    rates = False
+
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        self.tabs: list[Tab] = [Tab(0, history=["google.com"])]
+        self.cur = 0
+        self.mode = "page"  # page | urlbar | tabs | menu | history
+        self.tab_group_incognito = False
+        self.windows = 1
+        self.seen_cookie: set[str] = set()
+        self.visited: list[str] = []
+
+    # ---------------------------------------------------------------- state
+    @property
+    def tab(self) -> Tab:
+        return next(t for t in self.tabs if t.tid == self.cur)
+
+    @property
+    def page(self) -> Page:
+        return parse_url(self.tab.url)
+
+    @property
+    def bg(self) -> Color:  # type: ignore[override]
+        return _INCOG if self.tab.incognito else WHITE
+
+    @property
+    def status_color(self) -> Color:  # type: ignore[override]
+        return _INCOG if self.tab.incognito else WHITE
+
+    def screen(self) -> str:
+        if self.mode != "page":
+            return self.mode
+        return self.page.kind
+
+    def state(self) -> dict[str, object]:
+        t = self.tab
+        return {"screen": self.screen(), "url": t.url, "incognito": t.incognito, "tabs": len(self.tabs),
+                "cookie": t.cookie, "focused": self.focused, "fields": dict(self.fields)}
+
+    def keyboard_action(self) -> str:
+        return "enter" if self.focused == "url" else "search"
+
+    # ---------------------------------------------------------------- navigation
+    def open_url(self, url: str) -> None:
+        """Navigate the current tab to ``url`` (a domain/path or any text to search for)."""
+        norm = normalize_url(url)
+        if norm is None:
+            norm = f"google.com/search?q={quote_plus(url.strip())}"
+        t = self.tab
+        t.history = t.history[: t.idx + 1] + [norm]
+        t.idx += 1
+        self._arrive(norm)
+        self.visited.append(norm)
+
+    def _arrive(self, url: str, *, load: bool = True) -> None:
+        t = self.tab
+        self.mode = "page"
+        self.blur()
+        page = parse_url(url)
+        self.fields["gq"] = page.query
+        self.fields["site"] = page.query
+        t.cookie = ""
+        dyn = self.phone.dyn
+        if load and page.kind != "newtab":
+            self.phone.start_loading(dyn.load_steps())
+        if page.domain and page.kind not in ("google", "serp", "newtab") and page.domain not in self.seen_cookie:
+            self.seen_cookie.add(page.domain)
+            if dyn.chance(dyn.cookie_p):
+                t.cookie = page.domain
+        self.phone.scroll.pop(f"page:{url}", None)
+
+    def google_search(self, q: str) -> None:
+        if q.strip():
+            self.open_url(f"google.com/search?q={quote_plus(q.strip())}")
+
+    def site_search_text(self, q: str) -> None:
+        page = self.page
+        if q.strip() and page.domain:
+            self.open_url(f"{page.domain}/search?q={quote_plus(q.strip())}")
+
+    def site_search(self) -> None:
+        self.site_search_text(self.fields.get("site", ""))
+
+    def submit(self, name: str) -> None:
+        text = self.fields.get(name, "").strip()
+        if not text:
+            return
+        if name == "url":
+            self.open_url(text)
+        elif name == "gq":
+            self.google_search(text)
+        elif name == "site":
+            self.site_search_text(text)
+
+    def edit_url(self) -> None:
+        self.mode = "urlbar"
+        self.fields["url"] = "" if self.tab.url == "newtab" else self.tab.url
+        self.focus("url", select_all=True)
+
+    def new_tab(self, incognito: bool = False, window: bool = False) -> None:
+        tid = max(t.tid for t in self.tabs) + 1
+        if window:
+            self.windows += 1
+        self.tabs.append(Tab(tid, incognito=incognito, window=self.windows - 1 if window else self.tab.window,
+                             new=True))
+        self.cur = tid
+        self.mode = "page"
+        self.blur()
+
+    def close_tab(self, tid: int) -> None:
+        self.tabs = [t for t in self.tabs if t.tid != tid]
+        if not self.tabs:
+            self.tabs = [Tab(tid + 1, new=True)]
+        if self.cur == tid or all(t.tid != self.cur for t in self.tabs):
+            self.cur = self.tabs[-1].tid
+
+    def back(self) -> bool:
+        if self.mode != "page":
+            self.mode = "page"
+            return True
+        t = self.tab
+        if t.idx > 0:
+            t.idx -= 1
+            self._arrive(t.url, load=False)
+            return True
+        return False
+
+    # ---------------------------------------------------------------- views
+    def loading_header(self) -> list[View]:
+        return [self._toolbar()]
+
+    def _toolbar(self) -> View:
+        t = self.tab
+        inc = t.incognito
+        bg = _INCOG if inc else WHITE
+        fg = WHITE if inc else TEXT
+        bar = box((0, TOP, 360, TOP + 56), bg, blocker=True, ref="chrome.toolbar")
+        host = "" if t.url == "newtab" else t.url.split("/")[0]
+        url = View((8, TOP + 8, 256, TOP + 48), kind="input", ref="chrome.url", text=host,
+                   placeholder="Search or type web address", fill=(80, 81, 86) if inc else (241, 243, 244),
+                   radius=20, fg=fg, icon="lock" if host else "search", on_tap=self.edit_url, size=14)
+        bar.children.append(url)
+        n = len([x for x in self.tabs if x.incognito == inc])
+        tabs_btn = View((262, TOP + 10, 300, TOP + 46), kind="button", text=str(min(n, 99)), ref="chrome.tabs",
+                        border=fg, radius=6, fg=fg, size=12, align="center", bold=True, fill=bg,
+                        on_tap=self._show_tabs, placeholder="Switch tabs")
+        bar.children.append(tabs_btn)
+        bar.children.append(icon_button((308, TOP + 8, 352, TOP + 48), "more", self._show_menu, ref="chrome.menu",
+                                        desc="More options", color=fg))
+        return bar
+
+    def _show_tabs(self) -> None:
+        self.mode = "tabs"
+        self.tab_group_incognito = self.tab.incognito
+
+    def _show_menu(self) -> None:
+        self.mode = "menu"
+
+    def _switch(self, tid: int) -> None:
+        self.cur = tid
+        self.mode = "page"
+
+    def build(self) -> list[View]:
+        if self.mode == "urlbar":
+            return self._urlbar()
+        if self.mode == "tabs":
+            return self._tabs()
+        if self.mode == "history":
+            return self._history()
+        views = page_views(self, self.page)
+        t = self.tab
+        if t.cookie:
+            views.append(self._cookie_banner(t.cookie))
+        views.append(self._toolbar())
+        if self.mode == "menu":
+            views.append(self._menu())
+        return views
+
+    def _cookie_banner(self, domain: str) -> View:
+        scrim = box((0, PAGE_TOP, 360, BOTTOM), SCRIM, blocker=True, ref="cookie.scrim")
+        card = box((0, BOTTOM - 250, 360, BOTTOM), WHITE, blocker=True, ref="cookie", kind="dialog")
+        card.children.append(label((20, BOTTOM - 236, 340, BOTTOM - 206), "We value your privacy", size=18, bold=True,
+                                   ref="cookie.title"))
+        card.children.append(label((20, BOTTOM - 202, 340, BOTTOM - 136), f"{domain} uses cookies to improve your "
+                                   "experience and show personalised ads. You can accept or reject them.", size=13,
+                                   fg=SUBTLE, lines=3))
+
+        def close() -> None:
+            self.tab.cookie = ""
+
+        from digirl.sim.ui import button
+
+        card.children.append(button((20, BOTTOM - 124, 340, BOTTOM - 80), self.phone.dyn.text("accept", "Accept all"),
+                                    close, ref="cookie.dismiss", radius=22))
+        card.children.append(button((20, BOTTOM - 72, 340, BOTTOM - 28), "Reject all", close, ref="cookie.reject",
+                                    style="outlined", radius=22))
+        scrim.children.append(card)
+        return scrim
+
+    def _menu(self) -> View:
+        scrim = box((0, TOP, 360, BOTTOM), None, blocker=True, ref="chrome.menu.scrim", on_tap=self._close_menu)
+        items = (("New tab", "new_tab", lambda: self.new_tab()),
+                 ("New Incognito tab", "new_incognito_tab", lambda: self.new_tab(incognito=True)),
+                 ("New window", "new_window", lambda: self.new_tab(window=True)),
+                 ("New Incognito window", "new_incognito_window", lambda: self.new_tab(incognito=True, window=True)),
+                 ("History", "history", self._show_history), ("Bookmarks", "bookmarks", self._close_menu),
+                 ("Downloads", "downloads", self._close_menu), ("Settings", "settings", self._close_menu))
+        panel = box((150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True,
+                    ref="chrome.menu.panel")
+        for i, (text, ref, fn) in enumerate(items):
+            y = TOP + 10 + 48 * i
+            panel.children.append(View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}",
+                                       on_tap=fn, size=15))
+        scrim.children.append(panel)
+        return scrim
+
+    def _close_menu(self) -> None:
+        self.mode = "page"
+
+    def _show_history(self) -> None:
+        self.mode = "history"
+
+    def _urlbar(self) -> list[View]:
+        inc = self.tab.incognito
+        bg = _INCOG if inc else WHITE
+        views = [box((0, TOP, 360, BOTTOM), bg)]
+        bar = box((0, TOP, 360, TOP + 56), bg, blocker=True)
+        bar.children.append(icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="chrome.url.back",
+                                        desc="Back", color=WHITE if inc else TEXT))
+        text = self.fields.get("url", "")
+        bar.children.append(input_field((48, TOP + 8, 352, TOP + 48), text, placeholder="Search or type web address",
+                                        focused=self.focused == "url", on_tap=self.tap_field("url"), ref="chrome.url",
+                                        on_clear=self.clear_field("url"), fill=(241, 243, 244), border=None, radius=20,
+                                        icon="globe", size=14))
+        views.append(bar)
+        typed = "" if "url" in self.selected else text.strip()
+        sugg: list[tuple[str, str, str]] = []
+        if typed:
+            norm = normalize_url(typed)
+            if norm:
+                sugg.append((norm, "globe", norm))
+            sugg.append((f"{typed} - Google Search", "search", typed))
+        for u in reversed(self.visited):
+            if (not typed or typed in u) and all(u != s[2] for s in sugg) and len(sugg) < 6:
+                sugg.append((u, "history", u))
+        for i, (title, icon, target) in enumerate(sugg):
+            views.append(list_row(TOP + 60 + 56 * i, 56, title, ref=f"chrome.sugg.{i}", icon=icon, icon_color=SUBTLE,
+                                  on_tap=lambda t=target: self.open_url(t), divider=False))
+        return views
+
+    def _tabs(self) -> list[View]:
+        inc = self.tab_group_incognito
+        bg = (32, 33, 36) if inc else (241, 243, 244)
+        fg = WHITE if inc else TEXT
+        views = [box((0, TOP, 360, BOTTOM), bg, ref="chrome.switcher")]
+        rows = []
+        shown = [t for t in self.tabs if t.incognito == inc]
+        for i, t in enumerate(shown):
+            x0, y = 12 + 172 * (i % 2), 8 + 196 * (i // 2)
+            card = box((x0, y, x0 + 164, y + 184), WHITE if not inc else (60, 64, 67), radius=12,
+                       ref=f"chrome.tab.{i}", on_tap=lambda tid=t.tid: self._switch(tid), kind="list_item")
+            title = "New tab" if t.url == "newtab" else t.url.split("/")[0]
+            card.children.append(label((x0 + 10, y + 6, x0 + 124, y + 34), title, size=13, fg=fg))
+            card.children.append(icon_button((x0 + 126, y + 2, x0 + 162, y + 38), "close",
+                                             lambda tid=t.tid: self.close_tab(tid), ref=f"chrome.tab.{i}.close",
+                                             desc="Close tab", color=fg))
+            card.children.append(box((x0 + 6, y + 40, x0 + 158, y + 178), (250, 250, 250) if not inc else (80, 81, 86),
+                                     radius=8))
+            rows.append(card)
+        views.append(scroll_list("chrome.tabs", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
+        bar = box((0, TOP, 360, TOP + 56), bg, blocker=True, ref="chrome.switcher.bar")
+        bar.children.append(icon_button((8, TOP + 8, 48, TOP + 48), "plus", lambda: self.new_tab(incognito=inc),
+                                        ref="chrome.switcher.new", desc="New tab", color=fg))
+        bar.children.append(View((96, TOP + 10, 176, TOP + 46), kind="tab", text="Tabs", ref="chrome.switcher.normal",
+                                 fg=fg, bold=not inc, align="center", on_tap=lambda: self._group(False)))
+        bar.children.append(View((184, TOP + 10, 264, TOP + 46), kind="icon", icon="incognito", icon_color=fg,
+                                 ref="chrome.switcher.incognito", placeholder="Incognito tabs",
+                                 on_tap=lambda: self._group(True)))
+        bar.children.append(icon_button((308, TOP + 8, 352, TOP + 48), "more", self._show_menu,
+                                        ref="chrome.switcher.menu", desc="More options", color=fg))
+        views.append(bar)
+        return views
+
+    def _group(self, incognito: bool) -> None:
+        self.tab_group_incognito = incognito
+
+    def _history(self) -> list[View]:
+        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+        rows = [list_row(56 * i, 56, u, ref=f"chrome.history.{i}", icon="globe", icon_color=SUBTLE,
+                         on_tap=lambda u=u: self.open_url(u)) for i, u in enumerate(reversed(self.visited))]
+        if not rows:
+            rows = [label((16, 20, 344, 60), "No history yet", size=15, fg=SUBTLE, align="center")]
+        views.append(scroll_list("chrome.history", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
+        views.append(app_bar("History", back=self.phone.key_back, ref="chrome.history.bar"))
+        return views

@@ -1,0 +1,151 @@
+"""The launcher: home screen (clock, search widget, icons, dock) and the app drawer (swipe up)."""
+
+from __future__ import annotations
+
+from digirl.core.actions import SwipeDirection
+from digirl.sim.apps.base import App
+from digirl.sim.content import stable_rng
+from digirl.sim.ui import BOTTOM, TEXT, TOP, WHITE, Color, View, box, input_field, label, scroll_list
+
+__all__ = ["DOCK_APPS", "HOME_APPS", "Launcher", "app_icon_view"]
+
+HOME_APPS = ("playstore", "gmail", "maps", "youtube", "settings", "clock", "photos", "calendar")
+DOCK_APPS = ("phone", "messages", "chrome", "camera")
+_MULTICOLOR = {"chrome", "google", "photos", "youtube", "store"}
+_WALLPAPERS: tuple[Color, ...] = ((38, 70, 115), (46, 94, 84), (74, 52, 104))
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def app_icon_view(app: App, cx: float, y: float, *, ref: str, fg: Color, size: int = 52, show_label: bool = True,
+                  on_tap: object = None) -> View:
+    """An app icon (circle + glyph) with its label under it; the whole cell is one tap target."""
+    cell = View((cx - 42, y, cx + 42, y + size + (26 if show_label else 4)), kind="app_icon", ref=ref,
+                placeholder=app.label, on_tap=on_tap)  # type: ignore[arg-type]
+    circle = (cx - size / 2, y, cx + size / 2, y + size)
+    if app.icon in _MULTICOLOR:
+        cell.children.append(View(circle, kind="icon", icon=app.icon, fill=WHITE, radius=size // 2, element=False,
+                                  placeholder="x", border=(218, 220, 224)))
+    elif app.icon == "letter":
+        cell.children.append(View(circle, kind="text", text=app.label[:1].upper(), fill=app.color, fg=WHITE,
+                                  radius=size // 2, size=22, align="center", bold=True, element=False))
+    else:
+        cell.children.append(View(circle, kind="icon", icon=app.icon, icon_color=app.icon_fg, fill=app.color,
+                                  radius=size // 2, element=False, placeholder="x"))
+    if show_label:
+        cell.children.append(View((cx - 44, y + size + 2, cx + 44, y + size + 22), kind="text", text=app.label,
+                                  size=12, fg=fg, align="center", element=False))
+    return cell
+
+
+class Launcher(App):
+    key = "launcher"
+    label = "Home"
+
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        self.page = "home"
+
+    @property
+    def bg(self) -> Color:  # type: ignore[override]
+        return _WALLPAPERS[self.phone.dyn.world_version % len(_WALLPAPERS)] if self.page == "home" else WHITE
+
+    @property
+    def status_color(self) -> Color:  # type: ignore[override]
+        return self.bg
+
+    def on_launch(self) -> None:
+        self.page = "home"
+        self.fields["drawer"] = ""
+        self.phone.scroll.pop("drawer", None)
+
+    def screen(self) -> str:
+        return self.page
+
+    def back(self) -> bool:
+        if self.page == "drawer":
+            self.on_launch()
+        return True
+
+    def on_swipe(self, d: SwipeDirection) -> None:
+        if self.page == "home" and d is SwipeDirection.UP:
+            self.page = "drawer"
+        elif self.page == "drawer" and d is SwipeDirection.DOWN:
+            self.on_launch()
+
+    def home_order(self) -> list[str]:
+        apps = list(HOME_APPS)
+        dyn = self.phone.dyn
+        if dyn.home_shuffle:
+            stable_rng("home", dyn.salt).shuffle(apps)
+        return apps
+
+    def open_drawer(self) -> None:
+        self.page = "drawer"
+
+    def build(self) -> list[View]:
+        return self._home() if self.page == "home" else self._drawer()
+
+    def _home(self) -> list[View]:
+        phone = self.phone
+        h, m = phone.clock
+        views: list[View] = [box((0, TOP, 360, BOTTOM), self.bg, ref="home")]
+        r = stable_rng("date", phone.dyn.salt)
+        views.append(label((0, TOP + 36, 360, TOP + 100), f"{h}:{m:02d}", size=52, fg=WHITE, align="center"))
+        views.append(label((0, TOP + 104, 360, TOP + 128), f"{r.choice(('Mon', 'Tue', 'Wed', 'Thu', 'Fri'))}, "
+                           f"{r.choice(_MONTHS)} {r.randint(1, 28)}", size=15, fg=WHITE, align="center"))
+        sy = BOTTOM - 190 if phone.dyn.search_widget_bottom else TOP + 150
+        widget = View((20, sy, 340, sy + 48), kind="input", ref="home.search", fill=WHITE, radius=24, icon="google",
+                      placeholder="Search", on_tap=self._open_search, size=15)
+        widget.children.append(View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244),
+                                    element=False))
+        views.append(widget)
+        gy = TOP + 230 if not phone.dyn.search_widget_bottom else TOP + 170
+        for i, key in enumerate(self.home_order()):
+            cx = 45 + 90 * (i % 4)
+            y = gy + 96 * (i // 4)
+            views.append(app_icon_view(phone.apps[key], cx, y, ref=f"home.app.{key}", fg=WHITE,
+                                       on_tap=lambda k=key: phone.launch(k)))
+        views.append(box((160, BOTTOM - 118, 200, BOTTOM - 114), (200, 210, 225), radius=2))
+        views.append(box((12, BOTTOM - 104, 348, BOTTOM - 16), self._dock_color(), radius=28, ref="home.dock",
+                         children=[app_icon_view(phone.apps[k], 54 + 84 * i, BOTTOM - 92, ref=f"home.app.{k}",
+                                                 fg=WHITE, show_label=False, on_tap=lambda k=k: phone.launch(k))
+                                   for i, k in enumerate(DOCK_APPS)]))
+        return views
+
+    def _dock_color(self) -> Color:
+        r, g, b = self.bg
+        return (min(255, r + 30), min(255, g + 30), min(255, b + 30))
+
+    def _open_search(self) -> None:
+        self.phone.launch("google")
+        g = self.phone.apps["google"]
+        start = getattr(g, "start_search", None)
+        if callable(start):
+            start()
+
+    def drawer_apps(self) -> list[str]:
+        q = self.fields.get("drawer", "").strip().lower()
+        keys = sorted(self.phone.installed, key=lambda k: self.phone.apps[k].label.lower())
+        return [k for k in keys if not q or q in self.phone.apps[k].label.lower()]
+
+    def submit(self, name: str) -> None:
+        apps = self.drawer_apps()
+        if apps and self.fields.get("drawer", "").strip():
+            self.phone.launch(apps[0])
+
+    def _drawer(self) -> list[View]:
+        phone = self.phone
+        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE, ref="drawer")]
+        rows: list[View] = []
+        for i, key in enumerate(self.drawer_apps()):
+            cx = 45 + 90 * (i % 4)
+            y = 8 + 92 * (i // 4)
+            rows.append(app_icon_view(phone.apps[key], cx, y, ref=f"drawer.app.{key}", fg=TEXT,
+                                      on_tap=lambda k=key: phone.launch(k)))
+        views.append(scroll_list("drawer", (0, TOP + 72, 360, BOTTOM), rows, phone.scroll))
+        views.append(box((0, TOP, 360, TOP + 72), WHITE, blocker=True, children=[
+            input_field((16, TOP + 12, 344, TOP + 60), self.fields.get("drawer", ""),
+                        placeholder=phone.dyn.text("search_apps", "Search your apps"),
+                        focused=self.focused == "drawer", on_tap=self.tap_field("drawer"), ref="drawer.search",
+                        on_clear=self.clear_field("drawer"), fill=(241, 243, 244), border=None)]))
+        return views

@@ -1,0 +1,263 @@
+"""``SimEnv``: the embedded simulated Android phone as a :class:`~digirl.envs.base.DeviceEnv`.
+
+Episodes: reset picks (or parses) a task, builds a fresh phone with this episode's seeded
+dynamics and the task's initial state, and returns the home screen. Each step applies the
+action, advances time (loading screens, installs), then evaluates the task's success predicate
+on the phone's state: reward 1.0 and termination on the step it first holds; STATUS_TASK_COMPLETE
+and STATUS_TASK_IMPOSSIBLE end the episode (reward 1.0 only if the predicate holds).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import numpy as np
+
+from digirl.core.actions import Action
+from digirl.core.errors import UnsupportedInstructionError
+from digirl.core.types import TaskSpec, UIElement
+from digirl.envs.base import DeviceEnv, StepResult
+from digirl.sim.expert import expert_action
+from digirl.sim.intents import Intent
+from digirl.sim.perturb import Dynamics
+from digirl.sim.phone import Phone, resolve_app
+from digirl.sim.predicates import TaskContext, check, parse_time
+from digirl.sim.render import Renderer
+from digirl.sim.samples import sample_tasks, spec_for
+from digirl.sim.ui import H, View, W, flatten
+
+__all__ = ["SimEnv", "tree_elements"]
+
+log = logging.getLogger(__name__)
+_ELEMENT_KINDS = {"input", "switch", "button", "icon", "list_item", "tab", "app_icon", "key", "keyboard", "logo"}
+
+
+def tree_elements(root: View) -> tuple[UIElement, ...]:
+    """The visible UI elements of a view tree (normalized bounds), without those under an overlay."""
+    nodes = list(flatten(root))
+    occluders = [(i, v.visible_rect()) for i, v in enumerate(nodes)
+                 if v.blocker and (v.fill is not None or v.patch) and v.visible_rect() is not None]
+    out: list[UIElement] = []
+    for i, v in enumerate(nodes):
+        if v.element is False:
+            continue
+        if not (v.element or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
+            continue
+        r = v.visible_rect()
+        if r is None:
+            continue
+        cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
+        if any(j > i and o is not None and o[0] <= cx <= o[2] and o[1] <= cy <= o[3] for j, o in occluders):
+            continue
+        if v.kind == "switch":
+            text = "on" if v.checked else "off"
+        else:
+            text = v.text or v.placeholder
+        if not text and v.on_tap is None:
+            continue
+        out.append(UIElement((r[0] / W, r[1] / H, r[2] / W, r[3] / H), text=text, kind=v.kind,
+                             clickable=v.on_tap is not None, focused=v.focused, ref=v.ref))
+    return tuple(out)
+
+
+class SimEnv(DeviceEnv):
+    """The simulated phone. ``taskset``: general | webshop; ``split``: train | test.
+
+    ``perturbation`` (0, 1, 2) sets pop-ups, ads, shuffled results, slow loads and layout jitter;
+    ``world_version`` shifts layouts and content (non-stationarity). ``allow_generic`` turns an
+    instruction no family understands into a web search for it instead of raising.
+    ``expert_jitter`` (0..1) moves the expert's taps off-centre within the element.
+    """
+
+    def __init__(self, taskset: str = "general", split: str = "train", width: int = 270, height: int = 600,
+                 perturbation: int = 1, world_version: int = 0, allow_generic: bool = False,
+                 action_codec: str = "json", expert_jitter: float = 0.0) -> None:
+        if taskset not in ("general", "webshop"):
+            raise ValueError(f"taskset must be 'general' or 'webshop', got {taskset!r}")
+        if split not in ("train", "test"):
+            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        if perturbation not in (0, 1, 2):
+            raise ValueError(f"perturbation must be 0, 1 or 2, got {perturbation!r}")
+        super().__init__(width=width, height=height, action_codec=action_codec)
+        self.taskset, self.split = taskset, split
+        self.perturbation, self.world_version = int(perturbation), int(world_version)
+        self.allow_generic = allow_generic
+        self.expert_jitter = float(expert_jitter)
+        self.default_horizon = 20 if taskset == "webshop" else 10
+        self.renderer = Renderer(width, height)
+        self.phone = Phone()
+        self.ctx = TaskContext(Intent("check_email"))
+        self._success = False
+        self._tasks: list[TaskSpec] | None = None
+        self._shot_tree: View | None = None
+        self._shot: np.ndarray | None = None
+        self._elems_tree: View | None = None
+        self._elems: tuple[UIElement, ...] = ()
+
+    # ---------------------------------------------------------------- tasks
+    def tasks(self) -> list[TaskSpec]:
+        """The task set of this env (from ``digirl.sim.tasks``, else the built-in samples)."""
+        if self._tasks is None:
+            try:
+                from digirl.sim.tasks.tasksets import load_taskset
+            except ModuleNotFoundError as e:
+                if not (e.name or "").startswith("digirl.sim.tasks"):
+                    raise
+                log.warning("digirl.sim.tasks is not installed; using the built-in sample tasks")
+                self._tasks = sample_tasks(self.taskset)
+            else:
+                self._tasks = list(load_taskset(self.taskset, self.split))
+        return self._tasks
+
+    def _resolve(self, task: TaskSpec | str | None, rng: np.random.Generator) -> tuple[TaskSpec, Intent]:
+        if task is None:
+            tasks = self.tasks()
+            if not tasks:
+                raise UnsupportedInstructionError(f"task set {self.taskset}/{self.split} is empty")
+            spec = tasks[int(rng.integers(len(tasks)))]
+        elif isinstance(task, str):
+            spec = self._from_text(task)
+        elif isinstance(task, TaskSpec):
+            spec = task
+        else:
+            raise TypeError(f"task must be a TaskSpec, an instruction string or None, got {type(task).__name__}")
+        raw = spec.params.get("intent") if isinstance(spec.params, dict) else None
+        if raw is None:
+            spec = self._from_text(spec.instruction)
+            raw = spec.params["intent"]
+        try:
+            intent = Intent.from_dict(raw)
+        except (KeyError, TypeError, ValueError) as e:
+            raise UnsupportedInstructionError(f"task {spec.task_id or spec.instruction!r} has a bad intent: {e}") from e
+        return spec, intent
+
+    def _from_text(self, text: str) -> TaskSpec:
+        try:
+            from digirl.sim.tasks.tasksets import task_from_instruction
+        except ModuleNotFoundError as e:
+            if not (e.name or "").startswith("digirl.sim.tasks"):
+                raise
+            task_from_instruction = None
+        if task_from_instruction is not None:
+            try:
+                return task_from_instruction(text, taskset=self.taskset, horizon=None)
+            except UnsupportedInstructionError:
+                if not self.allow_generic:
+                    raise
+        elif not self.allow_generic:
+            raise UnsupportedInstructionError(
+                f"cannot parse {text!r}: the instruction parser (digirl.sim.tasks) is not installed")
+        q = text.strip().rstrip("?.!")
+        from digirl.sim.content import key_terms
+
+        intent = Intent("web_search", {"query": q, "key_terms": " ".join(key_terms(q)[:6]), "answer": "generic"})
+        return spec_for(text, intent, task_id="sim-generic")
+
+    # ---------------------------------------------------------------- episode
+    def _reset(self, task: TaskSpec | str | None, rng: np.random.Generator) -> TaskSpec:
+        spec, intent = self._resolve(task, rng)
+        dyn = Dynamics.sample(self.perturbation, self.world_version, rng)
+        clock = (int(rng.integers(6, 12)), int(rng.integers(0, 60)))
+        self.phone = Phone(dyn, clock=clock, battery=int(rng.integers(35, 100)))
+        self.ctx = self._setup(intent, rng)
+        self._success = False
+        self._shot_tree = None
+        self._elems_tree = None
+        if spec.horizon <= 0:
+            spec = TaskSpec(**{**spec.to_dict(), "horizon": self.default_horizon})
+        return spec
+
+    def _setup(self, intent: Intent, rng: np.random.Generator) -> TaskContext:
+        """Put the phone in the task's initial state (an app to act on is installed, etc.)."""
+        p, fam = self.phone, intent.family
+        ctx = TaskContext(intent)
+        browser: Any = p.apps["chrome"]
+        start = ("google.com", "newtab", "nytimes.com", "google.com")[int(rng.integers(4))]
+        browser.tabs[0].history = [start]
+        if fam in ("open_app", "app_settings", "app_notifications"):
+            key = p.install(intent.get("app")) if intent.get("app") else ""
+            if fam == "app_notifications" and key:
+                state = intent.get("state", "toggle").lower()
+                p.notifications[key] = state in ("off", "disable", "disabled") or (
+                    state not in ("on", "enable", "enabled") and bool(rng.integers(2)))
+                ctx.initial_notifications = p.notifications[key]
+        elif fam == "install_app":
+            p.uninstall(intent.get("app"))
+        clock: Any = p.apps["clock"]
+        alarms = sorted({(int(rng.integers(5, 11)), int(rng.choice([0, 15, 30, 45]))) for _ in range(2)})
+        from digirl.sim.apps.clock import Alarm
+
+        clock.alarms = [Alarm(h, m, bool(rng.integers(2)), "Weekdays" if i == 0 else "") for i, (h, m) in
+                        enumerate(alarms)]
+        if fam == "set_alarm":
+            try:
+                h, m = parse_time(intent.get("time"))
+            except ValueError as e:
+                raise UnsupportedInstructionError(str(e)) from e
+            for a in clock.alarms:
+                if (a.hour, a.minute) == (h, m):
+                    a.enabled = False
+        if fam == "check_email" and self.perturbation > 0 and rng.random() < 0.3:
+            gmail: Any = p.apps["gmail"]
+            gmail.folder = "Sent"
+        return ctx
+
+    def _step(self, action: Action) -> StepResult:
+        p = self.phone
+        if action.ends_episode:
+            ok = check(p, self.ctx)
+            reward = 1.0 if ok and not self._success else 0.0
+            self._success = self._success or ok
+            return StepResult(reward, True, self._info({"success": ok}))
+        info = p.apply(action)
+        p.end_step()
+        ok = check(p, self.ctx)
+        reward = 1.0 if ok and not self._success else 0.0
+        self._success = self._success or ok
+        info["success"] = ok
+        return StepResult(reward, ok, self._info(info))
+
+    def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
+        p = self.phone
+        return {"app": p.fg, "screen": p.current.screen(), **extra}
+
+    # ---------------------------------------------------------------- observation
+    def _screenshot(self) -> np.ndarray:
+        tree = self.phone.tree()
+        if tree is not self._shot_tree or self._shot is None:
+            self._shot = self.renderer.render_shared(tree)
+            self._shot_tree = tree
+        return self._shot.copy()
+
+    def _elements(self) -> tuple[UIElement, ...]:
+        tree = self.phone.tree()
+        if tree is not self._elems_tree:
+            self._elems = tree_elements(tree)
+            self._elems_tree = tree
+        return self._elems
+
+    def cheat(self) -> Action | None:
+        """The scripted expert's next action (pure: does not change the episode)."""
+        if self._task is None:
+            return None
+        return expert_action(self.phone, self.ctx, jitter=self.expert_jitter, salt=self.phone.dyn.salt)
+
+    @property
+    def intent(self) -> Intent:
+        return self.ctx.intent
+
+    @property
+    def success(self) -> bool:
+        """Whether the task's predicate has held at some step of this episode."""
+        return self._success
+
+    def state_summary(self) -> dict[str, Any]:
+        """A JSON-able summary of the phone and task (for debugging and viewers)."""
+        p = self.phone
+        return {"task": self._task.instruction if self._task else None, "intent": self.ctx.intent.to_dict(),
+                "step": self._steps, "success": self._success, "perturbation": self.perturbation,
+                "world_version": self.world_version, "installed": [p.apps[k].label for k in p.installed],
+                "notifications_target": {resolve_app(self.intent.get("app")): p.notifications.get(
+                    resolve_app(self.intent.get("app")))} if self.intent.get("app") else {},
+                **p.summary()}

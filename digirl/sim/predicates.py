@@ -1,0 +1,243 @@
+"""Success predicates: one per intent family, evaluated on the phone's state (never on pixels).
+
+Each predicate is ``fn(phone, intent, ctx) -> bool``; :data:`PREDICATES` maps family → predicate.
+Adding a family = writing one function here, one plan in :mod:`digirl.sim.expert` and one entry
+in :data:`digirl.sim.intents.FAMILIES`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from digirl.sim.content import channel_videos, key_terms, norm_name, terms_in
+from digirl.sim.intents import Intent
+
+if TYPE_CHECKING:
+    from digirl.sim.apps.browser import Browser
+    from digirl.sim.apps.web import Page
+    from digirl.sim.phone import Phone
+
+__all__ = ["PREDICATES", "TaskContext", "check", "parse_time", "query_terms", "site_domain"]
+
+
+@dataclass
+class TaskContext:
+    """What a predicate needs besides the phone: the intent and the task's initial state."""
+
+    intent: Intent
+    #: For app_notifications/toggle: the switch state when the episode started.
+    initial_notifications: bool | None = None
+
+
+def query_terms(intent: Intent, slot: str = "query") -> list[str]:
+    """The terms that must appear in a submitted query: ``key_terms`` slot, else the query's content words."""
+    explicit = intent.get("key_terms").strip()
+    if explicit:
+        return explicit.lower().split()
+    return key_terms(intent.get(slot))
+
+
+def site_domain(site: str) -> str:
+    """``"https://www.Costco.com/"`` → ``costco.com``; a bare name gets ``.com``."""
+    from digirl.sim.apps.browser import normalize_url
+
+    s = normalize_url(site) or norm_name(site)
+    s = s.split("/")[0]
+    return s if "." in s else f"{s}.com"
+
+
+def parse_time(text: str) -> tuple[int, int]:
+    """``"07:30"`` / ``"7:30 pm"`` / ``"19:05"`` → (hour 0-23, minute)."""
+    m = re.match(r"^\s*(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?\s*$", text.lower())
+    if not m:
+        raise ValueError(f"not a time: {text!r} (expected HH:MM)")
+    h, mi = int(m.group(1)), int(m.group(2) or 0)
+    if m.group(3):
+        h = h % 12 + (12 if m.group(3).startswith("p") else 0)
+    if not (0 <= h <= 23 and 0 <= mi <= 59):
+        raise ValueError(f"not a time: {text!r}")
+    return h, mi
+
+
+# ---------------------------------------------------------------- helpers on the phone
+def browser_page(phone: Phone) -> Page | None:
+    """The page the browser shows, when Chrome is in front, loaded, and no URL/search editing is open."""
+    if phone.fg != "chrome" or phone.loading > 0:
+        return None
+    b: Browser = phone.apps["chrome"]  # type: ignore[assignment]
+    if b.mode != "page" or b.focused is not None:
+        return None
+    return b.page
+
+
+def shown_search_query(phone: Phone) -> str | None:
+    """The query of a search-engine results page on screen (None for suggestions or other screens)."""
+    if phone.loading > 0:
+        return None
+    if phone.fg == "google":
+        g = phone.apps["google"]
+        if g.screen() == "results":
+            return str(getattr(g, "query", ""))
+        return None
+    page = browser_page(phone)
+    if page is not None and page.kind == "serp":
+        return page.query
+    return None
+
+
+# ---------------------------------------------------------------- predicates
+def _web_search(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    q = shown_search_query(phone)
+    return q is not None and terms_in(query_terms(intent), q)
+
+
+def _open_app(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    from digirl.sim.phone import resolve_app
+
+    return phone.fg == resolve_app(intent.get("app")) and phone.loading == 0
+
+
+def _app_info_open(phone: Phone, intent: Intent) -> str | None:
+    from digirl.sim.phone import resolve_app
+
+    if phone.fg != "settings":
+        return None
+    top = getattr(phone.apps["settings"], "top", ("", ""))
+    key = resolve_app(intent.get("app"))
+    return key if top == ("app_info", key) else None
+
+
+def _app_settings(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return _app_info_open(phone, intent) is not None
+
+
+def wanted_notifications(intent: Intent, ctx: TaskContext) -> bool:
+    state = intent.get("state", "toggle").lower()
+    if state in ("on", "enable", "enabled", "true"):
+        return True
+    if state in ("off", "disable", "disabled", "false"):
+        return False
+    return not bool(ctx.initial_notifications if ctx.initial_notifications is not None else True)
+
+
+def _app_notifications(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    key = _app_info_open(phone, intent)
+    return key is not None and phone.notifications.get(key, True) == wanted_notifications(intent, ctx)
+
+
+def _install_app(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return phone.is_installed(intent.get("app"))
+
+
+def _youtube_play(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    if phone.fg != "youtube":
+        return False
+    v = getattr(phone.apps["youtube"], "playing", None)
+    if v is None or norm_name(v.channel) != norm_name(intent.get("channel")):
+        return False
+    if intent.get("kind", "new").lower() == "latest":
+        return bool(v.vid == channel_videos(intent.get("channel"), phone.dyn.world_version)[0].vid)
+    return True
+
+
+def _maps_screen(phone: Phone, screen: str) -> object | None:
+    if phone.fg != "maps" or phone.loading > 0:
+        return None
+    m = phone.apps["maps"]
+    if m.screen() != screen or m.focused is not None:
+        return None
+    return m
+
+
+def _maps_search(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    m = _maps_screen(phone, "results")
+    return m is not None and terms_in(query_terms(intent), str(getattr(m, "query", "")))
+
+
+def destination_terms(intent: Intent) -> list[str]:
+    from digirl.sim.apps.maps import place_query
+
+    return key_terms(place_query(intent.get("destination")))
+
+
+def _maps_directions(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    m = _maps_screen(phone, "directions")
+    if m is None:
+        return False
+    place = m.top[1]  # type: ignore[attr-defined]
+    return terms_in(destination_terms(intent), f"{place.category} {place.name}")
+
+
+def _set_alarm(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    h, m = parse_time(intent.get("time"))
+    return any(a.enabled and a.hour == h and a.minute == m for a in phone.apps["clock"].alarms)  # type: ignore[attr-defined]
+
+
+def _browser_tab(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    page = browser_page(phone)
+    if page is None or page.kind != "newtab":
+        return False
+    t = phone.apps["chrome"].tab  # type: ignore[attr-defined]
+    if not (t.new and t.empty):
+        return False
+    mode = intent.get("mode", "tab").lower()
+    incognito = mode.startswith("incognito")
+    if t.incognito != incognito:
+        return False
+    return t.window > 0 if mode.endswith("window") else True
+
+
+def _check_email(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return phone.fg == "gmail" and phone.apps["gmail"].screen() == "inbox"
+
+
+def _front_page(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    page = browser_page(phone)
+    if page is None:
+        return False
+    return page.domain == site_domain(intent.get("site")) and page.kind in ("shop_home", "reddit", "site", "google")
+
+
+def _shop_results(phone: Phone, intent: Intent) -> Page | None:
+    page = browser_page(phone)
+    if page is None or page.domain != site_domain(intent.get("site")):
+        return None
+    return page
+
+
+def _shop_search(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    page = _shop_results(phone, intent)
+    return page is not None and page.kind == "shop_results" and terms_in(query_terms(intent), page.query)
+
+
+def _shop_select(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    page = _shop_results(phone, intent)
+    return (page is not None and page.kind == "product" and page.rank == 0
+            and terms_in(query_terms(intent), page.query))
+
+
+PREDICATES: dict[str, Callable[[Phone, Intent, TaskContext], bool]] = {
+    "web_search": _web_search,
+    "open_app": _open_app,
+    "app_settings": _app_settings,
+    "app_notifications": _app_notifications,
+    "install_app": _install_app,
+    "youtube_play": _youtube_play,
+    "maps_search": _maps_search,
+    "maps_directions": _maps_directions,
+    "set_alarm": _set_alarm,
+    "browser_tab": _browser_tab,
+    "check_email": _check_email,
+    "open_site": _front_page,
+    "shop_goto": _front_page,
+    "shop_search": _shop_search,
+    "shop_select": _shop_select,
+}
+
+
+def check(phone: Phone, ctx: TaskContext) -> bool:
+    """Whether the task of ``ctx`` is accomplished on ``phone``."""
+    return PREDICATES[ctx.intent.family](phone, ctx.intent, ctx)

@@ -1,0 +1,22 @@
+"""Registers the simulator's env ids (imported by :mod:`digirl.envs.registry`; strings only, no heavy imports).
+
+- ``digirl/sim-general-v0`` / ``digirl/sim-general-test-v0``: AitW General-style tasks, horizon 10.
+- ``digirl/sim-webshop-v0`` / ``digirl/sim-webshop-test-v0``: Web Shopping tasks, horizon 20.
+
+The ``-test`` ids use the test split; ``make(id, split=..., perturbation=..., world_version=...)``
+overrides any keyword of :class:`digirl.sim.env.SimEnv`.
+"""
+
+from __future__ import annotations
+
+from digirl.envs.registry import register
+
+_EP = "digirl.sim.env:SimEnv"
+_META = {"simulator": True, "expert": True, "elements": True}
+
+for _ts, _desc in (("general", "Simulated phone, AitW General-style tasks (search, apps, settings, alarms; H=10)"),
+                   ("webshop", "Simulated phone, Web Shopping tasks on 6 shopping sites (go to, search, select; H=20)")):
+    register(f"digirl/sim-{_ts}-v0", _EP, description=_desc + ", train split", metadata=_META, taskset=_ts,
+             split="train")
+    register(f"digirl/sim-{_ts}-test-v0", _EP, description=_desc + ", test split", metadata=_META, taskset=_ts,
+             split="test")

@@ -1,0 +1,320 @@
+"""Render a :class:`~digirl.sim.ui.View` tree to a uint8 H×W×3 numpy screenshot.
+
+Speed comes from three caches: (1) every text run, icon and rounded shape is drawn once with
+Pillow onto its known background colour and kept as a small RGB *patch*, so drawing a frame is
+only numpy slice assignments; (2) a tree is first compiled to a hashable tuple of draw ops, and
+(3) whole frames are cached by that tuple (LRU), so a screen seen before costs one array copy.
+Text uses Pillow's built-in scalable font (``ImageFont.load_default(size=N)``), no system fonts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from digirl.sim.icons import icon_patch
+from digirl.sim.text import TextRaster
+from digirl.sim.ui import BLUE, FAINT, SUBTLE, WHITE, Color, View
+from digirl.sim.ui import H as LH
+from digirl.sim.ui import W as LW
+
+__all__ = ["Renderer"]
+
+Op = tuple[Any, ...]
+_TEXT = TextRaster()  # glyphs are shared by every renderer in the process
+Clip = tuple[int, int, int, int] | None
+
+
+class Renderer:
+    """Draws view trees at ``width``×``height`` pixels (logical 360×800 scaled)."""
+
+    def __init__(self, width: int, height: int, *, frame_cache: int = 48, patch_cache: int = 20000) -> None:
+        if width < 90 or height < 200:
+            raise ValueError(f"screen must be at least 90x200 pixels, got {width}x{height}")
+        self.width, self.height = width, height
+        self.sx, self.sy = width / LW, height / LH
+        self.s = min(self.sx, self.sy)
+        self._patches: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+        self._frames: OrderedDict[tuple[Op, ...], np.ndarray] = OrderedDict()
+        self._fit: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
+        self._widths: dict[tuple[str, int], int] = {}
+        self._rows: dict[Color, np.ndarray] = {}
+        self._frame_cache, self._patch_cache = frame_cache, patch_cache
+        self.stats = {"frames": 0, "frame_hits": 0, "patches": 0}
+
+    # ---------------------------------------------------------------- public
+    def render(self, root: View) -> np.ndarray:
+        """A fresh (caller-owned) screenshot of the tree."""
+        return self.render_shared(root).copy()
+
+    def render_shared(self, root: View) -> np.ndarray:
+        """The screenshot as a read-only array shared with the frame cache (copy before writing)."""
+        ops = tuple(self.compile(root))
+        self.stats["frames"] += 1
+        frame = self._frames.get(ops)
+        if frame is not None:
+            self._frames.move_to_end(ops)
+            self.stats["frame_hits"] += 1
+            return frame
+        frame = np.empty((self.height, self.width, 3), dtype=np.uint8)
+        flat = frame.reshape(self.height, self.width * 3)
+        start = 0
+        for i, op in enumerate(ops):  # everything before a full-screen fill is painted over
+            if op[0] == "rect" and op[1] <= 0 and op[2] <= 0 and op[3] >= self.width and op[4] >= self.height \
+                    and op[6] is None:
+                start = i
+        if not ops or ops[start][0] != "rect":
+            flat[:] = 255
+        for op in ops[start:]:
+            self._exec(frame, flat, op)
+        frame.flags.writeable = False
+        self._frames[ops] = frame
+        if len(self._frames) > self._frame_cache:
+            self._frames.popitem(last=False)
+        return frame
+
+    def compile(self, root: View) -> list[Op]:
+        """The draw ops for a tree (hashable tuples in paint order)."""
+        ops: list[Op] = []
+        self._compile(root, WHITE, ops)
+        return ops
+
+    # ---------------------------------------------------------------- compile
+    def _px(self, r: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
+        return (round(r[0] * self.sx), round(r[1] * self.sy), round(r[2] * self.sx), round(r[3] * self.sy))
+
+    def _compile(self, v: View, bg: Color, ops: list[Op]) -> None:
+        if v.clip is not None and v.visible_rect() is None:
+            return
+        x0, y0, x1, y1 = self._px(v.rect)
+        clip: Clip = self._px(v.clip) if v.clip is not None else None
+        w, h = x1 - x0, y1 - y0
+        if w <= 0 or h <= 0:
+            return
+        if v.patch:
+            ops.append(("patch", v.patch, w, h, x0, y0, clip))
+        if v.fill is not None or v.border is not None:
+            fill = v.fill if v.fill is not None else bg
+            if v.radius == 0 and v.border is None:
+                ops.append(("rect", x0, y0, x1, y1, fill, clip))
+            else:
+                r = min(round(v.radius * self.s), w // 2, h // 2)
+                ops.append(("shape", w, h, r, fill, v.border, bg, x0, y0, clip))
+            bg = fill
+        kind = v.kind
+        if kind == "switch":
+            self._switch(x0, y0, x1, y1, bool(v.checked), bg, clip, ops)
+        elif kind == "input":
+            self._input(v, x0, y0, x1, y1, bg, clip, ops)
+        elif v.icon:
+            self._icon_and_text(v, x0, y0, x1, y1, bg, clip, ops)
+        elif v.text:
+            self._text(v.text, v.size, v.fg, bg, v.bold, v.align, x0, y0, x1, y1, clip, ops, v.lines)
+        for c in v.children:
+            self._compile(c, bg, ops)
+
+    def _icon_and_text(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip,
+                       ops: list[Op]) -> None:
+        color = v.icon_color or v.fg
+        if not v.text:
+            full = v.on_tap is None and v.fill is None
+            side = min(x1 - x0, y1 - y0)
+            size = side if full else max(8, round(min(side * 0.62, 24 * self.s)))
+            ops.append(("icon", v.icon, size, color, bg, x0 + (x1 - x0 - size) // 2, y0 + (y1 - y0 - size) // 2, clip))
+            return
+        size = max(8, round(min(y1 - y0, 40 * self.sy) * 0.5))
+        if v.align == "center":
+            tw = self._text_width(v.text, v.size)
+            left = x0 + (x1 - x0 - tw - size - round(6 * self.s)) // 2
+        else:
+            left = x0 + round(12 * self.s)
+        ops.append(("icon", v.icon, size, color, bg, left, y0 + (y1 - y0 - size) // 2, clip))
+        tx = left + size + round(6 * self.s)
+        self._text(v.text, v.size, v.fg, bg, v.bold, "left", tx, y0, x1, y1, clip, ops)
+
+    def _input(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip, ops: list[Op]) -> None:
+        pad = round(12 * self.s)
+        tx = x0 + pad
+        if v.icon:
+            size = max(8, round(20 * self.s))
+            ops.append(("icon", v.icon, size, SUBTLE, bg, tx, y0 + (y1 - y0 - size) // 2, clip))
+            tx += size + round(8 * self.s)
+        right = x1 - (round(36 * self.s) if v.text and v.children else pad)
+        shown = v.text or v.placeholder
+        color = v.fg if v.text else SUBTLE
+        end = tx
+        if shown:
+            end = self._text(shown, v.size, color, bg, False, "left", tx, y0, right, y1, clip, ops)
+        if v.focused:
+            cx = end + 1 if v.text else tx
+            ch = round(v.size * 1.3 * self.s)
+            cy = y0 + (y1 - y0 - ch) // 2
+            ops.append(("rect", cx, cy, cx + max(1, round(1.5 * self.s)), cy + ch, BLUE, clip))
+
+    def _switch(self, x0: int, y0: int, x1: int, y1: int, on: bool, bg: Color, clip: Clip, ops: list[Op]) -> None:
+        tw, th = round(36 * self.s), round(20 * self.s)
+        tx, ty = x1 - tw - round(4 * self.s), y0 + (y1 - y0 - th) // 2
+        track = (168, 199, 250) if on else (189, 193, 198)
+        ops.append(("shape", tw, th, th // 2, track, None, bg, tx, ty, clip))
+        k = th + round(4 * self.s)
+        kx = tx + tw - k + round(2 * self.s) if on else tx - round(2 * self.s)
+        ops.append(("shape", k, k, k // 2, BLUE if on else WHITE, None if on else FAINT, track, kx, ty - round(2 * self.s), clip))
+
+    def _font(self, px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+        return _TEXT.font(px)
+
+    def _font_px(self, size: int) -> int:
+        return max(7, round(size * self.s))
+
+    def _text_width(self, text: str, size: int) -> int:
+        return self._width(text, self._font_px(size))
+
+    def _width(self, text: str, px: int) -> int:
+        key = (text, px)
+        w = self._widths.get(key)
+        if w is None:
+            if len(self._widths) > 50000:
+                self._widths.clear()
+            w = _TEXT.width(text, px)
+            self._widths[key] = w
+        return w
+
+    def _fit_lines(self, text: str, px: int, width: int, lines: int) -> tuple[str, ...]:
+        key = (text, px, width, lines)
+        hit = self._fit.get(key)
+        if hit is not None:
+            return hit
+        out: list[str] = []
+        if lines == 1 and self._width(text, px) <= width:
+            self._fit[key] = (text,)
+            return (text,)
+        rest = text.split(" ")
+        while rest and len(out) < lines:
+            line = rest.pop(0)
+            while rest and self._width(line + " " + rest[0], px) <= width:
+                line += " " + rest.pop(0)
+            if len(out) == lines - 1 and rest:
+                line += " " + " ".join(rest)
+                rest = []
+            if self._width(line, px) > width:
+                lo, hi = 0, len(line)
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if _TEXT.width(line[:mid] + "…", px) <= width:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                line = line[:lo].rstrip() + "…"
+            out.append(line)
+        res = tuple(out)
+        if len(self._fit) > 20000:
+            self._fit.clear()
+        self._fit[key] = res
+        return res
+
+    def _text(self, text: str, size: int, fg: Color, bg: Color, bold: bool, align: str, x0: int, y0: int, x1: int,
+              y1: int, clip: Clip, ops: list[Op], lines: int = 1) -> int:
+        """Append text ops; return the x where the (last) line ends."""
+        px = self._font_px(size)
+        width = max(1, x1 - x0)
+        fitted = self._fit_lines(text, px, width, max(1, lines))
+        asc, desc = _TEXT.metrics(px)
+        lh = asc + desc
+        step = round(lh * 1.2)
+        total = lh + step * (len(fitted) - 1)
+        y = y0 + (y1 - y0 - total) // 2
+        end = x0
+        for line in fitted:
+            tw = self._width(line, px) + (1 if bold else 0)
+            x = x0 if align == "left" else (x0 + (width - tw) // 2 if align == "center" else x1 - tw)
+            ops.append(("text", line, px, fg, bg, bold, x, y, clip))
+            end = x + tw
+            y += step
+        return end
+
+    # ---------------------------------------------------------------- execute
+    def _exec(self, frame: np.ndarray, flat: np.ndarray, op: Op) -> None:
+        kind = op[0]
+        if kind == "rect":
+            _, x0, y0, x1, y1, color, clip = op
+            x0, y0, x1, y1 = _clip_box(x0, y0, x1, y1, clip, self.width, self.height)
+            if x1 > x0 and y1 > y0:
+                row = self._rows.get(color)
+                if row is None:  # a pre-tiled row: broadcasting a 3-vector over pixels is ~100x slower
+                    row = np.tile(np.array(color, dtype=np.uint8), self.width)
+                    self._rows[color] = row
+                flat[y0:y1, 3 * x0 : 3 * x1] = row[: 3 * (x1 - x0)]
+            return
+        if kind == "text":
+            _, text, px, fg, bg, bold, x, y, clip = op
+            patch = self._patch(("t", text, px, fg, bg, bold))
+        elif kind == "icon":
+            _, name, size, color, bg, x, y, clip = op
+            patch = self._patch(("i", name, size, color, bg))
+        elif kind == "shape":
+            _, w, h, r, fill, border, bg, x, y, clip = op
+            patch = self._patch(("s", w, h, r, fill, border, bg))
+        else:  # patch
+            _, name, w, h, x, y, clip = op
+            patch = self._patch(("p", name, w, h))
+        ph, pw = patch.shape[:2]
+        bx0, by0, bx1, by1 = _clip_box(x, y, x + pw, y + ph, clip, self.width, self.height)
+        if bx1 > bx0 and by1 > by0:
+            frame[by0:by1, bx0:bx1] = patch[by0 - y : by1 - y, bx0 - x : bx1 - x]
+
+    def _patch(self, key: tuple[Any, ...]) -> np.ndarray:
+        p = self._patches.get(key)
+        if p is not None:
+            return p
+        kind = key[0]
+        if kind == "t":
+            _, text, px, fg, bg, bold = key
+            p = _TEXT.patch(text, px, fg, bg, bold)
+        elif kind == "i":
+            _, name, size, color, bg = key
+            p = icon_patch(name, size, color, bg)
+        elif kind == "s":
+            _, w, h, r, fill, border, bg = key
+            p = _shape(w, h, r, fill, border, bg, max(1, round(self.s)))
+        else:
+            from digirl.sim.keyboard import keyboard_patch
+
+            _, name, w, h = key
+            p = keyboard_patch(name, w, h, self)
+        p.flags.writeable = False
+        self.stats["patches"] += 1
+        self._patches[key] = p
+        if len(self._patches) > self._patch_cache:
+            self._patches.popitem(last=False)
+        return p
+
+    def draw_text(self, d: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int, fg: Color,
+                  anchor: str = "mm") -> None:
+        """Draw text with this renderer's font (used by pre-rendered patches)."""
+        d.text(xy, text, font=self._font(self._font_px(size)), fill=fg, anchor=anchor)
+
+
+def _clip_box(x0: int, y0: int, x1: int, y1: int, clip: Clip, w: int, h: int) -> tuple[int, int, int, int]:
+    if clip is not None:
+        x0, y0, x1, y1 = max(x0, clip[0]), max(y0, clip[1]), min(x1, clip[2]), min(y1, clip[3])
+    return max(x0, 0), max(y0, 0), min(x1, w), min(y1, h)
+
+
+def _shape(w: int, h: int, r: int, fill: Color, border: Color | None, bg: Color, bw: int) -> np.ndarray:
+    """A rounded rectangle (``r`` = corner radius, pill/circle when r = h/2), anti-aliased 3×."""
+    ss = 3
+    im = Image.new("RGB", (w * ss, h * ss), bg)
+    d = ImageDraw.Draw(im)
+    box = (0, 0, w * ss - 1, h * ss - 1)
+    if border is not None:
+        d.rounded_rectangle(box, radius=r * ss, fill=border)
+        inset = bw * ss
+        d.rounded_rectangle((inset, inset, w * ss - 1 - inset, h * ss - 1 - inset), radius=max(0, (r - bw) * ss),
+                            fill=fill)
+    else:
+        d.rounded_rectangle(box, radius=r * ss, fill=fill)
+    return np.asarray(im.resize((w, h), Image.Resampling.BOX)).copy()

@@ -1,0 +1,253 @@
+"""A small retained-mode UI toolkit: a tree of :class:`View` nodes in logical coordinates.
+
+The phone is :data:`W` × :data:`H` logical units (dp, 9:20); the renderer scales to pixels. Apps
+build a fresh tree from their state whenever that state changes; the same tree is then used for
+drawing, for hit-testing taps (top-most clickable node wins, *blocker* nodes stop the search), for
+the UI-element list the agent reads, and for the scripted expert (which looks nodes up by ``ref``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+__all__ = [
+    "Color",
+    "H",
+    "Rect",
+    "ScrollInfo",
+    "View",
+    "W",
+    "box",
+    "button",
+    "flatten",
+    "icon_button",
+    "input_field",
+    "label",
+    "list_row",
+    "scroll_list",
+    "switch",
+]
+
+W, H = 360, 800
+STATUS_H, NAV_H = 24, 48
+TOP, BOTTOM = STATUS_H, H - NAV_H  # content area
+
+Color = tuple[int, int, int]
+Rect = tuple[float, float, float, float]
+
+# Material-like palette.
+WHITE: Color = (255, 255, 255)
+BG: Color = (248, 249, 250)
+TEXT: Color = (32, 33, 36)
+SUBTLE: Color = (95, 99, 104)
+FAINT: Color = (218, 220, 224)
+BLUE: Color = (26, 115, 232)
+LIGHT_BLUE: Color = (232, 240, 254)
+RED: Color = (217, 48, 37)
+GREEN: Color = (24, 128, 56)
+YELLOW: Color = (249, 171, 0)
+DARK: Color = (32, 33, 36)
+BLACK: Color = (0, 0, 0)
+SCRIM: Color = (118, 118, 122)
+
+
+@dataclass(eq=False, slots=True)
+class View:
+    """One node. ``rect`` is ``(x0, y0, x1, y1)`` in logical units; children paint after parents."""
+
+    rect: Rect
+    kind: str = "view"
+    text: str = ""
+    ref: str = ""
+    fill: Color | None = None
+    fg: Color = TEXT
+    size: int = 14
+    radius: int = 0
+    border: Color | None = None
+    align: str = "left"
+    bold: bool = False
+    icon: str = ""
+    icon_color: Color | None = None
+    on_tap: Callable[[], None] | None = None
+    focused: bool = False
+    #: Stops hit-testing: taps on it that reach no clickable child do nothing (dialogs, app bars).
+    blocker: bool = False
+    checked: bool | None = None
+    #: Whether the node is listed as a UI element (None: decide from kind/text/clickable).
+    element: bool | None = None
+    #: Text shown when the node is an empty input.
+    placeholder: str = ""
+    #: Pre-rendered picture name drawn instead of primitives (e.g. the keyboard).
+    patch: str = ""
+    lines: int = 1
+    children: list[View] = field(default_factory=list)
+    clip: Rect | None = None
+    scroll: ScrollInfo | None = None
+
+    @property
+    def clickable(self) -> bool:
+        return self.on_tap is not None
+
+    def add(self, *views: View) -> View:
+        self.children.extend(views)
+        return self
+
+    def visible_rect(self) -> Rect | None:
+        """``rect`` intersected with the clip rectangle, or ``None`` when nothing is visible."""
+        if self.clip is None:
+            return self.rect
+        x0, y0, x1, y1 = self.rect
+        cx0, cy0, cx1, cy1 = self.clip
+        r = (max(x0, cx0), max(y0, cy0), min(x1, cx1), min(y1, cy1))
+        return r if r[2] > r[0] and r[3] > r[1] else None
+
+    def contains(self, x: float, y: float) -> bool:
+        r = self.visible_rect()
+        return r is not None and r[0] <= x <= r[2] and r[1] <= y <= r[3]
+
+    def center(self) -> tuple[float, float]:
+        r = self.visible_rect() or self.rect
+        return ((r[0] + r[2]) / 2, (r[1] + r[3]) / 2)
+
+    def translate(self, dy: float, clip: Rect | None) -> None:
+        x0, y0, x1, y1 = self.rect
+        self.rect = (x0, y0 + dy, x1, y1 + dy)
+        self.clip = clip
+        for c in self.children:
+            c.translate(dy, clip)
+
+    def find(self, ref: str) -> View | None:
+        for v in flatten(self):
+            if v.ref == ref:
+                return v
+        return None
+
+    def texts(self) -> str:
+        """All text in the subtree, space-joined."""
+        return " ".join(v.text for v in flatten(self) if v.text)
+
+
+@dataclass(slots=True)
+class ScrollInfo:
+    """What a scroll list holds, including rows scrolled out of view (the expert reads it)."""
+
+    key: str
+    rect: Rect
+    offset: float
+    max_offset: float
+    #: ref → (top, bottom) in content coordinates, for every row with a ref.
+    rows: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def flatten(root: View) -> Iterator[View]:
+    """Nodes in paint order (pre-order)."""
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        yield v
+        stack.extend(reversed(v.children))
+
+
+# ---------------------------------------------------------------- builders
+def box(rect: Rect, fill: Color | None = None, *, radius: int = 0, border: Color | None = None,
+        blocker: bool = False, ref: str = "", on_tap: Callable[[], None] | None = None,
+        children: list[View] | None = None, kind: str = "view") -> View:
+    return View(rect, kind=kind, fill=fill, radius=radius, border=border, blocker=blocker, ref=ref, on_tap=on_tap,
+                children=list(children or []))
+
+
+def label(rect: Rect, text: str, *, size: int = 14, fg: Color = TEXT, align: str = "left", bold: bool = False,
+          ref: str = "", lines: int = 1, on_tap: Callable[[], None] | None = None) -> View:
+    return View(rect, kind="text", text=text, size=size, fg=fg, align=align, bold=bold, ref=ref, lines=lines,
+                on_tap=on_tap)
+
+
+def button(rect: Rect, text: str, on_tap: Callable[[], None] | None, *, ref: str, style: str = "filled",
+           color: Color = BLUE, size: int = 14, radius: int = 18, icon: str = "") -> View:
+    """``style``: filled (white text on ``color``), tonal, outlined or text."""
+    fill: Color | None
+    if style == "filled":
+        fill, fg, border = color, WHITE, None
+    elif style == "tonal":
+        fill, fg, border = LIGHT_BLUE, color, None
+    elif style == "outlined":
+        fill, fg, border = WHITE, color, FAINT
+    else:
+        fill, fg, border = None, color, None
+    return View(rect, kind="button", text=text, ref=ref, fill=fill, fg=fg, border=border, size=size, radius=radius,
+                align="center", bold=True, on_tap=on_tap, icon=icon)
+
+
+def icon_button(rect: Rect, icon: str, on_tap: Callable[[], None] | None, *, ref: str, desc: str,
+                color: Color = SUBTLE, fill: Color | None = None, radius: int = 0) -> View:
+    """An icon-only button. ``desc`` (like Android's content description) is its element text."""
+    return View(rect, kind="icon", text="", ref=ref, icon=icon, icon_color=color, fill=fill, radius=radius,
+                on_tap=on_tap, placeholder=desc)
+
+
+def input_field(rect: Rect, text: str, *, placeholder: str, focused: bool, on_tap: Callable[[], None] | None,
+                ref: str, on_clear: Callable[[], None] | None = None, fill: Color = WHITE, radius: int = 22,
+                border: Color | None = FAINT, icon: str = "search", size: int = 15, fg: Color = TEXT) -> View:
+    """A one-line text input; shows a caret when focused and a clear (×) button when it has text."""
+    v = View(rect, kind="input", text=text, ref=ref, fill=fill, radius=radius, border=BLUE if focused else border,
+             focused=focused, placeholder=placeholder, on_tap=on_tap, icon=icon, size=size, fg=fg)
+    x0, y0, x1, y1 = rect
+    if text and on_clear is not None:
+        v.children.append(icon_button((x1 - 36, y0, x1 - 4, y1), "close", on_clear, ref=ref + ".clear",
+                                      desc="Clear text"))
+    return v
+
+
+def switch(rect: Rect, checked: bool, on_tap: Callable[[], None] | None, *, ref: str) -> View:
+    return View(rect, kind="switch", ref=ref, checked=checked, on_tap=on_tap, text="")
+
+
+def list_row(y: float, h: float, title: str, *, sub: str = "", ref: str = "", icon: str = "",
+             icon_color: Color | None = None, on_tap: Callable[[], None] | None = None, x0: float = 0,
+             x1: float = W, right: View | None = None, title_size: int = 15, divider: bool = True,
+             sub_color: Color = SUBTLE) -> View:
+    """A list row with optional leading icon, title, subtitle and trailing view."""
+    row = View((x0, y, x1, y + h), kind="list_item", ref=ref, on_tap=on_tap, element=on_tap is not None)
+    tx = x0 + 16
+    if icon:
+        row.children.append(View((x0 + 12, y + h / 2 - 16, x0 + 44, y + h / 2 + 16), kind="icon", icon=icon,
+                                 icon_color=icon_color, element=False))
+        tx = x0 + 60
+    rx = x1 - 12 - (right.rect[2] - right.rect[0] if right is not None else 0)
+    if sub:
+        row.children.append(label((tx, y + h / 2 - 19, rx, y + h / 2 + 1), title, size=title_size))
+        row.children.append(label((tx, y + h / 2 + 1, rx, y + h / 2 + 19), sub, size=12, fg=sub_color))
+    else:
+        row.children.append(label((tx, y, rx, y + h), title, size=title_size))
+    if right is not None:
+        row.children.append(right)
+    if divider:
+        row.children.append(View((tx, y + h - 1, x1, y + h), fill=FAINT, element=False))
+    return row
+
+
+def scroll_list(key: str, rect: Rect, rows: list[View], offsets: dict[str, float], *, top_pad: float = 0,
+                fill: Color | None = None) -> View:
+    """A vertical scroll container. ``rows`` are laid out in content coordinates (their ``rect`` y
+    starts at 0 = top of the content); rows entirely out of view are dropped from the tree but kept
+    in :class:`ScrollInfo` so the expert knows where they are."""
+    x0, y0, x1, y1 = rect
+    content_h = max((r.rect[3] for r in rows), default=0.0) + top_pad + 12
+    max_off = max(0.0, content_h - (y1 - y0))
+    off = min(max(0.0, offsets.get(key, 0.0)), max_off)
+    info = ScrollInfo(key, rect, off, max_off)
+    container = View(rect, kind="scroll", fill=fill, scroll=info, element=False)
+    dy = y0 + top_pad - off
+    for r in rows:
+        top, bot = r.rect[1] + top_pad, r.rect[3] + top_pad
+        if r.ref:
+            info.rows[r.ref] = (top, bot)
+        for c in flatten(r):
+            if c.ref and c is not r:
+                info.rows.setdefault(c.ref, (c.rect[1] + top_pad, c.rect[3] + top_pad))
+        if bot - off < 0 or top - off > y1 - y0:
+            continue
+        r.translate(dy, rect)
+        container.children.append(r)
+    return container

@@ -1,0 +1,98 @@
+"""The default policy: acting, scoring, typed-text pointer, save/load and bad files."""
+
+import numpy as np
+import pytest
+import torch
+
+from digirl.core.actions import Action
+from digirl.core.errors import DataError
+from digirl.envs.toy import ToyEnv
+from digirl.policies.default import DefaultPolicy, PolicyNetConfig
+from digirl.policies.features import KINDS, action_kind, mask_to_text, text_to_mask, words
+
+
+def _obs(mode="mixed", n=6):
+    env = ToyEnv(mode=mode)
+    return [env.reset(seed=i)[0] for i in range(n)], env
+
+
+def test_act_log_prob_agree_and_sampling_is_seeded():
+    obs, _ = _obs()
+    p = DefaultPolicy(seed=0)
+    out = p.act(obs)
+    lp = p.log_prob(obs, [o.action for o in out])
+    assert lp.detach().numpy() == pytest.approx([o.log_prob for o in out], abs=1e-4)
+    again = DefaultPolicy(seed=0).act(obs)
+    assert [o.action for o in again] == [o.action for o in out]
+    assert all(o.text for o in out)
+
+
+def test_greedy_is_deterministic_and_valid():
+    obs, _ = _obs()
+    p = DefaultPolicy(seed=1)
+    a = p.act(obs, greedy=True)
+    b = p.act(obs, greedy=True)
+    assert [x.action for x in a] == [x.action for x in b]
+    assert all(x.action.is_valid for x in a)
+
+
+def test_log_prob_is_differentiable_and_marks_unexpressible():
+    obs, env = _obs(n=3)
+    p = DefaultPolicy(seed=0)
+    acts = [Action.back(), Action.tap(0.5, 0.2), Action.invalid("garbage")]
+    lp, valid = p.log_prob_with_mask(obs, acts)
+    assert valid.tolist() == [True, True, False]
+    lp[valid].sum().backward()
+    assert any(q.grad is not None and q.grad.abs().sum() > 0 for q in p.parameters())
+    assert torch.isnan(p.log_prob(obs, acts)[2])
+
+
+def test_typed_text_pointer_round_trip():
+    ws = words("What's the weather like inToronto?")
+    assert ws == ["What's", "the", "weather", "like", "in", "Toronto"]
+    m = text_to_mask("weather in Toronto", ws)
+    assert mask_to_text(m, ws) == "weather in Toronto"
+    assert text_to_mask("zebra", ws).sum() == 0
+
+
+def test_action_kinds_cover_the_action_space():
+    assert action_kind(Action.scroll("up")) == "swipe_up"
+    assert action_kind(Action.type_text("x")) == "type"
+    assert action_kind(Action.complete()) == "complete"
+    assert action_kind(Action.invalid("?")) is None
+    assert len(KINDS) == 12
+
+
+def test_save_load_round_trip(tmp_path):
+    obs, _ = _obs()
+    p = DefaultPolicy(PolicyNetConfig(dim=32, layers=1, heads=2), seed=3)
+    p.save(tmp_path / "pol")
+    q = DefaultPolicy.load(tmp_path / "pol")
+    assert [x.action for x in p.act(obs, greedy=True)] == [x.action for x in q.act(obs, greedy=True)]
+    for k, v in p.state_dict().items():
+        assert torch.equal(v, q.state_dict()[k])
+
+
+def test_load_errors_name_the_file(tmp_path):
+    p = DefaultPolicy(PolicyNetConfig(dim=32, layers=1, heads=2), seed=0)
+    p.save(tmp_path / "pol")
+    with pytest.raises(DataError, match="missing"):
+        DefaultPolicy.load(tmp_path / "nothing")
+    w = tmp_path / "pol" / "model.safetensors"
+    w.write_bytes(w.read_bytes()[:100])
+    with pytest.raises(DataError, match="model.safetensors"):
+        DefaultPolicy.load(tmp_path / "pol")
+    (tmp_path / "pol" / "policy.json").write_text("{not json")
+    with pytest.raises(DataError, match="policy.json"):
+        DefaultPolicy.load(tmp_path / "pol")
+
+
+def test_frame_stack_uses_previous_screenshot():
+    env = ToyEnv(mode="tap")
+    o0, _ = env.reset(seed=0)
+    o1 = env.step(Action.tap(0.01, 0.99))[0]
+    assert o1.previous_screenshot is not None
+    p = DefaultPolicy(PolicyNetConfig(frame_stack=2, dim=32, layers=1, heads=2), seed=0)
+    batch = p.featurize([o0, o1])
+    assert batch.image.shape[1] == 6
+    assert np.abs(batch.image[0, 3:]).sum() == 0 and np.abs(batch.image[1, 3:]).sum() > 0
