@@ -4,8 +4,9 @@ One step = a click at a point of the MiniWoB click-test task area + a 160×210 P
 to a numpy array + the reward read; a finished or truncated (10 steps) episode is reset. For each
 number of concurrent pages, in the same run:
 
-- ``bare``: N asyncio tasks, one per page (own context), each looping click → screenshot → decode →
-  reward read with plain Playwright calls (no batch barrier: the best case for a hand-written loop);
+- ``bare``: N asyncio tasks, one per page (own context), each looping click → screenshot + reward
+  read (concurrent) → decode with plain Playwright calls, and reset JS + screenshot at episode end
+  (no batch barrier: the best case for a hand-written loop);
 - ``env``: :class:`BrowserVectorEnv` ``step_many`` over N :class:`MiniWoBEnv` (``elements=False``),
   i.e. the full framework path (action mapping, bookkeeping, Observation, batch barrier);
 - ``env+elements``: the same with the visible-element list (a JS call concurrent with the screenshot).
@@ -47,6 +48,30 @@ RESET_JS = """(seed) => { core.endEpisode(0); Math.seedrandom(seed); core.setDat
 STATUS_JS = "() => [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]"
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu() -> tuple[float, float]:
+    """(CPU s of this process, CPU s of its live descendants: Playwright driver + Chromium)."""
+    me = os.getpid()
+    parent: dict[int, int] = {}
+    ticks: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            parent[int(name)] = int(fields[1])
+            ticks[int(name)] = int(fields[11]) + int(fields[12])
+    tree, frontier = set(), {me}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier} - tree
+        tree |= frontier
+    return time.process_time(), sum(ticks[p] for p in tree) / _TICK
+
+
 def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(xs, q)) * 1000 if xs else float("nan")
 
@@ -68,22 +93,26 @@ async def _bare(pool: BrowserPool, url: str, pages: int, seconds: float) -> dict
         while time.perf_counter() < stop:
             t0 = time.perf_counter()
             await page.mouse.click(x, y)
-            data = await page.screenshot(type="png", clip=CLIP)  # type: ignore[arg-type]
+            # screenshot and reward read concurrently, as the env does (the strongest simple loop)
+            data, (done, _raw) = await asyncio.gather(
+                page.screenshot(type="png", clip=CLIP),  # type: ignore[arg-type]
+                page.evaluate(STATUS_JS),
+            )
             frame_from_bytes(data, 160, 210)
-            done, _raw = await page.evaluate(STATUS_JS)
             t += 1
-            if done or t >= HORIZON:
+            if done or t >= HORIZON:  # a reset returns an observation too: screenshot it
                 seed, t = seed + 1, 0
                 await page.evaluate(RESET_JS, seed)
+                frame_from_bytes(await page.screenshot(type="png", clip=CLIP), 160, 210)  # type: ignore[arg-type]
             lat.append(time.perf_counter() - t0)
             counts[k] += 1
 
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     await asyncio.gather(*(loop(k) for k in range(pages)))
-    wall = time.perf_counter() - t0
+    wall, c1 = time.perf_counter() - t0, _cpu()
     for c in ctxs:
         await c.close()
-    return {"steps": sum(counts), "steps_per_s": sum(counts) / wall, "p50_ms": _pct(lat, 50), "p90_ms": _pct(lat, 90)}
+    return {"steps": sum(counts), "wall_s": wall, "lat": lat, "cpu": (c1[0] - c0[0], c1[1] - c0[1])}
 
 
 def _framework(pool: BrowserPool, pages: int, seconds: float, elements: bool) -> dict[str, Any]:
@@ -95,7 +124,7 @@ def _framework(pool: BrowserPool, pages: int, seconds: float, elements: bool) ->
         lat: list[float] = []
         steps = failures = 0
         stop = time.perf_counter() + seconds
-        t0 = time.perf_counter()
+        c0, t0 = _cpu(), time.perf_counter()
         while time.perf_counter() < stop:
             ts = time.perf_counter()
             outs = venv.step_many([tap] * pages)
@@ -107,27 +136,40 @@ def _framework(pool: BrowserPool, pages: int, seconds: float, elements: bool) ->
                 for k in ended:
                     seeds[k] += 1
                 venv.reset_many([seeds[k] for k in ended], indices=ended)
-        wall = time.perf_counter() - t0
-    # latency of one batch = latency of each of its steps
-    return {
-        "steps": steps,
-        "steps_per_s": steps / wall,
-        "p50_ms": _pct(lat, 50),
-        "p90_ms": _pct(lat, 90),
-        "env_failures": failures,
-    }
+        wall, c1 = time.perf_counter() - t0, _cpu()
+    cpu = (c1[0] - c0[0], c1[1] - c0[1])
+    return {"steps": steps, "wall_s": wall, "lat": lat, "env_failures": failures, "cpu": cpu}
 
 
-def throughput(levels: list[int], seconds: float) -> list[dict[str, Any]]:
+def _merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    lat = [x for r in runs for x in r["lat"]]
+    steps = sum(r["steps"] for r in runs)
+    wall = sum(r["wall_s"] for r in runs)
+    out = {"steps": steps, "wall_s": round(wall, 3), "steps_per_s": steps / wall, "p50_ms": _pct(lat, 50)}
+    out["p90_ms"] = _pct(lat, 90)
+    # CPU per step is robust to other load on the machine: wall-clock rates are not.
+    out["cpu_ms_per_step_python"] = 1000 * sum(r["cpu"][0] for r in runs) / steps
+    out["cpu_ms_per_step_browser"] = 1000 * sum(r["cpu"][1] for r in runs) / steps
+    if "env_failures" in runs[0]:
+        out["env_failures"] = sum(r["env_failures"] for r in runs)
+    return out
+
+
+def throughput(levels: list[int], seconds: float, rounds: int) -> list[dict[str, Any]]:
+    """Variants alternate in ``rounds`` windows of ``seconds / rounds`` so load changes hit all alike."""
     rows = []
     with BrowserPool() as pool:
         probe = MiniWoBEnv("click-test", pool=pool)  # starts the shared HTTP server, gives the URL
         url = probe.url
         probe.reset(seed=0)  # warm the browser
         for n in levels:
-            bare = pool.run(_bare(pool, url, n, seconds), timeout=seconds + 120)
-            env = _framework(pool, n, seconds, elements=False)
-            env_el = _framework(pool, n, seconds, elements=True)
+            w = seconds / rounds
+            runs: dict[str, list[dict[str, Any]]] = {"bare": [], "env": [], "env_el": []}
+            for _ in range(rounds):
+                runs["bare"].append(pool.run(_bare(pool, url, n, w), timeout=w + 120))
+                runs["env"].append(_framework(pool, n, w, elements=False))
+                runs["env_el"].append(_framework(pool, n, w, elements=True))
+            bare, env, env_el = _merge(runs["bare"]), _merge(runs["env"]), _merge(runs["env_el"])
             row = {
                 "pages": n,
                 "bare": bare,
@@ -139,8 +181,12 @@ def throughput(levels: list[int], seconds: float) -> list[dict[str, Any]]:
             rows.append(row)
             print(
                 f"pages {n:2d}: bare {bare['steps_per_s']:6.1f}/s (p50 {bare['p50_ms']:.0f} ms)  "
-                f"env {env['steps_per_s']:6.1f}/s (batch p50 {env['p50_ms']:.0f} ms, x{row['ratio_env_vs_bare']:.2f})  "
-                f"env+elements {env_el['steps_per_s']:6.1f}/s (x{row['ratio_env_elements_vs_bare']:.2f})",
+                f"env {env['steps_per_s']:6.1f}/s (step p50 {env['p50_ms']:.0f} ms, x{row['ratio_env_vs_bare']:.2f})  "
+                f"env+elements {env_el['steps_per_s']:6.1f}/s (x{row['ratio_env_elements_vs_bare']:.2f})\n"
+                f"          CPU ms/step python+browser: bare {bare['cpu_ms_per_step_python']:.1f}"
+                f"+{bare['cpu_ms_per_step_browser']:.1f}  env {env['cpu_ms_per_step_python']:.1f}"
+                f"+{env['cpu_ms_per_step_browser']:.1f}  env+elements {env_el['cpu_ms_per_step_python']:.1f}"
+                f"+{env_el['cpu_ms_per_step_browser']:.1f}",
                 flush=True,
             )
         probe.close()
@@ -171,6 +217,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, nargs="+", default=[1, 4, 8, 16])
     ap.add_argument("--seconds", type=float, default=8.0, help="measurement time per variant and level")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating windows per variant and level")
     ap.add_argument("--solvers", action="store_true", help="also measure scripted-solver success")
     ap.add_argument("--no-throughput", action="store_true")
     ap.add_argument("--seeds", type=int, default=50)
@@ -195,7 +242,7 @@ def main() -> int:
             if key in old:
                 result[key] = old[key]
     if not args.no_throughput:
-        result["throughput"] = throughput(args.pages, args.seconds)
+        result["throughput"] = throughput(args.pages, args.seconds, args.rounds)
         result["throughput_load_avg_at_end"] = os.getloadavg()
     if args.solvers:
         result["solvers"] = {"seeds": args.seeds, "tasks": solvers(args.seeds, args.num_envs)}

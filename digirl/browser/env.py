@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
@@ -286,7 +287,8 @@ class BrowserEnv(DeviceEnv):
 
     def __del__(self) -> None:  # a forgotten env must not keep the shared browser alive forever
         try:
-            if not self._closed and self._owns_ref:
+            # Never from the pool's own loop thread: closing would wait on that very thread.
+            if not self._closed and self._owns_ref and threading.current_thread() is not self._pool._thread:
                 self.close()
         except Exception:  # interpreter shutdown
             pass

@@ -132,22 +132,67 @@ _FILLER = re.compile(
     r"average|top|best|cheap|cheapest|local)\b"
 )
 _CAPITALS = {
-    "france": "Paris", "germany": "Berlin", "japan": "Tokyo", "italy": "Rome", "spain": "Madrid",
-    "canada": "Ottawa", "australia": "Canberra", "brazil": "Brasília", "india": "New Delhi",
-    "china": "Beijing", "mexico": "Mexico City", "egypt": "Cairo", "kenya": "Nairobi", "peru": "Lima",
-    "russia": "Moscow", "united states": "Washington, D.C.", "usa": "Washington, D.C.",
-    "united kingdom": "London", "uk": "London", "england": "London", "argentina": "Buenos Aires",
-    "norway": "Oslo", "sweden": "Stockholm", "turkey": "Ankara", "greece": "Athens", "chile": "Santiago",
-    "nigeria": "Abuja", "south korea": "Seoul", "thailand": "Bangkok", "vietnam": "Hanoi",
-    "portugal": "Lisbon", "ireland": "Dublin", "poland": "Warsaw", "netherlands": "Amsterdam",
-    "switzerland": "Bern", "austria": "Vienna", "belgium": "Brussels", "colombia": "Bogotá",
+    "france": "Paris",
+    "germany": "Berlin",
+    "japan": "Tokyo",
+    "italy": "Rome",
+    "spain": "Madrid",
+    "canada": "Ottawa",
+    "australia": "Canberra",
+    "brazil": "Brasília",
+    "india": "New Delhi",
+    "china": "Beijing",
+    "mexico": "Mexico City",
+    "egypt": "Cairo",
+    "kenya": "Nairobi",
+    "peru": "Lima",
+    "russia": "Moscow",
+    "united states": "Washington, D.C.",
+    "usa": "Washington, D.C.",
+    "united kingdom": "London",
+    "uk": "London",
+    "england": "London",
+    "argentina": "Buenos Aires",
+    "norway": "Oslo",
+    "sweden": "Stockholm",
+    "turkey": "Ankara",
+    "greece": "Athens",
+    "chile": "Santiago",
+    "nigeria": "Abuja",
+    "south korea": "Seoul",
+    "thailand": "Bangkok",
+    "vietnam": "Hanoi",
+    "portugal": "Lisbon",
+    "ireland": "Dublin",
+    "poland": "Warsaw",
+    "netherlands": "Amsterdam",
+    "switzerland": "Bern",
+    "austria": "Vienna",
+    "belgium": "Brussels",
+    "colombia": "Bogotá",
 }
 _CURRENCIES = {
-    "usd": "US Dollar", "dollar": "US Dollar", "dollars": "US Dollar", "eur": "Euro", "euro": "Euro",
-    "euros": "Euro", "gbp": "British Pound", "pound": "British Pound", "pounds": "British Pound",
-    "jpy": "Japanese Yen", "yen": "Japanese Yen", "inr": "Indian Rupee", "rupee": "Indian Rupee",
-    "rupees": "Indian Rupee", "cad": "Canadian Dollar", "aud": "Australian Dollar", "chf": "Swiss Franc",
-    "mxn": "Mexican Peso", "peso": "Mexican Peso", "pesos": "Mexican Peso", "cny": "Chinese Yuan",
+    "usd": "US Dollar",
+    "dollar": "US Dollar",
+    "dollars": "US Dollar",
+    "eur": "Euro",
+    "euro": "Euro",
+    "euros": "Euro",
+    "gbp": "British Pound",
+    "pound": "British Pound",
+    "pounds": "British Pound",
+    "jpy": "Japanese Yen",
+    "yen": "Japanese Yen",
+    "inr": "Indian Rupee",
+    "rupee": "Indian Rupee",
+    "rupees": "Indian Rupee",
+    "cad": "Canadian Dollar",
+    "aud": "Australian Dollar",
+    "chf": "Swiss Franc",
+    "mxn": "Mexican Peso",
+    "peso": "Mexican Peso",
+    "pesos": "Mexican Peso",
+    "cny": "Chinese Yuan",
 }
 _DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 _DAYNAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -177,12 +222,20 @@ def answer_card(query: str, world_version: int = 0) -> Card:
         t = r.randint(28, 95)
         sky = r.choice(_SKY)
         days = "  ".join(f"{d} {r.randint(t - 9, t + 9)}°" for d in _DAYS[:5])
-        return Card(kind, subj, f"{t}°F  {sky}", (f"Precipitation {r.randint(0, 90)}%  Humidity {r.randint(20, 95)}%",
-                                                  f"Wind {r.randint(1, 25)} mph", days))
+        return Card(
+            kind,
+            subj,
+            f"{t}°F  {sky}",
+            (f"Precipitation {r.randint(0, 90)}%  Humidity {r.randint(20, 95)}%", f"Wind {r.randint(1, 25)} mph", days),
+        )
     if kind == "time":
         h, m = r.randint(1, 12), r.randint(0, 59)
-        return Card(kind, f"Local time in {subj}", f"{h}:{m:02d} {r.choice(('AM', 'PM'))}",
-                    (f"{r.choice(_DAYNAMES)}, GMT{r.randint(-10, 12):+d}",))
+        return Card(
+            kind,
+            f"Local time in {subj}",
+            f"{h}:{m:02d} {r.choice(('AM', 'PM'))}",
+            (f"{r.choice(_DAYNAMES)}, GMT{r.randint(-10, 12):+d}",),
+        )
     if kind == "exchange":
         found = [c for c in words(query) if c in _CURRENCIES]
         a = _CURRENCIES[found[0]] if found else "US Dollar"
@@ -192,38 +245,73 @@ def answer_card(query: str, world_version: int = 0) -> Card:
         return Card(kind, f"{amt:g} {a} equals", f"{amt * rate:,.2f} {b}", (f"1 {a} = {rate} {b}", "Market data · Disclaimer"))
     if kind == "capital":
         country = re.sub(r".*capital (city )?of ", "", query.lower()).strip(" ?.!") or subj.lower()
-        cap = _CAPITALS.get(country) or title_case(r.choice(("port ", "san ", "new ", "")) + country.split()[0][:5] + r.choice(("ia", "ville", "ton", "burg", "o")))
+        cap = _CAPITALS.get(country) or title_case(
+            r.choice(("port ", "san ", "new ", "")) + country.split()[0][:5] + r.choice(("ia", "ville", "ton", "burg", "o"))
+        )
         return Card(kind, f"Capital of {title_case(country)}", cap, (f"{cap} is the capital and largest city.",))
     if kind == "news":
         topics = ("Markets rally as", "Officials announce", "Storm expected in", "New study on", "Election update:")
-        return Card(kind, f"Top stories · {subj}", f"{r.choice(topics)} {subj}",
-                    tuple(f"{r.choice(topics)} {subj} · {r.randint(1, 23)}h ago" for _ in range(3)))
+        return Card(
+            kind,
+            f"Top stories · {subj}",
+            f"{r.choice(topics)} {subj}",
+            tuple(f"{r.choice(topics)} {subj} · {r.randint(1, 23)}h ago" for _ in range(3)),
+        )
     if kind in ("restaurants", "hotels"):
-        return Card(kind, f"{subj} nearby" if kind == "restaurants" else f"Hotels · {subj}", "Places",
-                    tuple(f"{p.name} · {p.rating}★ · {p.detail}" for p in places(query, world_version)[:3]))
+        return Card(
+            kind,
+            f"{subj} nearby" if kind == "restaurants" else f"Hotels · {subj}",
+            "Places",
+            tuple(f"{p.name} · {p.rating}★ · {p.detail}" for p in places(query, world_version)[:3]),
+        )
     if kind == "flights":
-        return Card(kind, f"Flights · {subj}", f"from ${r.randint(89, 1400)}",
-                    tuple(f"{al} · {r.randint(1, 14)}h {r.randint(0, 59)}m · ${r.randint(89, 1600)}"
-                          for al in r.sample(("United", "Delta", "American", "JetBlue", "Alaska", "Lufthansa"), 3)))
+        return Card(
+            kind,
+            f"Flights · {subj}",
+            f"from ${r.randint(89, 1400)}",
+            tuple(
+                f"{al} · {r.randint(1, 14)}h {r.randint(0, 59)}m · ${r.randint(89, 1600)}"
+                for al in r.sample(("United", "Delta", "American", "JetBlue", "Alaska", "Lufthansa"), 3)
+            ),
+        )
     if kind == "rent":
-        return Card(kind, f"Average rent · {subj}", f"${r.randint(700, 4200):,}/mo",
-                    (f"1 bedroom ${r.randint(600, 3000):,}  2 bedroom ${r.randint(900, 4800):,}",))
+        return Card(
+            kind,
+            f"Average rent · {subj}",
+            f"${r.randint(700, 4200):,}/mo",
+            (f"1 bedroom ${r.randint(600, 3000):,}  2 bedroom ${r.randint(900, 4800):,}",),
+        )
     if kind == "menu":
         dishes = ("Burger", "Caesar Salad", "Pad Thai", "Margherita Pizza", "Tacos", "Ramen", "Pancakes", "Wrap")
-        return Card(kind, f"Menu · {subj}", "Popular dishes",
-                    tuple(f"{d}  ${r.randint(5, 24)}.{r.choice(('00', '49', '99'))}" for d in r.sample(dishes, 4)))
+        return Card(
+            kind,
+            f"Menu · {subj}",
+            "Popular dishes",
+            tuple(f"{d}  ${r.randint(5, 24)}.{r.choice(('00', '49', '99'))}" for d in r.sample(dishes, 4)),
+        )
     if kind == "speed":
         return Card(kind, subj, f"{r.randint(20, 750)} mph", ("Top speed", f"0–60 mph in {r.uniform(2.5, 12):.1f} s"))
     if kind == "size":
-        return Card(kind, subj, f"{r.randint(2, 9000):,} {r.choice(('sq mi', 'ft', 'in', 'km²', 'million people'))}",
-                    ("Source: Wikipedia",))
+        return Card(
+            kind,
+            subj,
+            f"{r.randint(2, 9000):,} {r.choice(('sq mi', 'ft', 'in', 'km²', 'million people'))}",
+            ("Source: Wikipedia",),
+        )
     if kind == "price":
-        return Card(kind, f"{subj} price", f"${r.randint(2, 1999)}.{r.choice(('00', '49', '99'))}",
-                    tuple(f"{s} · ${r.randint(2, 1999)}" for s in r.sample(("Walmart", "Target", "Best Buy", "Amazon"), 3)))
+        return Card(
+            kind,
+            f"{subj} price",
+            f"${r.randint(2, 1999)}.{r.choice(('00', '49', '99'))}",
+            tuple(f"{s} · ${r.randint(2, 1999)}" for s in r.sample(("Walmart", "Target", "Best Buy", "Amazon"), 3)),
+        )
     if kind == "person":
-        return Card(kind, subj, r.choice(("American businessman", "Singer-songwriter", "Actor", "Politician",
-                                          "Athlete", "Author")),
-                    (f"Born: {r.choice(('March', 'June', 'October'))} {r.randint(1, 28)}, {r.randint(1940, 2001)}",))
+        return Card(
+            kind,
+            subj,
+            r.choice(("American businessman", "Singer-songwriter", "Actor", "Politician", "Athlete", "Author")),
+            (f"Born: {r.choice(('March', 'June', 'October'))} {r.randint(1, 28)}, {r.randint(1940, 2001)}",),
+        )
     return Card("generic", subj, "", ())
 
 
@@ -233,16 +321,18 @@ def web_results(query: str, world_version: int = 0, n: int = 8) -> list[WebResul
     subj = _subject(q)
     slug = "-".join(key_terms(q)[:4]) or "home"
     r = stable_rng("web", q.lower(), world_version)
-    sites = [("en.wikipedia.org", f"{subj} - Wikipedia", f"{subj} is a topic covered in this article …"),
-             ("www.reddit.com", f"{q} : r/{slug.split('-')[0]}", "Discussion and answers from the community …"),
-             ("www.youtube.com", f"{subj} - YouTube", "Watch videos about " + q),
-             ("www.nytimes.com", f"{subj}: What to Know", "The latest coverage and analysis …"),
-             ("www.tripadvisor.com", f"THE 10 BEST {subj}", "Reviews, photos and tips …"),
-             ("www.yelp.com", f"Top 10 Best {subj} - Yelp", "Find the best " + q + " near you …"),
-             ("www.britannica.com", f"{subj} | Britannica", "Facts, history and overview …"),
-             ("www.cnn.com", f"{subj} news - CNN", "Breaking news and latest updates …"),
-             ("www.bbc.com", f"{subj} - BBC", "Everything you need to know …"),
-             ("www.quora.com", f"What is {q}? - Quora", "Answers from people who know …")]
+    sites = [
+        ("en.wikipedia.org", f"{subj} - Wikipedia", f"{subj} is a topic covered in this article …"),
+        ("www.reddit.com", f"{q} : r/{slug.split('-')[0]}", "Discussion and answers from the community …"),
+        ("www.youtube.com", f"{subj} - YouTube", "Watch videos about " + q),
+        ("www.nytimes.com", f"{subj}: What to Know", "The latest coverage and analysis …"),
+        ("www.tripadvisor.com", f"THE 10 BEST {subj}", "Reviews, photos and tips …"),
+        ("www.yelp.com", f"Top 10 Best {subj} - Yelp", "Find the best " + q + " near you …"),
+        ("www.britannica.com", f"{subj} | Britannica", "Facts, history and overview …"),
+        ("www.cnn.com", f"{subj} news - CNN", "Breaking news and latest updates …"),
+        ("www.bbc.com", f"{subj} - BBC", "Everything you need to know …"),
+        ("www.quora.com", f"What is {q}? - Quora", "Answers from people who know …"),
+    ]
     r.shuffle(sites)
     return [WebResult(t, f"{d}/{slug}", s) for d, t, s in sites[:n]]
 
@@ -253,8 +343,22 @@ def suggestions(prefix: str, n: int = 5) -> list[str]:
     if not p:
         return ["weather", "news", "restaurants near me", "translate", "sports scores"][:n]
     r = stable_rng("suggest", p)
-    tails = ["near me", "today", "price", "reviews", "open now", "map", "2024", "tickets", "hours", "app",
-             "youtube", "meaning", "vs", "deals"]
+    tails = [
+        "near me",
+        "today",
+        "price",
+        "reviews",
+        "open now",
+        "map",
+        "2024",
+        "tickets",
+        "hours",
+        "app",
+        "youtube",
+        "meaning",
+        "vs",
+        "deals",
+    ]
     out = [p] + [f"{p} {t}" for t in r.sample(tails, n - 1)]
     return out[:n]
 
@@ -271,8 +375,24 @@ class Place:
 
 
 _STREETS = ("Main St", "Oak Ave", "Market St", "5th Ave", "Elm St", "Broadway", "Pine St", "Lake Dr", "Mission St")
-_OWNERS = ("Joe's", "Golden", "Blue Door", "Corner", "Sunset", "Union", "Riverside", "Little", "Green Leaf", "Metro",
-           "Shell", "Chevron", "Lucky", "Harbor", "City", "Maple")
+_OWNERS = (
+    "Joe's",
+    "Golden",
+    "Blue Door",
+    "Corner",
+    "Sunset",
+    "Union",
+    "Riverside",
+    "Little",
+    "Green Leaf",
+    "Metro",
+    "Shell",
+    "Chevron",
+    "Lucky",
+    "Harbor",
+    "City",
+    "Maple",
+)
 
 
 def places(query: str, world_version: int = 0, n: int = 6) -> list[Place]:
@@ -286,8 +406,16 @@ def places(query: str, world_version: int = 0, n: int = 6) -> list[Place]:
         owner = r.choice(_OWNERS)
         name = f"{owner} {cat}" if r.random() < 0.7 else f"{cat} {r.choice(('Express', 'Center', 'House', 'Co.'))}"
         d = round(0.2 + i * r.uniform(0.2, 0.9), 1)
-        out.append(Place(name, cat, f"{r.randint(10, 2999)} {r.choice(_STREETS)}", round(r.uniform(3.4, 4.9), 1),
-                         f"{d} mi", r.choice(("Open now", "Closes 9 PM", "Open 24 hours", "Opens 7 AM"))))
+        out.append(
+            Place(
+                name,
+                cat,
+                f"{r.randint(10, 2999)} {r.choice(_STREETS)}",
+                round(r.uniform(3.4, 4.9), 1),
+                f"{d} mi",
+                r.choice(("Open now", "Closes 9 PM", "Open 24 hours", "Opens 7 AM")),
+            )
+        )
     return out
 
 
@@ -302,8 +430,31 @@ class Product:
     seller: str = ""
 
 
-_BRANDS = ("Samsung", "Sony", "LG", "Apple", "HP", "Dell", "Lenovo", "Logitech", "JBL", "Bose", "Anker", "Philips",
-           "KitchenAid", "Dyson", "Nike", "Adidas", "Asus", "Acer", "Corsair", "Razer", "Canon", "Nikon", "Cuisinart")
+_BRANDS = (
+    "Samsung",
+    "Sony",
+    "LG",
+    "Apple",
+    "HP",
+    "Dell",
+    "Lenovo",
+    "Logitech",
+    "JBL",
+    "Bose",
+    "Anker",
+    "Philips",
+    "KitchenAid",
+    "Dyson",
+    "Nike",
+    "Adidas",
+    "Asus",
+    "Acer",
+    "Corsair",
+    "Razer",
+    "Canon",
+    "Nikon",
+    "Cuisinart",
+)
 _VARIANTS = ("Pro", "Plus", "Max", "Lite", "2-Pack", "Wireless", "Black", "Silver", "XL", "Gen 3", "Deluxe", "Mini")
 
 
@@ -319,8 +470,16 @@ def products(site: str, query: str, world_version: int = 0, n: int = 10) -> list
         if r.random() < 0.4:
             title += f" {r.choice(('(2024)', '- 128GB', '- 15 in', '- Refurbished', '- Bundle'))}"
         price = round(max(1.99, base * r.uniform(0.5, 1.8)), 2)
-        out.append(Product(f"{i:02d}{r.randint(1000, 9999)}", title, price, round(r.uniform(3.0, 5.0), 1),
-                           r.randint(3, 9000), r.choice(("Sold by " + site.split(".")[0].title(), "Marketplace seller"))))
+        out.append(
+            Product(
+                f"{i:02d}{r.randint(1000, 9999)}",
+                title,
+                price,
+                round(r.uniform(3.0, 5.0), 1),
+                r.randint(3, 9000),
+                r.choice(("Sold by " + site.split(".")[0].title(), "Marketplace seller")),
+            )
+        )
     return out
 
 
@@ -360,8 +519,10 @@ def channel_videos(channel: str, world_version: int = 0, n: int = 8) -> list[Vid
     kinds = ("Official Video", "Live", "Behind the Scenes", "Lyric Video", "Q&A", "Vlog", "Highlights", "Trailer")
     days = sorted(r.sample(range(0, 400), n))
     things = ("New Song", "Tour Diary", "Studio Session", "Interview", "Acoustic Set", "Update", "Challenge", "Remix")
-    return [Video(f"{norm_name(channel)[:8]}{i}", f"{name} - {r.choice(things)} ({r.choice(kinds)})", name, d, _views(r))
-            for i, d in enumerate(days)]
+    return [
+        Video(f"{norm_name(channel)[:8]}{i}", f"{name} - {r.choice(things)} ({r.choice(kinds)})", name, d, _views(r))
+        for i, d in enumerate(days)
+    ]
 
 
 def youtube_results(query: str, world_version: int = 0) -> list[Video]:
@@ -370,8 +531,10 @@ def youtube_results(query: str, world_version: int = 0) -> list[Video]:
     r = stable_rng("ytq", query.lower().strip(), world_version)
     name = title_case(query.strip()) or "Video"
     others = ["MusicReacts", "TopTenz", "Daily Mix", "Fan Edits", "Late Night Show", "NewsNow"]
-    about = [Video(f"x{i}{r.randint(100, 999)}", f"{t} {name}", r.choice(others), r.randint(0, 300), _views(r))
-             for i, t in enumerate(("Reacting to", "Top 10 moments:", "The story of", "Best of"))]
+    about = [
+        Video(f"x{i}{r.randint(100, 999)}", f"{t} {name}", r.choice(others), r.randint(0, 300), _views(r))
+        for i, t in enumerate(("Reacting to", "Top 10 moments:", "The story of", "Best of"))
+    ]
     picks = own[1:4] + about
     r.shuffle(picks)
     return picks
@@ -393,11 +556,25 @@ def store_apps(query: str, world_version: int = 0, n: int = 6) -> list[StoreApp]
     name = title_case(query.strip()) or "App"
     r = stable_rng("store", norm_name(query), world_version)
     suffixes = ("Lite", "Pro", "Helper", "for Android", "Plus", "Guide", "Widgets")
-    out = [StoreApp(name, f"{name.split()[0]} Inc.", round(r.uniform(3.6, 4.8), 1), f"{r.randint(8, 180)} MB",
-                    f"{r.choice((10, 50, 100, 500))}M+")]
+    out = [
+        StoreApp(
+            name,
+            f"{name.split()[0]} Inc.",
+            round(r.uniform(3.6, 4.8), 1),
+            f"{r.randint(8, 180)} MB",
+            f"{r.choice((10, 50, 100, 500))}M+",
+        )
+    ]
     for _ in range(n - 1):
-        out.append(StoreApp(f"{name} {r.choice(suffixes)}", r.choice(("Appy Labs", "Mobile Tools", "Bright Apps")),
-                            round(r.uniform(2.5, 4.7), 1), f"{r.randint(3, 90)} MB", f"{r.choice((1, 5, 10))}M+"))
+        out.append(
+            StoreApp(
+                f"{name} {r.choice(suffixes)}",
+                r.choice(("Appy Labs", "Mobile Tools", "Bright Apps")),
+                round(r.uniform(2.5, 4.7), 1),
+                f"{r.randint(3, 90)} MB",
+                f"{r.choice((1, 5, 10))}M+",
+            )
+        )
     return out
 
 
@@ -405,7 +582,20 @@ def site_headlines(domain: str, world_version: int = 0, n: int = 8) -> list[tupl
     """(headline, meta) pairs for a generic site's front page."""
     r = stable_rng("site", domain, world_version)
     topics = ("Breaking:", "Opinion:", "Guide:", "Review:", "Update:", "Analysis:", "Live:", "Photos:")
-    nouns = ("the economy", "new phones", "summer travel", "local elections", "the playoffs", "AI tools",
-             "housing prices", "space launch", "healthy recipes", "climate talks", "the box office")
-    return [(f"{r.choice(topics)} what to know about {r.choice(nouns)}", f"{r.randint(1, 23)}h ago · "
-             f"{r.randint(3, 900)} comments") for _ in range(n)]
+    nouns = (
+        "the economy",
+        "new phones",
+        "summer travel",
+        "local elections",
+        "the playoffs",
+        "AI tools",
+        "housing prices",
+        "space launch",
+        "healthy recipes",
+        "climate talks",
+        "the box office",
+    )
+    return [
+        (f"{r.choice(topics)} what to know about {r.choice(nouns)}", f"{r.randint(1, 23)}h ago · {r.randint(3, 900)} comments")
+        for _ in range(n)
+    ]

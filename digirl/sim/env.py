@@ -30,34 +30,41 @@ from digirl.sim.ui import H, View, W, flatten
 __all__ = ["SimEnv", "tree_elements"]
 
 log = logging.getLogger(__name__)
+_CLOCKS = ((7, 18), (8, 42), (9, 5), (9, 41), (10, 27), (11, 3), (12, 56), (14, 30))
+_BATTERY = (38, 54, 67, 81, 92, 100)
 _ELEMENT_KINDS = {"input", "switch", "button", "icon", "list_item", "tab", "app_icon", "key", "keyboard", "logo"}
 
 
 def tree_elements(root: View) -> tuple[UIElement, ...]:
     """The visible UI elements of a view tree (normalized bounds), without those under an overlay."""
-    nodes = list(flatten(root))
-    occluders = [(i, v.visible_rect()) for i, v in enumerate(nodes)
-                 if v.blocker and (v.fill is not None or v.patch) and v.visible_rect() is not None]
     out: list[UIElement] = []
-    for i, v in enumerate(nodes):
-        if v.element is False:
-            continue
-        if not (v.element or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
-            continue
+    above: list[tuple[float, float, float, float]] = []  # opaque blockers painted after the node
+    for v in reversed(list(flatten(root))):  # top-most first
         r = v.visible_rect()
         if r is None:
             continue
-        cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
-        if any(j > i and o is not None and o[0] <= cx <= o[2] and o[1] <= cy <= o[3] for j, o in occluders):
-            continue
-        if v.kind == "switch":
-            text = "on" if v.checked else "off"
-        else:
-            text = v.text or v.placeholder
-        if not text and v.on_tap is None:
-            continue
-        out.append(UIElement((r[0] / W, r[1] / H, r[2] / W, r[3] / H), text=text, kind=v.kind,
-                             clickable=v.on_tap is not None, focused=v.focused, ref=v.ref))
+        if v.element is not False and (v.element or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
+            cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
+            covered = False
+            for o in above:
+                if o[0] <= cx <= o[2] and o[1] <= cy <= o[3]:
+                    covered = True
+                    break
+            text = ("on" if v.checked else "off") if v.kind == "switch" else (v.text or v.placeholder)
+            if not covered and (text or v.on_tap is not None):
+                out.append(
+                    UIElement(
+                        (r[0] / W, r[1] / H, r[2] / W, r[3] / H),
+                        text=text,
+                        kind=v.kind,
+                        clickable=v.on_tap is not None,
+                        focused=v.focused,
+                        ref=v.ref,
+                    )
+                )
+        if v.blocker and (v.fill is not None or v.patch):
+            above.append(r)
+    out.reverse()  # paint order: background first, as the screen is read
     return tuple(out)
 
 
@@ -70,9 +77,18 @@ class SimEnv(DeviceEnv):
     ``expert_jitter`` (0..1) moves the expert's taps off-centre within the element.
     """
 
-    def __init__(self, taskset: str = "general", split: str = "train", width: int = 270, height: int = 600,
-                 perturbation: int = 1, world_version: int = 0, allow_generic: bool = False,
-                 action_codec: str = "json", expert_jitter: float = 0.0) -> None:
+    def __init__(
+        self,
+        taskset: str = "general",
+        split: str = "train",
+        width: int = 270,
+        height: int = 600,
+        perturbation: int = 1,
+        world_version: int = 0,
+        allow_generic: bool = False,
+        action_codec: str = "json",
+        expert_jitter: float = 0.0,
+    ) -> None:
         if taskset not in ("general", "webshop"):
             raise ValueError(f"taskset must be 'general' or 'webshop', got {taskset!r}")
         if split not in ("train", "test"):
@@ -117,14 +133,14 @@ class SimEnv(DeviceEnv):
                 raise UnsupportedInstructionError(f"task set {self.taskset}/{self.split} is empty")
             spec = tasks[int(rng.integers(len(tasks)))]
         elif isinstance(task, str):
-            spec = self._from_text(task)
+            spec = self.task_for_instruction(task)
         elif isinstance(task, TaskSpec):
             spec = task
         else:
             raise TypeError(f"task must be a TaskSpec, an instruction string or None, got {type(task).__name__}")
         raw = spec.params.get("intent") if isinstance(spec.params, dict) else None
         if raw is None:
-            spec = self._from_text(spec.instruction)
+            spec = self.task_for_instruction(spec.instruction)
             raw = spec.params["intent"]
         try:
             intent = Intent.from_dict(raw)
@@ -132,7 +148,8 @@ class SimEnv(DeviceEnv):
             raise UnsupportedInstructionError(f"task {spec.task_id or spec.instruction!r} has a bad intent: {e}") from e
         return spec, intent
 
-    def _from_text(self, text: str) -> TaskSpec:
+    def task_for_instruction(self, text: str) -> TaskSpec:
+        """The task for an instruction (UnsupportedInstructionError, or a web search with allow_generic)."""
         try:
             from digirl.sim.tasks.tasksets import task_from_instruction
         except ModuleNotFoundError as e:
@@ -147,7 +164,8 @@ class SimEnv(DeviceEnv):
                     raise
         elif not self.allow_generic:
             raise UnsupportedInstructionError(
-                f"cannot parse {text!r}: the instruction parser (digirl.sim.tasks) is not installed")
+                f"cannot parse {text!r}: the instruction parser (digirl.sim.tasks) is not installed"
+            )
         q = text.strip().rstrip("?.!")
         from digirl.sim.content import key_terms
 
@@ -158,8 +176,10 @@ class SimEnv(DeviceEnv):
     def _reset(self, task: TaskSpec | str | None, rng: np.random.Generator) -> TaskSpec:
         spec, intent = self._resolve(task, rng)
         dyn = Dynamics.sample(self.perturbation, self.world_version, rng)
-        clock = (int(rng.integers(6, 12)), int(rng.integers(0, 60)))
-        self.phone = Phone(dyn, clock=clock, battery=int(rng.integers(35, 100)))
+        # A few clock/battery values only: status bars and home screens then repeat across episodes
+        # and their pictures come from the render caches.
+        clock = _CLOCKS[int(rng.integers(len(_CLOCKS)))]
+        self.phone = Phone(dyn, clock=clock, battery=_BATTERY[int(rng.integers(len(_BATTERY)))])
         self.ctx = self._setup(intent, rng)
         self._success = False
         self._shot_tree = None
@@ -180,7 +200,8 @@ class SimEnv(DeviceEnv):
             if fam == "app_notifications" and key:
                 state = intent.get("state", "toggle").lower()
                 p.notifications[key] = state in ("off", "disable", "disabled") or (
-                    state not in ("on", "enable", "enabled") and bool(rng.integers(2)))
+                    state not in ("on", "enable", "enabled") and bool(rng.integers(2))
+                )
                 ctx.initial_notifications = p.notifications[key]
         elif fam == "install_app":
             p.uninstall(intent.get("app"))
@@ -188,8 +209,7 @@ class SimEnv(DeviceEnv):
         alarms = sorted({(int(rng.integers(5, 11)), int(rng.choice([0, 15, 30, 45]))) for _ in range(2)})
         from digirl.sim.apps.clock import Alarm
 
-        clock.alarms = [Alarm(h, m, bool(rng.integers(2)), "Weekdays" if i == 0 else "") for i, (h, m) in
-                        enumerate(alarms)]
+        clock.alarms = [Alarm(h, m, bool(rng.integers(2)), "Weekdays" if i == 0 else "") for i, (h, m) in enumerate(alarms)]
         if fam == "set_alarm":
             try:
                 h, m = parse_time(intent.get("time"))
@@ -255,9 +275,18 @@ class SimEnv(DeviceEnv):
     def state_summary(self) -> dict[str, Any]:
         """A JSON-able summary of the phone and task (for debugging and viewers)."""
         p = self.phone
-        return {"task": self._task.instruction if self._task else None, "intent": self.ctx.intent.to_dict(),
-                "step": self._steps, "success": self._success, "perturbation": self.perturbation,
-                "world_version": self.world_version, "installed": [p.apps[k].label for k in p.installed],
-                "notifications_target": {resolve_app(self.intent.get("app")): p.notifications.get(
-                    resolve_app(self.intent.get("app")))} if self.intent.get("app") else {},
-                **p.summary()}
+        return {
+            "task": self._task.instruction if self._task else None,
+            "intent": self.ctx.intent.to_dict(),
+            "step": self._steps,
+            "success": self._success,
+            "perturbation": self.perturbation,
+            "world_version": self.world_version,
+            "installed": [p.apps[k].label for k in p.installed],
+            "notifications_target": {
+                resolve_app(self.intent.get("app")): p.notifications.get(resolve_app(self.intent.get("app")))
+            }
+            if self.intent.get("app")
+            else {},
+            **p.summary(),
+        }

@@ -114,7 +114,7 @@ class _E:
         if text.strip().lower() == target.strip().lower():
             return Action.enter() if submit else self.wait()
         if text and target.lower().startswith(text.lower()):
-            return Action.type_text(target[len(text):])
+            return Action.type_text(target[len(text) :])
         if not text:
             return Action.type_text(target)
         return self.goto(ref + ".clear") or Action.back()
@@ -291,8 +291,12 @@ def _browser_tab(e: _E) -> Action:
         return step
     b: Any = e.phone.apps["chrome"]
     if b.mode == "menu":
-        item = {"tab": "new_tab", "incognito_tab": "new_incognito_tab", "window": "new_window",
-                "incognito_window": "new_incognito_window"}.get(mode, "new_tab")
+        item = {
+            "tab": "new_tab",
+            "incognito_tab": "new_incognito_tab",
+            "window": "new_window",
+            "incognito_window": "new_incognito_window",
+        }.get(mode, "new_tab")
         return e.goto(f"chrome.menu.{item}") or Action.back()
     if b.mode != "page":
         return Action.back()
@@ -392,4 +396,3 @@ def expert_action(phone: Phone, ctx: TaskContext, *, jitter: float = 0.0, salt: 
         return Action.complete()
     e = _E(phone, ctx, jitter, salt)
     return e.obstacle() or PLANS[ctx.intent.family](e)
-

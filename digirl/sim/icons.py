@@ -101,8 +101,33 @@ def _bluetooth(d: Draw, c: Col) -> None:
 
 
 def _plane(d: Draw, c: Col) -> None:
-    d.polygon(_p(0.5, 0.08, 0.57, 0.4, 0.92, 0.6, 0.57, 0.55, 0.56, 0.8, 0.68, 0.9, 0.32, 0.9, 0.44, 0.8,
-                 0.43, 0.55, 0.08, 0.6, 0.43, 0.4), fill=c)
+    d.polygon(
+        _p(
+            0.5,
+            0.08,
+            0.57,
+            0.4,
+            0.92,
+            0.6,
+            0.57,
+            0.55,
+            0.56,
+            0.8,
+            0.68,
+            0.9,
+            0.32,
+            0.9,
+            0.44,
+            0.8,
+            0.43,
+            0.55,
+            0.08,
+            0.6,
+            0.43,
+            0.4,
+        ),
+        fill=c,
+    )
 
 
 def _gear(d: Draw, c: Col) -> None:
@@ -239,8 +264,10 @@ def _photos(d: Draw, c: Col) -> None:
 
 
 def _star(d: Draw, c: Col) -> None:
-    d.polygon(_p(0.5, 0.1, 0.61, 0.38, 0.9, 0.38, 0.67, 0.56, 0.76, 0.86, 0.5, 0.68, 0.24, 0.86, 0.33, 0.56,
-                 0.1, 0.38, 0.39, 0.38), fill=c)
+    d.polygon(
+        _p(0.5, 0.1, 0.61, 0.38, 0.9, 0.38, 0.67, 0.56, 0.76, 0.86, 0.5, 0.68, 0.24, 0.86, 0.33, 0.56, 0.1, 0.38, 0.39, 0.38),
+        fill=c,
+    )
 
 
 def _cart(d: Draw, c: Col) -> None:
@@ -334,15 +361,60 @@ def _filter(d: Draw, c: Col) -> None:
 
 
 ICONS: dict[str, Callable[[Draw, Col], None]] = {
-    "search": _search, "mic": _mic, "back": _back, "close": _close, "menu": _menu, "more": _more, "plus": _plus,
-    "minus": _minus, "up": _up, "down": _down, "home": _home, "recents": _recents, "navback": _navback,
-    "wifi": _wifi, "battery": _battery, "bluetooth": _bluetooth, "plane": _plane, "gear": _gear, "clock": _clock,
-    "alarm": _alarm, "mail": _mail, "camera": _camera, "phone": _phone, "message": _message, "play": _play,
-    "pause": _pause, "pin": _pin, "store": _store, "globe": _globe, "chrome": _chrome, "youtube": _youtube,
-    "google": _google, "calc": _calc, "person": _person, "calendar": _calendar, "folder": _folder, "music": _music,
-    "photos": _photos, "star": _star, "cart": _cart, "tabs": _tabs, "history": _history, "suggest": _suggest,
-    "incognito": _incognito, "apps": _apps, "bell": _bell, "check": _check, "chevron": _chevron,
-    "directions": _directions, "car": _car, "sun": _sun, "info": _info, "lock": _lock, "image": _image,
+    "search": _search,
+    "mic": _mic,
+    "back": _back,
+    "close": _close,
+    "menu": _menu,
+    "more": _more,
+    "plus": _plus,
+    "minus": _minus,
+    "up": _up,
+    "down": _down,
+    "home": _home,
+    "recents": _recents,
+    "navback": _navback,
+    "wifi": _wifi,
+    "battery": _battery,
+    "bluetooth": _bluetooth,
+    "plane": _plane,
+    "gear": _gear,
+    "clock": _clock,
+    "alarm": _alarm,
+    "mail": _mail,
+    "camera": _camera,
+    "phone": _phone,
+    "message": _message,
+    "play": _play,
+    "pause": _pause,
+    "pin": _pin,
+    "store": _store,
+    "globe": _globe,
+    "chrome": _chrome,
+    "youtube": _youtube,
+    "google": _google,
+    "calc": _calc,
+    "person": _person,
+    "calendar": _calendar,
+    "folder": _folder,
+    "music": _music,
+    "photos": _photos,
+    "star": _star,
+    "cart": _cart,
+    "tabs": _tabs,
+    "history": _history,
+    "suggest": _suggest,
+    "incognito": _incognito,
+    "apps": _apps,
+    "bell": _bell,
+    "check": _check,
+    "chevron": _chevron,
+    "directions": _directions,
+    "car": _car,
+    "sun": _sun,
+    "info": _info,
+    "lock": _lock,
+    "image": _image,
     "filter": _filter,
 }
 

@@ -6,6 +6,8 @@ the keyboard itself blocks taps from reaching the app below, as on a phone.
 
 from __future__ import annotations
 
+from functools import partial
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -45,9 +47,13 @@ def _layout() -> list[tuple[str, str, tuple[float, float, float, float]]]:
         x += 36
     keys.append(("⌫", "backspace", (306, y, 360, y + _ROW_H)))
     y += _ROW_H
-    keys += [("?123", "symbols", (0, y, 54, y + _ROW_H)), (",", ",", (54, y, 90, y + _ROW_H)),
-             ("space", " ", (90, y, 252, y + _ROW_H)), (".", ".", (252, y, 288, y + _ROW_H)),
-             ("⏎", "enter", (288, y, 360, y + _ROW_H))]
+    keys += [
+        ("?123", "symbols", (0, y, 54, y + _ROW_H)),
+        (",", ",", (54, y, 90, y + _ROW_H)),
+        ("space", " ", (90, y, 252, y + _ROW_H)),
+        (".", ".", (252, y, 288, y + _ROW_H)),
+        ("⏎", "enter", (288, y, 360, y + _ROW_H)),
+    ]
     return keys
 
 
@@ -70,18 +76,32 @@ def keyboard_patch(name: str, w: int, h: int, r: Renderer) -> np.ndarray:
             icon = Image.fromarray(icon_patch("search" if action == "search" else "check", side, (255, 255, 255), fill))
             im.paste(icon, (round(cx - side / 2), round(cy - side / 2)))
         elif code != " ":
-            r.draw_text(d, (cx, cy), lab, 18 if len(lab) == 1 and lab.isalpha() else 13, TEXT)
+            t = r.text_patch(lab, 18 if len(lab) == 1 and lab.isalpha() else 13, TEXT, fill)
+            im.paste(Image.fromarray(t), (round(cx - t.shape[1] / 2), round(cy - t.shape[0] / 2)))
     return np.asarray(im).copy()
 
 
 def keyboard_view(action: str, on_key: Callable[[str], None]) -> View:
     """The keyboard's view: a blocker showing the picture, with a hit area per key."""
-    kb = View((0, KB_TOP, 360, BOTTOM), kind="keyboard", patch=f"keyboard:{action}", blocker=True, element=True,
-              text="", placeholder="Keyboard")
+    kb = View(
+        (0, KB_TOP, 360, BOTTOM),
+        kind="keyboard",
+        patch=f"keyboard:{action}",
+        blocker=True,
+        element=True,
+        text="",
+        placeholder="Keyboard",
+    )
     for lab, code, (x0, y0, x1, y1) in _KEYS:
         shown = code in ("enter", "backspace")
-        kb.children.append(View((x0, KB_TOP + y0, x1, KB_TOP + y1), kind="key", ref=f"kb.{code}",
-                                on_tap=(lambda c=code: on_key(c)), element=shown,
-                                placeholder={"enter": "Search" if action == "search" else "Enter",
-                                             "backspace": "Delete"}.get(code, lab)))
+        kb.children.append(
+            View(
+                (x0, KB_TOP + y0, x1, KB_TOP + y1),
+                kind="key",
+                ref=f"kb.{code}",
+                on_tap=(partial(on_key, code)),
+                element=shown,
+                placeholder={"enter": "Search" if action == "search" else "Enter", "backspace": "Delete"}.get(code, lab),
+            )
+        )
     return kb

@@ -16,23 +16,47 @@ import numpy as np
 from digirl.sim.content import stable_rng
 from digirl.sim.intents import SHOP_SITES
 
-__all__ = ["LEVELS", "Dynamics"]
+__all__ = ["LEVELS", "Dynamics", "Level"]
 
-#: Per level: cookie-banner, app-rating pop-up, permission pop-up and ad probabilities,
-#: extra loading steps (min, max), max list offset (dp), shuffle results, shuffle home icons.
-LEVELS: dict[int, dict[str, object]] = {
-    0: dict(cookie=0.0, rating=0.0, permission=0.0, ads=0.0, load=(0, 0), offset=0, shuffle=False, home=False),
-    1: dict(cookie=0.35, rating=0.15, permission=0.0, ads=0.5, load=(0, 1), offset=16, shuffle=True, home=False),
-    2: dict(cookie=0.7, rating=0.3, permission=0.25, ads=0.85, load=(1, 2), offset=40, shuffle=True, home=True),
+@dataclass(frozen=True)
+class Level:
+    """What one perturbation level turns on (probabilities per event, ranges in steps or dp)."""
+
+    cookie: float
+    rating: float
+    permission: float
+    ads: float
+    load: tuple[int, int]  # extra "Loading…" steps per page load (min, max)
+    offset: int  # max top offset of result lists, dp
+    shuffle: bool  # shuffle result orders a little
+    home: bool  # shuffle home-screen icons, move the search widget
+
+
+LEVELS: dict[int, Level] = {
+    0: Level(0.0, 0.0, 0.0, 0.0, (0, 0), 0, False, False),
+    1: Level(0.35, 0.15, 0.0, 0.5, (0, 1), 16, True, False),
+    2: Level(0.7, 0.3, 0.25, 0.85, (1, 2), 40, True, True),
 }
 
 # Renamed buttons per world version (an app update); index = world_version % len.
 _RENAMES: tuple[dict[str, str], ...] = (
     {},
-    {"install": "Get", "add_to_cart": "Add to basket", "accept": "I agree", "not_now": "Maybe later",
-     "search_apps": "Search apps", "directions": "Route"},
-    {"install": "Install app", "add_to_cart": "Add", "accept": "OK", "not_now": "No thanks",
-     "search_apps": "Search for apps", "directions": "Go"},
+    {
+        "install": "Get",
+        "add_to_cart": "Add to basket",
+        "accept": "I agree",
+        "not_now": "Maybe later",
+        "search_apps": "Search apps",
+        "directions": "Route",
+    },
+    {
+        "install": "Install app",
+        "add_to_cart": "Add",
+        "accept": "OK",
+        "not_now": "No thanks",
+        "search_apps": "Search for apps",
+        "directions": "Go",
+    },
 )
 
 
@@ -63,14 +87,20 @@ class Dynamics:
             raise ValueError(f"perturbation level must be 0, 1 or 2, got {level!r}")
         cfg = LEVELS[level]
         salt = int(rng.integers(0, 2**31))
-        load = cfg["load"]
-        assert isinstance(load, tuple)
-        d = cls(level=level, world_version=int(world_version), cookie_p=float(cfg["cookie"]),  # type: ignore[arg-type]
-                rating_p=float(cfg["rating"]), permission_p=float(cfg["permission"]),  # type: ignore[arg-type]
-                ads_p=float(cfg["ads"]), load_range=(int(load[0]), int(load[1])),  # type: ignore[arg-type]
-                list_offset=int(rng.integers(0, int(cfg["offset"]) + 1)),  # type: ignore[call-overload]
-                shuffle=bool(cfg["shuffle"]), home_shuffle=bool(cfg["home"]), salt=salt,
-                rng=np.random.default_rng(salt))
+        d = cls(
+            level=level,
+            world_version=int(world_version),
+            cookie_p=cfg.cookie,
+            rating_p=cfg.rating,
+            permission_p=cfg.permission,
+            ads_p=cfg.ads,
+            load_range=cfg.load,
+            list_offset=int(rng.integers(0, cfg.offset + 1)),
+            shuffle=cfg.shuffle,
+            home_shuffle=cfg.home,
+            salt=salt,
+            rng=np.random.default_rng(salt),
+        )
         for i, site in enumerate(SHOP_SITES):
             base = (world_version + i) % 2 if world_version else 0
             d.site_layout[site] = base if level < 2 else int(rng.integers(0, 2))

@@ -51,8 +51,14 @@ def resolve_app(name: str) -> str:
 class Phone:
     """A simulated phone. Build one per episode (cheap) with the episode's :class:`Dynamics`."""
 
-    def __init__(self, dyn: Dynamics | None = None, *, clock: tuple[int, int] = (9, 41), battery: int = 87,
-                 extra_apps: tuple[str, ...] = EXTRA_APPS) -> None:
+    def __init__(
+        self,
+        dyn: Dynamics | None = None,
+        *,
+        clock: tuple[int, int] = (9, 41),
+        battery: int = 87,
+        extra_apps: tuple[str, ...] = EXTRA_APPS,
+    ) -> None:
         self.dyn = dyn or Dynamics()
         self.clock = clock
         self.battery = battery
@@ -69,6 +75,7 @@ class Phone:
         self.loading_fresh = False
         self.step_no = 0
         self._tree: View | None = None
+        self._static: dict[object, View] = {}  # status bar, nav bar, keyboards: reused across trees
 
     # ---------------------------------------------------------------- apps
     def install(self, name: str) -> str:
@@ -106,13 +113,26 @@ class Phone:
         app.launched = True
         app.on_launch()
         if first and app.rates and self.dyn.chance(self.dyn.rating_p):
-            self.show_popup(Popup("rating", f"Enjoying {app.label}?", "Tap a star to rate it on Google Play.",
-                                  [(self.dyn.text("not_now", "Not now"), "popup.dismiss", self.close_popup),
-                                   ("Rate", "popup.rate", self.close_popup)]))
+            self.show_popup(
+                Popup(
+                    "rating",
+                    f"Enjoying {app.label}?",
+                    "Tap a star to rate it on Google Play.",
+                    [
+                        (self.dyn.text("not_now", "Not now"), "popup.dismiss", self.close_popup),
+                        ("Rate", "popup.rate", self.close_popup),
+                    ],
+                )
+            )
         elif first and key != "launcher" and self.dyn.chance(self.dyn.permission_p):
-            self.show_popup(Popup("permission", f"Allow {app.label} to send you notifications?", "",
-                                  [("Don't allow", "popup.deny", self.close_popup),
-                                   ("Allow", "popup.dismiss", self.close_popup)]))
+            self.show_popup(
+                Popup(
+                    "permission",
+                    f"Allow {app.label} to send you notifications?",
+                    "",
+                    [("Don't allow", "popup.deny", self.close_popup), ("Allow", "popup.dismiss", self.close_popup)],
+                )
+            )
         self.invalidate()
 
     def go_home(self) -> None:
@@ -170,10 +190,22 @@ class Phone:
             p = self.popup
             root.children.append(dialog(p.title, p.body, p.buttons, ref=f"popup.{p.kind}", height=180))
         elif self.keyboard_visible():
-            root.children.append(keyboard_view(app.keyboard_action(), self._on_key))
-        root.children.append(self._status_bar(app))
-        root.children.append(self._nav_bar())
+            action = app.keyboard_action()
+            root.children.append(self._cached(("kb", action), lambda: keyboard_view(action, self._on_key)))
+        key = ("status", app.status_color, self.clock, self.battery, self.wifi, self.bluetooth, self.airplane)
+        root.children.append(self._cached(key, lambda: self._status_bar(app)))
+        root.children.append(self._cached("nav", self._nav_bar))
         return root
+
+    def _cached(self, key: object, make: Callable[[], View]) -> View:
+        v = self._static.get(key)
+        if v is None:
+            v = make()
+            v.static = True
+            if len(self._static) > 64:
+                self._static.clear()
+            self._static[key] = v
+        return v
 
     def _loading_view(self, app: App) -> View:
         lv = box((0, TOP, W, BOTTOM), (255, 255, 255), blocker=True, ref="loading")
@@ -182,8 +214,7 @@ class Phone:
             lv.children.extend(top())
         lv.children.append(box((0, TOP + 56, W * 0.35, TOP + 59), (26, 115, 232)))
         lv.children.append(icon_button((156, 330, 204, 378), "history", None, ref="loading.spinner", desc="Loading"))
-        lv.children.append(label((0, 384, W, 414), "Loading…", size=15, fg=(95, 99, 104), align="center",
-                                 ref="loading.text"))
+        lv.children.append(label((0, 384, W, 414), "Loading…", size=15, fg=(95, 99, 104), align="center", ref="loading.text"))
         return lv
 
     def _status_bar(self, app: App) -> View:
@@ -196,25 +227,27 @@ class Phone:
         x = W - 12.0
         sb.children.append(label((x - 34, 0, x, STATUS_H), f"{self.battery}%", size=11, fg=fg, align="right"))
         x -= 36
-        sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon="battery", icon_color=fg,
-                                element=False))
+        sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon="battery", icon_color=fg, element=False))
         x -= 18
-        for on, icon in ((self.wifi and not self.airplane, "wifi"), (self.bluetooth, "bluetooth"),
-                         (self.airplane, "plane")):
+        for on, icon in ((self.wifi and not self.airplane, "wifi"), (self.bluetooth, "bluetooth"), (self.airplane, "plane")):
             if on:
-                sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon=icon, icon_color=fg,
-                                        element=False))
+                sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon=icon, icon_color=fg, element=False))
                 x -= 18
         return sb
 
     def _nav_bar(self) -> View:
         nb = box((0, BOTTOM, W, H), _NAV_BG, blocker=True, ref="navbar")
-        for i, (icon, ref, fn, desc) in enumerate((("navback", "nav.back", self.key_back, "Back"),
-                                                   ("home", "nav.home", self.go_home, "Home"),
-                                                   ("recents", "nav.recents", None, "Overview"))):
+        for i, (icon, ref, fn, desc) in enumerate(
+            (
+                ("navback", "nav.back", self.key_back, "Back"),
+                ("home", "nav.home", self.go_home, "Home"),
+                ("recents", "nav.recents", None, "Overview"),
+            )
+        ):
             cx = W * (0.25 + 0.25 * i)
-            nb.children.append(icon_button((cx - 30, BOTTOM + 4, cx + 30, H - 4), icon, fn, ref=ref, desc=desc,
-                                           color=(60, 64, 67)))
+            nb.children.append(
+                icon_button((cx - 30, BOTTOM + 4, cx + 30, H - 4), icon, fn, ref=ref, desc=desc, color=(60, 64, 67))
+            )
         return nb
 
     # ---------------------------------------------------------------- input
@@ -320,6 +353,14 @@ class Phone:
 
     # ---------------------------------------------------------------- debug
     def summary(self) -> dict[str, Any]:
-        return {"app": self.fg, "screen": self.current.screen(), "popup": self.popup.kind if self.popup else None,
-                "loading": self.loading, "keyboard": self.keyboard_visible(), "wifi": self.wifi,
-                "bluetooth": self.bluetooth, "airplane": self.airplane, "app_state": self.current.state()}
+        return {
+            "app": self.fg,
+            "screen": self.current.screen(),
+            "popup": self.popup.kind if self.popup else None,
+            "loading": self.loading,
+            "keyboard": self.keyboard_visible(),
+            "wifi": self.wifi,
+            "bluetooth": self.bluetooth,
+            "airplane": self.airplane,
+            "app_state": self.current.state(),
+        }

@@ -215,8 +215,7 @@ def _shop_search(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 def _shop_select(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     page = _shop_results(phone, intent)
-    return (page is not None and page.kind == "product" and page.rank == 0
-            and terms_in(query_terms(intent), page.query))
+    return page is not None and page.kind == "product" and page.rank == 0 and terms_in(query_terms(intent), page.query)
 
 
 PREDICATES: dict[str, Callable[[Phone, Intent, TaskContext], bool]] = {

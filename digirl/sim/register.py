@@ -14,9 +14,9 @@ from digirl.envs.registry import register
 _EP = "digirl.sim.env:SimEnv"
 _META = {"simulator": True, "expert": True, "elements": True}
 
-for _ts, _desc in (("general", "Simulated phone, AitW General-style tasks (search, apps, settings, alarms; H=10)"),
-                   ("webshop", "Simulated phone, Web Shopping tasks on 6 shopping sites (go to, search, select; H=20)")):
-    register(f"digirl/sim-{_ts}-v0", _EP, description=_desc + ", train split", metadata=_META, taskset=_ts,
-             split="train")
-    register(f"digirl/sim-{_ts}-test-v0", _EP, description=_desc + ", test split", metadata=_META, taskset=_ts,
-             split="test")
+for _ts, _desc in (
+    ("general", "Simulated phone, AitW General-style tasks (search, apps, settings, alarms; H=10)"),
+    ("webshop", "Simulated phone, Web Shopping tasks on 6 shopping sites (go to, search, select; H=20)"),
+):
+    register(f"digirl/sim-{_ts}-v0", _EP, description=_desc + ", train split", metadata=_META, taskset=_ts, split="train")
+    register(f"digirl/sim-{_ts}-test-v0", _EP, description=_desc + ", test split", metadata=_META, taskset=_ts, split="test")

@@ -9,7 +9,6 @@ Text uses Pillow's built-in scalable font (``ImageFont.load_default(size=N)``), 
 
 from __future__ import annotations
 
-import math
 from collections import OrderedDict
 from typing import Any
 
@@ -43,6 +42,7 @@ class Renderer:
         self._fit: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
         self._widths: dict[tuple[str, int], int] = {}
         self._rows: dict[Color, np.ndarray] = {}
+        self._static: dict[tuple[int, Color], tuple[View, Op]] = {}
         self._frame_cache, self._patch_cache = frame_cache, patch_cache
         self.stats = {"frames": 0, "frame_hits": 0, "patches": 0}
 
@@ -64,8 +64,7 @@ class Renderer:
         flat = frame.reshape(self.height, self.width * 3)
         start = 0
         for i, op in enumerate(ops):  # everything before a full-screen fill is painted over
-            if op[0] == "rect" and op[1] <= 0 and op[2] <= 0 and op[3] >= self.width and op[4] >= self.height \
-                    and op[6] is None:
+            if op[0] == "rect" and op[1] <= 0 and op[2] <= 0 and op[3] >= self.width and op[4] >= self.height and op[6] is None:
                 start = i
         if not ops or ops[start][0] != "rect":
             flat[:] = 255
@@ -88,6 +87,20 @@ class Renderer:
         return (round(r[0] * self.sx), round(r[1] * self.sy), round(r[2] * self.sx), round(r[3] * self.sy))
 
     def _compile(self, v: View, bg: Color, ops: list[Op]) -> None:
+        if v.static and v.fill is not None and v.clip is None:
+            ent = self._static.get((id(v), bg))
+            if ent is None or ent[0] is not v:  # identity check: ids are reused after a view dies
+                sub: list[Op] = []
+                self._compile_view(v, bg, sub)
+                ent = (v, ("layer", *self._px(v.rect), tuple(sub)))
+                if len(self._static) > 256:
+                    self._static.clear()
+                self._static[(id(v), bg)] = ent
+            ops.append(ent[1])
+            return
+        self._compile_view(v, bg, ops)
+
+    def _compile_view(self, v: View, bg: Color, ops: list[Op]) -> None:
         if v.clip is not None and v.visible_rect() is None:
             return
         x0, y0, x1, y1 = self._px(v.rect)
@@ -117,8 +130,7 @@ class Renderer:
         for c in v.children:
             self._compile(c, bg, ops)
 
-    def _icon_and_text(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip,
-                       ops: list[Op]) -> None:
+    def _icon_and_text(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip, ops: list[Op]) -> None:
         color = v.icon_color or v.fg
         if not v.text:
             full = v.on_tap is None and v.fill is None
@@ -189,7 +201,7 @@ class Renderer:
         if hit is not None:
             return hit
         out: list[str] = []
-        if lines == 1 and self._width(text, px) <= width:
+        if lines == 1 and (len(text) <= 1 or self._width(text, px) <= width):  # a lone glyph may overhang
             self._fit[key] = (text,)
             return (text,)
         rest = text.split(" ")
@@ -216,8 +228,22 @@ class Renderer:
         self._fit[key] = res
         return res
 
-    def _text(self, text: str, size: int, fg: Color, bg: Color, bold: bool, align: str, x0: int, y0: int, x1: int,
-              y1: int, clip: Clip, ops: list[Op], lines: int = 1) -> int:
+    def _text(
+        self,
+        text: str,
+        size: int,
+        fg: Color,
+        bg: Color,
+        bold: bool,
+        align: str,
+        x0: int,
+        y0: int,
+        x1: int,
+        y1: int,
+        clip: Clip,
+        ops: list[Op],
+        lines: int = 1,
+    ) -> int:
         """Append text ops; return the x where the (last) line ends."""
         px = self._font_px(size)
         width = max(1, x1 - x0)
@@ -237,32 +263,44 @@ class Renderer:
         return end
 
     # ---------------------------------------------------------------- execute
-    def _exec(self, frame: np.ndarray, flat: np.ndarray, op: Op) -> None:
+    def _exec(self, frame: np.ndarray, flat: np.ndarray, op: Op, ox: int = 0, oy: int = 0) -> None:
+        """Draw one op; (ox, oy) is the frame's origin on screen (non-zero for layer patches)."""
         kind = op[0]
+        fh, fw = frame.shape[:2]
         if kind == "rect":
             _, x0, y0, x1, y1, color, clip = op
-            x0, y0, x1, y1 = _clip_box(x0, y0, x1, y1, clip, self.width, self.height)
+            x0, y0, x1, y1 = _clip_box(x0 - ox, y0 - oy, x1 - ox, y1 - oy, _shift(clip, ox, oy), fw, fh)
             if x1 > x0 and y1 > y0:
                 row = self._rows.get(color)
                 if row is None:  # a pre-tiled row: broadcasting a 3-vector over pixels is ~100x slower
-                    row = np.tile(np.array(color, dtype=np.uint8), self.width)
+                    row = np.tile(np.array(color, dtype=np.uint8), max(self.width, fw))
                     self._rows[color] = row
                 flat[y0:y1, 3 * x0 : 3 * x1] = row[: 3 * (x1 - x0)]
             return
         if kind == "text":
-            _, text, px, fg, bg, bold, x, y, clip = op
-            patch = self._patch(("t", text, px, fg, bg, bold))
+            key: tuple[Any, ...] = ("t", *op[1:6])
+            x, y, clip = op[6], op[7], op[8]
         elif kind == "icon":
-            _, name, size, color, bg, x, y, clip = op
-            patch = self._patch(("i", name, size, color, bg))
+            key = ("i", *op[1:5])
+            x, y, clip = op[5], op[6], op[7]
         elif kind == "shape":
-            _, w, h, r, fill, border, bg, x, y, clip = op
-            patch = self._patch(("s", w, h, r, fill, border, bg))
+            key = ("s", *op[1:7])
+            x, y, clip = op[7], op[8], op[9]
+        elif kind == "layer":
+            key = ("l", *op[1:])
+            x, y, clip = op[1], op[2], None
         else:  # patch
-            _, name, w, h, x, y, clip = op
-            patch = self._patch(("p", name, w, h))
+            key = ("p", *op[1:4])
+            x, y, clip = op[4], op[5], op[6]
+        patch = self._patches.get(key)
+        if patch is None:
+            patch = self._patch(key)
         ph, pw = patch.shape[:2]
-        bx0, by0, bx1, by1 = _clip_box(x, y, x + pw, y + ph, clip, self.width, self.height)
+        x, y = x - ox, y - oy
+        if clip is None and x >= 0 and y >= 0 and x + pw <= fw and y + ph <= fh:  # the common case
+            frame[y : y + ph, x : x + pw] = patch
+            return
+        bx0, by0, bx1, by1 = _clip_box(x, y, x + pw, y + ph, _shift(clip, ox, oy), fw, fh)
         if bx1 > bx0 and by1 > by0:
             frame[by0:by1, bx0:bx1] = patch[by0 - y : by1 - y, bx0 - x : bx1 - x]
 
@@ -280,6 +318,13 @@ class Renderer:
         elif kind == "s":
             _, w, h, r, fill, border, bg = key
             p = _shape(w, h, r, fill, border, bg, max(1, round(self.s)))
+        elif kind == "l":  # a static layer: run its ops on a scratch frame and keep its rectangle
+            _, x0, y0, x1, y1, sub = key
+            x0, y0 = max(0, x0), max(0, y0)
+            p = np.full((max(1, y1 - y0), max(1, x1 - x0), 3), 255, dtype=np.uint8)
+            flat = p.reshape(p.shape[0], p.shape[1] * 3)
+            for op in sub:
+                self._exec(p, flat, op, x0, y0)
         else:
             from digirl.sim.keyboard import keyboard_patch
 
@@ -292,10 +337,15 @@ class Renderer:
             self._patches.popitem(last=False)
         return p
 
-    def draw_text(self, d: ImageDraw.ImageDraw, xy: tuple[float, float], text: str, size: int, fg: Color,
-                  anchor: str = "mm") -> None:
-        """Draw text with this renderer's font (used by pre-rendered patches)."""
-        d.text(xy, text, font=self._font(self._font_px(size)), fill=fg, anchor=anchor)
+    def text_patch(self, text: str, size: int, fg: Color, bg: Color) -> np.ndarray:
+        """Text at logical ``size`` as an RGB array (used by pre-rendered pictures like the keyboard)."""
+        return _TEXT.patch(text, self._font_px(size), fg, bg)
+
+
+def _shift(clip: Clip, ox: int, oy: int) -> Clip:
+    if clip is None or (ox == 0 and oy == 0):
+        return clip
+    return (clip[0] - ox, clip[1] - oy, clip[2] - ox, clip[3] - oy)
 
 
 def _clip_box(x0: int, y0: int, x1: int, y1: int, clip: Clip, w: int, h: int) -> tuple[int, int, int, int]:
@@ -313,8 +363,7 @@ def _shape(w: int, h: int, r: int, fill: Color, border: Color | None, bg: Color,
     if border is not None:
         d.rounded_rectangle(box, radius=r * ss, fill=border)
         inset = bw * ss
-        d.rounded_rectangle((inset, inset, w * ss - 1 - inset, h * ss - 1 - inset), radius=max(0, (r - bw) * ss),
-                            fill=fill)
+        d.rounded_rectangle((inset, inset, w * ss - 1 - inset, h * ss - 1 - inset), radius=max(0, (r - bw) * ss), fill=fill)
     else:
         d.rounded_rectangle(box, radius=r * ss, fill=fill)
     return np.asarray(im.resize((w, h), Image.Resampling.BOX)).copy()

@@ -10,12 +10,18 @@ from digirl.sim.intents import Intent
 __all__ = ["SAMPLE_INTENTS", "sample_tasks", "spec_for"]
 
 SAMPLE_INTENTS: tuple[tuple[str, Intent], ...] = (
-    ("What's the weather like in Paris?", Intent("web_search", {"query": "weather in paris",
-                                                                "key_terms": "weather paris", "answer": "weather"})),
-    ("What is the capital of Peru?", Intent("web_search", {"query": "capital of peru", "key_terms": "capital peru",
-                                                           "answer": "capital"})),
-    ("Search for hotels in Chicago", Intent("web_search", {"query": "hotels in chicago",
-                                                           "key_terms": "hotels chicago", "answer": "hotels"})),
+    (
+        "What's the weather like in Paris?",
+        Intent("web_search", {"query": "weather in paris", "key_terms": "weather paris", "answer": "weather"}),
+    ),
+    (
+        "What is the capital of Peru?",
+        Intent("web_search", {"query": "capital of peru", "key_terms": "capital peru", "answer": "capital"}),
+    ),
+    (
+        "Search for hotels in Chicago",
+        Intent("web_search", {"query": "hotels in chicago", "key_terms": "hotels chicago", "answer": "hotels"}),
+    ),
     ("Open the calculator app", Intent("open_app", {"app": "calculator"})),
     ("Open Instagram", Intent("open_app", {"app": "Instagram"})),
     ("Open the settings for Spotify", Intent("app_settings", {"app": "Spotify"})),
@@ -29,28 +35,39 @@ SAMPLE_INTENTS: tuple[tuple[str, Intent], ...] = (
     ("Check my email", Intent("check_email", {})),
     ("Go to reddit.com", Intent("open_site", {"site": "reddit.com"})),
     ("Go to newegg.com", Intent("shop_goto", {"site": "newegg.com"})),
-    ("Go to costco.com, search for 'bose headphones'", Intent("shop_search", {"site": "costco.com",
-                                                                              "query": "bose headphones"})),
-    ("Go to bestbuy.com, search for 'usb-c cable', and select the first entry",
-     Intent("shop_select", {"site": "bestbuy.com", "query": "usb-c cable"})),
-    ("Go to walmart.com, search for 'razer blade', and select the first entry",
-     Intent("shop_select", {"site": "walmart.com", "query": "razer blade"})),
-    ("Go to ebay.com, search for 'lego star wars'", Intent("shop_search", {"site": "ebay.com",
-                                                                           "query": "lego star wars"})),
-    ("Go to target.com, search for 'coffee maker', and select the first entry",
-     Intent("shop_select", {"site": "target.com", "query": "coffee maker"})),
+    ("Go to costco.com, search for 'bose headphones'", Intent("shop_search", {"site": "costco.com", "query": "bose headphones"})),
+    (
+        "Go to bestbuy.com, search for 'usb-c cable', and select the first entry",
+        Intent("shop_select", {"site": "bestbuy.com", "query": "usb-c cable"}),
+    ),
+    (
+        "Go to walmart.com, search for 'razer blade', and select the first entry",
+        Intent("shop_select", {"site": "walmart.com", "query": "razer blade"}),
+    ),
+    ("Go to ebay.com, search for 'lego star wars'", Intent("shop_search", {"site": "ebay.com", "query": "lego star wars"})),
+    (
+        "Go to target.com, search for 'coffee maker', and select the first entry",
+        Intent("shop_select", {"site": "target.com", "query": "coffee maker"}),
+    ),
 )
 
 
 def spec_for(instruction: str, intent: Intent, *, split: str = "", task_id: str = "") -> TaskSpec:
     """A TaskSpec for ``intent`` with the task-set conventions (horizon 10 general, 20 web shopping)."""
     ts = intent.taskset
-    return TaskSpec(instruction=instruction, task_id=task_id or f"sim-sample-{intent.family}",
-                    family=intent.family, split=split, horizon=20 if ts == "webshop" else 10,
-                    env_id=f"digirl/sim-{ts}-v0", params={"intent": intent.to_dict()})
+    return TaskSpec(
+        instruction=instruction,
+        task_id=task_id or f"sim-sample-{intent.family}",
+        family=intent.family,
+        split=split,
+        horizon=20 if ts == "webshop" else 10,
+        env_id=f"digirl/sim-{ts}-v0",
+        params={"intent": intent.to_dict()},
+    )
 
 
 def sample_tasks(taskset: str = "general") -> list[TaskSpec]:
     """The sample tasks of one task set ("general" or "webshop")."""
-    return [spec_for(text, it, task_id=f"sim-sample-{i:02d}") for i, (text, it) in enumerate(SAMPLE_INTENTS)
-            if it.taskset == taskset]
+    return [
+        spec_for(text, it, task_id=f"sim-sample-{i:02d}") for i, (text, it) in enumerate(SAMPLE_INTENTS) if it.taskset == taskset
+    ]

@@ -15,8 +15,20 @@ from PIL import Image, ImageDraw, ImageFont
 
 __all__ = ["TextRaster"]
 
-_ASCII_SUBST = {"—": "-", "–": "-", "‑": "-", "€": "E", "£": "L", "¥": "Y", "🙂": ":)", "’": "'", "‘": "'",
-                "“": '"', "”": '"', "⏎": ">"}
+_ASCII_SUBST = {
+    "—": "-",
+    "–": "-",
+    "‑": "-",
+    "€": "E",
+    "£": "L",
+    "¥": "Y",
+    "🙂": ":)",
+    "’": "'",
+    "‘": "'",
+    "“": '"',
+    "”": '"',
+    "⏎": ">",
+}
 _SYMBOLS = set("★☆×÷⇧⌫✓↗⌃")
 
 
@@ -28,6 +40,7 @@ class TextRaster:
         self._metrics: dict[int, tuple[int, int]] = {}
         self._glyphs: dict[tuple[str, int], tuple[np.ndarray, float]] = {}
         self._luts: dict[tuple[tuple[int, int, int], tuple[int, int, int]], np.ndarray] = {}
+        self._words: dict[tuple[str, int], tuple[np.ndarray, float]] = {}
         self._pad = 2
 
     def font(self, px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -67,36 +80,54 @@ class TextRaster:
         return g
 
     def width(self, text: str, px: int) -> int:
-        return math.ceil(sum(self._glyph(ch, px)[1] for ch in text))
+        words = text.split(" ")
+        return math.ceil(sum(self._word(w, px)[1] for w in words) + self._glyph(" ", px)[1] * (len(words) - 1))
 
-    def mask(self, text: str, px: int, bold: bool = False) -> np.ndarray:
-        """The string's alpha mask, shape (ascent + descent, width + 2)."""
+    def _compose(self, parts: list[tuple[np.ndarray, float]], px: int, gap: float = 0.0) -> tuple[np.ndarray, float]:
+        """Place masks left to right at rounded advances; returns (canvas with a pad each side, advance)."""
         asc, desc = self.metrics(px)
         pad = self._pad
-        glyphs = [self._glyph(ch, px) for ch in text]
-        total = math.ceil(sum(a for _, a in glyphs))
-        canvas = np.zeros((asc + desc, total + 2 * pad + 4), dtype=np.uint8)
+        total = float(sum(a for _, a in parts)) + gap * max(0, len(parts) - 1)
+        canvas = np.zeros((asc + desc, math.ceil(total) + 2 * pad + 4), dtype=np.uint8)
         x = 0.0
-        for m, adv in glyphs:
+        for m, adv in parts:
             xi = round(x)
             region = canvas[:, xi : xi + m.shape[1]]
             np.maximum(region, m[:, : region.shape[1]], out=region)
-            x += adv
-        out = canvas[:, pad : pad + total + 2]
+            x += adv + gap
+        return canvas, total
+
+    def _word(self, word: str, px: int) -> tuple[np.ndarray, float]:
+        key = (word, px)
+        w = self._words.get(key)
+        if w is None:
+            w = self._compose([self._glyph(ch, px) for ch in word], px)
+            if len(self._words) > 100_000:
+                self._words.clear()
+            self._words[key] = w
+        return w
+
+    def mask(self, text: str, px: int, bold: bool = False) -> np.ndarray:
+        """The string's alpha mask, shape (ascent + descent, width + 2). Words are cached: most text
+        on a new page is made of words seen before."""
+        pad = self._pad
+        space = self._glyph(" ", px)[1]
+        canvas, total = self._compose([self._word(w, px) for w in text.split(" ")], px, space)
+        out = canvas[:, pad : pad + math.ceil(total) + 2]
         if bold:  # the built-in font has one weight: a one-pixel smear reads as bold
             out = out.copy()
             np.maximum(out[:, 1:], out[:, :-1], out=out[:, 1:])
         return out
 
-    def patch(self, text: str, px: int, fg: tuple[int, int, int], bg: tuple[int, int, int],
-              bold: bool = False) -> np.ndarray:
+    def patch(self, text: str, px: int, fg: tuple[int, int, int], bg: tuple[int, int, int], bold: bool = False) -> np.ndarray:
         """The string drawn in ``fg`` on ``bg`` as uint8 RGB."""
         lut = self._luts.get((fg, bg))
         if lut is None:
             a = np.arange(256, dtype=np.float32)[:, None] / 255.0
             lut = np.clip(np.round(np.array(bg) * (1 - a) + np.array(fg) * a), 0, 255).astype(np.uint8)
             self._luts[(fg, bg)] = lut
-        return lut[self.mask(text, px, bold)]
+        out: np.ndarray = lut[self.mask(text, px, bold)]
+        return out
 
 
 def _draw_symbol(d: ImageDraw.ImageDraw, ch: str, x: int, asc: int, adv: int) -> None:
@@ -126,11 +157,31 @@ def _draw_symbol(d: ImageDraw.ImageDraw, ch: str, x: int, asc: int, adv: int) ->
         d.ellipse((cx - w, cy - r * 0.6 - w, cx + w, cy - r * 0.6 + w), fill=255)
         d.ellipse((cx - w, cy + r * 0.6 - w, cx + w, cy + r * 0.6 + w), fill=255)
     elif ch in "⇧⌃":
-        d.polygon([(cx, cy - r), (cx + r, cy), (cx + r * 0.4, cy), (cx + r * 0.4, cy + r), (cx - r * 0.4, cy + r),
-                   (cx - r * 0.4, cy), (cx - r, cy)], outline=255, width=w)
+        d.polygon(
+            [
+                (cx, cy - r),
+                (cx + r, cy),
+                (cx + r * 0.4, cy),
+                (cx + r * 0.4, cy + r),
+                (cx - r * 0.4, cy + r),
+                (cx - r * 0.4, cy),
+                (cx - r, cy),
+            ],
+            outline=255,
+            width=w,
+        )
     elif ch == "⌫":
-        d.polygon([(cx - r, cy), (cx - r * 0.4, cy - r * 0.6), (cx + r, cy - r * 0.6), (cx + r, cy + r * 0.6),
-                   (cx - r * 0.4, cy + r * 0.6)], outline=255, width=w)
+        d.polygon(
+            [
+                (cx - r, cy),
+                (cx - r * 0.4, cy - r * 0.6),
+                (cx + r, cy - r * 0.6),
+                (cx + r, cy + r * 0.6),
+                (cx - r * 0.4, cy + r * 0.6),
+            ],
+            outline=255,
+            width=w,
+        )
         d.line((cx - r * 0.1, cy - r * 0.3, cx + r * 0.5, cy + r * 0.3), fill=255, width=w)
         d.line((cx - r * 0.1, cy + r * 0.3, cx + r * 0.5, cy - r * 0.3), fill=255, width=w)
     elif ch == "✓":

@@ -81,6 +81,8 @@ class View:
     #: Pre-rendered picture name drawn instead of primitives (e.g. the keyboard).
     patch: str = ""
     lines: int = 1
+    #: A cached subtree that never changes (status bar, keyboard): drawn as one pre-rendered layer.
+    static: bool = False
     children: list[View] = field(default_factory=list)
     clip: Rect | None = None
     scroll: ScrollInfo | None = None
@@ -150,21 +152,58 @@ def flatten(root: View) -> Iterator[View]:
 
 
 # ---------------------------------------------------------------- builders
-def box(rect: Rect, fill: Color | None = None, *, radius: int = 0, border: Color | None = None,
-        blocker: bool = False, ref: str = "", on_tap: Callable[[], None] | None = None,
-        children: list[View] | None = None, kind: str = "view") -> View:
-    return View(rect, kind=kind, fill=fill, radius=radius, border=border, blocker=blocker, ref=ref, on_tap=on_tap,
-                children=list(children or []))
+def box(
+    rect: Rect,
+    fill: Color | None = None,
+    *,
+    radius: int = 0,
+    border: Color | None = None,
+    blocker: bool = False,
+    ref: str = "",
+    on_tap: Callable[[], None] | None = None,
+    children: list[View] | None = None,
+    kind: str = "view",
+) -> View:
+    return View(
+        rect,
+        kind=kind,
+        fill=fill,
+        radius=radius,
+        border=border,
+        blocker=blocker,
+        ref=ref,
+        on_tap=on_tap,
+        children=list(children or []),
+    )
 
 
-def label(rect: Rect, text: str, *, size: int = 14, fg: Color = TEXT, align: str = "left", bold: bool = False,
-          ref: str = "", lines: int = 1, on_tap: Callable[[], None] | None = None) -> View:
-    return View(rect, kind="text", text=text, size=size, fg=fg, align=align, bold=bold, ref=ref, lines=lines,
-                on_tap=on_tap)
+def label(
+    rect: Rect,
+    text: str,
+    *,
+    size: int = 14,
+    fg: Color = TEXT,
+    align: str = "left",
+    bold: bool = False,
+    ref: str = "",
+    lines: int = 1,
+    on_tap: Callable[[], None] | None = None,
+) -> View:
+    return View(rect, kind="text", text=text, size=size, fg=fg, align=align, bold=bold, ref=ref, lines=lines, on_tap=on_tap)
 
 
-def button(rect: Rect, text: str, on_tap: Callable[[], None] | None, *, ref: str, style: str = "filled",
-           color: Color = BLUE, size: int = 14, radius: int = 18, icon: str = "") -> View:
+def button(
+    rect: Rect,
+    text: str,
+    on_tap: Callable[[], None] | None,
+    *,
+    ref: str,
+    style: str = "filled",
+    color: Color = BLUE,
+    size: int = 14,
+    radius: int = 18,
+    icon: str = "",
+) -> View:
     """``style``: filled (white text on ``color``), tonal, outlined or text."""
     fill: Color | None
     if style == "filled":
@@ -175,27 +214,84 @@ def button(rect: Rect, text: str, on_tap: Callable[[], None] | None, *, ref: str
         fill, fg, border = WHITE, color, FAINT
     else:
         fill, fg, border = None, color, None
-    return View(rect, kind="button", text=text, ref=ref, fill=fill, fg=fg, border=border, size=size, radius=radius,
-                align="center", bold=True, on_tap=on_tap, icon=icon)
+    return View(
+        rect,
+        kind="button",
+        text=text,
+        ref=ref,
+        fill=fill,
+        fg=fg,
+        border=border,
+        size=size,
+        radius=radius,
+        align="center",
+        bold=True,
+        on_tap=on_tap,
+        icon=icon,
+    )
 
 
-def icon_button(rect: Rect, icon: str, on_tap: Callable[[], None] | None, *, ref: str, desc: str,
-                color: Color = SUBTLE, fill: Color | None = None, radius: int = 0) -> View:
+def icon_button(
+    rect: Rect,
+    icon: str,
+    on_tap: Callable[[], None] | None,
+    *,
+    ref: str,
+    desc: str,
+    color: Color = SUBTLE,
+    fill: Color | None = None,
+    radius: int = 0,
+) -> View:
     """An icon-only button. ``desc`` (like Android's content description) is its element text."""
-    return View(rect, kind="icon", text="", ref=ref, icon=icon, icon_color=color, fill=fill, radius=radius,
-                on_tap=on_tap, placeholder=desc)
+    return View(
+        rect,
+        kind="icon",
+        text="",
+        ref=ref,
+        icon=icon,
+        icon_color=color,
+        fill=fill,
+        radius=radius,
+        on_tap=on_tap,
+        placeholder=desc,
+    )
 
 
-def input_field(rect: Rect, text: str, *, placeholder: str, focused: bool, on_tap: Callable[[], None] | None,
-                ref: str, on_clear: Callable[[], None] | None = None, fill: Color = WHITE, radius: int = 22,
-                border: Color | None = FAINT, icon: str = "search", size: int = 15, fg: Color = TEXT) -> View:
+def input_field(
+    rect: Rect,
+    text: str,
+    *,
+    placeholder: str,
+    focused: bool,
+    on_tap: Callable[[], None] | None,
+    ref: str,
+    on_clear: Callable[[], None] | None = None,
+    fill: Color = WHITE,
+    radius: int = 22,
+    border: Color | None = FAINT,
+    icon: str = "search",
+    size: int = 15,
+    fg: Color = TEXT,
+) -> View:
     """A one-line text input; shows a caret when focused and a clear (×) button when it has text."""
-    v = View(rect, kind="input", text=text, ref=ref, fill=fill, radius=radius, border=BLUE if focused else border,
-             focused=focused, placeholder=placeholder, on_tap=on_tap, icon=icon, size=size, fg=fg)
-    x0, y0, x1, y1 = rect
+    v = View(
+        rect,
+        kind="input",
+        text=text,
+        ref=ref,
+        fill=fill,
+        radius=radius,
+        border=BLUE if focused else border,
+        focused=focused,
+        placeholder=placeholder,
+        on_tap=on_tap,
+        icon=icon,
+        size=size,
+        fg=fg,
+    )
+    _x0, y0, x1, y1 = rect
     if text and on_clear is not None:
-        v.children.append(icon_button((x1 - 36, y0, x1 - 4, y1), "close", on_clear, ref=ref + ".clear",
-                                      desc="Clear text"))
+        v.children.append(icon_button((x1 - 36, y0, x1 - 4, y1), "close", on_clear, ref=ref + ".clear", desc="Clear text"))
     return v
 
 
@@ -203,16 +299,30 @@ def switch(rect: Rect, checked: bool, on_tap: Callable[[], None] | None, *, ref:
     return View(rect, kind="switch", ref=ref, checked=checked, on_tap=on_tap, text="")
 
 
-def list_row(y: float, h: float, title: str, *, sub: str = "", ref: str = "", icon: str = "",
-             icon_color: Color | None = None, on_tap: Callable[[], None] | None = None, x0: float = 0,
-             x1: float = W, right: View | None = None, title_size: int = 15, divider: bool = True,
-             sub_color: Color = SUBTLE) -> View:
+def list_row(
+    y: float,
+    h: float,
+    title: str,
+    *,
+    sub: str = "",
+    ref: str = "",
+    icon: str = "",
+    icon_color: Color | None = None,
+    on_tap: Callable[[], None] | None = None,
+    x0: float = 0,
+    x1: float = W,
+    right: View | None = None,
+    title_size: int = 15,
+    divider: bool = True,
+    sub_color: Color = SUBTLE,
+) -> View:
     """A list row with optional leading icon, title, subtitle and trailing view."""
     row = View((x0, y, x1, y + h), kind="list_item", ref=ref, on_tap=on_tap, element=on_tap is not None)
     tx = x0 + 16
     if icon:
-        row.children.append(View((x0 + 12, y + h / 2 - 16, x0 + 44, y + h / 2 + 16), kind="icon", icon=icon,
-                                 icon_color=icon_color, element=False))
+        row.children.append(
+            View((x0 + 12, y + h / 2 - 16, x0 + 44, y + h / 2 + 16), kind="icon", icon=icon, icon_color=icon_color, element=False)
+        )
         tx = x0 + 60
     rx = x1 - 12 - (right.rect[2] - right.rect[0] if right is not None else 0)
     if sub:
@@ -227,12 +337,13 @@ def list_row(y: float, h: float, title: str, *, sub: str = "", ref: str = "", ic
     return row
 
 
-def scroll_list(key: str, rect: Rect, rows: list[View], offsets: dict[str, float], *, top_pad: float = 0,
-                fill: Color | None = None) -> View:
+def scroll_list(
+    key: str, rect: Rect, rows: list[View], offsets: dict[str, float], *, top_pad: float = 0, fill: Color | None = None
+) -> View:
     """A vertical scroll container. ``rows`` are laid out in content coordinates (their ``rect`` y
     starts at 0 = top of the content); rows entirely out of view are dropped from the tree but kept
     in :class:`ScrollInfo` so the expert knows where they are."""
-    x0, y0, x1, y1 = rect
+    _x0, y0, _x1, y1 = rect
     content_h = max((r.rect[3] for r in rows), default=0.0) + top_pad + 12
     max_off = max(0.0, content_h - (y1 - y0))
     off = min(max(0.0, offsets.get(key, 0.0)), max_off)

@@ -7,6 +7,9 @@ of its seed and attempt number, so a test can ask for a transient fault (only th
 or a persistent one (every attempt). The attempt comes from ``reset(options={"attempt": n})``,
 which :class:`~digirl.envs.vector.VectorRunner` passes (n counts from 1).
 
+:class:`SlowEnv` is the toy env with a fixed latency per reset and step, like a real device:
+for timeout tests and for measuring how a runner overlaps envs.
+
 In the main process (no worker around it) ``crash`` and ``hang`` raise :class:`SimulatedFault`
 instead, so an inline run or a plain script never kills or blocks the test session.
 """
@@ -22,11 +25,11 @@ from typing import Any, Literal
 import numpy as np
 
 from digirl.core.actions import Action
-from digirl.core.types import Observation
+from digirl.core.types import Observation, TaskSpec
 from digirl.envs.base import StepResult
 from digirl.envs.toy import ToyEnv
 
-__all__ = ["FlakyEnv", "SimulatedFault"]
+__all__ = ["FaultKind", "FlakyEnv", "SimulatedFault", "SlowEnv"]
 
 FaultKind = Literal["crash", "hang", "raise", "build", "none"]
 
@@ -110,4 +113,27 @@ class FlakyEnv(ToyEnv):
     def _invalid_step(self, action: Action) -> StepResult:
         if self._armed and self.at_step is not None and self.elapsed_steps == self.at_step:
             self._trigger(f"step {self.at_step}")
+        return super()._invalid_step(action)
+
+
+class SlowEnv(ToyEnv):
+    """The toy env with ``reset_delay_s``/``step_delay_s`` of (sleeping) latency, like a device round trip."""
+
+    def __init__(self, step_delay_s: float = 0.01, reset_delay_s: float = 0.0, **toy_kwargs: Any) -> None:
+        if step_delay_s < 0 or reset_delay_s < 0:
+            raise ValueError("delays must be >= 0")
+        super().__init__(**toy_kwargs)
+        self.step_delay_s = step_delay_s
+        self.reset_delay_s = reset_delay_s
+
+    def _reset(self, task: TaskSpec | str | None, rng: np.random.Generator) -> TaskSpec:
+        time.sleep(self.reset_delay_s)
+        return super()._reset(task, rng)
+
+    def _step(self, action: Action) -> StepResult:
+        time.sleep(self.step_delay_s)
+        return super()._step(action)
+
+    def _invalid_step(self, action: Action) -> StepResult:
+        time.sleep(self.step_delay_s)
         return super()._invalid_step(action)

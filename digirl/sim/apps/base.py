@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -141,14 +143,24 @@ class App:
         return self.fields.get(name, "")
 
 
-def app_bar(title: str, *, back: Callable[[], None] | None = None, actions: list[View] | None = None,
-            fill: Color = WHITE, fg: Color = TEXT, ref: str = "appbar", height: int = 56, size: int = 20) -> View:
+def app_bar(
+    title: str,
+    *,
+    back: Callable[[], None] | None = None,
+    actions: list[View] | None = None,
+    fill: Color = WHITE,
+    fg: Color = TEXT,
+    ref: str = "appbar",
+    height: int = 56,
+    size: int = 20,
+) -> View:
     """A top app bar (blocks taps that miss its buttons)."""
     bar = box((0, TOP, 360, TOP + height), fill, blocker=True, ref=ref)
     x = 16
     if back is not None:
-        bar.children.append(icon_button((4, TOP + 4, 52, TOP + height - 4), "back", back, ref=f"{ref}.back",
-                                        desc="Navigate up", color=fg))
+        bar.children.append(
+            icon_button((4, TOP + 4, 52, TOP + height - 4), "back", back, ref=f"{ref}.back", desc="Navigate up", color=fg)
+        )
         x = 60
     right = 360 - 48 * len(actions or [])
     bar.children.append(label((x, TOP, right, TOP + height), title, size=size, fg=fg, ref=f"{ref}.title"))
@@ -158,33 +170,70 @@ def app_bar(title: str, *, back: Callable[[], None] | None = None, actions: list
     return bar
 
 
-def tab_bar(y: float, names: list[str], current: str, on_select: Callable[[str], None], *, ref: str,
-            fill: Color = WHITE, color: Color = BLUE, height: int = 44) -> View:
+def tab_bar(
+    y: float,
+    names: list[str],
+    current: str,
+    on_select: Callable[[str], None],
+    *,
+    ref: str,
+    fill: Color = WHITE,
+    color: Color = BLUE,
+    height: int = 44,
+) -> View:
     bar = box((0, y, 360, y + height), fill, blocker=True)
     w = 360 / len(names)
     for i, n in enumerate(names):
         sel = n == current
-        t = View((i * w, y, (i + 1) * w, y + height), kind="tab", text=n, ref=f"{ref}.{n.lower()}", size=13,
-                 align="center", fg=color if sel else SUBTLE, bold=sel, on_tap=(lambda n=n: on_select(n)))
+        t = View(
+            (i * w, y, (i + 1) * w, y + height),
+            kind="tab",
+            text=n,
+            ref=f"{ref}.{n.lower()}",
+            size=13,
+            align="center",
+            fg=color if sel else SUBTLE,
+            bold=sel,
+            on_tap=(partial(on_select, n)),
+        )
         bar.children.append(t)
         if sel:
             bar.children.append(box((i * w + 12, y + height - 3, (i + 1) * w - 12, y + height), color))
     return bar
 
 
-def fab(icon: str, on_tap: Callable[[], None], *, ref: str, desc: str, color: Color = BLUE, y: float = BOTTOM - 88,
-        text: str = "") -> View:
+def fab(
+    icon: str, on_tap: Callable[[], None], *, ref: str, desc: str, color: Color = BLUE, y: float = BOTTOM - 88, text: str = ""
+) -> View:
     """A floating action button (bottom right)."""
     if text:
-        return View((360 - 24 - 140, y, 360 - 24, y + 56), kind="button", icon=icon, text=text, ref=ref,
-                    fill=color, fg=WHITE, icon_color=WHITE, radius=16, on_tap=on_tap, bold=True, size=14,
-                    align="center")
-    return icon_button((360 - 24 - 56, y, 360 - 24, y + 56), icon, on_tap, ref=ref, desc=desc, color=WHITE,
-                       fill=color, radius=16)
+        return View(
+            (360 - 24 - 140, y, 360 - 24, y + 56),
+            kind="button",
+            icon=icon,
+            text=text,
+            ref=ref,
+            fill=color,
+            fg=WHITE,
+            icon_color=WHITE,
+            radius=16,
+            on_tap=on_tap,
+            bold=True,
+            size=14,
+            align="center",
+        )
+    return icon_button((360 - 24 - 56, y, 360 - 24, y + 56), icon, on_tap, ref=ref, desc=desc, color=WHITE, fill=color, radius=16)
 
 
-def dialog(title: str, body: str, buttons: list[tuple[str, str, Callable[[], None]]], *, ref: str,
-           height: int = 200, extra: list[View] | None = None) -> View:
+def dialog(
+    title: str,
+    body: str,
+    buttons: list[tuple[str, str, Callable[[], None]]],
+    *,
+    ref: str,
+    height: int = 200,
+    extra: list[View] | None = None,
+) -> View:
     """A modal dialog over a scrim: blocks every tap outside its buttons."""
     scrim = box((0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref=f"{ref}.scrim")
     top = (TOP + BOTTOM) / 2 - height / 2
@@ -195,8 +244,7 @@ def dialog(title: str, body: str, buttons: list[tuple[str, str, Callable[[], Non
     x = 312
     for text, bref, fn in reversed(buttons):
         w = max(64, 10 * len(text) + 24)
-        card.children.append(button((x - w, top + height - 56, x, top + height - 16), text, fn, ref=bref,
-                                    style="text"))
+        card.children.append(button((x - w, top + height - 56, x, top + height - 16), text, fn, ref=bref, style="text"))
         x -= w + 8
     card.children.extend(extra or [])
     scrim.children.append(card)

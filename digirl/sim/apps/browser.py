@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import re
 from dataclasses import dataclass, field
 from urllib.parse import quote_plus
@@ -102,8 +104,15 @@ class Browser(App):
 
     def state(self) -> dict[str, object]:
         t = self.tab
-        return {"screen": self.screen(), "url": t.url, "incognito": t.incognito, "tabs": len(self.tabs),
-                "cookie": t.cookie, "focused": self.focused, "fields": dict(self.fields)}
+        return {
+            "screen": self.screen(),
+            "url": t.url,
+            "incognito": t.incognito,
+            "tabs": len(self.tabs),
+            "cookie": t.cookie,
+            "focused": self.focused,
+            "fields": dict(self.fields),
+        }
 
     def keyboard_action(self) -> str:
         return "enter" if self.focused == "url" else "search"
@@ -115,7 +124,7 @@ class Browser(App):
         if norm is None:
             norm = f"google.com/search?q={quote_plus(url.strip())}"
         t = self.tab
-        t.history = t.history[: t.idx + 1] + [norm]
+        t.history = [*t.history[: t.idx + 1], norm]
         t.idx += 1
         self._arrive(norm)
         self.visited.append(norm)
@@ -169,8 +178,7 @@ class Browser(App):
         tid = max(t.tid for t in self.tabs) + 1
         if window:
             self.windows += 1
-        self.tabs.append(Tab(tid, incognito=incognito, window=self.windows - 1 if window else self.tab.window,
-                             new=True))
+        self.tabs.append(Tab(tid, incognito=incognito, window=self.windows - 1 if window else self.tab.window, new=True))
         self.cur = tid
         self.mode = "page"
         self.blur()
@@ -204,17 +212,40 @@ class Browser(App):
         fg = WHITE if inc else TEXT
         bar = box((0, TOP, 360, TOP + 56), bg, blocker=True, ref="chrome.toolbar")
         host = "" if t.url == "newtab" else t.url.split("/")[0]
-        url = View((8, TOP + 8, 256, TOP + 48), kind="input", ref="chrome.url", text=host,
-                   placeholder="Search or type web address", fill=(80, 81, 86) if inc else (241, 243, 244),
-                   radius=20, fg=fg, icon="lock" if host else "search", on_tap=self.edit_url, size=14)
+        url = View(
+            (8, TOP + 8, 256, TOP + 48),
+            kind="input",
+            ref="chrome.url",
+            text=host,
+            placeholder="Search or type web address",
+            fill=(80, 81, 86) if inc else (241, 243, 244),
+            radius=20,
+            fg=fg,
+            icon="lock" if host else "search",
+            on_tap=self.edit_url,
+            size=14,
+        )
         bar.children.append(url)
         n = len([x for x in self.tabs if x.incognito == inc])
-        tabs_btn = View((262, TOP + 10, 300, TOP + 46), kind="button", text=str(min(n, 99)), ref="chrome.tabs",
-                        border=fg, radius=6, fg=fg, size=12, align="center", bold=True, fill=bg,
-                        on_tap=self._show_tabs, placeholder="Switch tabs")
+        tabs_btn = View(
+            (262, TOP + 10, 300, TOP + 46),
+            kind="button",
+            text=str(min(n, 99)),
+            ref="chrome.tabs",
+            border=fg,
+            radius=6,
+            fg=fg,
+            size=12,
+            align="center",
+            bold=True,
+            fill=bg,
+            on_tap=self._show_tabs,
+            placeholder="Switch tabs",
+        )
         bar.children.append(tabs_btn)
-        bar.children.append(icon_button((308, TOP + 8, 352, TOP + 48), "more", self._show_menu, ref="chrome.menu",
-                                        desc="More options", color=fg))
+        bar.children.append(
+            icon_button((308, TOP + 8, 352, TOP + 48), "more", self._show_menu, ref="chrome.menu", desc="More options", color=fg)
+        )
         return bar
 
     def _show_tabs(self) -> None:
@@ -247,38 +278,59 @@ class Browser(App):
     def _cookie_banner(self, domain: str) -> View:
         scrim = box((0, PAGE_TOP, 360, BOTTOM), SCRIM, blocker=True, ref="cookie.scrim")
         card = box((0, BOTTOM - 250, 360, BOTTOM), WHITE, blocker=True, ref="cookie", kind="dialog")
-        card.children.append(label((20, BOTTOM - 236, 340, BOTTOM - 206), "We value your privacy", size=18, bold=True,
-                                   ref="cookie.title"))
-        card.children.append(label((20, BOTTOM - 202, 340, BOTTOM - 136), f"{domain} uses cookies to improve your "
-                                   "experience and show personalised ads. You can accept or reject them.", size=13,
-                                   fg=SUBTLE, lines=3))
+        card.children.append(
+            label((20, BOTTOM - 236, 340, BOTTOM - 206), "We value your privacy", size=18, bold=True, ref="cookie.title")
+        )
+        card.children.append(
+            label(
+                (20, BOTTOM - 202, 340, BOTTOM - 136),
+                f"{domain} uses cookies to improve your experience and show personalised ads. You can accept or reject them.",
+                size=13,
+                fg=SUBTLE,
+                lines=3,
+            )
+        )
 
         def close() -> None:
             self.tab.cookie = ""
 
         from digirl.sim.ui import button
 
-        card.children.append(button((20, BOTTOM - 124, 340, BOTTOM - 80), self.phone.dyn.text("accept", "Accept all"),
-                                    close, ref="cookie.dismiss", radius=22))
-        card.children.append(button((20, BOTTOM - 72, 340, BOTTOM - 28), "Reject all", close, ref="cookie.reject",
-                                    style="outlined", radius=22))
+        card.children.append(
+            button(
+                (20, BOTTOM - 124, 340, BOTTOM - 80),
+                self.phone.dyn.text("accept", "Accept all"),
+                close,
+                ref="cookie.dismiss",
+                radius=22,
+            )
+        )
+        card.children.append(
+            button((20, BOTTOM - 72, 340, BOTTOM - 28), "Reject all", close, ref="cookie.reject", style="outlined", radius=22)
+        )
         scrim.children.append(card)
         return scrim
 
     def _menu(self) -> View:
         scrim = box((0, TOP, 360, BOTTOM), None, blocker=True, ref="chrome.menu.scrim", on_tap=self._close_menu)
-        items = (("New tab", "new_tab", lambda: self.new_tab()),
-                 ("New Incognito tab", "new_incognito_tab", lambda: self.new_tab(incognito=True)),
-                 ("New window", "new_window", lambda: self.new_tab(window=True)),
-                 ("New Incognito window", "new_incognito_window", lambda: self.new_tab(incognito=True, window=True)),
-                 ("History", "history", self._show_history), ("Bookmarks", "bookmarks", self._close_menu),
-                 ("Downloads", "downloads", self._close_menu), ("Settings", "settings", self._close_menu))
-        panel = box((150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True,
-                    ref="chrome.menu.panel")
+        items = (
+            ("New tab", "new_tab", lambda: self.new_tab()),
+            ("New Incognito tab", "new_incognito_tab", lambda: self.new_tab(incognito=True)),
+            ("New window", "new_window", lambda: self.new_tab(window=True)),
+            ("New Incognito window", "new_incognito_window", lambda: self.new_tab(incognito=True, window=True)),
+            ("History", "history", self._show_history),
+            ("Bookmarks", "bookmarks", self._close_menu),
+            ("Downloads", "downloads", self._close_menu),
+            ("Settings", "settings", self._close_menu),
+        )
+        panel = box(
+            (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
+        )
         for i, (text, ref, fn) in enumerate(items):
             y = TOP + 10 + 48 * i
-            panel.children.append(View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}",
-                                       on_tap=fn, size=15))
+            panel.children.append(
+                View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
+            )
         scrim.children.append(panel)
         return scrim
 
@@ -293,13 +345,33 @@ class Browser(App):
         bg = _INCOG if inc else WHITE
         views = [box((0, TOP, 360, BOTTOM), bg)]
         bar = box((0, TOP, 360, TOP + 56), bg, blocker=True)
-        bar.children.append(icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="chrome.url.back",
-                                        desc="Back", color=WHITE if inc else TEXT))
+        bar.children.append(
+            icon_button(
+                (4, TOP + 8, 44, TOP + 48),
+                "back",
+                self.phone.key_back,
+                ref="chrome.url.back",
+                desc="Back",
+                color=WHITE if inc else TEXT,
+            )
+        )
         text = self.fields.get("url", "")
-        bar.children.append(input_field((48, TOP + 8, 352, TOP + 48), text, placeholder="Search or type web address",
-                                        focused=self.focused == "url", on_tap=self.tap_field("url"), ref="chrome.url",
-                                        on_clear=self.clear_field("url"), fill=(241, 243, 244), border=None, radius=20,
-                                        icon="globe", size=14))
+        bar.children.append(
+            input_field(
+                (48, TOP + 8, 352, TOP + 48),
+                text,
+                placeholder="Search or type web address",
+                focused=self.focused == "url",
+                on_tap=self.tap_field("url"),
+                ref="chrome.url",
+                on_clear=self.clear_field("url"),
+                fill=(241, 243, 244),
+                border=None,
+                radius=20,
+                icon="globe",
+                size=14,
+            )
+        )
         views.append(bar)
         typed = "" if "url" in self.selected else text.strip()
         sugg: list[tuple[str, str, str]] = []
@@ -312,8 +384,18 @@ class Browser(App):
             if (not typed or typed in u) and all(u != s[2] for s in sugg) and len(sugg) < 6:
                 sugg.append((u, "history", u))
         for i, (title, icon, target) in enumerate(sugg):
-            views.append(list_row(TOP + 60 + 56 * i, 56, title, ref=f"chrome.sugg.{i}", icon=icon, icon_color=SUBTLE,
-                                  on_tap=lambda t=target: self.open_url(t), divider=False))
+            views.append(
+                list_row(
+                    TOP + 60 + 56 * i,
+                    56,
+                    title,
+                    ref=f"chrome.sugg.{i}",
+                    icon=icon,
+                    icon_color=SUBTLE,
+                    on_tap=partial(self.open_url, target),
+                    divider=False,
+                )
+            )
         return views
 
     def _tabs(self) -> list[View]:
@@ -325,27 +407,68 @@ class Browser(App):
         shown = [t for t in self.tabs if t.incognito == inc]
         for i, t in enumerate(shown):
             x0, y = 12 + 172 * (i % 2), 8 + 196 * (i // 2)
-            card = box((x0, y, x0 + 164, y + 184), WHITE if not inc else (60, 64, 67), radius=12,
-                       ref=f"chrome.tab.{i}", on_tap=lambda tid=t.tid: self._switch(tid), kind="list_item")
+            card = box(
+                (x0, y, x0 + 164, y + 184),
+                WHITE if not inc else (60, 64, 67),
+                radius=12,
+                ref=f"chrome.tab.{i}",
+                on_tap=partial(self._switch, t.tid),
+                kind="list_item",
+            )
             title = "New tab" if t.url == "newtab" else t.url.split("/")[0]
             card.children.append(label((x0 + 10, y + 6, x0 + 124, y + 34), title, size=13, fg=fg))
-            card.children.append(icon_button((x0 + 126, y + 2, x0 + 162, y + 38), "close",
-                                             lambda tid=t.tid: self.close_tab(tid), ref=f"chrome.tab.{i}.close",
-                                             desc="Close tab", color=fg))
-            card.children.append(box((x0 + 6, y + 40, x0 + 158, y + 178), (250, 250, 250) if not inc else (80, 81, 86),
-                                     radius=8))
+            card.children.append(
+                icon_button(
+                    (x0 + 126, y + 2, x0 + 162, y + 38),
+                    "close",
+                    partial(self.close_tab, t.tid),
+                    ref=f"chrome.tab.{i}.close",
+                    desc="Close tab",
+                    color=fg,
+                )
+            )
+            card.children.append(box((x0 + 6, y + 40, x0 + 158, y + 178), (250, 250, 250) if not inc else (80, 81, 86), radius=8))
             rows.append(card)
         views.append(scroll_list("chrome.tabs", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
         bar = box((0, TOP, 360, TOP + 56), bg, blocker=True, ref="chrome.switcher.bar")
-        bar.children.append(icon_button((8, TOP + 8, 48, TOP + 48), "plus", lambda: self.new_tab(incognito=inc),
-                                        ref="chrome.switcher.new", desc="New tab", color=fg))
-        bar.children.append(View((96, TOP + 10, 176, TOP + 46), kind="tab", text="Tabs", ref="chrome.switcher.normal",
-                                 fg=fg, bold=not inc, align="center", on_tap=lambda: self._group(False)))
-        bar.children.append(View((184, TOP + 10, 264, TOP + 46), kind="icon", icon="incognito", icon_color=fg,
-                                 ref="chrome.switcher.incognito", placeholder="Incognito tabs",
-                                 on_tap=lambda: self._group(True)))
-        bar.children.append(icon_button((308, TOP + 8, 352, TOP + 48), "more", self._show_menu,
-                                        ref="chrome.switcher.menu", desc="More options", color=fg))
+        bar.children.append(
+            icon_button(
+                (8, TOP + 8, 48, TOP + 48),
+                "plus",
+                lambda: self.new_tab(incognito=inc),
+                ref="chrome.switcher.new",
+                desc="New tab",
+                color=fg,
+            )
+        )
+        bar.children.append(
+            View(
+                (96, TOP + 10, 176, TOP + 46),
+                kind="tab",
+                text="Tabs",
+                ref="chrome.switcher.normal",
+                fg=fg,
+                bold=not inc,
+                align="center",
+                on_tap=lambda: self._group(False),
+            )
+        )
+        bar.children.append(
+            View(
+                (184, TOP + 10, 264, TOP + 46),
+                kind="icon",
+                icon="incognito",
+                icon_color=fg,
+                ref="chrome.switcher.incognito",
+                placeholder="Incognito tabs",
+                on_tap=lambda: self._group(True),
+            )
+        )
+        bar.children.append(
+            icon_button(
+                (308, TOP + 8, 352, TOP + 48), "more", self._show_menu, ref="chrome.switcher.menu", desc="More options", color=fg
+            )
+        )
         views.append(bar)
         return views
 
@@ -354,8 +477,10 @@ class Browser(App):
 
     def _history(self) -> list[View]:
         views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
-        rows = [list_row(56 * i, 56, u, ref=f"chrome.history.{i}", icon="globe", icon_color=SUBTLE,
-                         on_tap=lambda u=u: self.open_url(u)) for i, u in enumerate(reversed(self.visited))]
+        rows = [
+            list_row(56 * i, 56, u, ref=f"chrome.history.{i}", icon="globe", icon_color=SUBTLE, on_tap=partial(self.open_url, u))
+            for i, u in enumerate(reversed(self.visited))
+        ]
         if not rows:
             rows = [label((16, 20, 344, 60), "No history yet", size=15, fg=SUBTLE, align="center")]
         views.append(scroll_list("chrome.history", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))

@@ -3,6 +3,8 @@ timer and stopwatch."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from dataclasses import dataclass
 
 from digirl.sim.apps.base import App, fab
@@ -75,10 +77,13 @@ class Clock(App):
         return "picker" if self.picker is not None else self.tab.lower()
 
     def state(self) -> dict[str, object]:
-        return {"screen": self.screen(), "alarms": [(a.hour, a.minute, a.enabled) for a in self.alarms],
-                "picker": None if self.picker is None else {"hour": self.fields.get("hour"),
-                                                            "minute": self.fields.get("minute"),
-                                                            "pm": self.picker.pm}}
+        return {
+            "screen": self.screen(),
+            "alarms": [(a.hour, a.minute, a.enabled) for a in self.alarms],
+            "picker": None
+            if self.picker is None
+            else {"hour": self.fields.get("hour"), "minute": self.fields.get("minute"), "pm": self.picker.pm},
+        }
 
     def keyboard_action(self) -> str:
         return "enter"
@@ -116,8 +121,9 @@ class Clock(App):
             if f in self.selected:
                 self.selected.discard(f)
                 self.fields[f] = ""
-            self.fields[f] = (self.fields.get(f, "") + ch)[-2:] if len(self.fields.get(f, "")) >= 2 else \
-                self.fields.get(f, "") + ch
+            self.fields[f] = (
+                (self.fields.get(f, "") + ch)[-2:] if len(self.fields.get(f, "")) >= 2 else self.fields.get(f, "") + ch
+            )
             if f == "hour" and len(self.fields["hour"]) == 2:
                 self.focus("minute", select_all=True)
 
@@ -198,13 +204,25 @@ class Clock(App):
         for i, t in enumerate(TABS):
             sel = t == self.tab
             x0 = 90 * i
-            item = View((x0, BOTTOM - 72, x0 + 90, BOTTOM), kind="tab", ref=f"clock.tab.{t.lower()}", placeholder=t,
-                        on_tap=lambda t=t: self._select(t))
-            item.children.append(View((x0 + 25, BOTTOM - 66, x0 + 65, BOTTOM - 38), kind="icon",
-                                      icon=_TAB_ICONS[t], icon_color=TEXT, fill=LIGHT_BLUE if sel else None,
-                                      radius=14 if sel else 0, element=False))
-            item.children.append(label((x0, BOTTOM - 34, x0 + 90, BOTTOM - 12), t, size=12, align="center",
-                                       bold=sel))
+            item = View(
+                (x0, BOTTOM - 72, x0 + 90, BOTTOM),
+                kind="tab",
+                ref=f"clock.tab.{t.lower()}",
+                placeholder=t,
+                on_tap=partial(self._select, t),
+            )
+            item.children.append(
+                View(
+                    (x0 + 25, BOTTOM - 66, x0 + 65, BOTTOM - 38),
+                    kind="icon",
+                    icon=_TAB_ICONS[t],
+                    icon_color=TEXT,
+                    fill=LIGHT_BLUE if sel else None,
+                    radius=14 if sel else 0,
+                    element=False,
+                )
+            )
+            item.children.append(label((x0, BOTTOM - 34, x0 + 90, BOTTOM - 12), t, size=12, align="center", bold=sel))
             bar.children.append(item)
         return bar
 
@@ -216,27 +234,49 @@ class Clock(App):
         for i, a in enumerate(self.alarms):
             y = 8.0 + 112 * i
             t, ampm = fmt12(a.hour, a.minute)
-            card = box((12, y, 348, y + 104), WHITE if a.enabled else (240, 241, 245), radius=20,
-                       ref=f"clock.alarm.{i}", kind="list_item")
+            card = box(
+                (12, y, 348, y + 104),
+                WHITE if a.enabled else (240, 241, 245),
+                radius=20,
+                ref=f"clock.alarm.{i}",
+                kind="list_item",
+            )
             col = TEXT if a.enabled else SUBTLE
-            card.children.append(View((28, y + 12, 200, y + 64), kind="text", text=f"{t} {ampm}", size=34, fg=col,
-                                      ref=f"clock.alarm.{i}.time", on_tap=lambda i=i: self.open_picker(i)))
-            card.children.append(label((28, y + 66, 240, y + 90), a.label or "Not scheduled" if not a.enabled else
-                                       (a.label or "Tomorrow"), size=13, fg=SUBTLE))
-            card.children.append(switch((280, y + 24, 340, y + 64), a.enabled, lambda i=i: self.toggle(i),
-                                        ref=f"clock.alarm.{i}.switch"))
+            card.children.append(
+                View(
+                    (28, y + 12, 200, y + 64),
+                    kind="text",
+                    text=f"{t} {ampm}",
+                    size=34,
+                    fg=col,
+                    ref=f"clock.alarm.{i}.time",
+                    on_tap=partial(self.open_picker, i),
+                )
+            )
+            card.children.append(
+                label(
+                    (28, y + 66, 240, y + 90),
+                    a.label or "Not scheduled" if not a.enabled else (a.label or "Tomorrow"),
+                    size=13,
+                    fg=SUBTLE,
+                )
+            )
+            card.children.append(
+                switch((280, y + 24, 340, y + 64), a.enabled, partial(self.toggle, i), ref=f"clock.alarm.{i}.switch")
+            )
             rows.append(card)
         views: list[View] = [scroll_list("clock.alarms", (0, TOP + 64, 360, BOTTOM - 72), rows, self.phone.scroll)]
         views.append(label((20, TOP, 340, TOP + 64), "Alarm", size=24, ref="clock.title"))
-        views.append(fab("plus", lambda: self.open_picker(-1), ref="clock.add", desc="Add alarm",
-                         y=BOTTOM - 72 - 76))
+        views.append(fab("plus", lambda: self.open_picker(-1), ref="clock.add", desc="Add alarm", y=BOTTOM - 72 - 76))
         return views
 
     def _world(self) -> list[View]:
         h, m = self.phone.clock
         t, ampm = fmt12(h, m)
-        views = [label((0, TOP + 40, 360, TOP + 110), f"{t} {ampm}", size=48, align="center", ref="clock.now"),
-                 label((0, TOP + 112, 360, TOP + 136), "Local time", size=14, fg=SUBTLE, align="center")]
+        views = [
+            label((0, TOP + 40, 360, TOP + 110), f"{t} {ampm}", size=48, align="center", ref="clock.now"),
+            label((0, TOP + 112, 360, TOP + 136), "Local time", size=14, fg=SUBTLE, align="center"),
+        ]
         for i, (city, off) in enumerate((("New York", 3), ("London", 8), ("Tokyo", 16))):
             y = TOP + 170 + 76 * i
             ct, cap = fmt12((h + off) % 24, m)
@@ -257,45 +297,86 @@ class Clock(App):
             else:
                 self.stopwatch_running = not self.stopwatch_running
 
-        return [label((0, TOP + 160, 360, TOP + 240), text, size=52, align="center", ref=f"clock.{self.tab.lower()}"),
-                button((120, TOP + 320, 240, TOP + 376), "Pause" if running else "Start", toggle,
-                       ref=f"clock.{self.tab.lower()}.start", radius=28, size=16)]
+        return [
+            label((0, TOP + 160, 360, TOP + 240), text, size=52, align="center", ref=f"clock.{self.tab.lower()}"),
+            button(
+                (120, TOP + 320, 240, TOP + 376),
+                "Pause" if running else "Start",
+                toggle,
+                ref=f"clock.{self.tab.lower()}.start",
+                radius=28,
+                size=16,
+            ),
+        ]
 
     def _picker(self) -> View:
         p = self.picker
         assert p is not None
         scrim = box((0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref="clock.picker.scrim")
         top = TOP + 120
-        card = box((28, top, 332, top + 330), (236, 240, 250), radius=28, blocker=True, ref="clock.picker",
-                   kind="dialog")
+        card = box((28, top, 332, top + 330), (236, 240, 250), radius=28, blocker=True, ref="clock.picker", kind="dialog")
         card.children.append(label((52, top + 16, 308, top + 40), "Enter time", size=13, fg=SUBTLE))
         for name, x0 in (("hour", 52), ("minute", 172)):
             foc = self.focused == name
-            field = View((x0, top + 96, x0 + 96, top + 168), kind="input", text=self.fields.get(name, ""),
-                         ref=f"clock.picker.{name}", fill=LIGHT_BLUE if foc else (225, 227, 236), radius=12,
-                         border=BLUE if foc else None, size=34, focused=foc, icon="",
-                         on_tap=lambda n=name: self.focus(n, select_all=True))
+            field = View(
+                (x0, top + 96, x0 + 96, top + 168),
+                kind="input",
+                text=self.fields.get(name, ""),
+                ref=f"clock.picker.{name}",
+                fill=LIGHT_BLUE if foc else (225, 227, 236),
+                radius=12,
+                border=BLUE if foc else None,
+                size=34,
+                focused=foc,
+                icon="",
+                on_tap=partial(self.focus, name, select_all=True),
+            )
             card.children.append(field)
-            card.children.append(icon_button((x0 + 28, top + 52, x0 + 68, top + 92), "up",
-                                             lambda n=name: self._step(n, 1), ref=f"clock.picker.{name}.up",
-                                             desc=f"Increase {name}", color=TEXT))
-            card.children.append(icon_button((x0 + 28, top + 172, x0 + 68, top + 212), "down",
-                                             lambda n=name: self._step(n, -1), ref=f"clock.picker.{name}.down",
-                                             desc=f"Decrease {name}", color=TEXT))
+            card.children.append(
+                icon_button(
+                    (x0 + 28, top + 52, x0 + 68, top + 92),
+                    "up",
+                    partial(self._step, name, 1),
+                    ref=f"clock.picker.{name}.up",
+                    desc=f"Increase {name}",
+                    color=TEXT,
+                )
+            )
+            card.children.append(
+                icon_button(
+                    (x0 + 28, top + 172, x0 + 68, top + 212),
+                    "down",
+                    partial(self._step, name, -1),
+                    ref=f"clock.picker.{name}.down",
+                    desc=f"Decrease {name}",
+                    color=TEXT,
+                )
+            )
         card.children.append(label((148, top + 96, 172, top + 168), ":", size=34, align="center"))
         for i, (txt, pm) in enumerate((("AM", False), ("PM", True))):
             sel = p.pm == pm
-            card.children.append(View((276, top + 96 + 36 * i, 316, top + 132 + 36 * i), kind="button", text=txt,
-                                      ref=f"clock.picker.{txt.lower()}", fill=(255, 218, 214) if sel else WHITE,
-                                      border=FAINT, radius=6, size=12, align="center", bold=sel,
-                                      on_tap=lambda pm=pm: self.set_pm(pm), fg=TEXT))
+            card.children.append(
+                View(
+                    (276, top + 96 + 36 * i, 316, top + 132 + 36 * i),
+                    kind="button",
+                    text=txt,
+                    ref=f"clock.picker.{txt.lower()}",
+                    fill=(255, 218, 214) if sel else WHITE,
+                    border=FAINT,
+                    radius=6,
+                    size=12,
+                    align="center",
+                    bold=sel,
+                    on_tap=partial(self.set_pm, pm),
+                    fg=TEXT,
+                )
+            )
         if p.error:
-            card.children.append(label((52, top + 218, 308, top + 240), p.error, size=12, fg=RED,
-                                       ref="clock.picker.error"))
+            card.children.append(label((52, top + 218, 308, top + 240), p.error, size=12, fg=RED, ref="clock.picker.error"))
         card.children.append(label((52, top + 240, 308, top + 260), "Hour      Minute", size=11, fg=SUBTLE))
-        card.children.append(button((132, top + 276, 216, top + 316), "Cancel", self.cancel,
-                                    ref="clock.picker.cancel", style="text"))
-        card.children.append(button((220, top + 276, 308, top + 316), "OK", self.confirm, ref="clock.picker.ok",
-                                    style="text"))
+        card.children.append(
+            button((132, top + 276, 216, top + 316), "Cancel", self.cancel, ref="clock.picker.cancel", style="text")
+        )
+        card.children.append(button((220, top + 276, 308, top + 316), "OK", self.confirm, ref="clock.picker.ok", style="text"))
         scrim.children.append(card)
         return scrim

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from digirl.sim.apps.base import App, app_bar, fab
 from digirl.sim.content import stable_rng
 from digirl.sim.ui import (
@@ -24,11 +26,34 @@ from digirl.sim.ui import (
 __all__ = ["Gmail"]
 
 _FOLDERS = ("Inbox", "Starred", "Snoozed", "Sent", "Drafts", "Spam", "Trash")
-_SENDERS = ("Google", "Amazon", "Alex Kim", "LinkedIn", "Maria Garcia", "GitHub", "Bank of Sim", "Spotify",
-            "Jordan Lee", "Airbnb", "The New York Times", "Dropbox")
-_SUBJECTS = ("Your order has shipped", "Security alert", "Lunch tomorrow?", "New sign-in on your account",
-             "Weekly digest", "Invitation: Team sync", "Your receipt", "Photos from the weekend",
-             "Reminder: appointment", "Trip confirmation", "Breaking news", "Shared folder")
+_SENDERS = (
+    "Google",
+    "Amazon",
+    "Alex Kim",
+    "LinkedIn",
+    "Maria Garcia",
+    "GitHub",
+    "Bank of Sim",
+    "Spotify",
+    "Jordan Lee",
+    "Airbnb",
+    "The New York Times",
+    "Dropbox",
+)
+_SUBJECTS = (
+    "Your order has shipped",
+    "Security alert",
+    "Lunch tomorrow?",
+    "New sign-in on your account",
+    "Weekly digest",
+    "Invitation: Team sync",
+    "Your receipt",
+    "Photos from the weekend",
+    "Reminder: appointment",
+    "Trip confirmation",
+    "Breaking news",
+    "Shared folder",
+)
 _RED = (217, 48, 37)
 
 
@@ -54,9 +79,16 @@ class Gmail(App):
         out = []
         for i in range(10 if f == "Inbox" else 4):
             s = r.choice(_SENDERS)
-            out.append((s, r.choice(_SUBJECTS), "Hi! Just a quick note about this — see the details inside.",
-                        f"{r.randint(1, 12)}:{r.randint(0, 59):02d} {r.choice(('AM', 'PM'))}" if i < 4 else
-                        f"{r.choice(('Jun', 'May'))} {r.randint(1, 28)}"))
+            out.append(
+                (
+                    s,
+                    r.choice(_SUBJECTS),
+                    "Hi! Just a quick note about this — see the details inside.",
+                    f"{r.randint(1, 12)}:{r.randint(0, 59):02d} {r.choice(('AM', 'PM'))}"
+                    if i < 4
+                    else f"{r.choice(('Jun', 'May'))} {r.randint(1, 28)}",
+                )
+            )
         return out
 
     def screen(self) -> str:
@@ -104,15 +136,32 @@ class Gmail(App):
         return views
 
     def _list(self) -> list[View]:
-        rows: list[View] = [label((16, 0, 344, 32), self.folder.upper() if self.folder != "Inbox" else "Primary",
-                                  size=12, fg=SUBTLE, ref="gmail.folder")]
+        rows: list[View] = [
+            label(
+                (16, 0, 344, 32),
+                self.folder.upper() if self.folder != "Inbox" else "Primary",
+                size=12,
+                fg=SUBTLE,
+                ref="gmail.folder",
+            )
+        ]
         for i, (sender, subject, snippet, when) in enumerate(self.emails()):
             y = 32 + 84 * i
-            row = box((0, y, 360, y + 84), self.bg, ref=f"gmail.mail.{i}", on_tap=lambda i=i: self._open(i),
-                      kind="list_item")
+            row = box((0, y, 360, y + 84), self.bg, ref=f"gmail.mail.{i}", on_tap=partial(self._open, i), kind="list_item")
             col = stable_rng("avatar", sender).choice(((66, 133, 244), (52, 168, 83), (251, 140, 0), (142, 36, 170)))
-            row.children.append(View((12, y + 14, 52, y + 54), kind="text", text=sender[:1], fill=col, fg=WHITE,
-                                     radius=20, size=18, align="center", element=False))
+            row.children.append(
+                View(
+                    (12, y + 14, 52, y + 54),
+                    kind="text",
+                    text=sender[:1],
+                    fill=col,
+                    fg=WHITE,
+                    radius=20,
+                    size=18,
+                    align="center",
+                    element=False,
+                )
+            )
             row.children.append(label((64, y + 8, 270, y + 30), sender, size=15, bold=i < 3))
             row.children.append(label((272, y + 8, 348, y + 30), when, size=11, fg=SUBTLE, align="right"))
             row.children.append(label((64, y + 30, 348, y + 52), subject, size=13, bold=i < 3))
@@ -120,16 +169,42 @@ class Gmail(App):
             rows.append(row)
         views: list[View] = [scroll_list("gmail.list", (0, TOP + 68, 360, BOTTOM), rows, self.phone.scroll)]
         head = box((0, TOP, 360, TOP + 68), self.bg, blocker=True)
-        bar = View((12, TOP + 10, 348, TOP + 58), kind="input", placeholder="Search in mail", fill=(234, 238, 246),
-                   radius=24, icon="", ref="gmail.search", size=15)
-        bar.children.append(icon_button((16, TOP + 14, 56, TOP + 54), "menu", self._open_drawer, ref="gmail.menu",
-                                        desc="Open navigation drawer", color=TEXT))
-        bar.children.append(View((300, TOP + 16, 336, TOP + 52), kind="text", text="M", fill=(142, 36, 170),
-                                 fg=WHITE, radius=18, size=15, align="center", element=False))
+        bar = View(
+            (12, TOP + 10, 348, TOP + 58),
+            kind="input",
+            placeholder="Search in mail",
+            fill=(234, 238, 246),
+            radius=24,
+            icon="",
+            ref="gmail.search",
+            size=15,
+        )
+        bar.children.append(
+            icon_button(
+                (16, TOP + 14, 56, TOP + 54),
+                "menu",
+                self._open_drawer,
+                ref="gmail.menu",
+                desc="Open navigation drawer",
+                color=TEXT,
+            )
+        )
+        bar.children.append(
+            View(
+                (300, TOP + 16, 336, TOP + 52),
+                kind="text",
+                text="M",
+                fill=(142, 36, 170),
+                fg=WHITE,
+                radius=18,
+                size=15,
+                align="center",
+                element=False,
+            )
+        )
         head.children.append(bar)
         views.append(head)
-        views.append(fab("mail", self._compose_open, ref="gmail.compose", desc="Compose", color=(194, 231, 255),
-                         text="Compose"))
+        views.append(fab("mail", self._compose_open, ref="gmail.compose", desc="Compose", color=(194, 231, 255), text="Compose"))
         views[-1].fg = TEXT
         views[-1].icon_color = TEXT
         return views
@@ -147,42 +222,75 @@ class Gmail(App):
         self.open_mail = i
 
     def _drawer(self) -> View:
-        scrim = box((0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref="gmail.drawer.scrim",
-                    on_tap=lambda: setattr(self, "drawer", False))
+        scrim = box(
+            (0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref="gmail.drawer.scrim", on_tap=lambda: setattr(self, "drawer", False)
+        )
         panel = box((0, TOP, 290, BOTTOM), WHITE, blocker=True, ref="gmail.drawer")
         panel.children.append(label((24, TOP + 12, 270, TOP + 56), "Gmail", size=22, fg=_RED, bold=True))
         for i, f in enumerate(_FOLDERS):
             y = TOP + 64 + 52 * i
             sel = f == self.folder
-            panel.children.append(View((8, y, 282, y + 48), kind="list_item", text=f, ref=f"gmail.folder.{f.lower()}",
-                                       fill=LIGHT_BLUE if sel else None, radius=24, bold=sel, size=15,
-                                       on_tap=lambda f=f: self._pick(f), icon="mail", icon_color=SUBTLE))
+            panel.children.append(
+                View(
+                    (8, y, 282, y + 48),
+                    kind="list_item",
+                    text=f,
+                    ref=f"gmail.folder.{f.lower()}",
+                    fill=LIGHT_BLUE if sel else None,
+                    radius=24,
+                    bold=sel,
+                    size=15,
+                    on_tap=partial(self._pick, f),
+                    icon="mail",
+                    icon_color=SUBTLE,
+                )
+            )
         scrim.children.append(panel)
         return scrim
 
     def _read(self, i: int) -> list[View]:
         sender, subject, snippet, when = self.emails()[i]
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE),
-                             app_bar("", back=self.phone.key_back, ref="gmail.read.bar",
-                                     actions=[icon_button((0, 0, 1, 1), "more", None, ref="gmail.read.more",
-                                                          desc="More")])]
+        views: list[View] = [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            app_bar(
+                "",
+                back=self.phone.key_back,
+                ref="gmail.read.bar",
+                actions=[icon_button((0, 0, 1, 1), "more", None, ref="gmail.read.more", desc="More")],
+            ),
+        ]
         views.append(label((16, TOP + 64, 344, TOP + 120), subject, size=21, lines=2, ref="gmail.read.subject"))
         views.append(label((64, TOP + 132, 300, TOP + 154), sender, size=15, bold=True))
         views.append(label((64, TOP + 154, 300, TOP + 174), f"to me · {when}", size=12, fg=SUBTLE))
-        views.append(label((16, TOP + 196, 344, TOP + 320), snippet + " Thanks, and have a great day!", size=15,
-                           lines=5))
+        views.append(label((16, TOP + 196, 344, TOP + 320), snippet + " Thanks, and have a great day!", size=15, lines=5))
         return views
 
     def _compose(self) -> list[View]:
         views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
-        views.append(app_bar("Compose", back=self.phone.key_back, ref="gmail.compose.bar",
-                             actions=[icon_button((0, 0, 1, 1), "play", self._send, ref="gmail.send", desc="Send",
-                                                  color=TEXT)]))
+        views.append(
+            app_bar(
+                "Compose",
+                back=self.phone.key_back,
+                ref="gmail.compose.bar",
+                actions=[icon_button((0, 0, 1, 1), "play", self._send, ref="gmail.send", desc="Send", color=TEXT)],
+            )
+        )
         for i, (f, ph) in enumerate((("to", "To"), ("subject", "Subject"), ("body", "Compose email"))):
             y = TOP + 64 + 56 * i
-            views.append(input_field((8, y, 352, y + 52), self.fields.get(f, ""), placeholder=ph,
-                                     focused=self.focused == f, on_tap=self.tap_field(f), ref=f"gmail.compose.{f}",
-                                     radius=0, border=None, icon="", fill=WHITE))
+            views.append(
+                input_field(
+                    (8, y, 352, y + 52),
+                    self.fields.get(f, ""),
+                    placeholder=ph,
+                    focused=self.focused == f,
+                    on_tap=self.tap_field(f),
+                    ref=f"gmail.compose.{f}",
+                    radius=0,
+                    border=None,
+                    icon="",
+                    fill=WHITE,
+                )
+            )
             views.append(box((16, y + 52, 344, y + 53), FAINT))
         return views
 
@@ -194,5 +302,3 @@ class Gmail(App):
         order = ("to", "subject", "body")
         if name in order[:-1]:
             self.focus(order[order.index(name) + 1])
-
-

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from digirl.core.actions import SwipeDirection
 from digirl.sim.apps.base import App
 from digirl.sim.content import stable_rng
@@ -16,24 +18,71 @@ _WALLPAPERS: tuple[Color, ...] = ((38, 70, 115), (46, 94, 84), (74, 52, 104))
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
-def app_icon_view(app: App, cx: float, y: float, *, ref: str, fg: Color, size: int = 52, show_label: bool = True,
-                  on_tap: object = None) -> View:
+def app_icon_view(
+    app: App, cx: float, y: float, *, ref: str, fg: Color, size: int = 52, show_label: bool = True, on_tap: object = None
+) -> View:
     """An app icon (circle + glyph) with its label under it; the whole cell is one tap target."""
-    cell = View((cx - 42, y, cx + 42, y + size + (26 if show_label else 4)), kind="app_icon", ref=ref,
-                placeholder=app.label, on_tap=on_tap)  # type: ignore[arg-type]
+    cell = View(
+        (cx - 42, y, cx + 42, y + size + (26 if show_label else 4)),
+        kind="app_icon",
+        ref=ref,
+        placeholder=app.label,
+        on_tap=on_tap,
+    )  # type: ignore[arg-type]
     circle = (cx - size / 2, y, cx + size / 2, y + size)
     if app.icon in _MULTICOLOR:
-        cell.children.append(View(circle, kind="icon", icon=app.icon, fill=WHITE, radius=size // 2, element=False,
-                                  placeholder="x", border=(218, 220, 224)))
+        cell.children.append(
+            View(
+                circle,
+                kind="icon",
+                icon=app.icon,
+                fill=WHITE,
+                radius=size // 2,
+                element=False,
+                placeholder="x",
+                border=(218, 220, 224),
+            )
+        )
     elif app.icon == "letter":
-        cell.children.append(View(circle, kind="text", text=app.label[:1].upper(), fill=app.color, fg=WHITE,
-                                  radius=size // 2, size=22, align="center", bold=True, element=False))
+        cell.children.append(
+            View(
+                circle,
+                kind="text",
+                text=app.label[:1].upper(),
+                fill=app.color,
+                fg=WHITE,
+                radius=size // 2,
+                size=22,
+                align="center",
+                bold=True,
+                element=False,
+            )
+        )
     else:
-        cell.children.append(View(circle, kind="icon", icon=app.icon, icon_color=app.icon_fg, fill=app.color,
-                                  radius=size // 2, element=False, placeholder="x"))
+        cell.children.append(
+            View(
+                circle,
+                kind="icon",
+                icon=app.icon,
+                icon_color=app.icon_fg,
+                fill=app.color,
+                radius=size // 2,
+                element=False,
+                placeholder="x",
+            )
+        )
     if show_label:
-        cell.children.append(View((cx - 44, y + size + 2, cx + 44, y + size + 22), kind="text", text=app.label,
-                                  size=12, fg=fg, align="center", element=False))
+        cell.children.append(
+            View(
+                (cx - 44, y + size + 2, cx + 44, y + size + 22),
+                kind="text",
+                text=app.label,
+                size=12,
+                fg=fg,
+                align="center",
+                element=False,
+            )
+        )
     return cell
 
 
@@ -89,27 +138,61 @@ class Launcher(App):
         phone = self.phone
         h, m = phone.clock
         views: list[View] = [box((0, TOP, 360, BOTTOM), self.bg, ref="home")]
-        r = stable_rng("date", phone.dyn.salt)
+        r = stable_rng("date", phone.dyn.salt % 7)
         views.append(label((0, TOP + 36, 360, TOP + 100), f"{h}:{m:02d}", size=52, fg=WHITE, align="center"))
-        views.append(label((0, TOP + 104, 360, TOP + 128), f"{r.choice(('Mon', 'Tue', 'Wed', 'Thu', 'Fri'))}, "
-                           f"{r.choice(_MONTHS)} {r.randint(1, 28)}", size=15, fg=WHITE, align="center"))
+        views.append(
+            label(
+                (0, TOP + 104, 360, TOP + 128),
+                f"{r.choice(('Mon', 'Tue', 'Wed', 'Thu', 'Fri'))}, {r.choice(_MONTHS)} {r.randint(1, 28)}",
+                size=15,
+                fg=WHITE,
+                align="center",
+            )
+        )
         sy = BOTTOM - 190 if phone.dyn.search_widget_bottom else TOP + 150
-        widget = View((20, sy, 340, sy + 48), kind="input", ref="home.search", fill=WHITE, radius=24, icon="google",
-                      placeholder="Search", on_tap=self._open_search, size=15)
-        widget.children.append(View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244),
-                                    element=False))
+        widget = View(
+            (20, sy, 340, sy + 48),
+            kind="input",
+            ref="home.search",
+            fill=WHITE,
+            radius=24,
+            icon="google",
+            placeholder="Search",
+            on_tap=self._open_search,
+            size=15,
+        )
+        widget.children.append(
+            View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244), element=False)
+        )
         views.append(widget)
         gy = TOP + 230 if not phone.dyn.search_widget_bottom else TOP + 170
         for i, key in enumerate(self.home_order()):
             cx = 45 + 90 * (i % 4)
             y = gy + 96 * (i // 4)
-            views.append(app_icon_view(phone.apps[key], cx, y, ref=f"home.app.{key}", fg=WHITE,
-                                       on_tap=lambda k=key: phone.launch(k)))
+            views.append(
+                app_icon_view(phone.apps[key], cx, y, ref=f"home.app.{key}", fg=WHITE, on_tap=partial(phone.launch, key))
+            )
         views.append(box((160, BOTTOM - 118, 200, BOTTOM - 114), (200, 210, 225), radius=2))
-        views.append(box((12, BOTTOM - 104, 348, BOTTOM - 16), self._dock_color(), radius=28, ref="home.dock",
-                         children=[app_icon_view(phone.apps[k], 54 + 84 * i, BOTTOM - 92, ref=f"home.app.{k}",
-                                                 fg=WHITE, show_label=False, on_tap=lambda k=k: phone.launch(k))
-                                   for i, k in enumerate(DOCK_APPS)]))
+        views.append(
+            box(
+                (12, BOTTOM - 104, 348, BOTTOM - 16),
+                self._dock_color(),
+                radius=28,
+                ref="home.dock",
+                children=[
+                    app_icon_view(
+                        phone.apps[k],
+                        54 + 84 * i,
+                        BOTTOM - 92,
+                        ref=f"home.app.{k}",
+                        fg=WHITE,
+                        show_label=False,
+                        on_tap=partial(phone.launch, k),
+                    )
+                    for i, k in enumerate(DOCK_APPS)
+                ],
+            )
+        )
         return views
 
     def _dock_color(self) -> Color:
@@ -140,12 +223,28 @@ class Launcher(App):
         for i, key in enumerate(self.drawer_apps()):
             cx = 45 + 90 * (i % 4)
             y = 8 + 92 * (i // 4)
-            rows.append(app_icon_view(phone.apps[key], cx, y, ref=f"drawer.app.{key}", fg=TEXT,
-                                      on_tap=lambda k=key: phone.launch(k)))
+            rows.append(
+                app_icon_view(phone.apps[key], cx, y, ref=f"drawer.app.{key}", fg=TEXT, on_tap=partial(phone.launch, key))
+            )
         views.append(scroll_list("drawer", (0, TOP + 72, 360, BOTTOM), rows, phone.scroll))
-        views.append(box((0, TOP, 360, TOP + 72), WHITE, blocker=True, children=[
-            input_field((16, TOP + 12, 344, TOP + 60), self.fields.get("drawer", ""),
+        views.append(
+            box(
+                (0, TOP, 360, TOP + 72),
+                WHITE,
+                blocker=True,
+                children=[
+                    input_field(
+                        (16, TOP + 12, 344, TOP + 60),
+                        self.fields.get("drawer", ""),
                         placeholder=phone.dyn.text("search_apps", "Search your apps"),
-                        focused=self.focused == "drawer", on_tap=self.tap_field("drawer"), ref="drawer.search",
-                        on_clear=self.clear_field("drawer"), fill=(241, 243, 244), border=None)]))
+                        focused=self.focused == "drawer",
+                        on_tap=self.tap_field("drawer"),
+                        ref="drawer.search",
+                        on_clear=self.clear_field("drawer"),
+                        fill=(241, 243, 244),
+                        border=None,
+                    )
+                ],
+            )
+        )
         return views

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import re
 
 from digirl.sim.apps.base import App
@@ -48,10 +50,9 @@ def _map(y0: float, y1: float, seed: str, pins: int = 0) -> View:
         m.children.append(box((0, y, 360, y + 8), _ROAD))
         x = r.randint(10, 340)
         m.children.append(box((x, y0, x + 8, y1), _ROAD))
-    for i in range(pins):
+    for _i in range(pins):
         x, y = r.randint(40, 320), r.randint(int(y0) + 40, int(y1) - 40)
-        m.children.append(View((x - 12, y - 24, x + 12, y), kind="icon", icon="pin", icon_color=(234, 67, 53),
-                               element=False))
+        m.children.append(View((x - 12, y - 24, x + 12, y), kind="icon", icon="pin", icon_color=(234, 67, 53), element=False))
     return m
 
 
@@ -129,67 +130,148 @@ class Maps(App):
         return self._home()
 
     def _searchbox(self, text: str) -> View:
-        return input_field((12, TOP + 8, 348, TOP + 56), text, placeholder="Search here", focused=False,
-                           on_tap=self.start_search, ref="maps.search", icon="pin", fill=WHITE, border=FAINT,
-                           radius=24)
+        return input_field(
+            (12, TOP + 8, 348, TOP + 56),
+            text,
+            placeholder="Search here",
+            focused=False,
+            on_tap=self.start_search,
+            ref="maps.search",
+            icon="pin",
+            fill=WHITE,
+            border=FAINT,
+            radius=24,
+        )
 
     def _home(self) -> list[View]:
         views = [_map(TOP, BOTTOM, "home", pins=3), self._searchbox("")]
         for i, chip in enumerate(("Restaurants", "Gas", "Coffee", "Hotels")):
             x = 12 + 86 * i
-            views.append(button((x, TOP + 64, x + 80, TOP + 96), chip, lambda c=chip: self.run_query(c.lower()),
-                                ref=f"maps.chip.{chip.lower()}", style="outlined", color=TEXT, size=12, radius=16))
-        views.append(icon_button((290, BOTTOM - 80, 346, BOTTOM - 24), "directions", None, ref="maps.go",
-                                 desc="Directions", color=(26, 115, 232), fill=WHITE, radius=28))
+            views.append(
+                button(
+                    (x, TOP + 64, x + 80, TOP + 96),
+                    chip,
+                    partial(self.run_query, chip.lower()),
+                    ref=f"maps.chip.{chip.lower()}",
+                    style="outlined",
+                    color=TEXT,
+                    size=12,
+                    radius=16,
+                )
+            )
+        views.append(
+            icon_button(
+                (290, BOTTOM - 80, 346, BOTTOM - 24),
+                "directions",
+                None,
+                ref="maps.go",
+                desc="Directions",
+                color=(26, 115, 232),
+                fill=WHITE,
+                radius=28,
+            )
+        )
         return views
 
     def _search(self) -> list[View]:
         bar = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
-        bar.children.append(icon_button((4, TOP + 12, 44, TOP + 52), "back", self.phone.key_back, ref="maps.back",
-                                        desc="Back", color=TEXT))
-        bar.children.append(input_field((48, TOP + 8, 352, TOP + 56), self.fields.get("q", ""),
-                                        placeholder="Search here", focused=self.focused == "q",
-                                        on_tap=self.tap_field("q"), ref="maps.query", on_clear=self.clear_field("q"),
-                                        fill=(241, 243, 244), border=None, icon=""))
-        return [box((0, TOP, 360, BOTTOM), WHITE),
-                suggestion_list(TOP + 68, self.fields.get("q", ""), self.run_query, ref="maps.sugg"), bar]
+        bar.children.append(
+            icon_button((4, TOP + 12, 44, TOP + 52), "back", self.phone.key_back, ref="maps.back", desc="Back", color=TEXT)
+        )
+        bar.children.append(
+            input_field(
+                (48, TOP + 8, 352, TOP + 56),
+                self.fields.get("q", ""),
+                placeholder="Search here",
+                focused=self.focused == "q",
+                on_tap=self.tap_field("q"),
+                ref="maps.query",
+                on_clear=self.clear_field("q"),
+                fill=(241, 243, 244),
+                border=None,
+                icon="",
+            )
+        )
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            suggestion_list(TOP + 68, self.fields.get("q", ""), self.run_query, ref="maps.sugg"),
+            bar,
+        ]
 
     def _results(self) -> list[View]:
         q = self.query
         rows: list[View] = []
         y = 8.0 + self.phone.dyn.list_offset * 0.5
         for i, p in enumerate(self.results()):
-            row = box((0, y, 360, y + 104), WHITE, ref=f"maps.result.{i}", on_tap=lambda p=p: self.push("place", p),
-                      kind="list_item")
+            row = box(
+                (0, y, 360, y + 104), WHITE, ref=f"maps.result.{i}", on_tap=partial(self.push, "place", p), kind="list_item"
+            )
             row.children.append(label((16, y + 8, 250, y + 32), p.name, size=16, bold=True))
-            row.children.append(label((16, y + 32, 250, y + 52), f"{p.rating} ★ · {p.category} · {p.distance}",
-                                      size=12, fg=SUBTLE))
+            row.children.append(
+                label((16, y + 32, 250, y + 52), f"{p.rating} ★ · {p.category} · {p.distance}", size=12, fg=SUBTLE)
+            )
             row.children.append(label((16, y + 52, 250, y + 72), f"{p.address} · {p.detail}", size=12, fg=SUBTLE))
-            row.children.append(button((256, y + 20, 348, y + 56), self.phone.dyn.text("directions", "Directions"),
-                                       lambda p=p: self.push("directions", p), ref=f"maps.result.{i}.directions",
-                                       size=12, radius=18, icon="directions"))
+            row.children.append(
+                button(
+                    (256, y + 20, 348, y + 56),
+                    self.phone.dyn.text("directions", "Directions"),
+                    partial(self.push, "directions", p),
+                    ref=f"maps.result.{i}.directions",
+                    size=12,
+                    radius=18,
+                    icon="directions",
+                )
+            )
             row.children.append(box((16, y + 103, 344, y + 104), FAINT))
             rows.append(row)
             y += 104
-        return [_map(TOP, TOP + 260, q, pins=5),
-                scroll_list("maps.results", (0, TOP + 260, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE),
-                self._searchbox(q)]
+        return [
+            _map(TOP, TOP + 260, q, pins=5),
+            scroll_list("maps.results", (0, TOP + 260, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE),
+            self._searchbox(q),
+        ]
 
     def _place(self, p: Place) -> list[View]:
         views = [_map(TOP, TOP + 300, p.name, pins=1), self._searchbox(self.query)]
         sheet = box((0, TOP + 290, 360, BOTTOM), WHITE, radius=16, ref="maps.place")
         sheet.children.append(label((16, TOP + 304, 344, TOP + 336), p.name, size=21, bold=True, ref="maps.place.name"))
-        sheet.children.append(label((16, TOP + 338, 344, TOP + 358), f"{p.rating} ★ · {p.category} · {p.distance}",
-                                    size=13, fg=SUBTLE))
-        sheet.children.append(label((16, TOP + 360, 344, TOP + 380), f"{p.address} · {p.detail}", size=13,
-                                    fg=SUBTLE))
-        sheet.children.append(button((16, TOP + 396, 130, TOP + 436), self.phone.dyn.text("directions", "Directions"),
-                                     lambda: self.push("directions", p), ref="maps.place.directions", radius=20,
-                                     size=13, icon="directions"))
-        sheet.children.append(button((138, TOP + 396, 232, TOP + 436), "Start", lambda: self.push("directions", p),
-                                     ref="maps.place.start", style="outlined", radius=20, size=13))
-        sheet.children.append(button((240, TOP + 396, 344, TOP + 436), "Save", lambda: None, ref="maps.place.save",
-                                     style="outlined", radius=20, size=13))
+        sheet.children.append(
+            label((16, TOP + 338, 344, TOP + 358), f"{p.rating} ★ · {p.category} · {p.distance}", size=13, fg=SUBTLE)
+        )
+        sheet.children.append(label((16, TOP + 360, 344, TOP + 380), f"{p.address} · {p.detail}", size=13, fg=SUBTLE))
+        sheet.children.append(
+            button(
+                (16, TOP + 396, 130, TOP + 436),
+                self.phone.dyn.text("directions", "Directions"),
+                lambda: self.push("directions", p),
+                ref="maps.place.directions",
+                radius=20,
+                size=13,
+                icon="directions",
+            )
+        )
+        sheet.children.append(
+            button(
+                (138, TOP + 396, 232, TOP + 436),
+                "Start",
+                lambda: self.push("directions", p),
+                ref="maps.place.start",
+                style="outlined",
+                radius=20,
+                size=13,
+            )
+        )
+        sheet.children.append(
+            button(
+                (240, TOP + 396, 344, TOP + 436),
+                "Save",
+                lambda: None,
+                ref="maps.place.save",
+                style="outlined",
+                radius=20,
+                size=13,
+            )
+        )
         views.append(sheet)
         return views
 
@@ -197,25 +279,71 @@ class Maps(App):
         r = stable_rng("route", p.name)
         views = [_map(TOP + 120, BOTTOM, "route" + p.name, pins=1)]
         head = box((0, TOP, 360, TOP + 120), WHITE, blocker=True, ref="maps.directions")
-        head.children.append(icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back,
-                                         ref="maps.directions.back", desc="Back", color=TEXT))
-        head.children.append(input_field((52, TOP + 8, 348, TOP + 48), "Your location", placeholder="", focused=False,
-                                         on_tap=None, ref="maps.from", icon="", radius=8, fill=(241, 243, 244),
-                                         border=None, size=14))
-        head.children.append(input_field((52, TOP + 56, 348, TOP + 96), p.name, placeholder="", focused=False,
-                                         on_tap=None, ref="maps.to", icon="", radius=8, fill=(241, 243, 244),
-                                         border=None, size=14))
+        head.children.append(
+            icon_button(
+                (4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="maps.directions.back", desc="Back", color=TEXT
+            )
+        )
+        head.children.append(
+            input_field(
+                (52, TOP + 8, 348, TOP + 48),
+                "Your location",
+                placeholder="",
+                focused=False,
+                on_tap=None,
+                ref="maps.from",
+                icon="",
+                radius=8,
+                fill=(241, 243, 244),
+                border=None,
+                size=14,
+            )
+        )
+        head.children.append(
+            input_field(
+                (52, TOP + 56, 348, TOP + 96),
+                p.name,
+                placeholder="",
+                focused=False,
+                on_tap=None,
+                ref="maps.to",
+                icon="",
+                radius=8,
+                fill=(241, 243, 244),
+                border=None,
+                size=14,
+            )
+        )
         for i, mode in enumerate(("Drive", "Transit", "Walk", "Bike")):
-            head.children.append(View((52 + 74 * i, TOP + 98, 120 + 74 * i, TOP + 118), kind="tab", text=mode,
-                                      size=12, fg=BLUE if i == 0 else SUBTLE, bold=i == 0, align="center"))
+            head.children.append(
+                View(
+                    (52 + 74 * i, TOP + 98, 120 + 74 * i, TOP + 118),
+                    kind="tab",
+                    text=mode,
+                    size=12,
+                    fg=BLUE if i == 0 else SUBTLE,
+                    bold=i == 0,
+                    align="center",
+                )
+            )
         views.append(head)
         mins = r.randint(3, 40)
         sheet = box((0, BOTTOM - 150, 360, BOTTOM), WHITE, radius=16, ref="maps.route")
-        sheet.children.append(label((16, BOTTOM - 138, 344, BOTTOM - 106), f"{mins} min ({p.distance})", size=20,
-                                    bold=True, fg=(24, 128, 56), ref="maps.route.eta"))
-        sheet.children.append(label((16, BOTTOM - 104, 344, BOTTOM - 84), f"Fastest route to {p.name}", size=13,
-                                    fg=SUBTLE))
-        sheet.children.append(button((16, BOTTOM - 72, 160, BOTTOM - 28), "Start", lambda: None,
-                                     ref="maps.route.start", radius=22, icon="directions"))
+        sheet.children.append(
+            label(
+                (16, BOTTOM - 138, 344, BOTTOM - 106),
+                f"{mins} min ({p.distance})",
+                size=20,
+                bold=True,
+                fg=(24, 128, 56),
+                ref="maps.route.eta",
+            )
+        )
+        sheet.children.append(label((16, BOTTOM - 104, 344, BOTTOM - 84), f"Fastest route to {p.name}", size=13, fg=SUBTLE))
+        sheet.children.append(
+            button(
+                (16, BOTTOM - 72, 160, BOTTOM - 28), "Start", lambda: None, ref="maps.route.start", radius=22, icon="directions"
+            )
+        )
         views.append(sheet)
         return views

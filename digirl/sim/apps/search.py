@@ -6,6 +6,8 @@ A suggestion list is not a results page: results exist only after a query is *su
 
 from __future__ import annotations
 
+from functools import partial
+
 from collections.abc import Callable
 
 from digirl.sim.apps.base import App
@@ -35,13 +37,12 @@ _LOGO = ((66, 133, 244), (234, 67, 53), (251, 188, 5), (66, 133, 244), (52, 168,
 
 
 def google_logo(cx: float, y: float, size: int = 34) -> list[View]:
-    """"Google" in its four colours, one view per letter."""
-    w = size * 0.58
+    """ "Google" in its four colours, one view per letter."""
+    w = size * 0.62
     x = cx - w * 3
     out = []
     for ch, col in zip("Google", _LOGO):
-        out.append(View((x, y, x + w, y + size * 1.3), kind="text", text=ch, fg=col, size=size, align="center",
-                        element=False))
+        out.append(View((x, y, x + w, y + size * 1.3), kind="text", text=ch, fg=col, size=size, align="center", element=False))
         x += w
     out.append(View((cx - w * 3, y, cx + w * 3, y + size * 1.3), kind="logo", placeholder="Google", element=True))
     return out
@@ -52,8 +53,18 @@ def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref:
     items = suggestions(text)
     panel = box((0, y, 360, y + 52 * len(items) + 8), WHITE, blocker=True, ref=ref)
     for i, s in enumerate(items):
-        panel.children.append(list_row(y + 4 + 52 * i, 52, s, ref=f"{ref}.{i}", icon="search", icon_color=SUBTLE,
-                                       on_tap=lambda s=s: on_pick(s), divider=False))
+        panel.children.append(
+            list_row(
+                y + 4 + 52 * i,
+                52,
+                s,
+                ref=f"{ref}.{i}",
+                icon="search",
+                icon_color=SUBTLE,
+                on_tap=partial(on_pick, s),
+                divider=False,
+            )
+        )
     return panel
 
 
@@ -65,23 +76,34 @@ def _card_views(card: Card, y: float) -> tuple[list[View], float]:
     c = box((12, y, 348, y + h), WHITE, radius=14, border=FAINT, ref=f"card.{card.kind}")
     c.children.append(label((28, y + 10, 332, y + 32), card.title, size=13, fg=SUBTLE))
     if card.headline:
-        c.children.append(label((28, y + 32, 332, y + 68), card.headline, size=24 if len(card.headline) < 22 else 17,
-                                bold=True))
+        c.children.append(label((28, y + 32, 332, y + 68), card.headline, size=24 if len(card.headline) < 22 else 17, bold=True))
     for i, line in enumerate(card.lines):
-        c.children.append(label((28, y + h - 16 - 22 * (len(card.lines) - i), 332, y + h - 16 - 22 * (len(card.lines) - i) + 22),
-                                line, size=13, fg=TEXT))
+        c.children.append(
+            label(
+                (28, y + h - 16 - 22 * (len(card.lines) - i), 332, y + h - 16 - 22 * (len(card.lines) - i) + 22),
+                line,
+                size=13,
+                fg=TEXT,
+            )
+        )
     return [c], y + h + 12
 
 
-def results_list(query: str, dyn: Dynamics, rect: tuple[float, float, float, float], offsets: dict[str, float],
-                 on_open: Callable[[str], None], *, key: str = "serp") -> View:
+def results_list(
+    query: str,
+    dyn: Dynamics,
+    rect: tuple[float, float, float, float],
+    offsets: dict[str, float],
+    on_open: Callable[[str], None],
+    *,
+    key: str = "serp",
+) -> View:
     """The scrollable body of a results page: optional ad, the answer card, then organic results."""
     rows: list[View] = []
     y = float(dyn.list_offset) * 0.5
     wv = dyn.world_version
     if dyn.has_ad("serp", query.lower()):
-        ad = box((12, y, 348, y + 74), (254, 247, 224), radius=12, ref="ad.serp",
-                 on_tap=lambda: on_open("ad.example/deal"))
+        ad = box((12, y, 348, y + 74), (254, 247, 224), radius=12, ref="ad.serp", on_tap=lambda: on_open("ad.example/deal"))
         ad.children.append(label((24, y + 6, 330, y + 24), "Sponsored · ad.example", size=11, fg=SUBTLE))
         ad.children.append(label((24, y + 24, 330, y + 48), f"Best deals on {query} - Shop now", size=15, fg=BLUE))
         ad.children.append(label((24, y + 48, 330, y + 68), "Free shipping. Limited time offer.", size=12, fg=SUBTLE))
@@ -93,7 +115,7 @@ def results_list(query: str, dyn: Dynamics, rect: tuple[float, float, float, flo
     order = dyn.order(len(res), "serp", query.lower())
     for i, j in enumerate(order):
         r = res[j]
-        item = box((0, y, 360, y + 96), WHITE, ref=f"result.{i}", on_tap=lambda u=r.url: on_open(u))
+        item = box((0, y, 360, y + 96), WHITE, ref=f"result.{i}", on_tap=partial(on_open, r.url))
         item.children.append(label((16, y + 8, 344, y + 26), r.url.split("/")[0], size=12, fg=SUBTLE))
         item.children.append(label((16, y + 26, 344, y + 50), r.title, size=16, fg=(26, 13, 171)))
         item.children.append(label((16, y + 50, 344, y + 90), r.snippet, size=13, fg=SUBTLE, lines=2))
@@ -167,10 +189,23 @@ class GoogleApp(App):
         editing = self.focused == "q"
         if self.mode == "feed":
             views += google_logo(180, TOP + 60)
-            views.append(input_field((20, TOP + 130, 340, TOP + 178), "", placeholder="Search",
-                                     focused=False, on_tap=self.start_search, ref="gapp.box"))
-            for i, (t, s) in enumerate((("Trending: weather this weekend", "Discover · 2h"),
-                                        ("Top stories for you", "News · 5h"), ("Recipes to try tonight", "Food · 1d"))):
+            views.append(
+                input_field(
+                    (20, TOP + 130, 340, TOP + 178),
+                    "",
+                    placeholder="Search",
+                    focused=False,
+                    on_tap=self.start_search,
+                    ref="gapp.box",
+                )
+            )
+            for i, (t, s) in enumerate(
+                (
+                    ("Trending: weather this weekend", "Discover · 2h"),
+                    ("Top stories for you", "News · 5h"),
+                    ("Recipes to try tonight", "Food · 1d"),
+                )
+            ):
                 y = TOP + 210 + 120 * i
                 card = box((16, y, 344, y + 108), BG, radius=16, ref=f"gapp.feed.{i}")
                 card.children.append(label((32, y + 16, 328, y + 60), t, size=17, lines=2))
@@ -178,20 +213,39 @@ class GoogleApp(App):
                 views.append(card)
             return views
         top = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
-        top.children.append(icon_button((4, TOP + 10, 48, TOP + 54), "back", phone.key_back, ref="gapp.back",
-                                        desc="Back"))
-        top.children.append(input_field((52, TOP + 8, 348, TOP + 56), self.fields.get("q", ""),
-                                        placeholder="Search or type URL", focused=editing,
-                                        on_tap=self.tap_field("q"), ref="gapp.box", on_clear=self.clear_field("q"),
-                                        fill=(241, 243, 244), border=None))
+        top.children.append(icon_button((4, TOP + 10, 48, TOP + 54), "back", phone.key_back, ref="gapp.back", desc="Back"))
+        top.children.append(
+            input_field(
+                (52, TOP + 8, 348, TOP + 56),
+                self.fields.get("q", ""),
+                placeholder="Search or type URL",
+                focused=editing,
+                on_tap=self.tap_field("q"),
+                ref="gapp.box",
+                on_clear=self.clear_field("q"),
+                fill=(241, 243, 244),
+                border=None,
+            )
+        )
         if self.mode == "results" and not editing:
-            views.append(results_list(self.query, phone.dyn, (0, TOP + 108, 360, BOTTOM), phone.scroll,
-                                      self._open, key="gapp.serp"))
+            views.append(
+                results_list(self.query, phone.dyn, (0, TOP + 108, 360, BOTTOM), phone.scroll, self._open, key="gapp.serp")
+            )
             tabs = box((0, TOP + 64, 360, TOP + 108), WHITE, blocker=True)
             for i, t in enumerate(("All", "Images", "News", "Videos", "Maps")):
-                tabs.children.append(View((12 + 68 * i, TOP + 70, 76 + 68 * i, TOP + 102), kind="tab", text=t,
-                                          size=13, align="center", fg=BLUE if i == 0 else SUBTLE, bold=i == 0,
-                                          ref=f"gapp.tab.{t.lower()}", on_tap=(lambda: None) if i else None))
+                tabs.children.append(
+                    View(
+                        (12 + 68 * i, TOP + 70, 76 + 68 * i, TOP + 102),
+                        kind="tab",
+                        text=t,
+                        size=13,
+                        align="center",
+                        fg=BLUE if i == 0 else SUBTLE,
+                        bold=i == 0,
+                        ref=f"gapp.tab.{t.lower()}",
+                        on_tap=(lambda: None) if i else None,
+                    )
+                )
             tabs.children.append(box((12, TOP + 104, 76, TOP + 107), BLUE))
             views.append(tabs)
         else:

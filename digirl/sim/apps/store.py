@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from digirl.sim.apps.base import App
 from digirl.sim.apps.search import suggestion_list
 from digirl.sim.content import StoreApp, norm_name, stable_rng, store_apps
@@ -28,10 +30,21 @@ _ACCENT = (1, 135, 95)
 
 
 def _app_tile(x0: float, y0: float, size: float, name: str) -> View:
-    col = stable_rng("appcol", norm_name(name)).choice(((66, 133, 244), (234, 67, 53), (251, 140, 0),
-                                                        (52, 168, 83), (142, 36, 170), (0, 172, 193)))
-    return View((x0, y0, x0 + size, y0 + size), kind="text", text=name[:1].upper(), fill=col, fg=WHITE,
-                radius=int(size * 0.22), size=int(size * 0.42), align="center", bold=True, element=False)
+    col = stable_rng("appcol", norm_name(name)).choice(
+        ((66, 133, 244), (234, 67, 53), (251, 140, 0), (52, 168, 83), (142, 36, 170), (0, 172, 193))
+    )
+    return View(
+        (x0, y0, x0 + size, y0 + size),
+        kind="text",
+        text=name[:1].upper(),
+        fill=col,
+        fg=WHITE,
+        radius=int(size * 0.22),
+        size=int(size * 0.42),
+        align="center",
+        bold=True,
+        element=False,
+    )
 
 
 class PlayStore(App):
@@ -106,16 +119,29 @@ class PlayStore(App):
         if self.phone.is_installed(a.name):
             from digirl.sim.phone import resolve_app
 
-            return button(rect, "Open", lambda: self.phone.launch(resolve_app(a.name)), ref=ref + ".open",
-                          color=_ACCENT, size=size, radius=18)
+            return button(
+                rect,
+                "Open",
+                lambda: self.phone.launch(resolve_app(a.name)),
+                ref=ref + ".open",
+                color=_ACCENT,
+                size=size,
+                radius=18,
+            )
         if a.name in self.installing:
             left = self.installing[a.name]
             v = box(rect, WHITE, radius=18, border=FAINT, ref=ref + ".progress")
-            v.children.append(label(rect, f"Installing… {max(5, 100 - 45 * left)}%", size=size - 1, fg=_ACCENT,
-                                    align="center"))
+            v.children.append(label(rect, f"Installing… {max(5, 100 - 45 * left)}%", size=size - 1, fg=_ACCENT, align="center"))
             return v
-        return button(rect, self.phone.dyn.text("install", "Install"), lambda: self.install(a), ref=ref + ".install",
-                      color=_ACCENT, size=size, radius=18)
+        return button(
+            rect,
+            self.phone.dyn.text("install", "Install"),
+            lambda: self.install(a),
+            ref=ref + ".install",
+            color=_ACCENT,
+            size=size,
+            radius=18,
+        )
 
     def build(self) -> list[View]:
         s, arg = self.top
@@ -128,8 +154,16 @@ class PlayStore(App):
         return self._home()
 
     def _searchbar(self, text: str) -> View:
-        return input_field((12, TOP + 8, 348, TOP + 56), text, placeholder="Search for apps & games", focused=False,
-                           on_tap=self.start_search, ref="store.search", fill=(241, 243, 244), border=None)
+        return input_field(
+            (12, TOP + 8, 348, TOP + 56),
+            text,
+            placeholder="Search for apps & games",
+            focused=False,
+            on_tap=self.start_search,
+            ref="store.search",
+            fill=(241, 243, 244),
+            border=None,
+        )
 
     def _home(self) -> list[View]:
         rows: list[View] = []
@@ -139,38 +173,65 @@ class PlayStore(App):
         for i, name in enumerate(("Spotify", "Duolingo", "Zoom", "Pinterest", "Uber", "Waze", "Canva", "Tiktok")):
             x = 16 + 84 * (i % 4)
             yy = y + 110 * (i // 4)
-            tile = View((x, yy, x + 76, yy + 104), kind="list_item", ref=f"store.rec.{i}", placeholder=name,
-                        on_tap=lambda n=name: self.push("app", store_apps(n, self.phone.dyn.world_version)[0]))
+            tile = View(
+                (x, yy, x + 76, yy + 104),
+                kind="list_item",
+                ref=f"store.rec.{i}",
+                placeholder=name,
+                on_tap=partial(self.push, "app", store_apps(name, self.phone.dyn.world_version)[0]),
+            )
             tile.add(_app_tile(x + 6, yy, 64, name), label((x, yy + 68, x + 76, yy + 88), name, size=12, align="center"))
             rows.append(tile)
-        views: list[View] = [scroll_list("store.home", (0, TOP + 108, 360, BOTTOM), rows, self.phone.scroll,
-                                         fill=WHITE)]
+        views: list[View] = [scroll_list("store.home", (0, TOP + 108, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE)]
         head = box((0, TOP, 360, TOP + 108), WHITE, blocker=True)
         head.children.append(self._searchbar(""))
         for i, t in enumerate(("For you", "Top charts", "Kids", "Categories")):
-            head.children.append(View((8 + 88 * i, TOP + 64, 92 + 88 * i, TOP + 104), kind="tab", text=t, size=13,
-                                      align="center", fg=_ACCENT if i == 0 else SUBTLE, bold=i == 0,
-                                      on_tap=lambda: None, ref=f"store.tab.{i}"))
+            head.children.append(
+                View(
+                    (8 + 88 * i, TOP + 64, 92 + 88 * i, TOP + 104),
+                    kind="tab",
+                    text=t,
+                    size=13,
+                    align="center",
+                    fg=_ACCENT if i == 0 else SUBTLE,
+                    bold=i == 0,
+                    on_tap=lambda: None,
+                    ref=f"store.tab.{i}",
+                )
+            )
         views.append(head)
         return views
 
     def _search(self) -> list[View]:
         bar = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
-        bar.children.append(icon_button((4, TOP + 12, 44, TOP + 52), "back", self.phone.key_back, ref="store.back",
-                                        desc="Back", color=TEXT))
-        bar.children.append(input_field((48, TOP + 8, 352, TOP + 56), self.fields.get("q", ""),
-                                        placeholder="Search for apps & games", focused=self.focused == "q",
-                                        on_tap=self.tap_field("q"), ref="store.query", on_clear=self.clear_field("q"),
-                                        fill=(241, 243, 244), border=None, icon=""))
-        return [box((0, TOP, 360, BOTTOM), WHITE),
-                suggestion_list(TOP + 68, self.fields.get("q", ""), self.run_query, ref="store.sugg"), bar]
+        bar.children.append(
+            icon_button((4, TOP + 12, 44, TOP + 52), "back", self.phone.key_back, ref="store.back", desc="Back", color=TEXT)
+        )
+        bar.children.append(
+            input_field(
+                (48, TOP + 8, 352, TOP + 56),
+                self.fields.get("q", ""),
+                placeholder="Search for apps & games",
+                focused=self.focused == "q",
+                on_tap=self.tap_field("q"),
+                ref="store.query",
+                on_clear=self.clear_field("q"),
+                fill=(241, 243, 244),
+                border=None,
+                icon="",
+            )
+        )
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            suggestion_list(TOP + 68, self.fields.get("q", ""), self.run_query, ref="store.sugg"),
+            bar,
+        ]
 
     def _results(self, q: str) -> list[View]:
         rows: list[View] = []
         y = 8.0 + self.phone.dyn.list_offset * 0.5
         for i, a in enumerate(store_apps(q, self.phone.dyn.world_version)):
-            row = box((0, y, 360, y + 88), WHITE, ref=f"store.result.{i}", on_tap=lambda a=a: self.push("app", a),
-                      kind="list_item")
+            row = box((0, y, 360, y + 88), WHITE, ref=f"store.result.{i}", on_tap=partial(self.push, "app", a), kind="list_item")
             row.children.append(_app_tile(16, y + 12, 60, a.name))
             row.children.append(label((88, y + 12, 250, y + 34), a.name, size=15, bold=True))
             row.children.append(label((88, y + 34, 250, y + 52), a.developer, size=12, fg=SUBTLE))
@@ -178,34 +239,55 @@ class PlayStore(App):
             row.children.append(self._action_button(a, (256, y + 26, 348, y + 62), f"store.result.{i}", size=12))
             rows.append(row)
             y += 92
-        return [scroll_list("store.results", (0, TOP + 64, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE),
-                box((0, TOP, 360, TOP + 64), WHITE, blocker=True, children=[self._searchbar(q)])]
+        return [
+            scroll_list("store.results", (0, TOP + 64, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE),
+            box((0, TOP, 360, TOP + 64), WHITE, blocker=True, children=[self._searchbar(q)]),
+        ]
 
     def _app(self, a: StoreApp) -> list[View]:
         views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
         bar = box((0, TOP, 360, TOP + 56), WHITE, blocker=True)
-        bar.children.append(icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="store.app.back",
-                                        desc="Navigate up", color=TEXT))
-        bar.children.append(icon_button((308, TOP + 8, 352, TOP + 48), "search", self.start_search,
-                                        ref="store.app.search", desc="Search", color=TEXT))
+        bar.children.append(
+            icon_button(
+                (4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="store.app.back", desc="Navigate up", color=TEXT
+            )
+        )
+        bar.children.append(
+            icon_button(
+                (308, TOP + 8, 352, TOP + 48), "search", self.start_search, ref="store.app.search", desc="Search", color=TEXT
+            )
+        )
         views.append(bar)
         views.append(_app_tile(20, TOP + 70, 76, a.name))
         views.append(label((110, TOP + 72, 344, TOP + 102), a.name, size=21, bold=True, ref="store.app.name"))
         views.append(label((110, TOP + 104, 344, TOP + 124), a.developer, size=13, fg=_ACCENT))
         views.append(label((110, TOP + 124, 344, TOP + 144), "Contains ads · In-app purchases", size=11, fg=SUBTLE))
-        for i, (top, bottom) in enumerate(((f"{a.rating} ★", "reviews"), (a.size, "size"),
-                                           (a.downloads, "Downloads"), ("E", "Everyone"))):
+        for i, (top, bottom) in enumerate(
+            ((f"{a.rating} ★", "reviews"), (a.size, "size"), (a.downloads, "Downloads"), ("E", "Everyone"))
+        ):
             x = 16 + 84 * i
             views.append(label((x, TOP + 164, x + 80, TOP + 184), top, size=14, bold=True, align="center"))
             views.append(label((x, TOP + 184, x + 80, TOP + 202), bottom, size=11, fg=SUBTLE, align="center"))
         views.append(self._action_button(a, (16, TOP + 220, 344, TOP + 264), "store.app", size=15))
         installing = a.name in self.installing
         if installing:
-            views.append(box((16, TOP + 272, 344, TOP + 276), FAINT, children=[
-                box((16, TOP + 272, 16 + 328 * max(0.05, 1 - 0.45 * self.installing[a.name]), TOP + 276), GREEN)]))
+            views.append(
+                box(
+                    (16, TOP + 272, 344, TOP + 276),
+                    FAINT,
+                    children=[box((16, TOP + 272, 16 + 328 * max(0.05, 1 - 0.45 * self.installing[a.name]), TOP + 276), GREEN)],
+                )
+            )
         views.append(label((16, TOP + 290, 344, TOP + 314), "About this app", size=16, bold=True))
-        views.append(label((16, TOP + 316, 344, TOP + 380), f"{a.name} brings you the best experience on your phone. "
-                           "Fast, simple and secure.", size=13, fg=SUBTLE, lines=3))
+        views.append(
+            label(
+                (16, TOP + 316, 344, TOP + 380),
+                f"{a.name} brings you the best experience on your phone. Fast, simple and secure.",
+                size=13,
+                fg=SUBTLE,
+                lines=3,
+            )
+        )
         for i in range(3):
             views.append(box((16 + 112 * i, TOP + 392, 120 + 112 * i, TOP + 580), (236, 239, 244), radius=10))
         return views

@@ -6,6 +6,8 @@ Pages are a function of the URL (plus the episode's dynamics): ``costco.com``,
 
 from __future__ import annotations
 
+from functools import partial
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -107,8 +109,15 @@ def shop_results(browser: Browser, site: str, query: str) -> list[Product]:
 
 def page_views(b: Browser, page: Page) -> list[View]:
     """The views of a page (content area below the browser toolbar)."""
-    builder = {"newtab": _newtab, "google": _google, "serp": _serp, "shop_home": _shop, "shop_results": _shop,
-               "product": _shop, "reddit": _reddit}.get(page.kind, _site)
+    builder = {
+        "newtab": _newtab,
+        "google": _google,
+        "serp": _serp,
+        "shop_home": _shop,
+        "shop_results": _shop,
+        "product": _shop,
+        "reddit": _reddit,
+    }.get(page.kind, _site)
     return builder(b, page)
 
 
@@ -117,27 +126,73 @@ def _newtab(b: Browser, page: Page) -> list[View]:
     tab = b.tab
     if tab.incognito:
         v = box((0, PAGE_TOP, 360, BOTTOM), (53, 54, 58), ref="ntp.incognito")
-        v.children.append(View((150, PAGE_TOP + 60, 210, PAGE_TOP + 120), kind="icon", icon="incognito",
-                               icon_color=(200, 200, 205), element=False))
-        v.children.append(label((24, PAGE_TOP + 140, 336, PAGE_TOP + 172), "You've gone Incognito", size=20,
-                                fg=WHITE, align="center", ref="ntp.incognito.title"))
-        v.children.append(label((32, PAGE_TOP + 180, 328, PAGE_TOP + 260), "Others who use this device won't see "
-                                "your activity, so you can browse more privately.", size=13, fg=(189, 193, 198),
-                                lines=3, align="center"))
+        v.children.append(
+            View(
+                (150, PAGE_TOP + 60, 210, PAGE_TOP + 120),
+                kind="icon",
+                icon="incognito",
+                icon_color=(200, 200, 205),
+                element=False,
+            )
+        )
+        v.children.append(
+            label(
+                (24, PAGE_TOP + 140, 336, PAGE_TOP + 172),
+                "You've gone Incognito",
+                size=20,
+                fg=WHITE,
+                align="center",
+                ref="ntp.incognito.title",
+            )
+        )
+        v.children.append(
+            label(
+                (32, PAGE_TOP + 180, 328, PAGE_TOP + 260),
+                "Others who use this device won't see your activity, so you can browse more privately.",
+                size=13,
+                fg=(189, 193, 198),
+                lines=3,
+                align="center",
+            )
+        )
         return [v]
     views = [box((0, PAGE_TOP, 360, BOTTOM), WHITE, ref="ntp")]
     views += google_logo(180, PAGE_TOP + 50)
-    views.append(input_field((20, PAGE_TOP + 120, 340, PAGE_TOP + 168), "", placeholder="Search or type web address",
-                             focused=False, on_tap=b.edit_url, ref="ntp.box"))
+    views.append(
+        input_field(
+            (20, PAGE_TOP + 120, 340, PAGE_TOP + 168),
+            "",
+            placeholder="Search or type web address",
+            focused=False,
+            on_tap=b.edit_url,
+            ref="ntp.box",
+        )
+    )
     for i, site in enumerate(("youtube.com", "reddit.com", "ebay.com", "espn.com")):
         cx = 54 + 84 * i
-        tile = View((cx - 38, PAGE_TOP + 200, cx + 38, PAGE_TOP + 290), kind="list_item", ref=f"ntp.tile.{i}",
-                    placeholder=site.split(".")[0].title(), on_tap=lambda s=site: b.open_url(s))
-        tile.children.append(View((cx - 24, PAGE_TOP + 206, cx + 24, PAGE_TOP + 254), kind="text",
-                                  text=site[0].upper(), fill=(241, 243, 244), radius=24, size=20, align="center",
-                                  fg=BLUE, element=False))
-        tile.children.append(label((cx - 40, PAGE_TOP + 258, cx + 40, PAGE_TOP + 280),
-                                   site.split(".")[0].title(), size=12, align="center"))
+        tile = View(
+            (cx - 38, PAGE_TOP + 200, cx + 38, PAGE_TOP + 290),
+            kind="list_item",
+            ref=f"ntp.tile.{i}",
+            placeholder=site.split(".")[0].title(),
+            on_tap=partial(b.open_url, site),
+        )
+        tile.children.append(
+            View(
+                (cx - 24, PAGE_TOP + 206, cx + 24, PAGE_TOP + 254),
+                kind="text",
+                text=site[0].upper(),
+                fill=(241, 243, 244),
+                radius=24,
+                size=20,
+                align="center",
+                fg=BLUE,
+                element=False,
+            )
+        )
+        tile.children.append(
+            label((cx - 40, PAGE_TOP + 258, cx + 40, PAGE_TOP + 280), site.split(".")[0].title(), size=12, align="center")
+        )
         views.append(tile)
     return views
 
@@ -146,9 +201,17 @@ def _google(b: Browser, page: Page) -> list[View]:
     views = [box((0, PAGE_TOP, 360, BOTTOM), WHITE, ref="google.home")]
     views += google_logo(180, PAGE_TOP + 70)
     focused = b.focused == "gq"
-    views.append(input_field((20, PAGE_TOP + 140, 340, PAGE_TOP + 188), b.fields.get("gq", ""), placeholder="Search",
-                             focused=focused, on_tap=b.tap_field("gq"), ref="google.box",
-                             on_clear=b.clear_field("gq")))
+    views.append(
+        input_field(
+            (20, PAGE_TOP + 140, 340, PAGE_TOP + 188),
+            b.fields.get("gq", ""),
+            placeholder="Search",
+            focused=focused,
+            on_tap=b.tap_field("gq"),
+            ref="google.box",
+            on_clear=b.clear_field("gq"),
+        )
+    )
     if focused:
         views.append(suggestion_list(PAGE_TOP + 192, b.fields.get("gq", ""), b.google_search, ref="google.sugg"))
     return views
@@ -156,13 +219,22 @@ def _google(b: Browser, page: Page) -> list[View]:
 
 def _serp(b: Browser, page: Page) -> list[View]:
     focused = b.focused == "gq"
-    views = [results_list(page.query, b.phone.dyn, (0, PAGE_TOP + 64, 360, BOTTOM), b.phone.scroll, b.open_url,
-                          key="serp:" + page.url)]
+    views = [
+        results_list(page.query, b.phone.dyn, (0, PAGE_TOP + 64, 360, BOTTOM), b.phone.scroll, b.open_url, key="serp:" + page.url)
+    ]
     top = box((0, PAGE_TOP, 360, PAGE_TOP + 64), WHITE, blocker=True)
     top.children.append(View((8, PAGE_TOP + 12, 48, PAGE_TOP + 52), kind="icon", icon="google", element=False))
-    top.children.append(input_field((52, PAGE_TOP + 8, 348, PAGE_TOP + 56), b.fields.get("gq", page.query),
-                                    placeholder="Search", focused=focused, on_tap=b.tap_field("gq"),
-                                    ref="google.box", on_clear=b.clear_field("gq")))
+    top.children.append(
+        input_field(
+            (52, PAGE_TOP + 8, 348, PAGE_TOP + 56),
+            b.fields.get("gq", page.query),
+            placeholder="Search",
+            focused=focused,
+            on_tap=b.tap_field("gq"),
+            ref="google.box",
+            on_clear=b.clear_field("gq"),
+        )
+    )
     views.append(top)
     if focused:
         views.append(suggestion_list(PAGE_TOP + 60, b.fields.get("gq", ""), b.google_search, ref="google.sugg"))
@@ -174,12 +246,31 @@ def _logo(style: SiteStyle, x: float, y: float, h: float) -> View:
     if style.name == "ebay":
         v = View((x, y, x + 80, y + h), kind="logo", placeholder="ebay", element=True)
         for i, (ch, col) in enumerate(zip("ebay", ((229, 50, 56), (0, 100, 210), (245, 175, 2), (134, 184, 23)))):
-            v.children.append(View((x + 17 * i, y, x + 17 * i + 17, y + h), kind="text", text=ch, fg=col, size=24,
-                                   bold=True, align="center", element=False))
+            v.children.append(
+                View(
+                    (x + 17 * i, y, x + 17 * i + 17, y + h),
+                    kind="text",
+                    text=ch,
+                    fg=col,
+                    size=24,
+                    bold=True,
+                    align="center",
+                    element=False,
+                )
+            )
         return v
     if style.name == "BEST BUY":
-        return View((x, y + 6, x + 92, y + h - 6), kind="text", text=style.name, fill=style.logo, fg=(0, 0, 0),
-                    size=15, bold=True, align="center", radius=3)
+        return View(
+            (x, y + 6, x + 92, y + h - 6),
+            kind="text",
+            text=style.name,
+            fill=style.logo,
+            fg=(0, 0, 0),
+            size=15,
+            bold=True,
+            align="center",
+            radius=3,
+        )
     v = View((x, y, x + 140, y + h), kind="text", text=style.name, fg=style.logo, size=22, bold=True)
     if style.logo2 is not None:
         v.children.append(box((x, y + h - 6, x + 100, y + h - 3), style.logo2))
@@ -196,40 +287,75 @@ def _site_header(b: Browser, site: str, query: str) -> tuple[list[View], float]:
     header.children.append(_logo(style, 16, y0 + 6, 40))
     dark = sum(style.header) < 400
     icon_col = WHITE if dark else TEXT
-    header.children.append(icon_button((268, y0 + 6, 308, y0 + 46), "person", None, ref=f"{site}.account",
-                                       desc="Account", color=icon_col))
-    header.children.append(icon_button((312, y0 + 6, 352, y0 + 46), "cart", lambda: None, ref=f"{site}.cart",
-                                       desc="Cart", color=icon_col))
+    header.children.append(
+        icon_button((268, y0 + 6, 308, y0 + 46), "person", None, ref=f"{site}.account", desc="Account", color=icon_col)
+    )
+    header.children.append(
+        icon_button((312, y0 + 6, 352, y0 + 46), "cart", lambda: None, ref=f"{site}.cart", desc="Cart", color=icon_col)
+    )
     views = [header]
     by = y0 + 54 if in_header else y0 + h + 6
     area = header if in_header else box((0, y0 + h, 360, y0 + h + 58), BG, blocker=True, ref=f"{site}.searchbar")
     focused = b.focused == "site"
     text = b.fields.get("site", query)
-    area.children.append(input_field((12, by, 300, by + 44), text, placeholder=f"Search {style.name.title()}",
-                                     focused=focused, on_tap=b.tap_field("site"), ref="site.search",
-                                     on_clear=b.clear_field("site"), radius=8, fill=WHITE, icon=""))
-    area.children.append(icon_button((304, by, 348, by + 44), "search", b.site_search, ref="site.search_button",
-                                     desc="Search", color=WHITE, fill=style.accent, radius=8))
+    area.children.append(
+        input_field(
+            (12, by, 300, by + 44),
+            text,
+            placeholder=f"Search {style.name.title()}",
+            focused=focused,
+            on_tap=b.tap_field("site"),
+            ref="site.search",
+            on_clear=b.clear_field("site"),
+            radius=8,
+            fill=WHITE,
+            icon="",
+        )
+    )
+    area.children.append(
+        icon_button(
+            (304, by, 348, by + 44),
+            "search",
+            b.site_search,
+            ref="site.search_button",
+            desc="Search",
+            color=WHITE,
+            fill=style.accent,
+            radius=8,
+        )
+    )
     if not in_header:
         views.append(area)
     return views, y0 + (h if in_header else h + 58)
 
 
 def _stars(rating: float) -> str:
-    full = int(round(rating))
+    full = round(rating)
     return "★" * full + "☆" * (5 - full)
 
 
 def _product_row(y: float, p: Product, rank: int, style: SiteStyle, on_tap: Callable[[], None]) -> View:
     row = box((0, y, 360, y + 116), WHITE, ref=f"product.{rank}", on_tap=on_tap, kind="list_item")
     col = stable_rng("img", p.pid).choice(((224, 231, 255), (255, 236, 224), (226, 245, 232), (240, 240, 240)))
-    row.children.append(box((12, y + 10, 108, y + 106), col, radius=8, children=[
-        View((36, y + 34, 84, y + 82), kind="icon", icon="image", icon_color=(150, 156, 170), element=False)]))
+    row.children.append(
+        box(
+            (12, y + 10, 108, y + 106),
+            col,
+            radius=8,
+            children=[View((36, y + 34, 84, y + 82), kind="icon", icon="image", icon_color=(150, 156, 170), element=False)],
+        )
+    )
     row.children.append(label((120, y + 8, 348, y + 50), p.title, size=14, lines=2))
-    row.children.append(label((120, y + 52, 348, y + 72), f"{_stars(p.rating)} ({p.reviews:,})", size=12,
-                              fg=(240, 150, 0)))
-    row.children.append(label((120, y + 74, 348, y + 100), f"${p.price:,.2f}", size=18, bold=True,
-                              fg=style.accent if style.name in ("Target", "newegg") else TEXT))
+    row.children.append(label((120, y + 52, 348, y + 72), f"{_stars(p.rating)} ({p.reviews:,})", size=12, fg=(240, 150, 0)))
+    row.children.append(
+        label(
+            (120, y + 74, 348, y + 100),
+            f"${p.price:,.2f}",
+            size=18,
+            bold=True,
+            fg=style.accent if style.name in ("Target", "newegg") else TEXT,
+        )
+    )
     row.children.append(box((12, y + 115, 348, y + 116), FAINT))
     return row
 
@@ -252,52 +378,87 @@ def _shop(b: Browser, page: Page) -> list[View]:
         y += 36
         for i, cat in enumerate(("TVs", "Laptops", "Phones", "Kitchen", "Toys", "Furniture")):
             cx, cy = 12 + 114 * (i % 3), y + 60 * (i // 3)
-            rows.append(button((cx, cy, cx + 106, cy + 50), cat, lambda c=cat: b.open_url(
-                f"{site}/search?q={quote_plus(c.lower())}"), ref=f"{site}.cat.{i}", style="tonal", radius=10,
-                color=style.accent))
+            rows.append(
+                button(
+                    (cx, cy, cx + 106, cy + 50),
+                    cat,
+                    partial(b.open_url, f"{site}/search?q={quote_plus(cat.lower())}"),
+                    ref=f"{site}.cat.{i}",
+                    style="tonal",
+                    radius=10,
+                    color=style.accent,
+                )
+            )
         y += 130
         for i, p in enumerate(products(site, "best sellers", dyn.world_version, n=4)):
-            rows.append(_product_row(y, p, 100 + i, style, lambda p=p: b.open_url(
-                f"{site}/product/{p.pid}?q=best+sellers&rank=-1")))
+            rows.append(_product_row(y, p, 100 + i, style, partial(b.open_url, f"{site}/product/{p.pid}?q=best+sellers&rank=-1")))
             y += 116
     elif page.kind == "shop_results":
-        rows.append(label((16, y, 344, y + 30), f'Results for "{page.query}"', size=15, bold=True,
-                          ref="site.results_title"))
+        rows.append(label((16, y, 344, y + 30), f'Results for "{page.query}"', size=15, bold=True, ref="site.results_title"))
         y += 34
         if dyn.has_ad("shop", site, page.query.lower()):
-            ad = box((12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.shop",
-                     on_tap=lambda: b.open_url("ad.example/promo"))
+            ad = box(
+                (12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.shop", on_tap=lambda: b.open_url("ad.example/promo")
+            )
             ad.children.append(label((24, y + 6, 336, y + 24), "Sponsored", size=11, fg=SUBTLE))
-            ad.children.append(label((24, y + 26, 336, y + 54), f"Top pick: {page.query.title()} Ultra — 30% off",
-                                     size=15, fg=BLUE))
+            ad.children.append(
+                label((24, y + 26, 336, y + 54), f"Top pick: {page.query.title()} Ultra — 30% off", size=15, fg=BLUE)
+            )
             rows.append(ad)
             y += 76
         for rank, p in enumerate(shop_results(b, site, page.query)):
             url = f"{site}/product/{p.pid}?q={quote_plus(page.query)}&rank={rank}"
-            rows.append(_product_row(y, p, rank, style, lambda u=url: b.open_url(u)))
+            rows.append(_product_row(y, p, rank, style, partial(b.open_url, url)))
             y += 116
     else:
-        p = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid),
-                 None)
+        p = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid), None)
         if p is None:
             rows.append(label((16, y + 40, 344, y + 80), "Item not found", size=18, align="center"))
         else:
-            rows.append(box((40, y + 8, 320, y + 248), (236, 239, 244), radius=12, ref="product.image", children=[
-                View((140, y + 88, 220, y + 168), kind="icon", icon="image", icon_color=(150, 156, 170),
-                     element=False)]))
+            rows.append(
+                box(
+                    (40, y + 8, 320, y + 248),
+                    (236, 239, 244),
+                    radius=12,
+                    ref="product.image",
+                    children=[
+                        View((140, y + 88, 220, y + 168), kind="icon", icon="image", icon_color=(150, 156, 170), element=False)
+                    ],
+                )
+            )
             y += 260
             rows.append(label((16, y, 344, y + 50), p.title, size=17, lines=2, ref="product.title"))
-            rows.append(label((16, y + 52, 344, y + 72), f"{_stars(p.rating)} {p.rating} ({p.reviews:,} reviews)",
-                              size=13, fg=(240, 150, 0)))
+            rows.append(
+                label(
+                    (16, y + 52, 344, y + 72), f"{_stars(p.rating)} {p.rating} ({p.reviews:,} reviews)", size=13, fg=(240, 150, 0)
+                )
+            )
             rows.append(label((16, y + 76, 344, y + 108), f"${p.price:,.2f}", size=24, bold=True, ref="product.price"))
             rows.append(label((16, y + 110, 344, y + 130), p.seller, size=12, fg=SUBTLE))
-            rows.append(button((16, y + 140, 344, y + 188), dyn.text("add_to_cart", "Add to cart"), lambda: None,
-                               ref="product.add_to_cart", color=style.accent, radius=24))
-            rows.append(button((16, y + 196, 344, y + 244), "Buy now", lambda: None, ref="product.buy",
-                               style="outlined", color=style.accent, radius=24))
+            rows.append(
+                button(
+                    (16, y + 140, 344, y + 188),
+                    dyn.text("add_to_cart", "Add to cart"),
+                    lambda: None,
+                    ref="product.add_to_cart",
+                    color=style.accent,
+                    radius=24,
+                )
+            )
+            rows.append(
+                button(
+                    (16, y + 196, 344, y + 244),
+                    "Buy now",
+                    lambda: None,
+                    ref="product.buy",
+                    style="outlined",
+                    color=style.accent,
+                    radius=24,
+                )
+            )
     views: list[View] = [scroll_list(f"page:{page.url}", rect, rows, b.phone.scroll, fill=WHITE)]
     views += head
-    if b.focused == "site":
+    if b.focused == "site" and b.fields.get("site", "").strip():
         views.append(suggestion_list(body_y, b.fields.get("site", ""), b.site_search_text, ref="site.sugg"))
     return views
 
@@ -305,23 +466,36 @@ def _shop(b: Browser, page: Page) -> list[View]:
 # ---------------------------------------------------------------- reddit and any other site
 def _reddit(b: Browser, page: Page) -> list[View]:
     head = box((0, PAGE_TOP, 360, PAGE_TOP + 52), WHITE, blocker=True, ref="reddit.header")
-    head.children.append(View((12, PAGE_TOP + 10, 44, PAGE_TOP + 42), kind="text", text="r", fill=(255, 69, 0),
-                              fg=WHITE, radius=16, size=18, bold=True, align="center", element=False))
+    head.children.append(
+        View(
+            (12, PAGE_TOP + 10, 44, PAGE_TOP + 42),
+            kind="text",
+            text="r",
+            fill=(255, 69, 0),
+            fg=WHITE,
+            radius=16,
+            size=18,
+            bold=True,
+            align="center",
+            element=False,
+        )
+    )
     head.children.append(label((52, PAGE_TOP, 200, PAGE_TOP + 52), "reddit", size=22, bold=True, ref="reddit.logo"))
     rows = []
     y = 8.0
     subs = ("r/news", "r/pics", "r/AskReddit", "r/technology", "r/movies", "r/gaming", "r/todayilearned")
     for i, (title, meta) in enumerate(site_headlines("reddit.com", b.phone.dyn.world_version)):
         card = box((8, y, 352, y + 104), WHITE, radius=8, border=FAINT, ref=f"reddit.post.{i}", on_tap=lambda: None)
-        card.children.append(label((20, y + 8, 340, y + 26), f"{subs[i % len(subs)]} · Posted {meta.split(' · ')[0]}",
-                                   size=12, fg=SUBTLE))
+        card.children.append(
+            label((20, y + 8, 340, y + 26), f"{subs[i % len(subs)]} · Posted {meta.split(' · ')[0]}", size=12, fg=SUBTLE)
+        )
         card.children.append(label((20, y + 28, 340, y + 72), title, size=15, lines=2))
-        card.children.append(label((20, y + 76, 340, y + 96), f"⇧ {(i * 937) % 20000 + 120}  ·  {meta.split(' · ')[1]}",
-                                   size=12, fg=SUBTLE))
+        card.children.append(
+            label((20, y + 76, 340, y + 96), f"⇧ {(i * 937) % 20000 + 120}  ·  {meta.split(' · ')[1]}", size=12, fg=SUBTLE)
+        )
         rows.append(card)
         y += 112
-    return [scroll_list(f"page:{page.url}", (0, PAGE_TOP + 52, 360, BOTTOM), rows, b.phone.scroll,
-                        fill=(218, 224, 230)), head]
+    return [scroll_list(f"page:{page.url}", (0, PAGE_TOP + 52, 360, BOTTOM), rows, b.phone.scroll, fill=(218, 224, 230)), head]
 
 
 def _site(b: Browser, page: Page) -> list[View]:
@@ -329,10 +503,10 @@ def _site(b: Browser, page: Page) -> list[View]:
     color = r.choice(((33, 33, 33), (0, 82, 147), (140, 20, 30), (20, 110, 70), (90, 40, 120)))
     name = page.domain.split(".")[0].upper() if page.domain != "ad.example" else "Special offer"
     head = box((0, PAGE_TOP, 360, PAGE_TOP + 56), color, blocker=True, ref="site.header")
-    head.children.append(label((16, PAGE_TOP, 300, PAGE_TOP + 56), name, size=22, fg=WHITE, bold=True,
-                               ref="site.logo"))
-    head.children.append(icon_button((312, PAGE_TOP + 8, 352, PAGE_TOP + 48), "menu", None, ref="site.menu",
-                                     desc="Menu", color=WHITE))
+    head.children.append(label((16, PAGE_TOP, 300, PAGE_TOP + 56), name, size=22, fg=WHITE, bold=True, ref="site.logo"))
+    head.children.append(
+        icon_button((312, PAGE_TOP + 8, 352, PAGE_TOP + 48), "menu", None, ref="site.menu", desc="Menu", color=WHITE)
+    )
     rows = []
     y = 8.0
     for i, (title, meta) in enumerate(site_headlines(page.domain, b.phone.dyn.world_version)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from digirl.sim.apps.base import App
 from digirl.sim.apps.search import suggestion_list
 from digirl.sim.content import (
@@ -40,8 +42,11 @@ def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> View:
     t = box((x0, y0, x1, y1), col, radius=8)
     s = min(x1 - x0, y1 - y0) * 0.4
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    t.children.append(View((cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2), kind="icon", icon="play",
-                           icon_color=(235, 235, 235), element=False))
+    t.children.append(
+        View(
+            (cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2), kind="icon", icon="play", icon_color=(235, 235, 235), element=False
+        )
+    )
     return t
 
 
@@ -70,8 +75,11 @@ class YouTube(App):
 
     def state(self) -> dict[str, object]:
         v = self.playing
-        return {"screen": self.screen(), "stack": [s for s, _ in self.stack],
-                "playing": {"title": v.title, "channel": v.channel, "vid": v.vid} if v else None}
+        return {
+            "screen": self.screen(),
+            "stack": [s for s, _ in self.stack],
+            "playing": {"title": v.title, "channel": v.channel, "vid": v.vid} if v else None,
+        }
 
     def push(self, name: str, arg: object = None) -> None:
         self.stack.append((name, arg))
@@ -117,19 +125,24 @@ class YouTube(App):
         bar = box((0, TOP, 360, TOP + 52), WHITE, blocker=True, ref="yt.bar")
         x = 12
         if back:
-            bar.children.append(icon_button((4, TOP + 6, 44, TOP + 46), "back", self.phone.key_back, ref="yt.back",
-                                            desc="Navigate up", color=TEXT))
+            bar.children.append(
+                icon_button(
+                    (4, TOP + 6, 44, TOP + 46), "back", self.phone.key_back, ref="yt.back", desc="Navigate up", color=TEXT
+                )
+            )
             x = 48
         bar.children.append(View((x, TOP + 12, x + 38, TOP + 40), kind="icon", icon="youtube", element=False))
         bar.children.append(label((x + 42, TOP, x + 140, TOP + 52), "YouTube", size=19, bold=True, ref="yt.logo"))
-        bar.children.append(icon_button((264, TOP + 6, 304, TOP + 46), "search", self.start_search, ref="yt.search",
-                                        desc="Search", color=TEXT))
-        bar.children.append(icon_button((308, TOP + 6, 352, TOP + 46), "person", None, ref="yt.account",
-                                        desc="Account", color=TEXT))
+        bar.children.append(
+            icon_button((264, TOP + 6, 304, TOP + 46), "search", self.start_search, ref="yt.search", desc="Search", color=TEXT)
+        )
+        bar.children.append(
+            icon_button((308, TOP + 6, 352, TOP + 46), "person", None, ref="yt.account", desc="Account", color=TEXT)
+        )
         return bar
 
     def _video_row(self, y: float, v: Video, ref: str) -> View:
-        row = box((0, y, 360, y + 96), WHITE, ref=ref, on_tap=lambda v=v: self.push("watch", v), kind="list_item")
+        row = box((0, y, 360, y + 96), WHITE, ref=ref, on_tap=partial(self.push, "watch", v), kind="list_item")
         row.children.append(_thumb(12, y + 8, 152, y + 88, v.vid))
         row.children.append(label((162, y + 8, 350, y + 50), v.title, size=14, lines=2))
         row.children.append(label((162, y + 52, 350, y + 70), v.channel, size=12, fg=SUBTLE, ref=f"{ref}.channel"))
@@ -139,19 +152,32 @@ class YouTube(App):
     def _home(self) -> list[View]:
         feed = youtube_results("trending music", self.phone.dyn.world_version)
         rows = [self._video_row(8 + 100 * i, v, f"yt.feed.{i}") for i, v in enumerate(feed)]
-        return [scroll_list("yt.home", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE),
-                self._bar()]
+        return [scroll_list("yt.home", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), self._bar()]
 
     def _search(self) -> list[View]:
         bar = box((0, TOP, 360, TOP + 56), WHITE, blocker=True)
-        bar.children.append(icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="yt.search.back",
-                                        desc="Back", color=TEXT))
-        bar.children.append(input_field((48, TOP + 8, 352, TOP + 48), self.fields.get("q", ""),
-                                        placeholder="Search YouTube", focused=self.focused == "q",
-                                        on_tap=self.tap_field("q"), ref="yt.query", on_clear=self.clear_field("q"),
-                                        fill=(242, 242, 242), border=None, icon=""))
-        return [box((0, TOP, 360, BOTTOM), WHITE), suggestion_list(TOP + 60, self.fields.get("q", ""),
-                                                                   self.run_query, ref="yt.sugg"), bar]
+        bar.children.append(
+            icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="yt.search.back", desc="Back", color=TEXT)
+        )
+        bar.children.append(
+            input_field(
+                (48, TOP + 8, 352, TOP + 48),
+                self.fields.get("q", ""),
+                placeholder="Search YouTube",
+                focused=self.focused == "q",
+                on_tap=self.tap_field("q"),
+                ref="yt.query",
+                on_clear=self.clear_field("q"),
+                fill=(242, 242, 242),
+                border=None,
+                icon="",
+            )
+        )
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            suggestion_list(TOP + 60, self.fields.get("q", ""), self.run_query, ref="yt.sugg"),
+            bar,
+        ]
 
     def _results(self, q: str) -> list[View]:
         dyn = self.phone.dyn
@@ -164,14 +190,25 @@ class YouTube(App):
             rows.append(ad)
             y += 76
         name = title_case(q)
-        ch = box((0, y, 360, y + 88), WHITE, ref="yt.channel_result", on_tap=lambda: self.push("channel", name),
-                 kind="list_item")
-        ch.children.append(View((20, y + 12, 84, y + 76), kind="text", text=name[:1].upper(), fill=(204, 0, 0),
-                                fg=WHITE, radius=32, size=26, align="center", element=False))
+        ch = box((0, y, 360, y + 88), WHITE, ref="yt.channel_result", on_tap=lambda: self.push("channel", name), kind="list_item")
+        ch.children.append(
+            View(
+                (20, y + 12, 84, y + 76),
+                kind="text",
+                text=name[:1].upper(),
+                fill=(204, 0, 0),
+                fg=WHITE,
+                radius=32,
+                size=26,
+                align="center",
+                element=False,
+            )
+        )
         ch.children.append(label((100, y + 14, 350, y + 38), name, size=16, bold=True))
         subs = stable_rng("subs", norm_name(q)).randint(2, 900)
-        ch.children.append(label((100, y + 38, 350, y + 58), f"@{norm_name(q)[:18]} · {subs / 10:.1f}M subscribers",
-                                 size=12, fg=SUBTLE))
+        ch.children.append(
+            label((100, y + 38, 350, y + 58), f"@{norm_name(q)[:18]} · {subs / 10:.1f}M subscribers", size=12, fg=SUBTLE)
+        )
         ch.children.append(box((0, y + 87, 360, y + 88), FAINT))
         rows.append(ch)
         y += 96
@@ -180,48 +217,82 @@ class YouTube(App):
             rows.append(self._video_row(y, vids[j], f"yt.result.{i}"))
             y += 100
         bar = box((0, TOP, 360, TOP + 56), WHITE, blocker=True)
-        bar.children.append(icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="yt.back",
-                                        desc="Back", color=TEXT))
-        bar.children.append(input_field((48, TOP + 8, 352, TOP + 48), q, placeholder="Search YouTube", focused=False,
-                                        on_tap=self.start_search, ref="yt.query", fill=(242, 242, 242), border=None,
-                                        icon=""))
+        bar.children.append(
+            icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="yt.back", desc="Back", color=TEXT)
+        )
+        bar.children.append(
+            input_field(
+                (48, TOP + 8, 352, TOP + 48),
+                q,
+                placeholder="Search YouTube",
+                focused=False,
+                on_tap=self.start_search,
+                ref="yt.query",
+                fill=(242, 242, 242),
+                border=None,
+                icon="",
+            )
+        )
         return [scroll_list("yt.results", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), bar]
 
     def _channel(self, name: str) -> list[View]:
         vids = channel_videos(name, self.phone.dyn.world_version)
-        rows: list[View] = [box((0, 0, 360, 90), (180, 30, 30), children=[
-            label((16, 20, 344, 70), name, size=24, fg=WHITE, bold=True)])]
+        rows: list[View] = [
+            box((0, 0, 360, 90), (180, 30, 30), children=[label((16, 20, 344, 70), name, size=24, fg=WHITE, bold=True)])
+        ]
         rows.append(label((16, 98, 250, 122), name, size=18, bold=True, ref="yt.channel.name"))
-        rows.append(button((260, 96, 348, 128), "Subscribe", lambda: None, ref="yt.channel.subscribe", color=TEXT,
-                           radius=16, size=13))
+        rows.append(
+            button((260, 96, 348, 128), "Subscribe", lambda: None, ref="yt.channel.subscribe", color=TEXT, radius=16, size=13)
+        )
         for i, t in enumerate(("Home", "Videos", "Shorts", "Playlists")):
-            rows.append(View((12 + 84 * i, 136, 92 + 84 * i, 172), kind="tab", text=t, size=13, align="center",
-                             fg=TEXT if t == "Videos" else SUBTLE, bold=t == "Videos", element=True))
+            rows.append(
+                View(
+                    (12 + 84 * i, 136, 92 + 84 * i, 172),
+                    kind="tab",
+                    text=t,
+                    size=13,
+                    align="center",
+                    fg=TEXT if t == "Videos" else SUBTLE,
+                    bold=t == "Videos",
+                    element=True,
+                )
+            )
         rows.append(box((96, 170, 176, 173), TEXT))
         y = 180.0
         for i, v in enumerate(vids):
             rows.append(self._video_row(y, v, f"yt.chvideo.{i}"))
             y += 100
-        return [scroll_list("yt.channel", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE),
-                self._bar(back=True)]
+        return [scroll_list("yt.channel", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), self._bar(back=True)]
 
     def _watch(self, v: Video) -> list[View]:
         views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
         player = box((0, TOP, 360, TOP + 202), (0, 0, 0), ref="yt.player")
-        player.children.append(View((156, TOP + 77, 204, TOP + 125), kind="icon", icon="pause", icon_color=WHITE,
-                                    element=False))
+        player.children.append(View((156, TOP + 77, 204, TOP + 125), kind="icon", icon="pause", icon_color=WHITE, element=False))
         player.children.append(box((0, TOP + 198, 140, TOP + 202), RED))
         player.children.append(label((12, TOP + 172, 200, TOP + 194), "0:12 / 3:45", size=11, fg=WHITE))
         views.append(player)
         views.append(label((12, TOP + 210, 348, TOP + 258), v.title, size=16, bold=True, lines=2, ref="yt.watch.title"))
         views.append(label((12, TOP + 260, 348, TOP + 280), f"{v.views} · {video_age(v)}", size=12, fg=SUBTLE))
-        chan = box((0, TOP + 288, 360, TOP + 340), WHITE, ref="yt.watch.channel",
-                   on_tap=lambda: self.push("channel", v.channel))
-        chan.children.append(View((12, TOP + 294, 52, TOP + 334), kind="text", text=v.channel[:1], fill=(204, 0, 0),
-                                  fg=WHITE, radius=20, size=18, align="center", element=False))
+        chan = box((0, TOP + 288, 360, TOP + 340), WHITE, ref="yt.watch.channel", on_tap=lambda: self.push("channel", v.channel))
+        chan.children.append(
+            View(
+                (12, TOP + 294, 52, TOP + 334),
+                kind="text",
+                text=v.channel[:1],
+                fill=(204, 0, 0),
+                fg=WHITE,
+                radius=20,
+                size=18,
+                align="center",
+                element=False,
+            )
+        )
         chan.children.append(label((62, TOP + 288, 250, TOP + 340), v.channel, size=15, bold=True))
-        chan.children.append(button((260, TOP + 298, 348, TOP + 330), "Subscribe", lambda: None, ref="yt.subscribe",
-                                    color=TEXT, radius=16, size=13))
+        chan.children.append(
+            button(
+                (260, TOP + 298, 348, TOP + 330), "Subscribe", lambda: None, ref="yt.subscribe", color=TEXT, radius=16, size=13
+            )
+        )
         views.append(chan)
         views.append(label((12, TOP + 348, 348, TOP + 372), "Up next", size=14, bold=True))
         nxt = youtube_results(v.channel, self.phone.dyn.world_version)[:3]
