@@ -4,7 +4,9 @@ One step = a click at a point of the MiniWoB click-test task area + a 160×210 P
 to a numpy array + the reward read; a finished or truncated (10 steps) episode is reset. For each
 number of concurrent pages, in the same run:
 
-- ``bare``: N asyncio tasks, one per page (own context), each looping click → screenshot + reward
+The same N pages (each in its own context) serve all three variants, in alternating windows:
+
+- ``bare``: N asyncio tasks, one per page, each looping click → screenshot + reward
   read (concurrent) → decode with plain Playwright calls, and reset JS + screenshot at episode end
   (no batch barrier: the best case for a hand-written loop);
 - ``env``: :class:`BrowserVectorEnv` ``step_many`` over N :class:`MiniWoBEnv` (``elements=False``),
@@ -31,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from playwright.async_api import Page
 
 from digirl.browser.actions import frame_from_bytes
 from digirl.browser.catalog import CURATED_TASKS
-from digirl.browser.miniwob import TASK_AREA, VIEWPORT, MiniWoBEnv
+from digirl.browser.miniwob import TASK_AREA, MiniWoBEnv
 from digirl.browser.pool import BrowserPool
 from digirl.browser.vector import BrowserVectorEnv, collect_solver_demos
 from digirl.core.actions import Action
@@ -76,20 +79,15 @@ def _pct(xs: list[float], q: float) -> float:
     return float(np.percentile(xs, q)) * 1000 if xs else float("nan")
 
 
-async def _bare(pool: BrowserPool, url: str, pages: int, seconds: float) -> dict[str, Any]:
-    browser = await pool.browser()
-    ctxs = [await browser.new_context(viewport={"width": VIEWPORT[0], "height": VIEWPORT[1]}) for _ in range(pages)]
-    pgs = [await c.new_page() for c in ctxs]
-    await asyncio.gather(*(p.goto(url, wait_until="load") for p in pgs))
-    for k, p in enumerate(pgs):
-        await p.evaluate(RESET_JS, k)
+async def _bare(pages: list[Page], seconds: float) -> dict[str, Any]:
+    """Plain Playwright on the given pages: one free-running asyncio task per page."""
     x, y = TASK_AREA.to_page(TAP)
     lat: list[float] = []
-    counts = [0] * pages
+    counts = [0] * len(pages)
     stop = time.perf_counter() + seconds
 
     async def loop(k: int) -> None:
-        page, t, seed = pgs[k], 0, 1000 * k
+        page, t, seed = pages[k], 0, 10_000 * (k + 1)
         while time.perf_counter() < stop:
             t0 = time.perf_counter()
             await page.mouse.click(x, y)
@@ -108,35 +106,35 @@ async def _bare(pool: BrowserPool, url: str, pages: int, seconds: float) -> dict
             counts[k] += 1
 
     c0, t0 = _cpu(), time.perf_counter()
-    await asyncio.gather(*(loop(k) for k in range(pages)))
+    await asyncio.gather(*(loop(k) for k in range(len(pages))))
     wall, c1 = time.perf_counter() - t0, _cpu()
-    for c in ctxs:
-        await c.close()
     return {"steps": sum(counts), "wall_s": wall, "lat": lat, "cpu": (c1[0] - c0[0], c1[1] - c0[1])}
 
 
-def _framework(pool: BrowserPool, pages: int, seconds: float, elements: bool) -> dict[str, Any]:
-    envs = [MiniWoBEnv("click-test", pool=pool, elements=elements, horizon=HORIZON) for _ in range(pages)]
-    with BrowserVectorEnv(envs) as venv:
-        seeds = [1000 * k for k in range(pages)]
-        venv.reset_many(seeds)
-        tap = Action.tap(*TAP)
-        lat: list[float] = []
-        steps = failures = 0
-        stop = time.perf_counter() + seconds
-        c0, t0 = _cpu(), time.perf_counter()
-        while time.perf_counter() < stop:
-            ts = time.perf_counter()
-            outs = venv.step_many([tap] * pages)
-            lat.append(time.perf_counter() - ts)
-            steps += pages
-            ended = [k for k, o in enumerate(outs) if isinstance(o, EnvFailure) or o[2] or o[3]]
-            failures += sum(isinstance(o, EnvFailure) for o in outs)
-            if ended:
-                for k in ended:
-                    seeds[k] += 1
-                venv.reset_many([seeds[k] for k in ended], indices=ended)
-        wall, c1 = time.perf_counter() - t0, _cpu()
+def _framework(venv: BrowserVectorEnv, seconds: float, elements: bool) -> dict[str, Any]:
+    """``step_many`` over every env (resetting the ones that ended)."""
+    n = venv.num_envs
+    for e in venv.envs:
+        e.with_elements = elements
+    seeds = [1000 * (k + 1) for k in range(n)]
+    venv.reset_many(seeds)
+    tap = Action.tap(*TAP)
+    lat: list[float] = []
+    steps = failures = 0
+    stop = time.perf_counter() + seconds
+    c0, t0 = _cpu(), time.perf_counter()
+    while time.perf_counter() < stop:
+        ts = time.perf_counter()
+        outs = venv.step_many([tap] * n)
+        lat.append(time.perf_counter() - ts)
+        steps += n
+        ended = [k for k, o in enumerate(outs) if isinstance(o, EnvFailure) or o[2] or o[3]]
+        failures += sum(isinstance(o, EnvFailure) for o in outs)
+        if ended:
+            for k in ended:
+                seeds[k] += 1
+            venv.reset_many([seeds[k] for k in ended], indices=ended)
+    wall, c1 = time.perf_counter() - t0, _cpu()
     cpu = (c1[0] - c0[0], c1[1] - c0[1])
     return {"steps": steps, "wall_s": wall, "lat": lat, "env_failures": failures, "cpu": cpu}
 
@@ -156,19 +154,22 @@ def _merge(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def throughput(levels: list[int], seconds: float, rounds: int) -> list[dict[str, Any]]:
-    """Variants alternate in ``rounds`` windows of ``seconds / rounds`` so load changes hit all alike."""
+    """Per level, the same N pages serve all variants, alternating in ``rounds`` windows of
+    ``seconds / rounds`` each, so page start-up and changing load hit every variant alike."""
     rows = []
     with BrowserPool() as pool:
-        probe = MiniWoBEnv("click-test", pool=pool)  # starts the shared HTTP server, gives the URL
-        url = probe.url
-        probe.reset(seed=0)  # warm the browser
         for n in levels:
-            w = seconds / rounds
-            runs: dict[str, list[dict[str, Any]]] = {"bare": [], "env": [], "env_el": []}
-            for _ in range(rounds):
-                runs["bare"].append(pool.run(_bare(pool, url, n, w), timeout=w + 120))
-                runs["env"].append(_framework(pool, n, w, elements=False))
-                runs["env_el"].append(_framework(pool, n, w, elements=True))
+            envs = [MiniWoBEnv("click-test", pool=pool, horizon=HORIZON) for _ in range(n)]
+            with BrowserVectorEnv(envs) as venv:
+                venv.reset_many(list(range(n)))  # opens and loads the pages
+                pages = [e._session.current() for e in envs]
+                w = seconds / rounds
+                runs: dict[str, list[dict[str, Any]]] = {"bare": [], "env": [], "env_el": []}
+                for _ in range(rounds):
+                    venv.reset_many(list(range(n)))
+                    runs["bare"].append(pool.run(_bare(pages, w), timeout=w + 120))
+                    runs["env"].append(_framework(venv, w, elements=False))
+                    runs["env_el"].append(_framework(venv, w, elements=True))
             bare, env, env_el = _merge(runs["bare"]), _merge(runs["env"]), _merge(runs["env_el"])
             row = {
                 "pages": n,
@@ -189,7 +190,6 @@ def throughput(levels: list[int], seconds: float, rounds: int) -> list[dict[str,
                 f"+{env_el['cpu_ms_per_step_browser']:.1f}",
                 flush=True,
             )
-        probe.close()
     return rows
 
 

@@ -119,7 +119,7 @@ def bc_update(
             if not torch.isfinite(loss):
                 raise NonFiniteLoss(f"actor loss is {loss.item()} (check the learning rate and the data)")
             loss.backward()
-            losses.append(float(loss) * grad_accum)
+            losses.append(float(loss.detach()) * grad_accum)
         torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
         optimizer.step()
     policy.train(False)

@@ -15,6 +15,7 @@ web app, the 160×210 task area for MiniWoB++. The mapping:
 from __future__ import annotations
 
 import io
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,14 +146,14 @@ ELEMENTS_JS = """([rx, ry, rw, rh, limit]) => {
     const ref = el.id ? '#' + el.id : tag.toLowerCase() + ':' + i;
     out.push([r.left, r.top, r.right, r.bottom, text.slice(0, 200), kind, clickable, el === active, ref]);
   }
-  return out;
+  return JSON.stringify(out);
 }"""
 
 
-def elements_from_js(rows: list[list[Any]], region: Region) -> tuple[UIElement, ...]:
-    """Turn :data:`ELEMENTS_JS` rows into :class:`UIElement` with bounds normalized to ``region``."""
+def elements_from_js(payload: str, region: Region) -> tuple[UIElement, ...]:
+    """Turn the :data:`ELEMENTS_JS` result into :class:`UIElement` with bounds normalized to ``region``."""
     out = []
-    for x0, y0, x1, y1, text, kind, clickable, focused, ref in rows:
+    for x0, y0, x1, y1, text, kind, clickable, focused, ref in json.loads(payload):
         a = region.to_norm(float(x0), float(y0))
         b = region.to_norm(float(x1), float(y1))
         out.append(

@@ -57,7 +57,12 @@ def add_commands(sub: Any) -> None:
             raise
     else:
         add_coverage_parser(ss)
-    p.set_defaults(func=lambda args: (p.print_help(), 0)[1])
+
+    def _help(args: argparse.Namespace) -> int:
+        p.print_help()
+        return 0
+
+    p.set_defaults(func=_help)
 
 
 def _env_args(p: argparse.ArgumentParser) -> None:

@@ -7,8 +7,11 @@ yields one :class:`~digirl.core.types.Trajectory` per :class:`EpisodeJob`, in co
 
 Scheduling. The parent sends every pending action, then waits (``multiprocessing.connection.wait``)
 until all step replies are in, then calls ``act_fn`` once on the observations of every env that
-waits for an action. A slow *reset* does not hold the others back: when only resets are
-outstanding and some env is ready, the policy runs without waiting for them.
+waits for an action (one batch). So one slow or hung step holds that round up, for at most
+``step_timeout_s``. A slow *reset* holds the others up for at most ``reset_batch_wait_s``
+(default 1 s: quick resets join the batch, an emulator reload does not stall the pool).
+Workers start lazily, with the ``forkserver`` start method by default (our modules preloaded,
+so a restart is a fork of a few tens of ms); a worker whose parent dies exits within a second.
 
 Records. ``Step.observation`` is the observation *before* the action; ``Step.action`` is
 ``ActOutput.action`` (typed; the env never re-parses it) and ``Step.action_text`` is
@@ -49,14 +52,11 @@ import logging
 import math
 import multiprocessing as mp
 import pickle
-import signal
 import time
-import traceback
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
-from multiprocessing.connection import Connection
+from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait as mp_wait
 from typing import Any, Literal
 
@@ -66,14 +66,22 @@ from digirl.core.actions import Action
 from digirl.core.codecs import format_action
 from digirl.core.errors import EnvFailure, UnsupportedInstructionError
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
-from digirl.envs.base import ActionSpace, DeviceEnv
+from digirl.envs._vector_worker import (
+    EnvFn,
+    Fault,
+    Handle,
+    InlineHandle,
+    ProcessHandle,
+    preload_forkserver,
+    shutdown,
+)
+from digirl.envs.base import ActionSpace
 from digirl.policies.base import ActFn, ActOutput
 
 __all__ = ["EpisodeJob", "RunnerStats", "VectorRunner", "env_factory", "run_expert"]
 
 logger = logging.getLogger(__name__)
 
-EnvFn = Callable[[], DeviceEnv]
 _job_ids = itertools.count()
 
 
@@ -102,7 +110,12 @@ class EpisodeJob:
 
 @dataclass
 class RunnerStats:
-    """Counters since the runner was built. ``policy_s``/``env_wait_s`` split the wall time."""
+    """Counters since the runner was built.
+
+    ``episodes`` counts yielded trajectories (env failures included), ``steps`` every env step
+    executed (those of failed attempts too), ``restarts`` workers replaced after a fault,
+    ``retries`` episodes started again; ``policy_s``/``env_wait_s`` split the wall time.
+    """
 
     episodes: int = 0
     steps: int = 0
@@ -118,278 +131,6 @@ class RunnerStats:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-# --------------------------------------------------------------------------- worker side
-@dataclass(frozen=True)
-class _Fault:
-    """An exception inside a worker: ``kind`` is ``task`` (the job's fault), ``build`` or ``env``."""
-
-    kind: str
-    type_name: str
-    message: str
-    traceback: str
-
-
-def _fault(kind: str, e: BaseException) -> _Fault:
-    tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    return _Fault(kind, type(e).__name__, str(e), tb)
-
-
-def _execute(env: DeviceEnv, cmd: str, payload: Any) -> tuple[Any, ...]:
-    """Run one command on the env; the first element of the result is always an Observation."""
-    if cmd == "reset":
-        seed, task, attempt, want_cheat = payload
-        obs, info = env.reset(seed=seed, options={"task": task, "attempt": attempt})
-        if not want_cheat:
-            return (obs, info, env.task, None, None)
-        return (obs, info, env.task, env.cheat(), (env.action_space, getattr(env, "action_codec", "json")))
-    if cmd == "step":
-        action, want_cheat = payload
-        obs, reward, terminated, truncated, info = env.step(action)
-        done = bool(terminated) or bool(truncated)
-        cheat = env.cheat() if want_cheat and not done else None
-        return (obs, float(reward), bool(terminated), bool(truncated), info, cheat)
-    raise ValueError(f"unknown worker command {cmd!r}")
-
-
-def _safe_execute(env: DeviceEnv, cmd: str, payload: Any) -> tuple[str, Any]:
-    try:
-        return ("ok", _execute(env, cmd, payload))
-    except Exception as e:
-        kind = "task" if cmd == "reset" and isinstance(e, UnsupportedInstructionError) else "env"
-        return ("err", _fault(kind, e))
-
-
-def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
-    """Worker process: own one env, answer commands until ``close`` or EOF."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it closes us)
-    env: DeviceEnv | None = None
-    build_fault: _Fault | None = None
-    try:
-        env = env_fn()
-    except Exception as e:
-        build_fault = _fault("build", e)  # reported on the first command; the parent decides
-    last_shot: np.ndarray | None = None
-    try:
-        while True:
-            try:
-                cmd, payload = conn.recv()
-            except (EOFError, OSError):
-                break
-            if cmd == "close":
-                break
-            if env is None:
-                assert build_fault is not None
-                conn.send(("err", build_fault))
-                continue
-            status, out = _safe_execute(env, cmd, payload)
-            if status == "ok":
-                obs: Observation = out[0]
-                # The parent already holds the previous frame: do not ship it twice.
-                dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
-                shipped = replace(obs, previous_screenshot=None) if dedup else obs
-                last_shot = obs.screenshot
-                out = (shipped, dedup, *out[1:])
-            try:
-                conn.send((status, out))
-            except (OSError, EOFError):
-                break
-            except Exception as e:  # an info dict that cannot be pickled, for instance
-                conn.send(("err", _fault("env", e)))
-    finally:
-        if env is not None:
-            try:
-                env.close()
-            except Exception:
-                logger.debug("env.close() failed in worker", exc_info=True)
-        conn.close()
-
-
-# --------------------------------------------------------------------------- parent-side handles
-class _ProcessHandle:
-    """One worker slot in process mode; the process is (re)started lazily on the next request."""
-
-    def __init__(self, index: int, env_fn: EnvFn, ctx: Any) -> None:
-        self.index = index
-        self._env_fn = env_fn
-        self._ctx = ctx
-        self.proc: Any = None
-        self.conn: Connection | None = None
-        self.starts = 0
-        self.pids: list[int] = []
-        self.cmd: str | None = None
-        self.deadline = math.inf
-        self.timeout = 0.0
-        self.sent = 0.0
-        self._broken = False
-
-    @property
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc is not None else None
-
-    def waitable(self) -> Connection | None:
-        """What ``connection.wait`` can watch, or ``None`` when the reply is known already."""
-        return None if self._broken else self.conn
-
-    def _start(self) -> None:
-        parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(
-            target=_worker_main, args=(child, self._env_fn), name=f"digirl-env-{self.index}", daemon=True
-        )
-        proc.start()
-        child.close()
-        self.proc, self.conn, self._broken = proc, parent, False
-        self.starts += 1
-        self.pids.append(proc.pid)
-
-    def _drain_stale(self) -> None:
-        """A run abandoned mid-request leaves a reply in flight: wait for it (until its deadline) or kill."""
-        assert self.conn is not None
-        try:
-            if not self._broken and self.conn.poll(max(0.0, self.deadline - time.monotonic())):
-                self.conn.recv()
-                self.cmd = None
-                return
-        except (EOFError, OSError):
-            pass
-        self.kill()
-
-    def request(self, cmd: str, payload: Any, timeout: float) -> bool:
-        """Send a command; returns whether a fresh worker process had to be started for it."""
-        if self.cmd is not None and self.proc is not None:
-            self._drain_stale()
-        started = self.proc is None
-        if started:
-            self._start()
-        assert self.conn is not None
-        self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
-        self.deadline = self.sent + timeout
-        try:
-            self.conn.send((cmd, payload))
-        except (OSError, ValueError):
-            self._broken = True  # the receive below reports it as a crash
-        return started
-
-    def receive(self) -> tuple[str, Any]:
-        """The reply to the outstanding command: ``("ok", out)``, ``("err", _Fault)`` or ``("crash", why)``."""
-        assert self.conn is not None and self.cmd is not None
-        cmd, self.cmd = self.cmd, None
-        if not self._broken:
-            try:
-                return self.conn.recv()  # type: ignore[no-any-return]
-            except (EOFError, OSError):
-                pass
-            except Exception as e:  # the reply could not be unpickled here
-                return ("err", _fault("env", e))
-        self.proc.join(1.0)
-        return ("crash", f"worker process died during {cmd} (exit code {self.proc.exitcode})")
-
-    def kill(self) -> None:
-        """Stop the worker now (SIGTERM, then SIGKILL); the next request starts a fresh one."""
-        proc, conn = self.proc, self.conn
-        self.proc, self.conn, self.cmd, self._broken = None, None, None, False
-        if proc is not None:
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(0.5)
-            if proc.is_alive():
-                proc.kill()
-            proc.join(2.0)
-        if conn is not None:
-            conn.close()
-
-    def begin_close(self) -> None:
-        if self.conn is not None and self.proc is not None:
-            try:
-                self.conn.send(("close", None))
-            except (OSError, ValueError):
-                pass
-
-    def finish_close(self, deadline: float) -> None:
-        if self.proc is not None:
-            self.proc.join(max(0.0, deadline - time.monotonic()))
-        self.kill()
-
-
-class _InlineHandle:
-    """One env in the calling process. Commands run on ``request``; no timeouts are possible."""
-
-    def __init__(self, index: int, env_fn: EnvFn) -> None:
-        self.index = index
-        self._env_fn = env_fn
-        self.env: DeviceEnv | None = None
-        self.starts = 0
-        self.pids: list[int] = []
-        self.pid: int | None = None
-        self.cmd: str | None = None
-        self.deadline = math.inf
-        self.timeout = 0.0
-        self.sent = 0.0
-        self._reply: tuple[str, Any] = ("ok", None)
-
-    def waitable(self) -> Connection | None:
-        return None
-
-    def request(self, cmd: str, payload: Any, timeout: float) -> bool:
-        started = self.env is None
-        self.cmd = cmd
-        if started:
-            self.starts += 1
-            try:
-                self.env = self._env_fn()
-            except Exception as e:
-                self._reply = ("err", _fault("build", e))
-                return started
-        assert self.env is not None
-        status, out = _safe_execute(self.env, cmd, payload)
-        self._reply = (status, (out[0], False, *out[1:]) if status == "ok" else out)  # same shape as a worker's
-        return started
-
-    def receive(self) -> tuple[str, Any]:
-        self.cmd = None
-        return self._reply
-
-    def kill(self) -> None:
-        env, self.env, self.cmd = self.env, None, None
-        if env is not None:
-            try:
-                env.close()
-            except Exception:
-                logger.debug("env.close() failed", exc_info=True)
-
-    def begin_close(self) -> None:
-        pass
-
-    def finish_close(self, deadline: float) -> None:
-        self.kill()
-
-
-_Handle = _ProcessHandle | _InlineHandle
-
-
-def _shutdown(handles: list[_Handle], grace_s: float = 5.0) -> None:
-    """Ask every worker to exit, wait up to ``grace_s`` in total, then kill what is left."""
-    for h in handles:
-        h.begin_close()
-    deadline = time.monotonic() + grace_s
-    for h in handles:
-        h.finish_close(deadline)
-
-
-_FORKSERVER_PRELOADED = False
-
-
-def _preload_forkserver(ctx: Any) -> None:
-    """Import our modules once in the fork server, so a (re)started worker is a ~20 ms fork.
-
-    Measured here: a toy worker restart took 0.3 s without this and 0.02-0.06 s with it. It only
-    takes effect if the fork server is not running yet, and replaces an earlier preload list.
-    """
-    global _FORKSERVER_PRELOADED
-    if not _FORKSERVER_PRELOADED:
-        _FORKSERVER_PRELOADED = True
-        ctx.set_forkserver_preload(["digirl.envs.vector", "digirl.envs.registry"])
 
 
 # --------------------------------------------------------------------------- episodes
@@ -457,13 +198,13 @@ class VectorRunner:
         self._env_built = False
         self._running = False
         self._closed = False
-        self._handles: list[_Handle]
+        self._handles: list[Handle]
         if mode == "process":
             if start_method is None:
                 start_method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
             ctx = mp.get_context(start_method)
             if start_method == "forkserver":
-                _preload_forkserver(ctx)
+                preload_forkserver(ctx)
             if start_method != "fork":
                 try:
                     pickle.dumps(env_fn)
@@ -472,10 +213,10 @@ class VectorRunner:
                         f"mode='process' sends env_fn to worker processes, so it must be picklable ({e}); "
                         "use env_factory(env_id, ...) or functools.partial of a module-level function"
                     ) from e
-            self._handles = [_ProcessHandle(i, env_fn, ctx) for i in range(num_envs)]
+            self._handles = [ProcessHandle(i, env_fn, ctx) for i in range(num_envs)]
         else:
-            self._handles = [_InlineHandle(i, env_fn) for i in range(num_envs)]
-        self._finalizer = weakref.finalize(self, _shutdown, self._handles)
+            self._handles = [InlineHandle(i, env_fn) for i in range(num_envs)]
+        self._finalizer = weakref.finalize(self, shutdown, self._handles)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -622,7 +363,7 @@ class VectorRunner:
             self._fail(ep, "crash", str(out), active, done, spec)
             return
         if status == "err":
-            f: _Fault = out
+            f: Fault = out
             where = f"job {ep.job.job_id} (seed {ep.job.seed}, task {ep.job.task!r})"
             if f.kind == "task":
                 raise UnsupportedInstructionError(f"{where}: {f.message}")

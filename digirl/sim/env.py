@@ -10,6 +10,7 @@ and STATUS_TASK_IMPOSSIBLE end the episode (reward 1.0 only if the predicate hol
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -150,15 +151,16 @@ class SimEnv(DeviceEnv):
 
     def task_for_instruction(self, text: str) -> TaskSpec:
         """The task for an instruction (UnsupportedInstructionError, or a web search with allow_generic)."""
+        parse: Callable[..., TaskSpec] | None
         try:
-            from digirl.sim.tasks.tasksets import task_from_instruction
+            from digirl.sim.tasks.tasksets import task_from_instruction as parse
         except ModuleNotFoundError as e:
             if not (e.name or "").startswith("digirl.sim.tasks"):
                 raise
-            task_from_instruction = None
-        if task_from_instruction is not None:
+            parse = None
+        if parse is not None:
             try:
-                return task_from_instruction(text, taskset=self.taskset, horizon=None)
+                return parse(text, taskset=self.taskset, horizon=None)
             except UnsupportedInstructionError:
                 if not self.allow_generic:
                     raise
@@ -248,7 +250,8 @@ class SimEnv(DeviceEnv):
         if tree is not self._shot_tree or self._shot is None:
             self._shot = self.renderer.render_shared(tree)
             self._shot_tree = tree
-        return self._shot.copy()
+        out: np.ndarray = self._shot.copy()
+        return out
 
     def _elements(self) -> tuple[UIElement, ...]:
         tree = self.phone.tree()

@@ -192,7 +192,7 @@ def _install_app(e: _E) -> Action:
             return e.goto(f"store.result.{i}.install") or e.wait()
         return e.goto("store.search") or Action.back()
     if screen == "app":
-        if norm_name(arg.name) == norm_name(name):  # type: ignore[union-attr]
+        if norm_name(arg.name) == norm_name(name):
             return e.goto("store.app.install") or e.wait()
         return Action.back()
     return e.goto("store.search") or Action.back()

@@ -428,4 +428,5 @@ def icon_patch(name: str, size: int, color: Col, bg: Col) -> np.ndarray:
     small = big.resize((max(1, size), max(1, size)), Image.Resampling.LANCZOS)
     base = Image.new("RGBA", small.size, (*bg, 255))
     base.alpha_composite(small)
-    return np.asarray(base.convert("RGB")).copy()
+    out: np.ndarray = np.asarray(base.convert("RGB")).copy()
+    return out

@@ -6,9 +6,8 @@ the keyboard itself blocks taps from reaching the app below, as on a phone.
 
 from __future__ import annotations
 
-from functools import partial
-
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -78,7 +77,8 @@ def keyboard_patch(name: str, w: int, h: int, r: Renderer) -> np.ndarray:
         elif code != " ":
             t = r.text_patch(lab, 18 if len(lab) == 1 and lab.isalpha() else 13, TEXT, fill)
             im.paste(Image.fromarray(t), (round(cx - t.shape[1] / 2), round(cy - t.shape[0] / 2)))
-    return np.asarray(im).copy()
+    out: np.ndarray = np.asarray(im).copy()
+    return out
 
 
 def keyboard_view(action: str, on_key: Callable[[str], None]) -> View:

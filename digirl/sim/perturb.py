@@ -18,6 +18,7 @@ from digirl.sim.intents import SHOP_SITES
 
 __all__ = ["LEVELS", "Dynamics", "Level"]
 
+
 @dataclass(frozen=True)
 class Level:
     """What one perturbation level turns on (probabilities per event, ranges in steps or dp)."""

@@ -49,7 +49,8 @@ class Renderer:
     # ---------------------------------------------------------------- public
     def render(self, root: View) -> np.ndarray:
         """A fresh (caller-owned) screenshot of the tree."""
-        return self.render_shared(root).copy()
+        out: np.ndarray = self.render_shared(root).copy()
+        return out
 
     def render_shared(self, root: View) -> np.ndarray:
         """The screenshot as a read-only array shared with the frame cache (copy before writing)."""
@@ -366,4 +367,5 @@ def _shape(w: int, h: int, r: int, fill: Color, border: Color | None, bg: Color,
         d.rounded_rectangle((inset, inset, w * ss - 1 - inset, h * ss - 1 - inset), radius=max(0, (r - bw) * ss), fill=fill)
     else:
         d.rounded_rectangle(box, radius=r * ss, fill=fill)
-    return np.asarray(im.resize((w, h), Image.Resampling.BOX)).copy()
+    out: np.ndarray = np.asarray(im.resize((w, h), Image.Resampling.BOX)).copy()
+    return out

@@ -65,10 +65,12 @@ class TextRaster:
             return g
         asc, desc = self.metrics(px)
         pad = self._pad
+        adv: float
         if ch in _SYMBOLS:
-            adv = round(px * 0.9)
-            im = Image.new("L", (adv + 2 * pad, asc + desc), 0)
-            _draw_symbol(ImageDraw.Draw(im), ch, pad, asc, adv)
+            side = round(px * 0.9)
+            adv = float(side)
+            im = Image.new("L", (side + 2 * pad, asc + desc), 0)
+            _draw_symbol(ImageDraw.Draw(im), ch, pad, asc, side)
         else:
             text = _ASCII_SUBST.get(ch, ch)
             font = self.font(px)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -18,10 +20,11 @@ def _task(text: str, intent: Intent) -> TaskSpec:
     return spec_for(text, intent)
 
 
-def _run_expert(env: SimEnv, spec: TaskSpec, seed: int, noise: float = 0.0) -> tuple[float, int, dict]:
+def _run_expert(env: SimEnv, spec: TaskSpec, seed: int, noise: float = 0.0) -> tuple[float, int, dict[str, Any]]:
     env.reset(seed=seed, options={"task": spec})
     rng = np.random.default_rng(seed)
-    total, n, done, info = 0.0, 0, False, {}
+    total, n, done = 0.0, 0, False
+    info: dict[str, Any] = {}
     while not done:
         a = env.cheat()
         assert a is not None
@@ -32,12 +35,18 @@ def _run_expert(env: SimEnv, spec: TaskSpec, seed: int, noise: float = 0.0) -> t
     return total, n, info
 
 
-def _tap_ref(env: SimEnv, ref: str) -> tuple[float, float, bool, bool, dict]:
+def _tap_ref(env: SimEnv, ref: str) -> tuple[float, float, bool, bool, dict[str, Any]]:
     v = env.phone.tree().find(ref)
     assert v is not None, f"{ref} not on screen ({env.phone.fg}/{env.phone.current.screen()})"
     cx, cy = v.center()
     _, r, term, trunc, info = env.step(Action.tap(cx / W, cy / H))
     return r, 0.0, term, trunc, info
+
+
+def _cheat(env: SimEnv) -> Action:
+    a = env.cheat()
+    assert a is not None
+    return a
 
 
 def _env_for(intent: Intent, level: int = 1) -> SimEnv:
@@ -108,7 +117,7 @@ def test_search_missing_key_term_fails() -> None:
     assert r == 0.0 and not term and info["screen"] == "results"
 
 
-def _browse(env: SimEnv, url: str) -> dict:
+def _browse(env: SimEnv, url: str) -> dict[str, Any]:
     env.phone.launch("chrome")
     env.phone.apps["chrome"].open_url(url)  # type: ignore[attr-defined]
     env.phone.loading = 0
@@ -273,7 +282,7 @@ def test_determinism_same_seed_same_actions() -> None:
         rng = np.random.default_rng(3)
         shots, rewards = [obs.screenshot], []
         for _ in range(12):
-            a = env.cheat() if rng.random() < 0.7 else env.action_space.sample(rng)
+            a = _cheat(env) if rng.random() < 0.7 else env.action_space.sample(rng)
             obs, r, term, trunc, _ = env.step(a)
             shots.append(obs.screenshot)
             rewards.append(r)
@@ -296,7 +305,7 @@ def test_popups_appear_and_expert_dismisses_them() -> None:
             seen["cookie"] += tree.find("cookie.dismiss") is not None
             seen["loading"] += env.phone.loading > 0
             seen["rating"] += env.phone.popup is not None
-            _, _, term, trunc, info = env.step(env.cheat())
+            _, _, term, trunc, info = env.step(_cheat(env))
             done = term or trunc
         assert info["success"]
     assert seen["cookie"] > 0 and seen["loading"] > 0
@@ -352,8 +361,8 @@ def test_elements_and_observation_contract() -> None:
     els = obs.elements or ()
     assert any(e.text == "Search" and e.clickable for e in els)
     assert all(0 <= v <= 1 for e in els for v in e.bounds)
-    env.step(env.cheat())
-    obs, *_ = env.step(env.cheat())
+    env.step(_cheat(env))
+    obs, *_ = env.step(_cheat(env))
     assert any(e.focused and e.kind == "input" for e in obs.elements or ())
     s = env.state_summary()
     assert s["app"] == "google" and s["intent"]["family"] == "web_search"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from digirl.sim.ui import (

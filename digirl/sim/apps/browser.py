@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from urllib.parse import quote_plus
 
 from digirl.sim.apps.base import App, app_bar

@@ -3,9 +3,8 @@ timer and stopwatch."""
 
 from __future__ import annotations
 
-from functools import partial
-
 from dataclasses import dataclass
+from functools import partial
 
 from digirl.sim.apps.base import App, fab
 from digirl.sim.ui import (

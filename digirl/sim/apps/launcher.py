@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from digirl.core.actions import SwipeDirection
@@ -19,7 +20,15 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 
 
 def app_icon_view(
-    app: App, cx: float, y: float, *, ref: str, fg: Color, size: int = 52, show_label: bool = True, on_tap: object = None
+    app: App,
+    cx: float,
+    y: float,
+    *,
+    ref: str,
+    fg: Color,
+    size: int = 52,
+    show_label: bool = True,
+    on_tap: Callable[[], None] | None = None,
 ) -> View:
     """An app icon (circle + glyph) with its label under it; the whole cell is one tap target."""
     cell = View(
@@ -28,7 +37,7 @@ def app_icon_view(
         ref=ref,
         placeholder=app.label,
         on_tap=on_tap,
-    )  # type: ignore[arg-type]
+    )
     circle = (cx - size / 2, y, cx + size / 2, y + size)
     if app.icon in _MULTICOLOR:
         cell.children.append(

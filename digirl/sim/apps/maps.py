@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import re
+from functools import partial
 
 from digirl.sim.apps.base import App
 from digirl.sim.apps.search import suggestion_list

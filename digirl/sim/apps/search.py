@@ -6,9 +6,8 @@ A suggestion list is not a results page: results exist only after a query is *su
 
 from __future__ import annotations
 
-from functools import partial
-
 from collections.abc import Callable
+from functools import partial
 
 from digirl.sim.apps.base import App
 from digirl.sim.content import Card, answer_card, suggestions, web_results

@@ -6,10 +6,9 @@ Pages are a function of the URL (plus the episode's dynamics): ``costco.com``,
 
 from __future__ import annotations
 
-from functools import partial
-
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote_plus, urlsplit
 
@@ -411,8 +410,8 @@ def _shop(b: Browser, page: Page) -> list[View]:
             rows.append(_product_row(y, p, rank, style, partial(b.open_url, url)))
             y += 116
     else:
-        p = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid), None)
-        if p is None:
+        item = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid), None)
+        if item is None:
             rows.append(label((16, y + 40, 344, y + 80), "Item not found", size=18, align="center"))
         else:
             rows.append(
@@ -427,14 +426,17 @@ def _shop(b: Browser, page: Page) -> list[View]:
                 )
             )
             y += 260
-            rows.append(label((16, y, 344, y + 50), p.title, size=17, lines=2, ref="product.title"))
+            rows.append(label((16, y, 344, y + 50), item.title, size=17, lines=2, ref="product.title"))
             rows.append(
                 label(
-                    (16, y + 52, 344, y + 72), f"{_stars(p.rating)} {p.rating} ({p.reviews:,} reviews)", size=13, fg=(240, 150, 0)
+                    (16, y + 52, 344, y + 72),
+                    f"{_stars(item.rating)} {item.rating} ({item.reviews:,} reviews)",
+                    size=13,
+                    fg=(240, 150, 0),
                 )
             )
-            rows.append(label((16, y + 76, 344, y + 108), f"${p.price:,.2f}", size=24, bold=True, ref="product.price"))
-            rows.append(label((16, y + 110, 344, y + 130), p.seller, size=12, fg=SUBTLE))
+            rows.append(label((16, y + 76, 344, y + 108), f"${item.price:,.2f}", size=24, bold=True, ref="product.price"))
+            rows.append(label((16, y + 110, 344, y + 130), item.seller, size=12, fg=SUBTLE))
             rows.append(
                 button(
                     (16, y + 140, 344, y + 188),

@@ -1,0 +1,36 @@
+"""``digirl bench table1``: DigiRL's Table 1 on the embedded simulator."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from digirl.cli.common import add_json_flag, add_parser, emit_json
+
+
+def _cmd_table1(args: argparse.Namespace) -> int:
+    from digirl.config.core import load_config
+    from digirl.training.table1 import Table1Config, run_table1
+
+    cfg = load_config(Table1Config, preset=args.preset, overrides=args.overrides)
+    summary = run_table1(cfg, args.out)
+    if args.json:
+        emit_json(summary)
+    else:
+        print((__import__("pathlib").Path(args.out) / "table1.md").read_text())
+        print(f"wrote {args.out}/table1.md, table1.json and curves.png ({summary['wall_s']:.0f} s)")
+    return 0
+
+
+def add_commands(sub: Any) -> None:
+    p = add_parser(sub, "bench", "benchmarks that reproduce the papers' tables on the simulator",
+                   "digirl bench table1 runs/table1 --preset table1-gpu seeds=[0]")
+    bsub = p.add_subparsers(dest="bench_command", metavar="BENCH")
+    t = add_parser(bsub, "table1", "SFT / Filtered BC / DigiRL, offline and off-to-online, mean ± std over seeds",
+                   "digirl bench table1 runs/table1 --preset table1-smoke")
+    t.add_argument("out", help="output folder (runs, table1.md, table1.json, curves.png)")
+    t.add_argument("--preset", help="table1-gpu (one H100/H200 + 16 CPU cores) or table1-smoke (CI)")
+    t.add_argument("overrides", nargs="*", metavar="key=value")
+    add_json_flag(t)
+    t.set_defaults(func=_cmd_table1)
+    p.set_defaults(func=lambda a: (p.print_help(), 0)[1])

@@ -1,0 +1,233 @@
+"""The Table-1 benchmark of DigiRL on the simulator: SFT, Filtered BC and DigiRL, offline and off2on.
+
+For every (task set, seed): expert demos → SFT (the "Auto-UI" starting policy) → SFT rollouts as
+offline data → four runs with equal budgets (DigiRL's prescription: the offline-only runs get as
+many trajectories as the off2on runs end with) → evaluation on the first ``test_tasks`` test tasks
+in order and ``train_tasks`` random train tasks. Each stage is a ``digirl`` CLI call in its own
+process, so runs execute in parallel. Results: ``table1.md`` (mean ± std over seeds, like the
+paper's Table 1), ``table1.json`` and ``curves.png`` (test success vs online trajectories).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def _f(default: Any, help: str) -> Any:
+    if isinstance(default, list):
+        return field(default_factory=lambda: list(default), metadata={"help": help})
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass
+class Table1Config:
+    """``digirl bench table1 OUT [--preset table1-gpu] key=value ...``"""
+
+    sets: list[str] = _f(["general", "webshop"], "simulator task sets")
+    seeds: list[int] = _f([0, 1, 2], "seeds (each seed repeats the whole pipeline)")
+    demos: int = _f(16, "expert demos for SFT (few: a mediocre starting policy, like Auto-UI)")
+    sft_steps: int = _f(60, "SFT optimizer steps")
+    offline_trajectories: int = _f(64, "SFT rollouts that start the off2on runs")
+    iterations: int = _f(8, "online iterations of the off2on runs")
+    rollout_size: int = _f(32, "trajectories per online iteration")
+    eval_every: int = _f(4, "evaluate off2on runs every N iterations (learning curves)")
+    test_tasks: int = _f(96, "first N test tasks in order (DigiRL protocol)")
+    train_tasks: int = _f(48, "random train tasks evaluated")
+    num_envs: int = _f(2, "env workers per run")
+    parallel: int = _f(8, "runs executed at the same time")
+    perturbation: int = _f(1, "in-the-wild perturbation level")
+    device: str = _f("auto", "policy device")
+    extra: list[str] = _f([], "extra key=value overrides passed to every train run")
+
+
+METHODS = (
+    ("sft", "Supervised (SFT)", None, None),
+    ("fbc_offline", "Offline · Filtered BC", "filtered_bc", "offline"),
+    ("digirl_offline", "Offline · DigiRL", "digirl", "offline"),
+    ("fbc_off2on", "Off-to-on · Filtered BC", "filtered_bc", "off2on"),
+    ("digirl_off2on", "Off-to-on · DigiRL", "digirl", "off2on"),
+)
+
+
+def _cli(args: list[str], log_file: Path) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "digirl", *args, "--json"]
+    with open(log_file, "w") as fh:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=_env())
+    if proc.returncode != 0:
+        raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); see {log_file}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return dict(os.environ, DIGIRL_NO_PROGRESS="1")
+
+
+def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int) -> dict[str, Any]:
+    """Demos → SFT → SFT evaluation → offline datasets (small for off2on, large for offline)."""
+    d = out / f"{tset}-s{seed}"
+    d.mkdir(parents=True, exist_ok=True)
+    env = [f"env.id=digirl/sim-{tset}-v0", f"env.num_envs={cfg.num_envs}", f"env.perturbation={cfg.perturbation}", f"policy.device={cfg.device}"]
+    _cli(["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={cfg.demos}", f"sft.steps={cfg.sft_steps}"], d / "sft.log")
+    pol = str(d / "sft" / "policy")
+    ev = _cli(["eval", pol, "--out", str(d / "sft-eval"), *env, f"eval.test_tasks={cfg.test_tasks}", f"eval.train_tasks={cfg.train_tasks}"], d / "sft-eval.log")
+    n_large = cfg.offline_trajectories + cfg.iterations * cfg.rollout_size
+    _cli(["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_large}", f"seed={seed}"], d / "collect.log")
+    # The off2on runs start from the first `offline_trajectories` of the same rollouts.
+    from digirl.data.store import TrajectoryStore
+
+    small = TrajectoryStore(d / "offline-small", info={"env_id": f"digirl/sim-{tset}-v0", "producer": "table1 subset"})
+    if len(small) == 0:
+        trajs = TrajectoryStore(d / "offline-large", create=False).load()
+        small.append(trajs[: cfg.offline_trajectories])
+    return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
+
+
+def _train(cfg: Table1Config, prep: dict[str, Any], key: str, algo: str, mode: str, seed: int) -> dict[str, Any]:
+    d: Path = prep["dir"]
+    data = d / ("offline-large" if mode == "offline" else "offline-small")
+    args = [
+        "train", str(d / key), *prep["env"], f"mode={mode}", f"algo.name={algo}", f"offline_dataset={data}",
+        f"policy.init={prep['policy']}", f"seed={seed}", f"iterations={cfg.iterations if mode == 'off2on' else 0}",
+        f"rollout_size={cfg.rollout_size}", f"eval.every={cfg.eval_every}", f"eval.test_tasks={cfg.test_tasks}",
+        f"eval.train_tasks={cfg.train_tasks}", "log.tensorboard=false", *cfg.extra,
+    ]
+    return _cli(args, d / f"{key}.log")
+
+
+def _success(report: list[dict[str, Any]] | dict[str, Any], split: str) -> float | None:
+    if isinstance(report, dict):
+        r = report.get(split)
+        return None if r is None else float(r["success_rate"])
+    for r in report:
+        if r["split"] == split:
+            return float(r["success_rate"])
+    return None
+
+
+def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    cells = [(s, seed) for s in cfg.sets for seed in cfg.seeds]
+    with ThreadPoolExecutor(max_workers=max(1, cfg.parallel // 2)) as pool:
+        preps = dict(zip(cells, pool.map(lambda c: _prepare(cfg, out, c[0], c[1]), cells)))
+    log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
+    jobs = [(c, key, algo, mode) for c in cells for key, _, algo, mode in METHODS if algo]
+    with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
+        results = list(pool.map(lambda j: _train(cfg, preps[j[0]], j[1], j[2], j[3], j[0][1]), jobs))
+    raw: dict[str, dict[str, dict[str, list[float]]]] = {}
+    curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
+    for (c, key, _, mode), res in zip(jobs, results):
+        tset, _seed = c
+        for split in ("train", "test"):
+            v = _success(res["final"], split)
+            if v is not None:
+                raw.setdefault(tset, {}).setdefault(key, {}).setdefault(split, []).append(v)
+        if mode == "off2on":
+            curve = [(int(h["online_trajectories"]), float(h["eval/test_success_rate"])) for h in res["history"] if "eval/test_success_rate" in h]
+            curves.setdefault(tset, {}).setdefault(key, []).append(curve)
+    for c, prep in preps.items():
+        for split in ("train", "test"):
+            v = _success(prep["sft_eval"], split)
+            if v is not None:
+                raw.setdefault(c[0], {}).setdefault("sft", {}).setdefault(split, []).append(v)
+    summary = {
+        "command": " ".join(sys.argv),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": __import__("os").cpu_count(), "gpu": _gpu_name()},
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "wall_s": time.time() - t0,
+        "config": cfg.__dict__,
+        "results": raw,
+        "curves": curves,
+    }
+    (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
+    (out / "table1.md").write_text(table_markdown(raw, cfg))
+    draw_curves(curves, raw, out / "curves.png")
+    return summary
+
+
+def _gpu_name() -> str:
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    except Exception:
+        return "unknown"
+
+
+def _fmt(vals: list[float] | None) -> str:
+    if not vals:
+        return "–"
+    a = 100 * np.asarray(vals)
+    return f"{a.mean():.1f} ± {a.std():.1f}" if len(a) > 1 else f"{a.mean():.1f}"
+
+
+def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table1Config) -> str:
+    sets = [s for s in cfg.sets if s in raw]
+    head = "| Method | " + " | ".join(f"{s} train | {s} test" for s in sets) + " |"
+    lines = [head, "|---|" + "---|---|" * len(sets)]
+    for key, label, _, _ in METHODS:
+        cells = []
+        for s in sets:
+            m = raw[s].get(key, {})
+            cells += [_fmt(m.get("train")), _fmt(m.get("test"))]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    n = len(cfg.seeds)
+    lines.append("")
+    lines.append(
+        f"Success rate (%) on the embedded simulator, mean ± std over {n} seed(s); test = first {cfg.test_tasks} test tasks in order, "
+        f"train = {cfg.train_tasks} random train tasks; off2on = {cfg.offline_trajectories} offline + {cfg.iterations}×{cfg.rollout_size} online "
+        f"trajectories; offline = {cfg.offline_trajectories + cfg.iterations * cfg.rollout_size} offline trajectories (equal budgets)."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def draw_curves(curves: dict[str, dict[str, list[list[tuple[int, float]]]]], raw: dict[str, Any], path: Path) -> None:
+    """Test success vs online trajectories, one panel per task set (matplotlib when available)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        from digirl.training.plot import line_chart
+
+        series = {f"{s}/{k}": _mean_curve(v) for s, d in curves.items() for k, v in d.items()}
+        line_chart(series, path, x_label="online trajectories", y_label="test success")
+        return
+    fig, axes = plt.subplots(1, max(1, len(curves)), figsize=(5 * max(1, len(curves)), 3.6), squeeze=False)
+    for ax, (s, d) in zip(axes[0], sorted(curves.items())):
+        for key, runs in sorted(d.items()):
+            xs, ys = zip(*_mean_curve(runs)) if runs and runs[0] else ((), ())
+            ax.plot(xs, [100 * y for y in ys], marker="o", label=key)
+        sft = raw.get(s, {}).get("sft", {}).get("test")
+        if sft:
+            ax.axhline(100 * float(np.mean(sft)), color="grey", ls="--", label="SFT")
+        ax.set_title(f"{s} (test)")
+        ax.set_xlabel("online trajectories")
+        ax.set_ylabel("success %")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _mean_curve(runs: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
+    n = min(len(r) for r in runs) if runs else 0
+    return [(runs[0][i][0], float(np.mean([r[i][1] for r in runs]))) for i in range(n)]
