@@ -68,7 +68,8 @@ def _cpu() -> tuple[float, float]:
                 continue
             parent[int(name)] = int(fields[1])
             ticks[int(name)] = int(fields[11]) + int(fields[12])
-    tree, frontier = set(), {me}
+    tree: set[int] = set()
+    frontier = {me}
     while frontier:
         frontier = {p for p, pp in parent.items() if pp in frontier} - tree
         tree |= frontier
@@ -238,15 +239,24 @@ def main() -> int:
     out = Path(args.out)
     if out.exists():  # keep the other section when only one is re-measured
         old = json.loads(out.read_text())
-        for key in ("throughput", "solvers"):
+        for key in ("throughput", "throughput_run", "solvers"):
             if key in old:
                 result[key] = old[key]
     if not args.no_throughput:
         result["throughput"] = throughput(args.pages, args.seconds, args.rounds)
-        result["throughput_load_avg_at_end"] = os.getloadavg()
+        result["throughput_run"] = {
+            "command": result["command"],
+            "date": result["date"],
+            "load_avg_at_start": result["machine"]["load_avg_at_start"],
+            "load_avg_at_end": os.getloadavg(),
+        }
     if args.solvers:
-        result["solvers"] = {"seeds": args.seeds, "tasks": solvers(args.seeds, args.num_envs)}
-        result["solvers_load_avg_at_end"] = os.getloadavg()
+        result["solvers"] = {
+            "seeds": args.seeds,
+            "command": result["command"],
+            "date": result["date"],
+            "tasks": solvers(args.seeds, args.num_envs),
+        }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
     print(f"wrote {out}")

@@ -125,6 +125,7 @@ def main() -> int:
     configs = [("inline", 1), ("inline", 4), ("process", 1), ("process", 2), ("process", 4)]
     results: dict[str, Any] = {}
     r = args.repeat
+    load_start = os.getloadavg()[0]
     results["toy"] = bench("toy", env_factory("digirl/toy-type-v0", horizon=20), 50 * k, False, configs, r)
     slow = functools.partial(SlowEnv, 0.005, mode="type", horizon=20)
     results["slow-toy"] = bench("slow-toy", slow, 5 * k, False, configs, r)
@@ -142,7 +143,8 @@ def main() -> int:
             "platform": platform.platform(),
             "python": platform.python_version(),
             "cpu_count": os.cpu_count(),
-            "load_avg_1m_at_start": os.getloadavg()[0],
+            "load_avg_1m_at_start": round(load_start, 2),
+            "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
         },
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "results": results,

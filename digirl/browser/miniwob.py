@@ -46,7 +46,9 @@ VIEWPORT = (500, 320)
 _NO_LIMIT_MS = 24 * 3600 * 1000
 
 _READY_JS = "() => typeof core !== 'undefined' && typeof genProblem === 'function'"
+# Blur first: focus (and its ring) would otherwise survive from the previous episode.
 _RESET_JS = """([seed, mode, maxMs]) => {
+  if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
   core.endEpisode(0);
   Math.seedrandom(seed);
   core.setDataMode(mode);
@@ -150,6 +152,8 @@ class MiniWoBEnv(BrowserEnv):
         if fresh or page.url != self.url:
             await page.goto(self.url, wait_until="load")
             await page.wait_for_function(_READY_JS)
+        # Park the pointer outside the task area: a hover left by the last episode changes pixels.
+        await page.mouse.move(VIEWPORT[0] - 1, VIEWPORT[1] - 1)
         limit_ms = _NO_LIMIT_MS if self.page_time_limit_s is None else int(self.page_time_limit_s * 1000)
         ready = await page.evaluate(_RESET_JS, [seed, self.data_mode, limit_ms])
         if not ready:

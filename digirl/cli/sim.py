@@ -51,7 +51,7 @@ def add_commands(sub: Any) -> None:
     pl.set_defaults(func=_cmd_play)
 
     try:
-        from digirl.sim.coverage import add_coverage_parser
+        from digirl.cli.sim_coverage import add_coverage_parser
     except ModuleNotFoundError as e:
         if e.name != "digirl.sim.coverage":
             raise

@@ -165,11 +165,15 @@ class _PolicyNet(nn.Module):
         self.ptr_k = nn.Linear(d, d)
         self.grid_head = nn.Linear(d, spec.grid_size)
         self.type_head = nn.Sequential(nn.Linear(2 * d, d), nn.GELU(), nn.Linear(d, 1))
+        # Prior: tap what the instruction mentions. A learnable weight on the element/instruction
+        # word-overlap features, so the pointer generalizes to entities never seen in training.
+        self.ptr_overlap = nn.Parameter(torch.tensor([4.0, 4.0]))
 
     def forward(self, t: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         cls, instr, elem = self.encoder(t)
         d = cls.shape[-1]
         ptr = torch.einsum("bd,bkd->bk", self.ptr_q(cls), self.ptr_k(elem)) / math.sqrt(d)
+        ptr = ptr + (t["elem_num"][..., 6:8] * self.ptr_overlap).sum(-1)
         ptr = ptr.masked_fill(~t["elem_mask"], -1e9)
         kind = self.kind_head(cls)
         # No elements → tapping an element is impossible.

@@ -144,3 +144,17 @@ def test_every_scripted_solver_on_a_few_seeds(pool: object) -> None:
                 active = still
             failed += [f"{t}@{seed}" for t, r in zip(CURATED_TASKS, total) if r != 1.0]
     assert not failed, f"solver failures: {failed}"
+
+
+def test_check_env_contract_on_a_typing_task(pool: object) -> None:
+    """The shared env checker: spaces, invalid actions, horizon, seeded determinism, expert."""
+    require_miniwob()
+    from digirl.browser.miniwob import MiniWoBEnv
+    from digirl.envs.checker import check_env
+
+    env = MiniWoBEnv("login-user", pool=pool)  # type: ignore[arg-type]
+    try:
+        report = check_env(env, max_tasks=1)
+        assert report.expert_rewards == {"miniwob.login-user": 1.0}
+    finally:
+        env.close()

@@ -12,7 +12,8 @@ import pytest
 from digirl.core.actions import Action
 from digirl.core.types import TaskSpec
 from digirl.sim import coverage
-from digirl.sim.coverage import add_coverage_parser, coverage_report
+from digirl.cli.sim_coverage import add_coverage_parser
+from digirl.sim.coverage import coverage_report
 
 LINES = [
     "# a comment",
