@@ -38,7 +38,9 @@ class AlgoConfig:
     gamma: float = _f(0.95, "discount for Monte-Carlo returns (released code: 0.95)")
     fbc_quantile: float = _f(0.9, "Filtered BC keeps trajectories at or above this reward quantile (released: 0.9)")
     # --- DigiRL
-    advantage: Literal["dr", "released", "mc"] = _f("dr", "step advantage: dr (paper Eq. 4.3), released (code variant), mc (ablation: MC return only)")
+    advantage: Literal["dr", "released", "mc"] = _f(
+        "dr", "step advantage: dr (paper Eq. 4.3), released (code variant), mc (ablation: MC return only)"
+    )
     lam: float = _f(0.5, "λ of the doubly-robust advantage (paper: 0.5)")
     threshold: float | None = _f(None, "keep steps with advantage > threshold; null = 1/H (paper), 0 for the released variant")
     actor_weighting: Literal["hard", "awr"] = _f("hard", "hard filter (paper Eq. 4.2) or exponential AWR weights (ablation)")

@@ -39,7 +39,10 @@ class StepCritic(nn.Module):
         """Success probability [B] (min over heads), evaluated in chunks without gradients."""
         was = self.training
         self.eval()
-        out = [torch.sigmoid(self.logits(observations[i : i + chunk], device)).min(0).values for i in range(0, len(observations), chunk)]
+        out = [
+            torch.sigmoid(self.logits(observations[i : i + chunk], device)).min(0).values
+            for i in range(0, len(observations), chunk)
+        ]
         self.train(was)
         return torch.cat(out) if out else torch.zeros(0)
 
@@ -58,10 +61,11 @@ class InstructionCritic(nn.Module):
         offsets: list[int] = []
         for text in instructions:
             offsets.append(len(ids))
-            ids.extend(word_id(w, self.buckets) for w in words(text)[:32]) if words(text) else ids.append(0)
+            ids.extend([word_id(w, self.buckets) for w in words(text)[:32]] or [0])  # 0 = padding bucket
         t = torch.tensor(ids, dtype=torch.long, device=device)
         o = torch.tensor(offsets, dtype=torch.long, device=device)
-        return self.mlp(self.emb(t, o)).squeeze(-1)
+        out: torch.Tensor = self.mlp(self.emb(t, o)).squeeze(-1)
+        return out
 
     @torch.no_grad()
     def value(self, instructions: Sequence[str], device: torch.device) -> torch.Tensor:

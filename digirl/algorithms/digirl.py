@@ -60,7 +60,7 @@ class DigiRL:
             y = labels[torch.from_numpy(idx).to(self.device)]
             loss = self._value_loss(logits, y)
             self.instruct_opt.zero_grad(set_to_none=True)
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             self.instruct_opt.step()
             losses.append(finite_or_raise("instruction-critic loss", float(loss)))
             accs.append(float(((logits > 0).float() == y).float().mean()))
@@ -78,7 +78,7 @@ class DigiRL:
             loss = sum(self._value_loss(head, y) for head in logits)
             assert isinstance(loss, torch.Tensor)
             self.critic_opt.zero_grad(set_to_none=True)
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.max_grad_norm)
             self.critic_opt.step()
             losses.append(finite_or_raise("step-critic loss", float(loss) / len(logits)))
@@ -140,7 +140,11 @@ class DigiRL:
                 samples.extend(Sample(s.observation, s.action, float(wi)) for s, wi in zip(t.steps, w))
                 kept += len(t.steps)
             else:
-                thr = cfg.threshold if cfg.threshold is not None else (0.0 if cfg.advantage == "released" else 1.0 / max(1, t.task.horizon))
+                thr = (
+                    cfg.threshold
+                    if cfg.threshold is not None
+                    else (0.0 if cfg.advantage == "released" else 1.0 / max(1, t.task.horizon))
+                )
                 keep = hard_filter(a, thr)
                 samples.extend(Sample(s.observation, s.action) for s, k in zip(t.steps, keep) if k)
                 kept += int(keep.sum())

@@ -8,11 +8,9 @@ V_instruct(c) the instruction-level value, both predicting the probability of su
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import torch
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "awr_weights",
@@ -29,9 +27,9 @@ FloatArray = NDArray[np.float64]
 
 
 def doubly_robust_advantage(
-    step_rewards: Sequence[float],
-    values: Sequence[float],
-    next_values: Sequence[float],
+    step_rewards: ArrayLike,
+    values: ArrayLike,
+    next_values: ArrayLike,
     final_reward: float,
     lam: float,
 ) -> FloatArray:
@@ -42,14 +40,14 @@ def doubly_robust_advantage(
     ``next_values[h]`` is V(s_{h+1}); pass 0 for a terminal next state. ``final_reward`` is
     r(s_H, a_H, c), the episode outcome.
     """
-    n = len(step_rewards)
-    if not (len(values) == len(next_values) == n):
-        raise ValueError(f"lengths differ: rewards {n}, values {len(values)}, next_values {len(next_values)}")
-    if not 0.0 <= lam <= 1.0:
-        raise ValueError(f"lambda must be in [0, 1], got {lam}")
     r = np.asarray(step_rewards, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
     nv = np.asarray(next_values, dtype=np.float64)
+    n = r.size
+    if not (v.size == nv.size == n):
+        raise ValueError(f"lengths differ: rewards {n}, values {v.size}, next_values {nv.size}")
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"lambda must be in [0, 1], got {lam}")
     last = n - 1
     mc = lam ** (last - np.arange(n, dtype=np.float64)) * float(final_reward)
     out: FloatArray = mc + (1.0 - mc) * (nv + r - v)
@@ -57,10 +55,10 @@ def doubly_robust_advantage(
 
 
 def released_code_advantage(
-    step_rewards: Sequence[float],
-    mc_returns: Sequence[float],
-    values: Sequence[float],
-    next_values: Sequence[float],
+    step_rewards: ArrayLike,
+    mc_returns: ArrayLike,
+    values: ArrayLike,
+    next_values: ArrayLike,
     *,
     offset: float = 0.05,
 ) -> FloatArray:
@@ -89,7 +87,7 @@ def awr_weights(advantages: FloatArray, beta: float, *, max_weight: float = 20.0
     return w
 
 
-def instruction_curriculum(rewards: Sequence[float], v_instruct: Sequence[float], top_fraction: float) -> NDArray[np.bool_]:
+def instruction_curriculum(rewards: ArrayLike, v_instruct: ArrayLike, top_fraction: float) -> NDArray[np.bool_]:
     """DigiRL Eq. 4.4: rank trajectories by ``r − V_instruct(c)`` and keep the top fraction.
 
     Ties at the cut-off are kept (so the kept share can slightly exceed ``top_fraction``).
@@ -105,7 +103,7 @@ def instruction_curriculum(rewards: Sequence[float], v_instruct: Sequence[float]
     return keep
 
 
-def filtered_bc_keep(rewards: Sequence[float], quantile: float, *, only_successful: bool = True) -> NDArray[np.bool_]:
+def filtered_bc_keep(rewards: ArrayLike, quantile: float, *, only_successful: bool = True) -> NDArray[np.bool_]:
     """Filtered BC: keep trajectories whose reward is at or above the ``quantile`` of rewards
     (released code: 0.9, i.e. the top 10%), and (by default) only successful ones (reward > 0)."""
     r = np.asarray(rewards, dtype=np.float64)

@@ -23,11 +23,19 @@ def _cmd_table1(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(sub, "bench", "benchmarks that reproduce the papers' tables on the simulator",
-                   "digirl bench table1 runs/table1 --preset table1-gpu seeds=[0]")
+    p = add_parser(
+        sub,
+        "bench",
+        "benchmarks that reproduce the papers' tables on the simulator",
+        "digirl bench table1 runs/table1 --preset table1-gpu seeds=[0]",
+    )
     bsub = p.add_subparsers(dest="bench_command", metavar="BENCH")
-    t = add_parser(bsub, "table1", "SFT / Filtered BC / DigiRL, offline and off-to-online, mean ± std over seeds",
-                   "digirl bench table1 runs/table1 --preset table1-smoke")
+    t = add_parser(
+        bsub,
+        "table1",
+        "SFT / Filtered BC / DigiRL, offline and off-to-online, mean ± std over seeds",
+        "digirl bench table1 runs/table1 --preset table1-smoke",
+    )
     t.add_argument("out", help="output folder (runs, table1.md, table1.json, curves.png)")
     t.add_argument("--preset", help="table1-gpu (one H100/H200 + 16 CPU cores) or table1-smoke (CI)")
     t.add_argument("overrides", nargs="*", metavar="key=value")

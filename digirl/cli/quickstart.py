@@ -30,10 +30,19 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(sub, "quickstart", "expert demos → SFT → DigiRL off-to-online on the simulator (CPU, ~10 min); prints SFT vs DigiRL",
-                   "digirl quickstart --out runs/quickstart")
+    p = add_parser(
+        sub,
+        "quickstart",
+        "expert demos → SFT → DigiRL off-to-online on the simulator (CPU, ~10 min); prints SFT vs DigiRL",
+        "digirl quickstart --out runs/quickstart",
+    )
     p.add_argument("--out", default="runs/quickstart", help="output folder")
-    p.add_argument("--budget", default="default", choices=["tiny", "default", "long"], help="tiny: seconds (smoke test); default: ~10 min on 2 cores")
+    p.add_argument(
+        "--budget",
+        default="default",
+        choices=["tiny", "default", "long"],
+        help="tiny: seconds (smoke test); default: ~10 min on 2 cores",
+    )
     p.add_argument("--env", default="digirl/sim-general-v0", help="simulator env id")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--num-envs", type=int, default=2, help="simulator worker processes")

@@ -38,7 +38,10 @@ def _cmd_sft(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(result)
     else:
-        print(f"SFT policy saved to {result['policy']} ({result['samples']} steps from {result['successful_demos']} successful demos)")
+        print(
+            f"SFT policy saved to {result['policy']} "
+            f"({result['samples']} steps from {result['successful_demos']} successful demos)"
+        )
     return 0
 
 
@@ -53,7 +56,10 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(summary)
     else:
-        print(f"dataset {args.out}: {summary.get('trajectories')} trajectories, success {100 * float(summary.get('success_rate', 0)):.1f}%")
+        print(
+            f"dataset {args.out}: {summary.get('trajectories')} trajectories, "
+            f"success {100 * float(summary.get('success_rate', 0)):.1f}%"
+        )
     return 0
 
 
@@ -87,7 +93,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     tasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
     runner = make_runner(cfg.env)
     try:
-        reports = evaluate_policy(policy, runner, tasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed)
+        reports = evaluate_policy(
+            policy, runner, tasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
+        )
     finally:
         runner.close()
     out = Path(args.out) if args.out else Path(args.policy).parent / "eval"
@@ -101,26 +109,42 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(sub, "sft", "supervised fine-tuning from expert demos (or a dataset) → a starting policy",
-                   "digirl sft runs/sft --preset sft-general sft.demos=64")
+    p = add_parser(
+        sub,
+        "sft",
+        "supervised fine-tuning from expert demos (or a dataset) → a starting policy",
+        "digirl sft runs/sft --preset sft-general sft.demos=64",
+    )
     p.add_argument("out", help="output folder (policy/ is written inside)")
     _config_args(p)
     p.set_defaults(func=_cmd_sft)
 
-    p = add_parser(sub, "collect", "roll out a policy (or the expert) on the train split into a dataset",
-                   "digirl collect runs/offline policy.init=runs/sft/policy trajectories=256")
+    p = add_parser(
+        sub,
+        "collect",
+        "roll out a policy (or the expert) on the train split into a dataset",
+        "digirl collect runs/offline policy.init=runs/sft/policy trajectories=256",
+    )
     p.add_argument("out", help="dataset folder to create or append to")
     _config_args(p)
     p.set_defaults(func=_cmd_collect)
 
-    p = add_parser(sub, "train", "train with Filtered BC or DigiRL (offline / online / off2on); resumes an existing run folder",
-                   "digirl train runs/digirl --preset digirl-general policy.init=runs/sft/policy offline_dataset=runs/offline")
+    p = add_parser(
+        sub,
+        "train",
+        "train with Filtered BC or DigiRL (offline / online / off2on); resumes an existing run folder",
+        "digirl train runs/digirl --preset digirl-general policy.init=runs/sft/policy offline_dataset=runs/offline",
+    )
     p.add_argument("run_dir", help="run folder; if it holds a run, training resumes where it stopped")
     _config_args(p)
     p.set_defaults(func=_cmd_train)
 
-    p = add_parser(sub, "eval", "evaluate a saved policy with DigiRL's protocol (first N test tasks in order)",
-                   "digirl eval runs/digirl/policy eval.test_tasks=96 eval.train_tasks=32")
+    p = add_parser(
+        sub,
+        "eval",
+        "evaluate a saved policy with DigiRL's protocol (first N test tasks in order)",
+        "digirl eval runs/digirl/policy eval.test_tasks=96 eval.train_tasks=32",
+    )
     p.add_argument("policy", help="a saved policy folder (model.safetensors + policy.json)")
     p.add_argument("--out", help="where eval.json / eval.md go (default: next to the policy)")
     _config_args(p)

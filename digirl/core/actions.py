@@ -152,7 +152,7 @@ class Action:
         return cls(ActionType.DUAL_POINT, touch=touch, lift=lift)
 
     @classmethod
-    def tap(cls, x: float, y: float) -> Action:  # noqa: D102
+    def tap(cls, x: float, y: float) -> Action:
         return cls(ActionType.DUAL_POINT, touch=(x, y), lift=(x, y))
 
     @classmethod

@@ -125,7 +125,7 @@ class DeviceEnv(ABC):
         """What an invalid action does: nothing happens on the device, the step is spent."""
         return StepResult(0.0, False, {"invalid_action": True, "error": action.error})
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional hook: most backends have nothing to release)
         """Release resources. Safe to call twice."""
 
     # --------------------------------------------------------------- public API

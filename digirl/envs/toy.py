@@ -87,9 +87,7 @@ class ToyEnv(DeviceEnv):
 
     def _elements(self) -> tuple[UIElement, ...]:
         if self._kind == "tap":
-            return tuple(
-                UIElement(self._button_bounds(i), text=c, kind="button", ref=f"b{i}") for i, c in enumerate(self._slots)
-            )
+            return tuple(UIElement(self._button_bounds(i), text=c, kind="button", ref=f"b{i}") for i, c in enumerate(self._slots))
         return (UIElement((0.1, 0.1, 0.9, 0.25), text=self._typed, kind="input", focused=True, ref="field"),)
 
     def _screenshot(self) -> np.ndarray:

@@ -118,7 +118,9 @@ class ScreenEncoder(nn.Module):
         L = t["instr"].shape[1]
         K = t["elem_mask"].shape[1]
         img = self.cnn(t["image"]).unsqueeze(1)
-        hist = (self.hist(t["history"]) + self.hist_pos.weight.unsqueeze(0) * (t["history"] > 0).unsqueeze(-1)).sum(1, keepdim=True)
+        hist = (self.hist(t["history"]) + self.hist_pos.weight.unsqueeze(0) * (t["history"] > 0).unsqueeze(-1)).sum(
+            1, keepdim=True
+        )
         instr = self.word(t["instr"]) + self.pos.weight[:L].unsqueeze(0)
         ew = t["elem_words"]
         wmask = (ew > 0).unsqueeze(-1).float()
@@ -135,9 +137,7 @@ class ScreenEncoder(nn.Module):
             ],
             dim=1,
         )
-        pad = torch.cat(
-            [torch.zeros(b, 3, dtype=torch.bool, device=x.device), t["instr"] == 0, ~t["elem_mask"]], dim=1
-        )
+        pad = torch.cat([torch.zeros(b, 3, dtype=torch.bool, device=x.device), t["instr"] == 0, ~t["elem_mask"]], dim=1)
         h = self.norm(self.encoder(x, src_key_padding_mask=pad))
         return h[:, 0], h[:, 3 : 3 + L], h[:, 3 + L : 3 + L + K]
 
@@ -189,7 +189,9 @@ class DefaultPolicy:
 
     kind = "default"
 
-    def __init__(self, cfg: PolicyNetConfig | None = None, *, device: str | torch.device = "cpu", seed: int | None = None) -> None:
+    def __init__(
+        self, cfg: PolicyNetConfig | None = None, *, device: str | torch.device = "cpu", seed: int | None = None
+    ) -> None:
         self.cfg = cfg or PolicyNetConfig()
         if seed is not None:
             torch.manual_seed(seed)
@@ -258,7 +260,9 @@ class DefaultPolicy:
         lp, valid = self.log_prob_with_mask(observations, actions)
         return lp.masked_fill(~valid, float("nan"))
 
-    def log_prob_with_mask(self, observations: Sequence[Observation], actions: Sequence[Action]) -> tuple[torch.Tensor, torch.Tensor]:
+    def log_prob_with_mask(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """(log-probabilities [B], expressible mask [B]). Differentiable."""
         batch = self.featurize(observations)
         tg = encode_actions(batch, observations, actions, self.spec)

@@ -99,8 +99,9 @@ class Batch:
 
 
 def _resize(shot: np.ndarray, spec: FeatureSpec) -> np.ndarray:
-    img = Image.fromarray(shot).resize((spec.image_width, spec.image_height), Image.BILINEAR)
-    return np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
+    img = Image.fromarray(shot).resize((spec.image_width, spec.image_height), Image.Resampling.BILINEAR)
+    out: np.ndarray = np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
+    return out
 
 
 def action_kind(action: Action, obs: Observation | None = None) -> str | None:
@@ -185,14 +186,16 @@ class ActionTargets:
     valid: np.ndarray  # [B] bool
 
 
-def encode_actions(batch: Batch, observations: Sequence[Observation], actions: Sequence[Action], spec: FeatureSpec) -> ActionTargets:
+def encode_actions(
+    batch: Batch, observations: Sequence[Observation], actions: Sequence[Action], spec: FeatureSpec
+) -> ActionTargets:
     b = len(actions)
     kind = np.zeros(b, np.int64)
     element = np.full(b, -1, np.int64)
     cell = np.full(b, -1, np.int64)
     type_mask = np.zeros((b, spec.max_instruction_words), np.float32)
     valid = np.ones(b, bool)
-    for i, (obs, a) in enumerate(zip(observations, actions)):
+    for i, a in enumerate(actions):
         k = action_kind(a)
         if k is None:
             valid[i] = False
@@ -235,7 +238,15 @@ def mask_to_text(mask: np.ndarray, instr_words: Sequence[str]) -> str:
     return " ".join(w for w, m in zip(instr_words, mask) if m > 0.5)
 
 
-def decode_action(kind: int, element: int, cell: int, type_mask: np.ndarray, elements: Sequence[UIElement], instr_words: Sequence[str], spec: FeatureSpec) -> Action:
+def decode_action(
+    kind: int,
+    element: int,
+    cell: int,
+    type_mask: np.ndarray,
+    elements: Sequence[UIElement],
+    instr_words: Sequence[str],
+    spec: FeatureSpec,
+) -> Action:
     name = KINDS[kind]
     if name == "tap_element" and 0 <= element < len(elements):
         return Action.tap(*elements[element].center)

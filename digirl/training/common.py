@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from digirl.core.types import TaskSpec, Trajectory
+from digirl.core.types import TaskSpec
 from digirl.policies.base import ActOutput
 from digirl.policies.default import DefaultPolicy, PolicyNetConfig
 from digirl.training.config import EnvConfig, PolicyConfig

@@ -31,7 +31,9 @@ class EnvConfig:
     train_split: str = _f("train", "split that online collection samples from")
     test_split: str = _f("test", "split evaluated sequentially (DigiRL protocol)")
     num_envs: int = _f(4, "environments stepped in parallel")
-    runner: Literal["process", "inline"] = _f("process", "process: one worker process per env (fault-tolerant); inline: in this process")
+    runner: Literal["process", "inline"] = _f(
+        "process", "process: one worker process per env (fault-tolerant); inline: in this process"
+    )
     step_timeout_s: float = _f(30.0, "a step slower than this restarts the env worker")
     max_episode_retries: int = _f(2, "retries of an episode whose env crashed before it is marked an env failure")
 
@@ -86,7 +88,9 @@ class LogConfig:
 class TrainConfig:
     """A training run: ``digirl train RUN_DIR [preset] key=value ...``."""
 
-    mode: Literal["offline", "online", "off2on"] = _f("online", "offline: dataset only; online: collect+update; off2on: offline phase then online")
+    mode: Literal["offline", "online", "off2on"] = _f(
+        "online", "offline: dataset only; online: collect+update; off2on: offline phase then online"
+    )
     iterations: int = _f(10, "online iterations (each collects rollout_size trajectories, then updates)")
     rollout_size: int = _f(16, "trajectories collected per online iteration (paper: 16)")
     warmup_iterations: int = _f(0, "first online iterations only collect (no update)")

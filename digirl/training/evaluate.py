@@ -91,7 +91,9 @@ def summarize(trajs: Iterable[Trajectory], split: str) -> EvalReport:
     )
 
 
-def eval_tasks(test_pool: Sequence[TaskSpec], train_pool: Sequence[TaskSpec], n_test: int, n_train: int, seed: int) -> dict[str, list[TaskSpec]]:
+def eval_tasks(
+    test_pool: Sequence[TaskSpec], train_pool: Sequence[TaskSpec], n_test: int, n_train: int, seed: int
+) -> dict[str, list[TaskSpec]]:
     """DigiRL's protocol: the first ``n_test`` test tasks in order; ``n_train`` random train tasks."""
     rng = np.random.default_rng(seed)
     out: dict[str, list[TaskSpec]] = {}

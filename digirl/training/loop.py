@@ -38,12 +38,15 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
         f"{prefix}/success_rate": sum(t.success for t in scored) / n,
         f"{prefix}/episode_length": float(np.mean([t.length for t in scored])) if scored else 0.0,
         f"{prefix}/env_failures": float(len(trajs) - len(scored)),
-        f"{prefix}/invalid_action_rate": sum(1 for t in scored for s in t.steps if not s.action.is_valid) / max(1, sum(t.length for t in scored)),
+        f"{prefix}/invalid_action_rate": sum(1 for t in scored for s in t.steps if not s.action.is_valid)
+        / max(1, sum(t.length for t in scored)),
         f"{prefix}/trajectories": float(len(trajs)),
     }
 
 
-def evaluate_policy(policy: Any, runner: Any, tasks: dict[str, list[Any]], *, greedy: bool, temperature: float, seed: int) -> list[EvalReport]:
+def evaluate_policy(
+    policy: Any, runner: Any, tasks: dict[str, list[Any]], *, greedy: bool, temperature: float, seed: int
+) -> list[EvalReport]:
     reports = []
     act = policy_act_fn(policy, greedy=greedy, temperature=temperature)
     for split, ts in tasks.items():
@@ -120,10 +123,14 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     def do_eval(step: int, trajectories_seen: int) -> list[EvalReport]:
         assert runner is not None
         t0 = time.perf_counter()
-        reports = evaluate_policy(policy, runner, etasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed)
+        reports = evaluate_policy(
+            policy, runner, etasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
+        )
         m = _eval_metrics(reports) | {"timing_s/eval": time.perf_counter() - t0}
         metrics.log(m, step)
-        history.append({"iteration": step, "online_trajectories": trajectories_seen, **{k: v for k, v in m.items() if k.startswith("eval/")}})
+        history.append(
+            {"iteration": step, "online_trajectories": trajectories_seen, **{k: v for k, v in m.items() if k.startswith("eval/")}}
+        )
         write_reports(reports, run_dir / "eval", name=f"eval-iter{step:04d}")
         for r in reports:
             log.info("eval %s @ iter %d: %.1f%% (%d/%d)", r.split, step, 100 * r.success_rate, r.successes, r.episodes)

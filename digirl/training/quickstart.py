@@ -26,7 +26,9 @@ BUDGETS: dict[str, tuple[int, int, int, int, int, int]] = {
 }
 
 
-def quickstart(out: str | Path, *, budget: str = "default", env_id: str = "digirl/sim-general-v0", seed: int = 0, num_envs: int = 2) -> dict[str, Any]:
+def quickstart(
+    out: str | Path, *, budget: str = "default", env_id: str = "digirl/sim-general-v0", seed: int = 0, num_envs: int = 2
+) -> dict[str, Any]:
     from digirl.policies.default import DefaultPolicy
     from digirl.training.common import make_runner, task_pool
     from digirl.training.evaluate import eval_tasks
@@ -40,24 +42,44 @@ def quickstart(out: str | Path, *, budget: str = "default", env_id: str = "digir
     out = Path(out)
     t0 = time.time()
     env = [f"env.id={env_id}", f"env.num_envs={num_envs}", "policy.device=cpu"]
-    small = ["algo.offline_actor_steps=120", "algo.offline_critic_steps=80", "algo.actor_steps=30", "algo.critic_steps=20", "algo.instruct_critic_steps=20"]
+    small = [
+        "algo.offline_actor_steps=120",
+        "algo.offline_critic_steps=80",
+        "algo.actor_steps=30",
+        "algo.critic_steps=20",
+        "algo.instruct_critic_steps=20",
+    ]
     if budget == "tiny":
-        small = ["algo.offline_actor_steps=5", "algo.offline_critic_steps=5", "algo.actor_steps=3", "algo.critic_steps=3", "algo.instruct_critic_steps=3", "env.runner=inline"]
+        small = [
+            "algo.offline_actor_steps=5",
+            "algo.offline_critic_steps=5",
+            "algo.actor_steps=3",
+            "algo.critic_steps=3",
+            "algo.instruct_critic_steps=3",
+            "env.runner=inline",
+        ]
         env.append("env.runner=inline")
 
     log.info("1/4 expert demos + SFT (%d demos, %d steps)", demos, sft_steps)
-    sft_res = sft(load_config(SFTRunConfig, overrides=[*env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={sft_steps}"]), out / "sft")
+    sft_res = sft(
+        load_config(SFTRunConfig, overrides=[*env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={sft_steps}"]), out / "sft"
+    )
     sft_policy = sft_res["policy"]
 
     log.info("2/4 offline data: %d rollouts of the SFT policy", n_off)
-    collect(load_config(CollectConfig, overrides=[*env, f"seed={seed}", f"policy.init={sft_policy}", f"trajectories={n_off}"]), out / "offline")
+    collect(
+        load_config(CollectConfig, overrides=[*env, f"seed={seed}", f"policy.init={sft_policy}", f"trajectories={n_off}"]),
+        out / "offline",
+    )
 
     log.info("3/4 evaluating the SFT policy on %d held-out test tasks", n_test)
     ecfg = load_config(EvalRunConfig, overrides=[*env, f"eval.test_tasks={n_test}", "eval.train_tasks=0"])
     tasks = eval_tasks(task_pool(ecfg.env, "test"), [], n_test, 0, ecfg.eval.seed)
     runner = make_runner(ecfg.env)
     try:
-        sft_report = evaluate_policy(DefaultPolicy.load(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
+        sft_report = evaluate_policy(
+            DefaultPolicy.load(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed
+        )[0]
     finally:
         runner.close()
 
@@ -65,17 +87,30 @@ def quickstart(out: str | Path, *, budget: str = "default", env_id: str = "digir
     tcfg = load_config(
         TrainConfig,
         overrides=[
-            *env, "mode=off2on", "algo.name=digirl", f"seed={seed}", f"offline_dataset={out / 'offline'}", f"policy.init={sft_policy}",
-            f"iterations={iters}", f"rollout_size={rollout}", f"eval.every={max(1, iters // 3)}", f"eval.test_tasks={n_test}",
-            "eval.train_tasks=0", *small,
+            *env,
+            "mode=off2on",
+            "algo.name=digirl",
+            f"seed={seed}",
+            f"offline_dataset={out / 'offline'}",
+            f"policy.init={sft_policy}",
+            f"iterations={iters}",
+            f"rollout_size={rollout}",
+            f"eval.every={max(1, iters // 3)}",
+            f"eval.test_tasks={n_test}",
+            "eval.train_tasks=0",
+            *small,
         ],
     )
     result = train(tcfg, out / "digirl")
     final = result["final"][0]
     curve = [(0.0, sft_report.success_rate)] + [
-        (float(h["online_trajectories"]), float(h["eval/test_success_rate"])) for h in result["history"] if h["iteration"] > 0 or h["online_trajectories"] > 0
+        (float(h["online_trajectories"]), float(h["eval/test_success_rate"]))
+        for h in result["history"]
+        if h["iteration"] > 0 or h["online_trajectories"] > 0
     ]
-    line_chart({"DigiRL (test success)": curve}, out / "learning_curve.png", x_label="online trajectories", title="digirl quickstart")
+    line_chart(
+        {"DigiRL (test success)": curve}, out / "learning_curve.png", x_label="online trajectories", title="digirl quickstart"
+    )
     summary = {
         "sft_test_success": sft_report.success_rate,
         "digirl_test_success": final["success_rate"],

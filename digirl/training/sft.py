@@ -42,7 +42,18 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     n_ok = 0
     try:
         with progress(len(tasks), "collect") as bar:
-            it = runner.run(None, jobs_for(tasks, seeds), expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text) if cfg.expert else runner.run(act, jobs_for(tasks, seeds))
+            it = (
+                runner.run(
+                    None,
+                    jobs_for(tasks, seeds),
+                    expert=True,
+                    expert_eps=cfg.expert_noise,
+                    expert_seed=cfg.seed,
+                    expert_text=_json_text,
+                )
+                if cfg.expert
+                else runner.run(act, jobs_for(tasks, seeds))
+            )
             for traj in it:
                 batch.append(traj)
                 n_ok += traj.success
@@ -67,7 +78,16 @@ def demos(cfg: SFTRunConfig) -> list[Trajectory]:
     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
     runner = make_runner(cfg.env)
     try:
-        return list(runner.run(None, jobs_for(tasks, seeds), expert=True, expert_eps=cfg.sft.expert_noise, expert_seed=cfg.seed, expert_text=_json_text))
+        return list(
+            runner.run(
+                None,
+                jobs_for(tasks, seeds),
+                expert=True,
+                expert_eps=cfg.sft.expert_noise,
+                expert_seed=cfg.seed,
+                expert_text=_json_text,
+            )
+        )
     finally:
         runner.close()
 
@@ -100,7 +120,16 @@ def sft(cfg: SFTRunConfig, out_dir: str | Path, *, trajectories: list[Trajectory
         done = 0
         while done < cfg.sft.steps:
             n = min(chunk, cfg.sft.steps - done)
-            m = bc_update(policy, opt, samples, steps=n, batch_size=cfg.sft.batch_size, grad_accum=1, max_grad_norm=cfg.sft.max_grad_norm, rng=rng)
+            m = bc_update(
+                policy,
+                opt,
+                samples,
+                steps=n,
+                batch_size=cfg.sft.batch_size,
+                grad_accum=1,
+                max_grad_norm=cfg.sft.max_grad_norm,
+                rng=rng,
+            )
             losses.append(m["train/actor_loss"])
             done += n
             bar.advance(n)
@@ -112,7 +141,13 @@ def sft(cfg: SFTRunConfig, out_dir: str | Path, *, trajectories: list[Trajectory
         "samples": len(samples),
         "final_loss": losses[-1] if losses else float("nan"),
     }
-    log.info("SFT: %d samples from %d successful demos, final loss %.3f -> %s", len(samples), len(good), result["final_loss"], result["policy"])
+    log.info(
+        "SFT: %d samples from %d successful demos, final loss %.3f -> %s",
+        len(samples),
+        len(good),
+        result["final_loss"],
+        result["policy"],
+    )
     return result
 
 

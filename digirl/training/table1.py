@@ -81,12 +81,31 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int) -> dict[str, An
     """Demos → SFT → SFT evaluation → offline datasets (small for off2on, large for offline)."""
     d = out / f"{tset}-s{seed}"
     d.mkdir(parents=True, exist_ok=True)
-    env = [f"env.id=digirl/sim-{tset}-v0", f"env.num_envs={cfg.num_envs}", f"env.perturbation={cfg.perturbation}", f"policy.device={cfg.device}"]
+    env = [
+        f"env.id=digirl/sim-{tset}-v0",
+        f"env.num_envs={cfg.num_envs}",
+        f"env.perturbation={cfg.perturbation}",
+        f"policy.device={cfg.device}",
+    ]
     _cli(["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={cfg.demos}", f"sft.steps={cfg.sft_steps}"], d / "sft.log")
     pol = str(d / "sft" / "policy")
-    ev = _cli(["eval", pol, "--out", str(d / "sft-eval"), *env, f"eval.test_tasks={cfg.test_tasks}", f"eval.train_tasks={cfg.train_tasks}"], d / "sft-eval.log")
+    ev = _cli(
+        [
+            "eval",
+            pol,
+            "--out",
+            str(d / "sft-eval"),
+            *env,
+            f"eval.test_tasks={cfg.test_tasks}",
+            f"eval.train_tasks={cfg.train_tasks}",
+        ],
+        d / "sft-eval.log",
+    )
     n_large = cfg.offline_trajectories + cfg.iterations * cfg.rollout_size
-    _cli(["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_large}", f"seed={seed}"], d / "collect.log")
+    _cli(
+        ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_large}", f"seed={seed}"],
+        d / "collect.log",
+    )
     # The off2on runs start from the first `offline_trajectories` of the same rollouts.
     from digirl.data.store import TrajectoryStore
 
@@ -101,10 +120,21 @@ def _train(cfg: Table1Config, prep: dict[str, Any], key: str, algo: str, mode: s
     d: Path = prep["dir"]
     data = d / ("offline-large" if mode == "offline" else "offline-small")
     args = [
-        "train", str(d / key), *prep["env"], f"mode={mode}", f"algo.name={algo}", f"offline_dataset={data}",
-        f"policy.init={prep['policy']}", f"seed={seed}", f"iterations={cfg.iterations if mode == 'off2on' else 0}",
-        f"rollout_size={cfg.rollout_size}", f"eval.every={cfg.eval_every}", f"eval.test_tasks={cfg.test_tasks}",
-        f"eval.train_tasks={cfg.train_tasks}", "log.tensorboard=false", *cfg.extra,
+        "train",
+        str(d / key),
+        *prep["env"],
+        f"mode={mode}",
+        f"algo.name={algo}",
+        f"offline_dataset={data}",
+        f"policy.init={prep['policy']}",
+        f"seed={seed}",
+        f"iterations={cfg.iterations if mode == 'off2on' else 0}",
+        f"rollout_size={cfg.rollout_size}",
+        f"eval.every={cfg.eval_every}",
+        f"eval.test_tasks={cfg.test_tasks}",
+        f"eval.train_tasks={cfg.train_tasks}",
+        "log.tensorboard=false",
+        *cfg.extra,
     ]
     return _cli(args, d / f"{key}.log")
 
@@ -139,7 +169,11 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
             if v is not None:
                 raw.setdefault(tset, {}).setdefault(key, {}).setdefault(split, []).append(v)
         if mode == "off2on":
-            curve = [(int(h["online_trajectories"]), float(h["eval/test_success_rate"])) for h in res["history"] if "eval/test_success_rate" in h]
+            curve = [
+                (int(h["online_trajectories"]), float(h["eval/test_success_rate"]))
+                for h in res["history"]
+                if "eval/test_success_rate" in h
+            ]
             curves.setdefault(tset, {}).setdefault(key, []).append(curve)
     for c, prep in preps.items():
         for split in ("train", "test"):
@@ -148,7 +182,12 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
                 raw.setdefault(c[0], {}).setdefault("sft", {}).setdefault(split, []).append(v)
     summary = {
         "command": " ".join(sys.argv),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": __import__("os").cpu_count(), "gpu": _gpu_name()},
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": __import__("os").cpu_count(),
+            "gpu": _gpu_name(),
+        },
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,
@@ -189,10 +228,12 @@ def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     n = len(cfg.seeds)
     lines.append("")
+    n_off = cfg.offline_trajectories + cfg.iterations * cfg.rollout_size
     lines.append(
-        f"Success rate (%) on the embedded simulator, mean ± std over {n} seed(s); test = first {cfg.test_tasks} test tasks in order, "
-        f"train = {cfg.train_tasks} random train tasks; off2on = {cfg.offline_trajectories} offline + {cfg.iterations}×{cfg.rollout_size} online "
-        f"trajectories; offline = {cfg.offline_trajectories + cfg.iterations * cfg.rollout_size} offline trajectories (equal budgets)."
+        f"Success rate (%) on the embedded simulator, mean ± std over {n} seed(s); "
+        f"test = first {cfg.test_tasks} test tasks in order, train = {cfg.train_tasks} random train tasks; "
+        f"off2on = {cfg.offline_trajectories} offline + {cfg.iterations}×{cfg.rollout_size} online trajectories; "
+        f"offline = {n_off} offline trajectories (equal budgets)."
     )
     return "\n".join(lines) + "\n"
 

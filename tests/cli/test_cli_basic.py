@@ -25,7 +25,7 @@ class DemoAlgo:
 
 @dataclass(frozen=True)
 class DemoConfig:
-    algo: DemoAlgo = cfg_field(DemoAlgo, "algorithm settings")  # noqa: RUF009
+    algo: DemoAlgo = cfg_field(DemoAlgo, "algorithm settings")
     steps: int = cfg_field(10, "training steps")
     api_key: str | None = cfg_field(None, "never printed")
 

@@ -2,7 +2,6 @@
 
 # cfg_field() returns a dataclasses.Field, which RUF009 cannot know (until pyproject lists it in
 # flake8-bugbear.extend-immutable-calls).
-# ruff: noqa: RUF009
 
 from __future__ import annotations
 

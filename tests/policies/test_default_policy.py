@@ -37,7 +37,7 @@ def test_greedy_is_deterministic_and_valid():
 
 
 def test_log_prob_is_differentiable_and_marks_unexpressible():
-    obs, env = _obs(n=3)
+    obs, _ = _obs(n=3)
     p = DefaultPolicy(seed=0)
     acts = [Action.back(), Action.tap(0.5, 0.2), Action.invalid("garbage")]
     lp, valid = p.log_prob_with_mask(obs, acts)
@@ -80,10 +80,10 @@ def test_load_errors_name_the_file(tmp_path):
         DefaultPolicy.load(tmp_path / "nothing")
     w = tmp_path / "pol" / "model.safetensors"
     w.write_bytes(w.read_bytes()[:100])
-    with pytest.raises(DataError, match="model.safetensors"):
+    with pytest.raises(DataError, match=r"model\.safetensors"):
         DefaultPolicy.load(tmp_path / "pol")
     (tmp_path / "pol" / "policy.json").write_text("{not json")
-    with pytest.raises(DataError, match="policy.json"):
+    with pytest.raises(DataError, match=r"policy\.json"):
         DefaultPolicy.load(tmp_path / "pol")
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from digirl.cli.sim_coverage import add_coverage_parser
 from digirl.core.actions import Action
 from digirl.core.types import TaskSpec
 from digirl.sim import coverage
-from digirl.cli.sim_coverage import add_coverage_parser
 from digirl.sim.coverage import coverage_report
 
 LINES = [

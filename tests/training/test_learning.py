@@ -32,11 +32,28 @@ def _run(tmp_path: Path, algo: str) -> list[dict]:
     cfg = load_config(
         TrainConfig,
         overrides=[
-            "mode=online", f"env.task_file={tasks}", "env.runner=inline", "env.num_envs=4", "env.perturbation=0",
-            "iterations=5", "rollout_size=24", "eval.every=100", "eval.test_tasks=0", "eval.train_tasks=9", "eval.seed=7",
-            f"algo.name={algo}", "algo.actor_steps=12", "algo.critic_steps=15", "algo.instruct_critic_steps=10",
-            "algo.batch_size=32", "algo.lr=2e-3", "policy.dim=48", "policy.layers=1", "policy.heads=2",
-            "log.tensorboard=false", "seed=0",
+            "mode=online",
+            f"env.task_file={tasks}",
+            "env.runner=inline",
+            "env.num_envs=4",
+            "env.perturbation=0",
+            "iterations=5",
+            "rollout_size=24",
+            "eval.every=100",
+            "eval.test_tasks=0",
+            "eval.train_tasks=9",
+            "eval.seed=7",
+            f"algo.name={algo}",
+            "algo.actor_steps=12",
+            "algo.critic_steps=15",
+            "algo.instruct_critic_steps=10",
+            "algo.batch_size=32",
+            "algo.lr=2e-3",
+            "policy.dim=48",
+            "policy.layers=1",
+            "policy.heads=2",
+            "log.tensorboard=false",
+            "seed=0",
         ],
     )
     res = train(cfg, tmp_path / "run")
@@ -56,4 +73,10 @@ def test_algorithm_learns_on_simulator_tasks(tmp_path, algo):
     keys = set().union(*metrics)
     assert "rollout/success_rate" in keys and "train/actor_loss" in keys
     if algo == "digirl":
-        assert {"critic/step_loss", "critic/instruct_acc", "train/adv_mean", "train/kept_step_fraction", "train/curriculum_cutoff"} <= keys
+        assert {
+            "critic/step_loss",
+            "critic/instruct_acc",
+            "train/adv_mean",
+            "train/kept_step_fraction",
+            "train/curriculum_cutoff",
+        } <= keys

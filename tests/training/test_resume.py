@@ -37,7 +37,9 @@ ARGS = [
 
 def _train(run: Path) -> subprocess.Popen:
     env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
-    return subprocess.Popen([sys.executable, "-m", "digirl", "train", str(run), *ARGS], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "digirl", "train", str(run), *ARGS], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
 
 
 @pytest.mark.slow
