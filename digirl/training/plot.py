@@ -54,6 +54,6 @@ def line_chart(
             d.line(p, fill=c, width=2)
         for xp, yp in p:
             d.ellipse([xp - 3, yp - 3, xp + 3, yp + 3], fill=c)
-        d.text((left + 10, top + 5 + 16 * i), f"— {name}", fill=c, font=font)
+        d.text((left + 10, top + 5 + 16 * i), f"- {name}", fill=c, font=font)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     img.save(path)
