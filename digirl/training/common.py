@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from digirl.core.types import TaskSpec
+from digirl.core.types import TaskSpec, Trajectory
 from digirl.policies.base import ActOutput
 from digirl.policies.default import DefaultPolicy, PolicyNetConfig
 from digirl.training.config import EnvConfig, PolicyConfig
@@ -46,12 +46,26 @@ def env_fn(cfg: EnvConfig) -> Callable[[], Any]:
     return env_factory(cfg.id, **cfg.env_kwargs())  # type: ignore[no-any-return]
 
 
-def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec]:
-    """The tasks of ``split`` for this env (a task file replaces the train split)."""
+def is_browser_env(env_id: str) -> bool:
+    return env_id.startswith(("digirl/miniwob.", "digirl/webapp"))
+
+
+#: Envs whose task is drawn from the episode seed (MiniWoB++) get this many "task slots".
+SEEDED_TASK_SLOTS = 10_000
+
+
+def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec | None]:
+    """The tasks of ``split`` for this env (a task file replaces the train split).
+
+    MiniWoB++ tasks are generated from the episode seed, so their pool is ``None`` entries:
+    every episode gets a fresh seed (and evaluation uses fixed seeds).
+    """
     if cfg.task_file and split == cfg.train_split:
         from digirl.sim.tasks.tasksets import load_task_file
 
         return load_task_file(cfg.task_file)
+    if cfg.id.startswith("digirl/miniwob."):
+        return [None] * SEEDED_TASK_SLOTS
     if cfg.id.startswith("digirl/sim-"):
         from digirl.sim.tasks.tasksets import load_taskset
 
@@ -73,6 +87,11 @@ def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec]:
 
 
 def make_runner(cfg: EnvConfig) -> Any:
+    """A VectorRunner (one worker process per env), or for browser envs one Chromium with N pages."""
+    if is_browser_env(cfg.id):
+        from digirl.browser.vector import BrowserVectorEnv
+
+        return BrowserRunner(BrowserVectorEnv.make(cfg.id, cfg.num_envs, **cfg.env_kwargs()), cfg.max_episode_retries)
     from digirl.envs.vector import VectorRunner
 
     return VectorRunner(
@@ -91,12 +110,40 @@ def policy_act_fn(policy: DefaultPolicy, *, greedy: bool, temperature: float) ->
     return act
 
 
-def jobs_for(tasks: Sequence[TaskSpec], seeds: Sequence[int]) -> list[Any]:
+def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int]) -> list[Any]:
     from digirl.envs.vector import EpisodeJob
 
     return [EpisodeJob(task=t, seed=int(s)) for t, s in zip(tasks, seeds)]
 
 
-def sample_tasks(pool: Sequence[TaskSpec], n: int, rng: np.random.Generator) -> list[TaskSpec]:
+class BrowserRunner:
+    """Gives ``BrowserVectorEnv`` the ``VectorRunner.run`` signature the training code uses."""
+
+    def __init__(self, venv: Any, max_episode_retries: int) -> None:
+        self.venv = venv
+        self.max_episode_retries = max_episode_retries
+
+    def run(
+        self,
+        act_fn: Any,
+        jobs: Sequence[Any],
+        *,
+        expert: bool = False,
+        expert_eps: float = 0.0,
+        expert_seed: int = 0,
+        expert_text: Any = None,
+    ) -> Iterator[Trajectory]:
+        if expert_eps:
+            raise ValueError("expert noise is not supported on browser envs (their solvers act on the DOM)")
+        kw: dict[str, Any] = {"expert": expert, "max_episode_retries": self.max_episode_retries}
+        if expert_text is not None:
+            kw["expert_text"] = expert_text
+        return self.venv.run(act_fn, jobs, **kw)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.venv.close()
+
+
+def sample_tasks(pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator) -> list[TaskSpec | None]:
     idx = rng.integers(0, len(pool), size=n)
     return [pool[int(i)] for i in idx]
