@@ -109,7 +109,7 @@ def main() -> None:
     }
     for c in result["collection"]:
         share = 100 * c["policy_share"]
-        print(f"collect  envs={c['envs']:>2}: {c['env_steps_per_s']:7.1f} env steps/s ({c['steps']} steps, policy {share:.0f}% of time)")
+        print(f"collect  envs={c['envs']:>2}: {c['env_steps_per_s']:7.1f} env steps/s ({c['steps']} steps, policy {share:.0f}%)")
     t = result["training"]
     print(f"train    batch={t['batch']}: {t['samples_per_s']:7.1f} samples/s (bf16={t['bf16']})")
     out = Path(args.out or f"benchmarks/results/train_{args.device.split(':')[0]}.json")
