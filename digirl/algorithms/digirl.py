@@ -62,7 +62,7 @@ class DigiRL:
             self.instruct_opt.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
             self.instruct_opt.step()
-            losses.append(finite_or_raise("instruction-critic loss", float(loss)))
+            losses.append(finite_or_raise("instruction-critic loss", float(loss.detach())))
             accs.append(float(((logits > 0).float() == y).float().mean()))
         return {"critic/instruct_loss": float(np.mean(losses)), "critic/instruct_acc": float(np.mean(accs))}
 
@@ -81,7 +81,7 @@ class DigiRL:
             loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.max_grad_norm)
             self.critic_opt.step()
-            losses.append(finite_or_raise("step-critic loss", float(loss) / len(logits)))
+            losses.append(finite_or_raise("step-critic loss", float(loss.detach()) / len(logits)))
             accs.append(float(((logits[0] > 0).float() == y).float().mean()))
         return {"critic/step_loss": float(np.mean(losses)), "critic/step_acc": float(np.mean(accs))}
 

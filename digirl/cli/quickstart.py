@@ -11,7 +11,7 @@ from digirl.cli.common import add_json_flag, add_parser, emit_json
 def _cmd(args: argparse.Namespace) -> int:
     from digirl.training.quickstart import quickstart
 
-    s = quickstart(args.out, budget=args.budget, env_id=args.env, seed=args.seed, num_envs=args.num_envs)
+    s = quickstart(args.out, budget=args.budget, env_id=args.env, seed=args.seed, num_envs=args.num_envs, algo=args.algo)
     if args.json:
         emit_json(s)
         return 0
@@ -21,11 +21,12 @@ def _cmd(args: argparse.Namespace) -> int:
     t = Table(title=f"Held-out test tasks ({s['test_tasks']}, first in order)")
     for col in ("policy", "success", "95% CI", "mean length"):
         t.add_column(col)
-    for name, r in (("SFT (start)", s["sft"]), ("DigiRL (off-to-online)", s["digirl"])):
+    label = {"digirl": "DigiRL", "filtered_bc": "Filtered BC"}[s["algo"]]
+    for name, r in (("SFT (start)", s["sft"]), (f"{label} (off-to-online)", s["final"])):
         lo, hi = r["ci95"]
         t.add_row(name, f"{100 * r['success_rate']:.1f}%", f"{100 * lo:.0f}–{100 * hi:.0f}%", f"{r['mean_length']:.2f}")
     Console().print(t)
-    print(f"learning curve: {s['out']}/learning_curve.png   run folder: {s['out']}/digirl   ({s['wall_s'] / 60:.1f} min)")
+    print(f"learning curve: {s['out']}/learning_curve.png   run folder: {s['out']}/{s['algo']}   ({s['wall_s'] / 60:.1f} min)")
     return 0
 
 
@@ -45,6 +46,7 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument("--env", default="digirl/sim-general-v0", help="simulator env id")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--algo", default="digirl", choices=["digirl", "filtered_bc"], help="the RL algorithm of the last stage")
     p.add_argument("--num-envs", type=int, default=2, help="simulator worker processes")
     add_json_flag(p)
     p.set_defaults(func=_cmd)

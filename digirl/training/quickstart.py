@@ -27,7 +27,13 @@ BUDGETS: dict[str, tuple[int, int, int, int, int, int]] = {
 
 
 def quickstart(
-    out: str | Path, *, budget: str = "default", env_id: str = "digirl/sim-general-v0", seed: int = 0, num_envs: int = 2
+    out: str | Path,
+    *,
+    budget: str = "default",
+    env_id: str = "digirl/sim-general-v0",
+    seed: int = 0,
+    num_envs: int = 2,
+    algo: str = "digirl",
 ) -> dict[str, Any]:
     from digirl.policies.default import DefaultPolicy
     from digirl.training.common import make_runner, task_pool
@@ -83,13 +89,13 @@ def quickstart(
     finally:
         runner.close()
 
-    log.info("4/4 DigiRL off-to-online: %d iterations × %d trajectories", iters, rollout)
+    log.info("4/4 %s off-to-online: %d iterations × %d trajectories", algo, iters, rollout)
     tcfg = load_config(
         TrainConfig,
         overrides=[
             *env,
             "mode=off2on",
-            "algo.name=digirl",
+            f"algo.name={algo}",
             f"seed={seed}",
             f"offline_dataset={out / 'offline'}",
             f"policy.init={sft_policy}",
@@ -101,7 +107,7 @@ def quickstart(
             *small,
         ],
     )
-    result = train(tcfg, out / "digirl")
+    result = train(tcfg, out / algo)
     final = result["final"][0]
     curve = [(0.0, sft_report.success_rate)] + [
         (float(h["online_trajectories"]), float(h["eval/test_success_rate"]))
@@ -113,10 +119,11 @@ def quickstart(
     )
     summary = {
         "sft_test_success": sft_report.success_rate,
-        "digirl_test_success": final["success_rate"],
+        "algo": algo,
+        "final_test_success": final["success_rate"],
         "test_tasks": n_test,
         "sft": sft_report.to_dict(),
-        "digirl": final,
+        "final": final,
         "curve": curve,
         "wall_s": time.time() - t0,
         "out": str(out),

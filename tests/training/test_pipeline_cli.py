@@ -1,0 +1,60 @@
+"""The spine through the CLI: sft → collect → train → eval, the quick start and the Table-1 driver."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from digirl.cli.main import main
+from digirl.core.errors import ConfigError
+
+TOY = ["env.id=digirl/toy-mixed-v0", "env.runner=inline", "env.num_envs=2", "policy.dim=32", "policy.layers=1", "policy.heads=2"]
+
+
+def _json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_sft_collect_train_eval(tmp_path: Path, capsys):
+    assert main(["sft", str(tmp_path / "sft"), *TOY, "sft.demos=8", "sft.steps=10", "--json"]) == 0
+    res = _json(capsys)
+    assert res["successful_demos"] == 8 and Path(res["policy"], "model.safetensors").is_file()
+    pol = str(tmp_path / "sft" / "policy")
+    assert main(["collect", str(tmp_path / "off"), *TOY, f"policy.init={pol}", "trajectories=6", "--json"]) == 0
+    assert _json(capsys)["trajectories"] == 6
+    args = [str(tmp_path / "run"), *TOY, "mode=off2on", f"offline_dataset={tmp_path / 'off'}", f"policy.init={pol}",
+            "iterations=1", "rollout_size=3", "eval.test_tasks=0", "eval.train_tasks=3", "algo.offline_actor_steps=2",
+            "algo.offline_critic_steps=2", "algo.actor_steps=2", "algo.critic_steps=2", "log.tensorboard=false", "--json"]
+    assert main(["train", *args]) == 0
+    out = _json(capsys)
+    assert out["iterations"] == 1 and out["final"][0]["episodes"] == 3
+    assert (tmp_path / "run" / "config.yaml").is_file() and (tmp_path / "run" / "eval.md").is_file()
+    assert main(["eval", str(tmp_path / "run" / "policy"), *TOY, "eval.test_tasks=0", "eval.train_tasks=4", "--json"]) == 0
+    assert _json(capsys)["train"]["episodes"] == 4
+    # resuming a finished run is a no-op that still reports
+    assert main(["train", str(tmp_path / "run"), "--json"]) == 0
+    assert _json(capsys)["iterations"] == 1
+
+
+def test_incompatible_modes_are_clear_errors(tmp_path: Path):
+    with pytest.raises(ConfigError, match="offline_dataset"):
+        main(["-vv", "train", str(tmp_path / "r"), *TOY, "mode=offline"])
+    assert main(["train", str(tmp_path / "r2"), *TOY, "mode=offline"]) == 2  # one clear line, no traceback
+
+
+def test_quickstart_tiny_budget(tmp_path: Path):
+    from digirl.training.quickstart import quickstart
+
+    s = quickstart(tmp_path / "qs", budget="tiny", num_envs=1)
+    assert 0.0 <= s["sft_test_success"] <= 1.0 and 0.0 <= s["final_test_success"] <= 1.0
+    assert (tmp_path / "qs" / "learning_curve.png").is_file() and (tmp_path / "qs" / "quickstart.json").is_file()
+
+
+@pytest.mark.slow
+def test_table1_smoke_preset(tmp_path: Path, capsys):
+    assert main(["bench", "table1", str(tmp_path / "t1"), "--preset", "table1-smoke", "--json"]) == 0
+    s = _json(capsys)
+    rows = s["results"]["general"]
+    assert set(rows) == {"sft", "fbc_offline", "digirl_offline", "fbc_off2on", "digirl_off2on"}
+    assert "Off-to-on · DigiRL" in (tmp_path / "t1" / "table1.md").read_text()
+    assert (tmp_path / "t1" / "curves.png").is_file()
