@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 #: budget name → (sft demos, sft steps, offline trajectories, online iterations, rollout size, eval test tasks)
 BUDGETS: dict[str, tuple[int, int, int, int, int, int]] = {
     "tiny": (8, 20, 8, 1, 4, 6),  # seconds: for tests
-    "default": (16, 60, 64, 12, 32, 48),  # ~10 minutes on 2 CPU cores
+    "default": (16, 60, 64, 12, 32, 48),  # about 3 minutes on 2 CPU cores
     "long": (16, 60, 64, 12, 32, 96),  # for a GPU or a patient laptop
 }
 
