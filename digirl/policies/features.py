@@ -223,16 +223,19 @@ def encode_actions(
 
 
 def text_to_mask(text: str, instr_words: Sequence[str]) -> np.ndarray:
-    """Greedy in-order alignment of the typed words onto the instruction's words."""
+    """Which instruction words the typed text uses (first occurrence of each; order-free).
+
+    Typed text is rebuilt in instruction order, so "Zambia news" for "What's the news in Zambia?"
+    becomes "news Zambia": the same search, expressible by the pointer.
+    """
     mask = np.zeros(len(instr_words), np.float32)
-    j = 0
-    lower = [w.lower() for w in instr_words]
-    for w in (w.lower() for w in words(text)):
-        for k in range(j, len(lower)):
-            if lower[k] == w:
-                mask[k] = 1.0
-                j = k + 1
-                break
+    wanted = {w.lower() for w in words(text)}
+    seen: set[str] = set()
+    for k, w in enumerate(instr_words):
+        lw = w.lower()
+        if lw in wanted and lw not in seen:
+            mask[k] = 1.0
+            seen.add(lw)
     return mask
 
 
