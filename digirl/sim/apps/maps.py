@@ -6,7 +6,7 @@ import re
 from functools import partial
 
 from digirl.sim.apps.base import App
-from digirl.sim.apps.search import suggestion_list
+from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import Place, places, stable_rng
 from digirl.sim.ui import (
     BLUE,
@@ -173,29 +173,7 @@ class Maps(App):
         return views
 
     def _search(self) -> list[View]:
-        bar = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
-        bar.children.append(
-            icon_button((4, TOP + 12, 44, TOP + 52), "back", self.phone.key_back, ref="maps.back", desc="Back", color=TEXT)
-        )
-        bar.children.append(
-            input_field(
-                (48, TOP + 8, 352, TOP + 56),
-                self.fields.get("q", ""),
-                placeholder="Search here",
-                focused=self.focused == "q",
-                on_tap=self.tap_field("q"),
-                ref="maps.query",
-                on_clear=self.clear_field("q"),
-                fill=(241, 243, 244),
-                border=None,
-                icon="",
-            )
-        )
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            suggestion_list(TOP + 68, self.fields.get("q", ""), self.run_query, ref="maps.sugg"),
-            bar,
-        ]
+        return app_search_screen(self, ref="maps", back_ref="maps.back", placeholder="Search here")
 
     def _results(self) -> list[View]:
         q = self.query

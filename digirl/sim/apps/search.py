@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from digirl.sim.apps.base import App
 from digirl.sim.content import Card, answer_card, suggestions, web_results
@@ -45,6 +46,42 @@ def google_logo(cx: float, y: float, size: int = 34) -> list[View]:
         x += w
     out.append(View((cx - w * 3, y, cx + w * 3, y + size * 1.3), kind="logo", placeholder="Google", element=True))
     return out
+
+
+def app_search_screen(
+    app: Any,
+    *,
+    ref: str,
+    back_ref: str,
+    placeholder: str,
+    height: float = 64,
+    fill: tuple[int, int, int] = (241, 243, 244),
+) -> list[View]:
+    """The search screen every app with a search box shares: back button, query field, suggestions."""
+    bar = box((0, TOP, 360, TOP + height), WHITE, blocker=True)
+    pad = (height - 40) / 2
+    bar.children.append(
+        icon_button((4, TOP + pad, 44, TOP + height - pad), "back", app.phone.key_back, ref=back_ref, desc="Back", color=TEXT)
+    )
+    bar.children.append(
+        input_field(
+            (48, TOP + 8, 352, TOP + height - 8),
+            app.fields.get("q", ""),
+            placeholder=placeholder,
+            focused=app.focused == "q",
+            on_tap=app.tap_field("q"),
+            ref=f"{ref}.query",
+            on_clear=app.clear_field("q"),
+            fill=fill,
+            border=None,
+            icon="",
+        )
+    )
+    return [
+        box((0, TOP, 360, BOTTOM), WHITE),
+        suggestion_list(TOP + height + 4, app.fields.get("q", ""), app.run_query, ref=f"{ref}.sugg"),
+        bar,
+    ]
 
 
 def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref: str = "sugg") -> View:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from digirl.sim.apps.base import App
-from digirl.sim.apps.search import suggestion_list
+from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import StoreApp, norm_name, stable_rng, store_apps
 from digirl.sim.ui import (
     BOTTOM,
@@ -203,29 +203,7 @@ class PlayStore(App):
         return views
 
     def _search(self) -> list[View]:
-        bar = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
-        bar.children.append(
-            icon_button((4, TOP + 12, 44, TOP + 52), "back", self.phone.key_back, ref="store.back", desc="Back", color=TEXT)
-        )
-        bar.children.append(
-            input_field(
-                (48, TOP + 8, 352, TOP + 56),
-                self.fields.get("q", ""),
-                placeholder="Search for apps & games",
-                focused=self.focused == "q",
-                on_tap=self.tap_field("q"),
-                ref="store.query",
-                on_clear=self.clear_field("q"),
-                fill=(241, 243, 244),
-                border=None,
-                icon="",
-            )
-        )
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            suggestion_list(TOP + 68, self.fields.get("q", ""), self.run_query, ref="store.sugg"),
-            bar,
-        ]
+        return app_search_screen(self, ref="store", back_ref="store.back", placeholder="Search for apps & games")
 
     def _results(self, q: str) -> list[View]:
         rows: list[View] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from digirl.sim.apps.base import App
-from digirl.sim.apps.search import suggestion_list
+from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import (
     Video,
     channel_videos,
@@ -155,29 +155,9 @@ class YouTube(App):
         return [scroll_list("yt.home", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), self._bar()]
 
     def _search(self) -> list[View]:
-        bar = box((0, TOP, 360, TOP + 56), WHITE, blocker=True)
-        bar.children.append(
-            icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="yt.search.back", desc="Back", color=TEXT)
+        return app_search_screen(
+            self, ref="yt", back_ref="yt.search.back", placeholder="Search YouTube", height=56, fill=(242, 242, 242)
         )
-        bar.children.append(
-            input_field(
-                (48, TOP + 8, 352, TOP + 48),
-                self.fields.get("q", ""),
-                placeholder="Search YouTube",
-                focused=self.focused == "q",
-                on_tap=self.tap_field("q"),
-                ref="yt.query",
-                on_clear=self.clear_field("q"),
-                fill=(242, 242, 242),
-                border=None,
-                icon="",
-            )
-        )
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            suggestion_list(TOP + 60, self.fields.get("q", ""), self.run_query, ref="yt.sugg"),
-            bar,
-        ]
 
     def _results(self, q: str) -> list[View]:
         dyn = self.phone.dyn
