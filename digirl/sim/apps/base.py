@@ -25,7 +25,7 @@ from digirl.sim.ui import (
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
 
-__all__ = ["App", "app_bar", "dialog", "fab", "tab_bar"]
+__all__ = ["App", "ScreenStackApp", "app_bar", "dialog", "fab", "tab_bar"]
 
 
 class App:
@@ -141,6 +141,27 @@ class App:
     def text_of(self, name: str) -> str:
         return self.fields.get(name, "")
 
+
+
+class ScreenStackApp(App):
+    """An app whose screens form a back stack of ``(screen name, argument)`` pairs."""
+
+    stack: list[tuple[str, object]]
+
+    @property
+    def top(self) -> tuple[str, object]:
+        return self.stack[-1]
+
+    def push(self, name: str, arg: object = None) -> None:
+        self.stack.append((name, arg))
+        self.blur()
+
+    def back(self) -> bool:
+        if len(self.stack) > 1:
+            self.stack.pop()
+            self.blur()
+            return True
+        return False
 
 def app_bar(
     title: str,

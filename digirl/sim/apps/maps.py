@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from digirl.sim.apps.base import App
+from digirl.sim.apps.base import ScreenStackApp
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import Place, places, stable_rng
 from digirl.sim.ui import (
@@ -55,7 +55,7 @@ def _map(y0: float, y1: float, seed: str, pins: int = 0) -> View:
     return m
 
 
-class Maps(App):
+class Maps(ScreenStackApp):
     key = "maps"
     label = "Maps"
     icon = "pin"
@@ -66,9 +66,6 @@ class Maps(App):
         super().__init__(phone)  # type: ignore[arg-type]
         self.stack: list[tuple[str, object]] = [("home", None)]
 
-    @property
-    def top(self) -> tuple[str, object]:
-        return self.stack[-1]
 
     def screen(self) -> str:
         return self.top[0]
@@ -76,17 +73,6 @@ class Maps(App):
     def state(self) -> dict[str, object]:
         s, arg = self.top
         return {"screen": s, "arg": arg.name if isinstance(arg, Place) else arg, "focused": self.focused}
-
-    def push(self, name: str, arg: object = None) -> None:
-        self.stack.append((name, arg))
-        self.blur()
-
-    def back(self) -> bool:
-        if len(self.stack) > 1:
-            self.stack.pop()
-            self.blur()
-            return True
-        return False
 
     @property
     def query(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import App
+from digirl.sim.apps.base import ScreenStackApp
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import StoreApp, norm_name, stable_rng, store_apps
 from digirl.sim.ui import (
@@ -47,7 +47,7 @@ def _app_tile(x0: float, y0: float, size: float, name: str) -> View:
     )
 
 
-class PlayStore(App):
+class PlayStore(ScreenStackApp):
     key = "playstore"
     label = "Play Store"
     icon = "store"
@@ -60,9 +60,6 @@ class PlayStore(App):
         #: app name → steps of download left.
         self.installing: dict[str, int] = {}
 
-    @property
-    def top(self) -> tuple[str, object]:
-        return self.stack[-1]
 
     def screen(self) -> str:
         return self.top[0]
@@ -70,17 +67,6 @@ class PlayStore(App):
     def state(self) -> dict[str, object]:
         s, arg = self.top
         return {"screen": s, "arg": arg.name if isinstance(arg, StoreApp) else arg, "installing": dict(self.installing)}
-
-    def push(self, name: str, arg: object = None) -> None:
-        self.stack.append((name, arg))
-        self.blur()
-
-    def back(self) -> bool:
-        if len(self.stack) > 1:
-            self.stack.pop()
-            self.blur()
-            return True
-        return False
 
     def tick(self) -> None:
         done = []

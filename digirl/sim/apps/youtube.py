@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import App
+from digirl.sim.apps.base import ScreenStackApp
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import (
     Video,
@@ -50,7 +50,7 @@ def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> View:
     return t
 
 
-class YouTube(App):
+class YouTube(ScreenStackApp):
     key = "youtube"
     label = "YouTube"
     icon = "youtube"
@@ -61,9 +61,6 @@ class YouTube(App):
         super().__init__(phone)  # type: ignore[arg-type]
         self.stack: list[Screen] = [("home", None)]
 
-    @property
-    def top(self) -> Screen:
-        return self.stack[-1]
 
     def screen(self) -> str:
         return self.top[0]
@@ -80,17 +77,6 @@ class YouTube(App):
             "stack": [s for s, _ in self.stack],
             "playing": {"title": v.title, "channel": v.channel, "vid": v.vid} if v else None,
         }
-
-    def push(self, name: str, arg: object = None) -> None:
-        self.stack.append((name, arg))
-        self.blur()
-
-    def back(self) -> bool:
-        if len(self.stack) > 1:
-            self.stack.pop()
-            self.blur()
-            return True
-        return False
 
     def start_search(self) -> None:
         q = self.top[1] if self.top[0] == "results" else ""
