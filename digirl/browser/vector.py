@@ -29,7 +29,7 @@ from digirl.core.actions import Action
 from digirl.core.errors import EnvFailure
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
 from digirl.envs.vector import EpisodeJob, RunnerStats
-from digirl.policies.base import ActFn, ActOutput
+from digirl.policies.base import ActFn, ActOutput, as_act_output
 
 __all__ = ["BrowserVectorEnv", "collect_solver_demos"]
 
@@ -278,7 +278,7 @@ class BrowserVectorEnv:
                 self.stats.policy_s += time.monotonic() - t0
                 if len(raw) != len(ready):
                     raise ValueError(f"act_fn returned {len(raw)} outputs for {len(ready)} observations")
-                outs = [_as_output(o) for o in raw]
+                outs = [as_act_output(o) for o in raw]
             stepping = []
             for ep, out in zip(ready, outs):
                 if isinstance(out, EnvFailure):
@@ -362,14 +362,6 @@ class BrowserVectorEnv:
         if on_trajectory is not None:
             on_trajectory(traj)
         yield traj
-
-
-def _as_output(o: Any) -> ActOutput:
-    if isinstance(o, ActOutput):
-        return o
-    if isinstance(o, Action):
-        return ActOutput(o, str(o), None)
-    raise TypeError(f"act_fn must return ActOutput (or Action) items, got {type(o).__name__}")
 
 
 def collect_solver_demos(

@@ -76,7 +76,7 @@ from digirl.envs._vector_worker import (
     shutdown,
 )
 from digirl.envs.base import ActionSpace
-from digirl.policies.base import ActFn, ActOutput
+from digirl.policies.base import ActFn, ActOutput, as_act_output
 
 __all__ = ["EpisodeJob", "RunnerStats", "VectorRunner", "env_factory", "run_expert"]
 
@@ -450,7 +450,7 @@ class VectorRunner:
             self.stats.policy_s += time.monotonic() - t0
             if len(raw) != len(ready):
                 raise ValueError(f"act_fn returned {len(raw)} outputs for {len(ready)} observations")
-            outs = [_as_output(o) for o in raw]
+            outs = [as_act_output(o) for o in raw]
         for ep, out in zip(ready, outs):
             if out is None:  # the expert had nothing to say mid-episode
                 self._finish(ep, active, done, spec, failure=f"expert: cheat() returned None at step {len(ep.steps)}")
@@ -479,14 +479,6 @@ class VectorRunner:
         except (ValueError, KeyError):  # an unknown codec name: keep a readable form
             text = str(action)
         return ActOutput(action, text, None)
-
-
-def _as_output(o: Any) -> ActOutput:
-    if isinstance(o, ActOutput):
-        return o
-    if isinstance(o, Action):
-        return ActOutput(o, str(o), None)
-    raise TypeError(f"act_fn must return ActOutput (or Action) items, got {type(o).__name__}")
 
 
 def run_expert(

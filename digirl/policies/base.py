@@ -14,7 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from digirl.core.actions import Action
 from digirl.core.types import Observation
 
-__all__ = ["ActFn", "ActOutput", "Policy"]
+__all__ = ["ActFn", "ActOutput", "Policy", "as_act_output"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,15 @@ class ActOutput:
     action: Action
     text: str
     log_prob: float | None = None
+
+
+def as_act_output(o: Any) -> ActOutput:
+    """Normalize what an act function returned: an ``ActOutput``, or a plain ``Action``."""
+    if isinstance(o, ActOutput):
+        return o
+    if isinstance(o, Action):
+        return ActOutput(o, str(o), None)
+    raise TypeError(f"act_fn must return ActOutput (or Action) items, got {type(o).__name__}")
 
 
 class ActFn(Protocol):
