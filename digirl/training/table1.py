@@ -50,34 +50,72 @@ class Table1Config:
     parallel: int = _f(8, "runs executed at the same time")
     perturbation: int = _f(1, "in-the-wild perturbation level")
     device: str = _f("auto", "policy device")
+    gpus: int | None = _f(None, "spread runs over this many GPUs (CUDA_VISIBLE_DEVICES per run); null = all visible")
+    ablations: bool = _f(False, "also run DigiRL off2on without the curriculum and with MC-return advantages")
     extra: list[str] = _f([], "extra key=value overrides passed to every train run")
 
 
-METHODS = (
-    ("sft", "Supervised (SFT)", None, None),
-    ("fbc_offline", "Offline · Filtered BC", "filtered_bc", "offline"),
-    ("digirl_offline", "Offline · DigiRL", "digirl", "offline"),
-    ("fbc_off2on", "Off-to-on · Filtered BC", "filtered_bc", "off2on"),
-    ("digirl_off2on", "Off-to-on · DigiRL", "digirl", "off2on"),
+# (key, row label, algorithm, mode, extra overrides)
+METHODS: tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...] = (
+    ("sft", "Supervised (SFT)", None, None, ()),
+    ("fbc_offline", "Offline · Filtered BC", "filtered_bc", "offline", ()),
+    ("digirl_offline", "Offline · DigiRL", "digirl", "offline", ()),
+    ("fbc_off2on", "Off-to-on · Filtered BC", "filtered_bc", "off2on", ()),
+    ("digirl_off2on", "Off-to-on · DigiRL", "digirl", "off2on", ()),
+)
+# The paper's ablations (its Fig. 6): each removes one ingredient from DigiRL off2on.
+ABLATIONS: tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...] = (
+    ("digirl_off2on_no_curriculum", "Ablation · DigiRL off2on, no curriculum", "digirl", "off2on", ("algo.curriculum=false",)),
+    ("digirl_off2on_mc", "Ablation · DigiRL off2on, MC-return advantage", "digirl", "off2on", ("algo.advantage=mc",)),
 )
 
 
-def _cli(args: list[str], log_file: Path) -> dict[str, Any]:
+def methods(cfg: Table1Config) -> tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...]:
+    return METHODS + (ABLATIONS if cfg.ablations else ())
+
+
+def _cli(args: list[str], log_file: Path, gpu: int | None = None, threads: int | None = None) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "digirl", *args, "--json"]
     with open(log_file, "w") as fh:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=_env())
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=_env(gpu, threads))
     if proc.returncode != 0:
         raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); see {log_file}")
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def _env() -> dict[str, str]:
+def _env(gpu: int | None = None, threads: int | None = None) -> dict[str, str]:
     import os
 
-    return dict(os.environ, DIGIRL_NO_PROGRESS="1")
+    env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
+    if threads is not None and "OMP_NUM_THREADS" not in os.environ:
+        env["OMP_NUM_THREADS"] = str(threads)  # many runs share the cores: no oversubscription
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
+    return env
 
 
-def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int) -> dict[str, Any]:
+def _threads(cfg: Table1Config) -> int:
+    """Torch threads per run: the cores shared by the runs that execute at once."""
+    import os
+
+    return max(1, (os.cpu_count() or 1) // max(1, cfg.parallel))
+
+
+def _visible_gpus(cfg: Table1Config) -> int:
+    """How many GPUs to spread runs over (0: leave CUDA_VISIBLE_DEVICES alone)."""
+    if cfg.gpus is not None:
+        return max(0, cfg.gpus)
+    if cfg.device == "cpu":
+        return 0
+    try:
+        import torch
+
+        return int(torch.cuda.device_count())
+    except Exception:
+        return 0
+
+
+def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None = None) -> dict[str, Any]:
     """Demos → SFT → SFT evaluation → offline datasets (small for off2on, large for offline)."""
     d = out / f"{tset}-s{seed}"
     d.mkdir(parents=True, exist_ok=True)
@@ -87,7 +125,12 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int) -> dict[str, An
         f"env.perturbation={cfg.perturbation}",
         f"policy.device={cfg.device}",
     ]
-    _cli(["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={cfg.demos}", f"sft.steps={cfg.sft_steps}"], d / "sft.log")
+    _cli(
+        ["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={cfg.demos}", f"sft.steps={cfg.sft_steps}"],
+        d / "sft.log",
+        gpu,
+        _threads(cfg),
+    )
     pol = str(d / "sft" / "policy")
     ev = _cli(
         [
@@ -100,11 +143,15 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int) -> dict[str, An
             f"eval.train_tasks={cfg.train_tasks}",
         ],
         d / "sft-eval.log",
+        gpu,
+        _threads(cfg),
     )
     n_large = cfg.offline_trajectories + cfg.iterations * cfg.rollout_size
     _cli(
         ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_large}", f"seed={seed}"],
         d / "collect.log",
+        gpu,
+        _threads(cfg),
     )
     # The off2on runs start from the first `offline_trajectories` of the same rollouts.
     from digirl.data.store import TrajectoryStore
@@ -116,7 +163,16 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int) -> dict[str, An
     return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
 
 
-def _train(cfg: Table1Config, prep: dict[str, Any], key: str, algo: str, mode: str, seed: int) -> dict[str, Any]:
+def _train(
+    cfg: Table1Config,
+    prep: dict[str, Any],
+    key: str,
+    algo: str,
+    mode: str,
+    seed: int,
+    overrides: tuple[str, ...] = (),
+    gpu: int | None = None,
+) -> dict[str, Any] | None:
     d: Path = prep["dir"]
     data = d / ("offline-large" if mode == "offline" else "offline-small")
     args = [
@@ -135,8 +191,15 @@ def _train(cfg: Table1Config, prep: dict[str, Any], key: str, algo: str, mode: s
         f"eval.train_tasks={cfg.train_tasks}",
         "log.tensorboard=false",
         *cfg.extra,
+        *overrides,
     ]
-    return _cli(args, d / f"{key}.log")
+    try:
+        res = _cli(args, d / f"{key}.log", gpu, _threads(cfg))
+    except RuntimeError as e:  # one failed run must not lose the others' results
+        log.error("%s", e)
+        return None
+    (d / f"{key}.json").write_text(json.dumps(res, default=str))
+    return res
 
 
 def _success(report: list[dict[str, Any]] | dict[str, Any], split: str) -> float | None:
@@ -154,15 +217,28 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     cells = [(s, seed) for s in cfg.sets for seed in cfg.seeds]
+    n_gpu = _visible_gpus(cfg)
+
+    def gpu_of(i: int) -> int | None:
+        return i % n_gpu if n_gpu > 1 else None
+
     with ThreadPoolExecutor(max_workers=max(1, cfg.parallel // 2)) as pool:
-        preps = dict(zip(cells, pool.map(lambda c: _prepare(cfg, out, c[0], c[1]), cells)))
+        preps = dict(zip(cells, pool.map(lambda ic: _prepare(cfg, out, ic[1][0], ic[1][1], gpu_of(ic[0])), enumerate(cells))))
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
-    jobs = [(c, key, algo, mode) for c in cells for key, _, algo, mode in METHODS if algo]
+    jobs = [(c, key, algo, mode, extra) for c in cells for key, _, algo, mode, extra in methods(cfg) if algo and mode]
     with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
-        results = list(pool.map(lambda j: _train(cfg, preps[j[0]], j[1], j[2], j[3], j[0][1]), jobs))
+        results = list(
+            pool.map(
+                lambda ij: _train(cfg, preps[ij[1][0]], ij[1][1], ij[1][2], ij[1][3], ij[1][0][1], ij[1][4], gpu_of(ij[0])),
+                enumerate(jobs),
+            )
+        )
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
     curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
-    for (c, key, _, mode), res in zip(jobs, results):
+    failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
+    for (c, key, _, mode, _), res in zip(jobs, results):
+        if res is None:
+            continue
         tset, _seed = c
         for split in ("train", "test"):
             v = _success(res["final"], split)
@@ -193,9 +269,13 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
         "config": cfg.__dict__,
         "results": raw,
         "curves": curves,
+        "failed_runs": failed,
     }
     (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
-    (out / "table1.md").write_text(table_markdown(raw, cfg))
+    md = table_markdown(raw, cfg)
+    if failed:
+        md += f"\nFailed runs (see their logs): {', '.join(failed)}\n"
+    (out / "table1.md").write_text(md)
     draw_curves(curves, raw, out / "curves.png")
     return summary
 
@@ -220,7 +300,7 @@ def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table
     sets = [s for s in cfg.sets if s in raw]
     head = "| Method | " + " | ".join(f"{s} train | {s} test" for s in sets) + " |"
     lines = [head, "|---|" + "---|---|" * len(sets)]
-    for key, label, _, _ in METHODS:
+    for key, label, _, _, _ in methods(cfg):
         cells = []
         for s in sets:
             m = raw[s].get(key, {})

@@ -22,9 +22,23 @@ def test_sft_collect_train_eval(tmp_path: Path, capsys):
     pol = str(tmp_path / "sft" / "policy")
     assert main(["collect", str(tmp_path / "off"), *TOY, f"policy.init={pol}", "trajectories=6", "--json"]) == 0
     assert _json(capsys)["trajectories"] == 6
-    args = [str(tmp_path / "run"), *TOY, "mode=off2on", f"offline_dataset={tmp_path / 'off'}", f"policy.init={pol}",
-            "iterations=1", "rollout_size=3", "eval.test_tasks=0", "eval.train_tasks=3", "algo.offline_actor_steps=2",
-            "algo.offline_critic_steps=2", "algo.actor_steps=2", "algo.critic_steps=2", "log.tensorboard=false", "--json"]
+    args = [
+        str(tmp_path / "run"),
+        *TOY,
+        "mode=off2on",
+        f"offline_dataset={tmp_path / 'off'}",
+        f"policy.init={pol}",
+        "iterations=1",
+        "rollout_size=3",
+        "eval.test_tasks=0",
+        "eval.train_tasks=3",
+        "algo.offline_actor_steps=2",
+        "algo.offline_critic_steps=2",
+        "algo.actor_steps=2",
+        "algo.critic_steps=2",
+        "log.tensorboard=false",
+        "--json",
+    ]
     assert main(["train", *args]) == 0
     out = _json(capsys)
     assert out["iterations"] == 1 and out["final"][0]["episodes"] == 3
@@ -52,9 +66,30 @@ def test_quickstart_tiny_budget(tmp_path: Path):
 
 @pytest.mark.slow
 def test_table1_smoke_preset(tmp_path: Path, capsys):
-    assert main(["bench", "table1", str(tmp_path / "t1"), "--preset", "table1-smoke", "--json"]) == 0
+    assert main(["bench", "table1", str(tmp_path / "t1"), "--preset", "table1-smoke", "ablations=true", "--json"]) == 0
     s = _json(capsys)
     rows = s["results"]["general"]
-    assert set(rows) == {"sft", "fbc_offline", "digirl_offline", "fbc_off2on", "digirl_off2on"}
-    assert "Off-to-on · DigiRL" in (tmp_path / "t1" / "table1.md").read_text()
+    assert set(rows) == {
+        "sft",
+        "fbc_offline",
+        "digirl_offline",
+        "fbc_off2on",
+        "digirl_off2on",
+        "digirl_off2on_no_curriculum",
+        "digirl_off2on_mc",
+    }
+    assert s["failed_runs"] == []
+    md = (tmp_path / "t1" / "table1.md").read_text()
+    assert "Off-to-on · DigiRL" in md and "no curriculum" in md
     assert (tmp_path / "t1" / "curves.png").is_file()
+    # the ablation runs really got their overrides (the resolved config is saved with each run)
+    saved = (tmp_path / "t1" / "general-s0" / "digirl_off2on_mc" / "config.yaml").read_text()
+    assert "advantage: mc" in saved
+
+
+def test_table1_spreads_runs_over_gpus():
+    from digirl.training.table1 import Table1Config, _env, _visible_gpus
+
+    assert _env(3)["CUDA_VISIBLE_DEVICES"] == "3"
+    assert _visible_gpus(Table1Config(device="cpu")) == 0
+    assert _visible_gpus(Table1Config(gpus=4)) == 4
