@@ -54,6 +54,11 @@ class AlgoConfig:
     critic_batch_size: int = _f(128, "critic minibatch size")
     value_loss: Literal["bce", "mse"] = _f("bce", "critic loss: cross-entropy on success (paper) or regression (ablation)")
     twin_critic: bool = _f(True, "twin step-critic heads, min taken (released code)")
+    critic_folds: int = _f(
+        1,
+        "cross-fitting: with K > 1 folds each trajectory's values come from critics trained on the other "
+        "folds, never on it, and held-out critic accuracy is logged (1 = the paper's in-sample fit)",
+    )
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.lam <= 1.0:
@@ -62,6 +67,8 @@ class AlgoConfig:
             raise ValueError("algo.batch_size and algo.grad_accum must be >= 1")
         if not 0.0 < self.curriculum_top <= 1.0:
             raise ValueError(f"algo.curriculum_top must be in (0, 1], got {self.curriculum_top}")
+        if self.critic_folds < 1:
+            raise ValueError(f"algo.critic_folds must be >= 1, got {self.critic_folds}")
 
 
 Phase = Literal["offline", "online"]

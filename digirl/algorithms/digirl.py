@@ -2,7 +2,9 @@
 
 One ``update`` reads top to bottom:
 
-1. fit V_instruct(c) and V(s, c) with cross-entropy on the episode's success label;
+1. fit V_instruct(c) and V(s, c) with cross-entropy on the episode's success label (with
+   ``critic_folds`` > 1: one pair of critics per fold, each trained on the other folds'
+   trajectories, so the values that score a trajectory come from critics that never saw it);
 2. (online phase) keep the trajectories in the top ``curriculum_top`` of r − V_instruct(c);
 3. compute each step's advantage (paper Eq. 4.3, or the released code's variant, or MC only);
 4. behaviour-clone the steps whose advantage exceeds 1/H (hard-filtered AWR, Eq. 4.2), or weight
@@ -13,6 +15,7 @@ The offline phase skips the curriculum and trains on all trajectories, as the pa
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,68 +43,129 @@ class DigiRL:
         self.policy = policy
         self.cfg = cfg
         self.device = policy.device
-        self.critic = StepCritic(policy.cfg, twin=cfg.twin_critic).to(self.device)
-        self.instruct_critic = InstructionCritic(buckets=policy.cfg.buckets).to(self.device)
+        self.folds = cfg.critic_folds
+        self.critics = [StepCritic(policy.cfg, twin=cfg.twin_critic).to(self.device) for _ in range(self.folds)]
+        self.instruct_critics = [InstructionCritic(buckets=policy.cfg.buckets).to(self.device) for _ in range(self.folds)]
         self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
-        self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=cfg.critic_lr)
-        self.instruct_opt = torch.optim.AdamW(self.instruct_critic.parameters(), lr=cfg.critic_lr)
+        self.critic_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.critics]
+        self.instruct_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.instruct_critics]
         self.rng = np.random.default_rng(seed)
         self._value_loss = bce_value_loss if cfg.value_loss == "bce" else mse_value_loss
 
     # ------------------------------------------------------------------ critics
-    def _fit_instruct(self, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
+    def fold(self, traj: Trajectory) -> int:
+        """The trajectory's fold: stable across iterations and resumes (a hash of its id)."""
+        if self.folds == 1:
+            return 0
+        return int(hashlib.blake2b(traj.traj_id.encode(), digest_size=4).hexdigest(), 16) % self.folds
+
+    def _training_set(self, trajs: Sequence[Trajectory], f: int) -> list[Trajectory]:
+        """What the critics of fold ``f`` learn from: every other fold (everything when unfolded)."""
+        if self.folds == 1:
+            return list(trajs)
+        out = [t for t in trajs if self.fold(t) != f]
+        return out or list(trajs)  # a tiny dataset with one fold only: fall back to in-sample
+
+    def _fit_critics(self, trajs: Sequence[Trajectory], offline: bool) -> dict[str, float]:
+        cfg = self.cfg
+        parts: list[dict[str, float]] = []
+        for f in range(self.folds):
+            train = self._training_set(trajs, f)
+            m = self._fit_instruct(f, train, cfg.instruct_critic_steps * (5 if offline else 1))
+            m |= self._fit_step_critic(f, train, cfg.offline_critic_steps if offline else cfg.critic_steps)
+            parts.append(m)
+        metrics = {k: float(np.mean([p[k] for p in parts])) for k in parts[0]}
+        if self.folds > 1:
+            metrics |= self._heldout_accuracy(trajs)
+        return metrics
+
+    def _heldout_accuracy(self, trajs: Sequence[Trajectory]) -> dict[str, float]:
+        """Accuracy of each trajectory's own (out-of-fold) critics on its success: honest critic quality."""
+        y = np.array([t.success for t in trajs])
+        v_ins = self.instruction_values(trajs)
+        v_steps = self.step_values(trajs)
+        step_hits = np.concatenate([(v[:-1] > 0.5) == s for v, s in zip(v_steps, y)])
+        return {
+            "critic/instruct_acc_heldout": float(((v_ins > 0.5) == y).mean()),
+            "critic/step_acc_heldout": float(step_hits.mean()),
+        }
+
+    def _fit_instruct(self, f: int, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
+        critic, opt = self.instruct_critics[f], self.instruct_opts[f]
         instr = [t.task.instruction for t in trajs]
         labels = torch.tensor([float(t.success) for t in trajs], device=self.device)
         losses, accs = [], []
-        self.instruct_critic.train()
+        critic.train()
         for _ in range(steps):
             idx = self.rng.integers(0, len(instr), size=min(self.cfg.critic_batch_size, len(instr)))
-            logits = self.instruct_critic.logits([instr[i] for i in idx], self.device)
+            logits = critic.logits([instr[i] for i in idx], self.device)
             y = labels[torch.from_numpy(idx).to(self.device)]
             loss = self._value_loss(logits, y)
-            self.instruct_opt.zero_grad(set_to_none=True)
+            opt.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
-            self.instruct_opt.step()
+            opt.step()
             losses.append(finite_or_raise("instruction-critic loss", float(loss.detach())))
             accs.append(float(((logits > 0).float() == y).float().mean()))
         return {"critic/instruct_loss": float(np.mean(losses)), "critic/instruct_acc": float(np.mean(accs))}
 
-    def _fit_step_critic(self, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
+    def _fit_step_critic(self, f: int, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
+        critic, opt = self.critics[f], self.critic_opts[f]
         pairs = [(s.observation, float(t.success)) for t in trajs for s in t.steps]
         losses, accs = [], []
-        self.critic.train()
+        critic.train()
         for _ in range(steps):
             idx = self.rng.integers(0, len(pairs), size=min(self.cfg.critic_batch_size, len(pairs)))
             obs = [pairs[i][0] for i in idx]
             y = torch.tensor([pairs[i][1] for i in idx], device=self.device)
-            logits = self.critic.logits(obs, self.device)  # [heads, B]
+            logits = critic.logits(obs, self.device)  # [heads, B]
             loss = sum(self._value_loss(head, y) for head in logits)
             assert isinstance(loss, torch.Tensor)
-            self.critic_opt.zero_grad(set_to_none=True)
+            opt.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
-            torch.nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.max_grad_norm)
-            self.critic_opt.step()
+            torch.nn.utils.clip_grad_norm_(critic.parameters(), self.cfg.max_grad_norm)
+            opt.step()
             losses.append(finite_or_raise("step-critic loss", float(loss.detach()) / len(logits)))
             accs.append(float(((logits[0] > 0).float() == y).float().mean()))
         return {"critic/step_loss": float(np.mean(losses)), "critic/step_acc": float(np.mean(accs))}
 
     # ------------------------------------------------------------------ advantages
+    def instruction_values(self, trajs: Sequence[Trajectory]) -> np.ndarray:
+        """V_instruct(c) of each trajectory, from the critic of its own fold."""
+        out = np.zeros(len(trajs))
+        for f in range(self.folds):
+            idx = [i for i, t in enumerate(trajs) if self.fold(t) == f]
+            if idx:
+                v = self.instruct_critics[f].value([trajs[i].task.instruction for i in idx], self.device)
+                out[idx] = v.cpu().numpy()
+        return out
+
+    def step_values(self, trajs: Sequence[Trajectory]) -> list[np.ndarray]:
+        """V(s_1..s_H, s_{H+1}) of each trajectory ([H+1] values), from the critic of its own fold."""
+        out: list[np.ndarray] = [np.zeros(0)] * len(trajs)
+        for f in range(self.folds):
+            idx = [i for i, t in enumerate(trajs) if self.fold(t) == f]
+            obs: list[Observation] = []
+            for i in idx:  # every step's observation and the final one, in one pass
+                t = trajs[i]
+                obs.extend(s.observation for s in t.steps)
+                obs.append(t.final_observation if t.final_observation is not None else t.steps[-1].observation)
+            if not obs:
+                continue
+            v_all = self.critics[f].value(obs, self.device).cpu().numpy().astype(np.float64)
+            pos = 0
+            for i in idx:
+                n = len(trajs[i].steps) + 1
+                out[i] = v_all[pos : pos + n]
+                pos += n
+        return out
+
     def advantages(self, trajs: Sequence[Trajectory]) -> list[np.ndarray]:
         """Per-trajectory step advantages under the configured estimator."""
         if self.cfg.advantage == "mc":
             return [np.asarray(t.mc_returns(self.cfg.gamma)) for t in trajs]
-        # V on every step's observation and on each episode's final observation, in one pass.
-        obs: list[Observation] = []
-        for t in trajs:
-            obs.extend(s.observation for s in t.steps)
-            obs.append(t.final_observation if t.final_observation is not None else t.steps[-1].observation)
-        v_all = self.critic.value(obs, self.device).cpu().numpy().astype(np.float64)
-        out, pos = [], 0
-        for t in trajs:
-            n = len(t.steps)
-            v = v_all[pos : pos + n]
-            nv = v_all[pos + 1 : pos + n + 1].copy()
-            pos += n + 1
+        out = []
+        for t, vals in zip(trajs, self.step_values(trajs)):
+            v, nv = vals[:-1], vals[1:].copy()
             if t.terminated:  # no value after a terminal state
                 nv[-1] = 0.0
             rewards = [s.reward for s in t.steps]
@@ -119,12 +183,11 @@ class DigiRL:
             return {}
         offline = phase == "offline"
         metrics: dict[str, float] = {}
-        metrics |= self._fit_instruct(trajs, cfg.instruct_critic_steps * (5 if offline else 1))
-        metrics |= self._fit_step_critic(trajs, cfg.offline_critic_steps if offline else cfg.critic_steps)
+        metrics |= self._fit_critics(trajs, offline)
 
         selected = trajs
         if cfg.curriculum and not offline:
-            v_ins = self.instruct_critic.value([t.task.instruction for t in trajs], self.device).cpu().numpy()
+            v_ins = self.instruction_values(trajs)
             score_keep = instruction_curriculum([t.reward for t in trajs], v_ins, cfg.curriculum_top)
             selected = [t for t, k in zip(trajs, score_keep) if k]
             scores = np.array([t.reward for t in trajs]) - v_ins
@@ -174,19 +237,33 @@ class DigiRL:
     def state_dict(self) -> dict[str, Any]:
         return {
             "optimizer": self.optimizer.state_dict(),
-            "critic": self.critic.state_dict(),
-            "critic_opt": self.critic_opt.state_dict(),
-            "instruct_critic": self.instruct_critic.state_dict(),
-            "instruct_opt": self.instruct_opt.state_dict(),
+            "critics": [c.state_dict() for c in self.critics],
+            "critic_opts": [o.state_dict() for o in self.critic_opts],
+            "instruct_critics": [c.state_dict() for c in self.instruct_critics],
+            "instruct_opts": [o.state_dict() for o in self.instruct_opts],
             "rng": self.rng.bit_generator.state,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        if "critic" in state:  # a checkpoint from before cross-fitting: one pair of critics
+            state = {
+                **state,
+                "critics": [state["critic"]],
+                "critic_opts": [state["critic_opt"]],
+                "instruct_critics": [state["instruct_critic"]],
+                "instruct_opts": [state["instruct_opt"]],
+            }
+        if len(state["critics"]) != self.folds:
+            raise ValueError(
+                f"the checkpoint has {len(state['critics'])} critic fold(s) but algo.critic_folds={self.folds}; "
+                "resume with the run's own config"
+            )
         self.optimizer.load_state_dict(state["optimizer"])
-        self.critic.load_state_dict(state["critic"])
-        self.critic_opt.load_state_dict(state["critic_opt"])
-        self.instruct_critic.load_state_dict(state["instruct_critic"])
-        self.instruct_opt.load_state_dict(state["instruct_opt"])
+        for f in range(self.folds):
+            self.critics[f].load_state_dict(state["critics"][f])
+            self.critic_opts[f].load_state_dict(state["critic_opts"][f])
+            self.instruct_critics[f].load_state_dict(state["instruct_critics"][f])
+            self.instruct_opts[f].load_state_dict(state["instruct_opts"][f])
         self.rng.bit_generator.state = state["rng"]
 
 

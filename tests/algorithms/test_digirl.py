@@ -1,0 +1,99 @@
+"""DigiRL's critics: cross-fitting keeps a trajectory's own outcome out of the values that score it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from digirl.algorithms.base import AlgoConfig
+from digirl.algorithms.digirl import DigiRL
+from digirl.core.types import Trajectory
+from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
+from digirl.policies.default import DefaultPolicy, PolicyNetConfig
+
+SMALL = dict(critic_steps=15, instruct_critic_steps=15, critic_batch_size=32)
+
+
+@pytest.fixture(scope="module")
+def rollouts() -> tuple[DefaultPolicy, list[Trajectory]]:
+    torch.manual_seed(0)
+    pol = DefaultPolicy(PolicyNetConfig(dim=32, layers=1))
+    with VectorRunner(env_factory("digirl/toy-tap-v0"), 1, mode="inline") as runner:
+        trajs = list(runner.run(lambda obs: pol.act(obs), [EpisodeJob(None, i) for i in range(24)]))
+    assert 0 < sum(t.success for t in trajs) < len(trajs)  # both outcomes present
+    return pol, trajs
+
+
+def _algo(pol: DefaultPolicy, folds: int) -> DigiRL:
+    torch.manual_seed(1)  # identical critic initialisation in every call
+    return DigiRL(pol, AlgoConfig(critic_folds=folds, **SMALL), seed=3)  # type: ignore[arg-type]
+
+
+def _flip(t: Trajectory) -> Trajectory:
+    """The same trajectory (same id and observations) with the opposite outcome."""
+    last = dataclasses.replace(t.steps[-1], reward=0.0 if t.success else 1.0)
+    return dataclasses.replace(t, steps=[*t.steps[:-1], last])
+
+
+def test_folds_are_stable_and_critics_never_train_on_their_own_fold(rollouts):
+    pol, trajs = rollouts
+    algo = _algo(pol, 2)
+    folds = [algo.fold(t) for t in trajs]
+    assert set(folds) == {0, 1}
+    assert folds == [algo.fold(dataclasses.replace(t)) for t in trajs]  # a function of traj_id only
+    for f in (0, 1):
+        assert all(algo.fold(t) != f for t in algo._training_set(trajs, f))
+    assert _algo(pol, 1)._training_set(trajs, 0) == trajs
+
+
+@pytest.mark.parametrize("folds", [1, 2])
+def test_values_ignore_the_trajectorys_own_outcome_only_when_cross_fitted(rollouts, folds):
+    pol, trajs = rollouts
+    i = 0
+    flipped = [*trajs]
+    flipped[i] = _flip(trajs[i])
+    assert flipped[i].success != trajs[i].success and flipped[i].traj_id == trajs[i].traj_id
+
+    a, b = _algo(pol, folds), _algo(pol, folds)
+    a._fit_critics(trajs, offline=False)
+    b._fit_critics(flipped, offline=False)
+    va, vb = a.step_values([trajs[i]])[0], b.step_values([flipped[i]])[0]
+    ia, ib = a.instruction_values([trajs[i]]), b.instruction_values([flipped[i]])
+    if folds == 2:  # the critics that score trajectory i never saw it: bit-identical values
+        np.testing.assert_array_equal(va, vb)
+        np.testing.assert_array_equal(ia, ib)
+    else:  # in-sample (the paper): its own label moved its values
+        assert not np.array_equal(va, vb)
+
+
+def test_cross_fitted_update_logs_heldout_accuracy_and_round_trips(rollouts):
+    pol, trajs = rollouts
+    algo = _algo(pol, 2)
+    m = algo.update(trajs, "online")
+    for k in ("critic/step_acc_heldout", "critic/instruct_acc_heldout", "critic/step_acc", "train/kept_step_fraction"):
+        assert 0.0 <= m[k] <= 1.0, k
+    other = _algo(pol, 2)
+    other.load_state_dict(algo.state_dict())
+    np.testing.assert_array_equal(other.step_values(trajs[:3])[1], algo.step_values(trajs[:3])[1])
+    with pytest.raises(ValueError, match="critic fold"):
+        _algo(pol, 1).load_state_dict(algo.state_dict())
+
+
+def test_loads_a_checkpoint_from_before_cross_fitting(rollouts):
+    pol, trajs = rollouts
+    old = _algo(pol, 1)
+    new_format = old.state_dict()
+    legacy = {
+        "optimizer": new_format["optimizer"],
+        "critic": new_format["critics"][0],
+        "critic_opt": new_format["critic_opts"][0],
+        "instruct_critic": new_format["instruct_critics"][0],
+        "instruct_opt": new_format["instruct_opts"][0],
+        "rng": new_format["rng"],
+    }
+    fresh = _algo(pol, 1)
+    fresh.load_state_dict(legacy)
+    np.testing.assert_array_equal(fresh.step_values(trajs[:2])[0], old.step_values(trajs[:2])[0])
