@@ -14,6 +14,7 @@ web app, the 160×210 task area for MiniWoB++. The mapping:
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from dataclasses import dataclass
@@ -21,12 +22,20 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
-from playwright.async_api import Page
+from playwright.async_api import CDPSession, Page
 
 from digirl.core.actions import Action, ActionType
 from digirl.core.types import UIElement
 
-__all__ = ["ELEMENTS_JS", "Region", "apply_pointer_or_key", "elements_from_js", "frame_from_bytes"]
+__all__ = [
+    "ELEMENTS_JS",
+    "Region",
+    "apply_pointer_or_key",
+    "capture",
+    "elements_from_js",
+    "frame_from_bytes",
+    "observe_js",
+]
 
 #: Steps of the pointer path of a drag (enough for drag handlers that sample mousemove).
 DRAG_STEPS = 8
@@ -50,19 +59,35 @@ class Region:
         return (min(1.0, max(0.0, nx)), min(1.0, max(0.0, ny)))
 
 
-# Does the element under (x, y), or an ancestor, scroll along the gesture's main axis?
-_SCROLLABLE_JS = """([x, y, vertical]) => {
+# The element under (x, y), or an ancestor, that scrolls along the gesture's main axis (or null).
+_SCROLLER_JS = """([x, y, vertical]) => {
   let el = document.elementFromPoint(x, y);
   const root = document.scrollingElement || document.documentElement;
   while (el) {
     const cs = getComputedStyle(el);
     const ov = vertical ? cs.overflowY : cs.overflowX;
     const room = vertical ? el.scrollHeight - el.clientHeight : el.scrollWidth - el.clientWidth;
-    if (room > 1 && (ov === 'auto' || ov === 'scroll' || el === root)) return true;
+    if (room > 1 && (ov === 'auto' || ov === 'scroll' || el === root)) return el;
     el = el.parentElement;
   }
-  return false;
+  return null;
 }"""
+_SCROLL_POS_JS = "(el) => [el.scrollLeft, el.scrollTop]"
+# A wheel event scrolls asynchronously (and maybe animated): wait, frame by frame, until the
+# scroller has moved from where it was before the wheel and then held still for 2 frames (or did
+# not move within 8 frames: it was already at its end). Resolves to whether it moved.
+_SCROLL_SETTLE_JS = """(el, before) => new Promise((resolve) => {
+  let last = before, still = 0, moved = false, frames = 0;
+  const tick = () => {
+    const p = [el.scrollLeft, el.scrollTop];
+    if (p[0] !== last[0] || p[1] !== last[1]) { moved = true; still = 0; } else still++;
+    last = p;
+    frames++;
+    if ((moved && still >= 2) || (!moved && frames >= 8) || frames >= 120) resolve(moved);
+    else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})"""
 
 
 async def apply_pointer_or_key(page: Page, action: Action, region: Region) -> dict[str, Any]:
@@ -75,10 +100,17 @@ async def apply_pointer_or_key(page: Page, action: Action, region: Region) -> di
             return {}
         x1, y1 = region.to_page(action.lift)
         dx, dy = x1 - x0, y1 - y0
-        if await page.evaluate(_SCROLLABLE_JS, [x0, y0, abs(dy) >= abs(dx)]):
-            await page.mouse.move(x0, y0)
-            await page.mouse.wheel(-dx, -dy)
-            return {"gesture": "scroll"}
+        handle = await page.evaluate_handle(_SCROLLER_JS, [x0, y0, abs(dy) >= abs(dx)])
+        try:
+            scroller = handle.as_element()
+            if scroller is not None:
+                before = await scroller.evaluate(_SCROLL_POS_JS)
+                await page.mouse.move(x0, y0)
+                await page.mouse.wheel(-dx, -dy)
+                moved = await scroller.evaluate(_SCROLL_SETTLE_JS, before)  # the observation shows the result
+                return {"gesture": "scroll", "scrolled": bool(moved)}
+        finally:
+            await handle.dispose()
         await page.mouse.move(x0, y0)
         await page.mouse.down()
         await page.mouse.move(x1, y1, steps=DRAG_STEPS)
@@ -93,6 +125,22 @@ async def apply_pointer_or_key(page: Page, action: Action, region: Region) -> di
     raise ValueError(f"{action.kind} is not a pointer or key action")
 
 
+async def capture(cdp: CDPSession, region: Region, scroll: tuple[float, float], image_format: str = "png") -> bytes:
+    """Screenshot of ``region`` (viewport pixels) through the DevTools session, as PNG/JPEG bytes.
+
+    ``Page.captureScreenshot`` clips in *document* coordinates, hence the page's ``scroll`` offset.
+    Compared with ``page.screenshot(clip=...)`` this skips Playwright's preparation round trips
+    (caret-hiding style sheet added and removed, fonts wait, layout metrics): measured about 6 ms
+    less browser + driver CPU per screenshot for the 160×210 MiniWoB area, the same pixels.
+    """
+    clip = {"x": region.x + scroll[0], "y": region.y + scroll[1], "width": region.width, "height": region.height, "scale": 1}
+    params: dict[str, Any] = {"format": image_format, "clip": clip, "optimizeForSpeed": True}
+    if image_format == "jpeg":
+        params["quality"] = 80  # page.screenshot's default
+    reply = await cdp.send("Page.captureScreenshot", params)
+    return base64.b64decode(reply["data"])
+
+
 def frame_from_bytes(data: bytes, width: int, height: int) -> np.ndarray:
     """Decode a screenshot to uint8 H×W×3, resized (bilinear) to ``width``×``height`` if needed."""
     with Image.open(io.BytesIO(data)) as im:
@@ -102,7 +150,8 @@ def frame_from_bytes(data: bytes, width: int, height: int) -> np.ndarray:
         return np.asarray(rgb, dtype=np.uint8)
 
 
-# Visible elements worth showing a policy: interactive ones and those with their own text.
+# Visible elements worth showing a policy: interactive ones and those with their own text. A
+# checkbox or radio button reads "on"/"off" (its checked state, as the simulator's switches do).
 # Returns a JSON string of [x0, y0, x1, y1, text, kind, clickable, focused, ref] rows in page pixels:
 # one string is cheaper to ship than Playwright's value-by-value serialization (measured ~0.5 ms
 # less Python CPU per call).
@@ -130,8 +179,9 @@ ELEMENTS_JS = """([rx, ry, rw, rh, limit]) => {
     if (tag === 'INPUT') {
       const t = (el.type || 'text').toLowerCase();
       kind = INPUT_KINDS[t] || 'input';
-      text = kind === 'button' ? el.value : (t === 'password' ? '*'.repeat(el.value.length) : el.value)
-        || el.placeholder || '';
+      if (kind === 'checkbox' || kind === 'radio') text = el.checked ? 'on' : 'off';  // its state, not its value
+      else if (kind === 'button') text = el.value;
+      else text = (t === 'password' ? '*'.repeat(el.value.length) : el.value) || el.placeholder || '';
     } else if (tag === 'TEXTAREA') { kind = 'input'; text = el.value || el.placeholder || ''; }
     else if (tag === 'SELECT') {
       kind = 'select'; text = el.selectedIndex >= 0 ? el.options[el.selectedIndex].text : '';
@@ -141,7 +191,9 @@ ELEMENTS_JS = """([rx, ry, rw, rh, limit]) => {
     else if (tag === 'IMG' || tag === 'CANVAS' || tag === 'svg') {
       kind = 'image'; text = el.getAttribute('alt') || '';
     }
-    const clickable = kind !== '' && kind !== 'image' || cs.cursor === 'pointer' || el.onclick !== null;
+    // a <label> of a control is clickable: clicking it toggles or focuses the control
+    const clickable = kind !== '' && kind !== 'image' || cs.cursor === 'pointer' || el.onclick !== null
+      || (tag === 'LABEL' && el.control !== null);
     if (!kind) { if (!own && !clickable) continue; kind = 'text'; }
     const ref = el.id ? '#' + el.id : tag.toLowerCase() + ':' + i;
     out.push([r.left, r.top, r.right, r.bottom, text.slice(0, 200), kind, clickable, el === active, ref]);
@@ -167,3 +219,21 @@ def elements_from_js(payload: str, region: Region) -> tuple[UIElement, ...]:
             )
         )
     return tuple(out)
+
+
+def observe_js(probe: str | None = None, elements: bool = True) -> str:
+    """One page function for everything an observation reads from the DOM besides pixels.
+
+    Called with ``[rx, ry, rw, rh, limit]``, it returns ``[scrollX, scrollY, elements, probe]``:
+    the scroll offset (for the screenshot clip), the :data:`ELEMENTS_JS` payload (``null`` without
+    ``elements``, and then its text is not shipped at all) and the value of ``probe`` — a
+    synchronous JS function text such as an env's reward read (or ``null``). One ``evaluate``
+    instead of three saves about 0.6 ms of Python and 2–4 ms of browser + driver CPU per call avoided.
+    """
+    return (
+        "(args) => {\n"
+        f"  const elements = {ELEMENTS_JS if elements else 'null'};\n"
+        f"  const probe = {probe or 'null'};\n"
+        "  return [window.scrollX, window.scrollY, elements ? elements(args) : null, probe ? probe() : null];\n"
+        "}"
+    )

@@ -2,8 +2,9 @@
 
 The env API is synchronous (:class:`~digirl.envs.base.DeviceEnv`); the work is a coroutine per
 reset/step (``areset`` / ``astep``) run on the shared :class:`~digirl.browser.pool.BrowserPool`
-loop. One step = the action, then the screenshot, the element list and the reward read, the last
-three concurrently. Browser and page failures become :class:`~digirl.core.errors.EnvFailure`
+loop. One step = the action, then the screenshot (a raw DevTools capture) concurrently with one page
+``evaluate`` that reads the element list, the scroll offset and, for envs with a status probe
+(MiniWoB), the reward. Browser and page failures become :class:`~digirl.core.errors.EnvFailure`
 (after one automatic retry for resets); after a failed step, call ``reset()``.
 """
 
@@ -15,18 +16,19 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from digirl.browser.actions import (
-    ELEMENTS_JS,
     Region,
     apply_pointer_or_key,
+    capture,
     elements_from_js,
     frame_from_bytes,
+    observe_js,
 )
 from digirl.browser.pool import BrowserConfig, BrowserPool, PageSession
 from digirl.core.actions import Action, ActionType
@@ -41,6 +43,7 @@ log = logging.getLogger(__name__)
 #: Most elements reported per observation (keeps the JS call cheap on big pages).
 MAX_ELEMENTS = 200
 _NAV_ERRORS = ("Execution context was destroyed", "navigation", "Cannot find context")
+_FONTS_READY_JS = "() => document.fonts.ready.then(() => 0)"
 
 
 def _short(e: BaseException) -> str:
@@ -62,8 +65,16 @@ class Judge(Protocol):
 class BrowserEnv(DeviceEnv):
     """Base of the Chromium envs: one page (in its own context) of a shared browser.
 
-    Subclasses implement ``_resolve_task`` (sync, cheap), ``_a_begin`` and ``_a_status`` (async).
+    Subclasses implement ``_resolve_task`` (sync, cheap), ``_a_begin`` and either ``_a_status``
+    (async, runs concurrently with the screenshot) or a ``status_probe`` (a synchronous JS function
+    text read in the same ``evaluate`` as the element list) with ``_status_from_probe``.
     """
+
+    #: JS function text whose value ``_status_from_probe`` turns into the step's reward/termination.
+    status_probe: str | None = None
+    #: Wait for ``document.fonts.ready`` before each screenshot (what ``page.screenshot`` does);
+    #: pages without web fonts (MiniWoB) skip the round trip.
+    wait_for_fonts: bool = True
 
     def __init__(
         self,
@@ -92,6 +103,9 @@ class BrowserEnv(DeviceEnv):
         self.reset_retries = max(0, int(reset_retries))
         self._frame: np.ndarray | None = None
         self._elems: tuple[UIElement, ...] | None = None
+        self._scroll = (0.0, 0.0)  # the page's last known scroll offset (screenshot clips need it)
+        self._pointer_moved = True  # the mouse may be somewhere on the page (a reset may park it)
+        self._observe_js = {el: observe_js(self.status_probe, el) for el in (False, True)}
         self._prefetched: tuple[str, Any] | None = None
         self._seed_arg: int | None = None
         #: The seed of the current episode (drawn from the env's rng when reset() got none).
@@ -113,6 +127,12 @@ class BrowserEnv(DeviceEnv):
 
     async def _a_status(self, page: Page, action: Action) -> StepResult:
         """Reward and termination after ``action`` (runs concurrently with the screenshot)."""
+        if self.status_probe is None:
+            raise NotImplementedError
+        return self._status_from_probe(await self._eval(page, self.status_probe), action)
+
+    def _status_from_probe(self, value: Any, action: Action) -> StepResult:
+        """Reward and termination from the value of :attr:`status_probe`."""
         raise NotImplementedError
 
     async def _a_finish(self, page: Page, action: Action, result: StepResult) -> StepResult:
@@ -136,18 +156,35 @@ class BrowserEnv(DeviceEnv):
         return None
 
     # ------------------------------------------------------------------ async core
-    async def _a_capture(self, page: Page) -> None:
+    async def _a_capture(self, page: Page) -> Any:
+        """Screenshot + element list (+ the status probe's value, which is returned).
+
+        The capture uses the last known scroll offset; the ``evaluate`` running next to it reports
+        the current one, and in the rare case they differ (the step scrolled the page) the region
+        is captured again at the right place.
+        """
         r = self.region
-        fmt: Literal["png", "jpeg"] = "jpeg" if self.image_format == "jpeg" else "png"
-        shot = page.screenshot(type=fmt, clip={"x": r.x, "y": r.y, "width": r.width, "height": r.height}, caret="hide")
-        if self.with_elements:
-            data, rows = await asyncio.gather(shot, self._eval(page, ELEMENTS_JS, [r.x, r.y, r.width, r.height, MAX_ELEMENTS]))
-            self._elems = elements_from_js(rows, self.region)
+        cdp = self._session.cdp
+        if self.wait_for_fonts:
+            await self._eval(page, _FONTS_READY_JS)
+        shot = capture(cdp, r, self._scroll, self.image_format)
+        value: Any = None
+        if self.with_elements or self.status_probe is not None:
+            args = [r.x, r.y, r.width, r.height, MAX_ELEMENTS]
+            js = self._observe_js[self.with_elements]
+            data, (sx, sy, rows, value) = await asyncio.gather(shot, self._eval(page, js, args))
+            self._elems = elements_from_js(rows, r) if rows is not None else None
         else:
-            data = await shot
+            data, metrics = await asyncio.gather(shot, cdp.send("Page.getLayoutMetrics"))
+            sx, sy = metrics["cssVisualViewport"]["pageX"], metrics["cssVisualViewport"]["pageY"]
             self._elems = None
+        scroll = (float(sx), float(sy))
+        if scroll != self._scroll:
+            self._scroll = scroll
+            data = await capture(cdp, r, scroll, self.image_format)
         h, w = self.observation_space.screenshot.height, self.observation_space.screenshot.width
         self._frame = frame_from_bytes(data, w, h)
+        return value
 
     @staticmethod
     async def _eval(page: Page, js: str, arg: Any = None) -> Any:
@@ -191,9 +228,14 @@ class BrowserEnv(DeviceEnv):
             elif action.ends_episode:
                 info = {}
             else:
+                if action.type is ActionType.DUAL_POINT:
+                    self._pointer_moved = True
                 info = await apply_pointer_or_key(page, action, self.region)
             await self._a_settle(page)
-            _, result = await asyncio.gather(self._a_capture(page), self._a_status(page, action))
+            if self.status_probe is not None:
+                result = self._status_from_probe(await self._a_capture(page), action)
+            else:
+                _, result = await asyncio.gather(self._a_capture(page), self._a_status(page, action))
             result = await self._a_finish(page, action, result)
         except (PlaywrightError, asyncio.TimeoutError) as e:
             await self._session.discard()

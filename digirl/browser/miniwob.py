@@ -46,7 +46,8 @@ VIEWPORT = (500, 320)
 _NO_LIMIT_MS = 24 * 3600 * 1000
 
 _READY_JS = "() => typeof core !== 'undefined' && typeof genProblem === 'function'"
-# Blur first: focus (and its ring) would otherwise survive from the previous episode.
+# Blur first: focus (and its ring) would otherwise survive from the previous episode. Returns
+# [ready, utterance] (one round trip for the reset and the instruction).
 _RESET_JS = """([seed, mode, maxMs]) => {
   if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
   core.endEpisode(0);
@@ -54,7 +55,7 @@ _RESET_JS = """([seed, mode, maxMs]) => {
   core.setDataMode(mode);
   core.EPISODE_MAX_TIME = maxMs;
   core.startEpisodeReal();
-  return WOB_TASK_READY;
+  return [WOB_TASK_READY, WOB_TASK_READY ? core.getUtterance() : null];
 }"""
 _UTTERANCE_JS = "() => core.getUtterance()"
 _STATUS_JS = "() => [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_GLOBAL, WOB_REWARD_REASON]"
@@ -68,6 +69,10 @@ class MiniWoBEnv(BrowserEnv):
     ``base_url`` points at another copy of the ``html`` folder. ``cheat()`` is the task's scripted
     solver (see :data:`digirl.browser.solvers.SOLVERS`) or ``None``.
     """
+
+    # The reward is read in the same evaluate as the element list; MiniWoB uses no web fonts.
+    status_probe = _STATUS_JS
+    wait_for_fonts = False
 
     def __init__(
         self,
@@ -149,16 +154,21 @@ class MiniWoBEnv(BrowserEnv):
         )
 
     async def _a_begin(self, page: Page, plan: Any, seed: int, fresh: bool) -> TaskSpec:
+        if fresh:
+            self._pointer_moved = False  # a new page has never seen the pointer: nothing hovers
         if fresh or page.url != self.url:
             await page.goto(self.url, wait_until="load")
             await page.wait_for_function(_READY_JS)
-        # Park the pointer outside the task area: a hover left by the last episode changes pixels.
-        await page.mouse.move(VIEWPORT[0] - 1, VIEWPORT[1] - 1)
+        if self._pointer_moved:
+            # Park the pointer outside the task area: a hover left by the last episode changes
+            # pixels. (A frame-aligned input event: ~17 ms, so it is skipped when not needed.)
+            await page.mouse.move(VIEWPORT[0] - 1, VIEWPORT[1] - 1)
+            self._pointer_moved = False
         limit_ms = _NO_LIMIT_MS if self.page_time_limit_s is None else int(self.page_time_limit_s * 1000)
-        ready = await page.evaluate(_RESET_JS, [seed, self.data_mode, limit_ms])
+        ready, utt = await page.evaluate(_RESET_JS, [seed, self.data_mode, limit_ms])
         if not ready:
             await page.wait_for_function("() => WOB_TASK_READY === true")
-        utt = await page.evaluate(_UTTERANCE_JS)
+            utt = await page.evaluate(_UTTERANCE_JS)
         fields: dict[str, Any] = {}
         if isinstance(utt, dict):  # some tasks return {utterance, fields}
             fields = dict(utt.get("fields") or {})
@@ -186,8 +196,8 @@ class MiniWoBEnv(BrowserEnv):
             return result
         return None
 
-    async def _a_status(self, page: Page, action: Action) -> StepResult:
-        done, raw, decayed, reason = await page.evaluate(_STATUS_JS)
+    def _status_from_probe(self, value: Any, action: Action) -> StepResult:
+        done, raw, decayed, reason = value
         if not done:
             return StepResult(0.0, False, {})
         raw = float(raw or 0.0)

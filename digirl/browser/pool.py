@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from digirl.core.errors import ConfigError, EnvFailure
 
-__all__ = ["DEFAULT_ARGS", "FAST_FRAME_ARGS", "BrowserConfig", "BrowserPool", "PageSession", "chromium_pids"]
+__all__ = ["DEFAULT_ARGS", "FAST_FRAME_ARGS", "HIDE_CARET_JS", "BrowserConfig", "BrowserPool", "PageSession", "chromium_pids"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -82,6 +82,19 @@ class BrowserConfig:
             )
         if self.navigation_timeout_s <= 0 or self.operation_timeout_s <= 0 or self.launch_timeout_s <= 0:
             raise ConfigError("browser timeouts must be positive")
+
+
+#: Runs in every document before its own scripts: a constructed (DOM-less) style sheet that makes
+#: text carets transparent, so a blinking caret never changes the pixels of an observation. This is
+#: what Playwright's ``page.screenshot(caret="hide")`` does, but once per document instead of adding
+#: and removing a style sheet around every screenshot (two extra round trips and a style recalc).
+HIDE_CARET_JS = """(() => {
+  try {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync('*, *::before, *::after { caret-color: transparent !important; }');
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  } catch (e) {}
+})();"""
 
 
 # ----------------------------------------------------------------------------- process helpers
@@ -337,13 +350,18 @@ class BrowserPool:
 
 
 class PageSession:
-    """One browser context with one page, reopened after a crash or a browser relaunch."""
+    """One browser context with one page, reopened after a crash or a browser relaunch.
+
+    :attr:`cdp` is a raw DevTools session on the page: envs take their screenshots through it
+    (``Page.captureScreenshot``), which skips the per-call preparation of ``page.screenshot``.
+    """
 
     def __init__(self, pool: BrowserPool, *, viewport: tuple[int, int]) -> None:
         self.pool = pool
         self.viewport = viewport
         self._context: BrowserContext | None = None
         self._page: Page | None = None
+        self._cdp: CDPSession | None = None
         self._generation = -1
         self._crashed = False
 
@@ -368,12 +386,15 @@ class PageSession:
             device_scale_factor=1,
             service_workers="block",
         )
+        self._context = ctx  # closed by discard() if what follows fails
         nav_ms = self.pool.config.navigation_timeout_s * 1000
         ctx.set_default_navigation_timeout(nav_ms)
         ctx.set_default_timeout(self.pool.config.operation_timeout_s * 1000)
+        await ctx.add_init_script(script=HIDE_CARET_JS)
         page = await ctx.new_page()
         page.on("crash", self._on_crash)
-        self._context, self._page = ctx, page
+        self._cdp = await ctx.new_cdp_session(page)
+        self._page = page
         self._generation = self.pool.generation
         self._crashed = False
         return page, True
@@ -385,13 +406,20 @@ class PageSession:
         assert self._page is not None
         return self._page
 
+    @property
+    def cdp(self) -> CDPSession:
+        """The DevTools session of the open page (see :meth:`current`)."""
+        if self._cdp is None or not self.is_open:
+            raise EnvFailure("the page was lost (page or browser crash); the episode cannot continue")
+        return self._cdp
+
     def _on_crash(self, _page: Page) -> None:
         log.warning("a page crashed")
         self._crashed = True
 
     async def discard(self) -> None:
         """Close the context (if any); the next :meth:`ensure` opens a fresh one."""
-        ctx, self._context, self._page = self._context, None, None
+        ctx, self._context, self._page, self._cdp = self._context, None, None, None
         if ctx is not None:
             try:
                 await asyncio.wait_for(ctx.close(), 5.0)

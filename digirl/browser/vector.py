@@ -15,9 +15,11 @@ page, where the process runner would start one Chromium per worker.
 from __future__ import annotations
 
 import asyncio
+import logging
+import queue
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,8 @@ from digirl.policies.base import ActFn, ActOutput, as_act_output
 
 __all__ = ["BrowserVectorEnv", "collect_solver_demos"]
 
+log = logging.getLogger(__name__)
+
 StepOut = tuple[Observation, float, bool, bool, dict[str, Any]]
 
 
@@ -46,7 +50,6 @@ class _Episode:
     task: TaskSpec | None = None
     steps: list[Step] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-    expert_action: Action | None = None
 
 
 class BrowserVectorEnv:
@@ -213,132 +216,272 @@ class BrowserVectorEnv:
         expert: bool = False,
         max_episode_retries: int = 2,
         expert_text: Callable[[Action], str] = str,
+        min_batch: int = 1,
     ) -> Iterator[Trajectory]:
         """Run every job; yield each Trajectory when it completes (same contract as ``VectorRunner.run``).
 
-        ``act_fn`` gets the observations of every env waiting for an action, in one call. With
-        ``expert=True`` (``act_fn=None``) the scripted solver acts. A reset/step EnvFailure restarts
-        the episode with the same seed up to ``max_episode_retries`` times, then the episode is
-        yielded with ``env_failure=True`` and the reasons in ``failure_reason``/``metadata["failures"]``.
+        Every page proceeds on its own: its reset or step runs on the browser loop as soon as it
+        has work, and ``act_fn`` gets, in one call, the observations of every page waiting for an
+        action at that moment — at least one, or at least ``min_batch`` (fewer when fewer episodes
+        are left): a larger ``min_batch`` trades page idle time for fewer, larger policy calls,
+        ``min_batch >= num_envs`` is lock-step. The first call gets the first observation of every
+        page, reset together. With ``expert=True``
+        (``act_fn=None``) the scripted solver acts; its DOM read and the step run as one operation
+        on the loop. A reset/step EnvFailure restarts the episode with the same seed up to
+        ``max_episode_retries`` times, then the episode is yielded with ``env_failure=True`` and the
+        reasons in ``failure_reason``/``metadata["failures"]``. If the caller stops iterating (or
+        ``act_fn`` raises), the operations in flight are waited for before ``run`` returns.
         """
         if expert == (act_fn is not None):
             raise ValueError("pass either an act_fn or expert=True (not both, not neither)")
+        if max_episode_retries < 0:
+            raise ValueError(f"max_episode_retries must be >= 0, got {max_episode_retries}")
+        if min_batch < 1:
+            raise ValueError(f"min_batch must be >= 1, got {min_batch}")
         jobs = list(jobs)
         for j in jobs:
             if not isinstance(j, EpisodeJob):
                 raise TypeError(f"jobs must be EpisodeJob instances, got {type(j).__name__}")
-        return self._run(act_fn, jobs, on_trajectory, expert, max_episode_retries, expert_text)
+        return _Run(self, act_fn, on_trajectory, expert, max_episode_retries, expert_text, min_batch).run(jobs)
 
-    def _run(
+
+#: What an operation on the browser loop reports back: (slot, kind, payload, result).
+_Done = tuple[int, str, Any, Any]
+
+
+class _Run:
+    """One ``BrowserVectorEnv.run``: an episode per page slot, each advanced as its page is ready.
+
+    Reset/step coroutines are submitted to the pool's loop one page at a time; each reports to
+    ``self.done`` (a thread-safe queue) when it finishes. The calling thread turns those reports
+    into the envs' bookkeeping (via the prefetch hand-off of ``BrowserEnv.reset``/``step``), finishes
+    or retries episodes, and batches the observations of every idle page into one ``act_fn`` call.
+    """
+
+    #: How long past an operation's own time limit its report may be late before the loop is
+    #: declared stuck (the limits are enforced on the loop; this only guards against a dead loop).
+    STUCK_MARGIN_S = 15.0
+
+    def __init__(
         self,
+        venv: BrowserVectorEnv,
         act_fn: ActFn | None,
-        jobs: list[EpisodeJob],
         on_trajectory: Callable[[Trajectory], None] | None,
         expert: bool,
         retries: int,
         expert_text: Callable[[Action], str],
-    ) -> Iterator[Trajectory]:
-        queue = deque(jobs)
-        slots: dict[int, _Episode] = {}
-        restart: list[_Episode] = []
-        while queue or slots or restart:
-            # 1. start episodes in free slots (restarts first)
-            starting = restart[:]
-            restart.clear()
-            for i in range(self.num_envs):
-                if i not in slots and i not in {e.slot for e in starting} and queue:
-                    starting.append(_Episode(queue.popleft(), i))
-            if starting:
-                res = self.reset_many(
-                    [e.job.seed for e in starting],
-                    [e.job.task for e in starting],
-                    [e.slot for e in starting],
-                    [{"attempt": e.attempt} for e in starting],
-                )
-                for ep, r in zip(starting, res):
-                    slots[ep.slot] = ep
-                    if isinstance(r, EnvFailure):
-                        yield from self._fault(ep, slots, restart, f"reset: {r}", retries, on_trajectory)
-                    else:
-                        ep.obs, ep.task, ep.steps = r[0], self.envs[ep.slot].task, []
-            ready = [ep for ep in slots.values() if ep.obs is not None]
-            if not ready:
-                continue
-            # 2. one policy call for every env waiting
-            if expert:
-                acts = self.cheat_many([ep.slot for ep in ready])
-                outs: list[ActOutput | EnvFailure | None] = [
-                    a if not isinstance(a, Action) else ActOutput(a, expert_text(a), None) for a in acts
-                ]
-            else:
-                assert act_fn is not None
-                t0 = time.monotonic()
-                raw = list(act_fn([ep.obs for ep in ready if ep.obs is not None]))
-                self.stats.policy_calls += 1
-                self.stats.policy_s += time.monotonic() - t0
-                if len(raw) != len(ready):
-                    raise ValueError(f"act_fn returned {len(raw)} outputs for {len(ready)} observations")
-                outs = [as_act_output(o) for o in raw]
-            stepping = []
-            for ep, out in zip(ready, outs):
-                if isinstance(out, EnvFailure):
-                    yield from self._fault(ep, slots, restart, f"cheat: {out}", retries, on_trajectory)
-                elif out is None:
-                    if not ep.steps:
-                        raise ValueError(
-                            f"the env in slot {ep.slot} has no scripted solver: cheat() returned None right after reset"
-                        )
-                    yield from self._done(ep, slots, f"expert: cheat() returned None at step {len(ep.steps)}", on_trajectory)
-                else:
-                    stepping.append((ep, out))
-            if not stepping:
-                continue
-            # 3. one concurrent step of every env that has an action
-            t0 = time.monotonic()
-            results = self.step_many([o.action for _, o in stepping], [ep.slot for ep, _ in stepping])
-            self.stats.env_wait_s += time.monotonic() - t0
-            for (ep, out), sr in zip(stepping, results):
-                if isinstance(sr, EnvFailure):
-                    yield from self._fault(ep, slots, restart, f"step: {sr}", retries, on_trajectory)
-                    continue
-                obs, reward, term, trunc, info = sr
-                assert ep.obs is not None
-                ep.steps.append(Step(ep.obs, out.action, out.text, reward, term, trunc, info, out.log_prob))
-                ep.obs = obs
-                self.stats.steps += 1
-                if term or trunc:
-                    yield from self._done(ep, slots, "", on_trajectory)
+        min_batch: int = 1,
+    ) -> None:
+        self.venv = venv
+        self.min_batch = min_batch
+        self.stats = venv.stats
+        self.act_fn = act_fn
+        self.on_trajectory = on_trajectory
+        self.expert = expert
+        self.retries = retries
+        self.expert_text = expert_text
+        self.queue: deque[EpisodeJob] = deque()
+        self.slots: dict[int, _Episode] = {}
+        self.busy: dict[int, float] = {}  # slot -> deadline of its operation in flight
+        self.done: queue.SimpleQueue[_Done] = queue.SimpleQueue()
 
-    def _fault(
-        self,
-        ep: _Episode,
-        slots: dict[int, _Episode],
-        restart: list[_Episode],
-        reason: str,
-        retries: int,
-        on_trajectory: Callable[[Trajectory], None] | None,
-    ) -> Iterator[Trajectory]:
+    # ------------------------------------------------------------------ the loop
+    def run(self, jobs: list[EpisodeJob]) -> Iterator[Trajectory]:
+        self.queue.extend(jobs)
+        try:
+            for slot in range(self.venv.num_envs):
+                if self.queue:
+                    self._start(_Episode(self.queue.popleft(), slot))
+            first = True
+            while self.slots:
+                if first or not self._enough(self._idle()):
+                    reports = self._wait(wait_all=first)
+                    first = False
+                else:
+                    reports = self._drain()
+                for report in reports:
+                    yield from self._on_report(report)
+                idle = self._idle()
+                if idle and self._enough(idle):
+                    yield from self._act(idle)
+        finally:
+            self._settle()
+
+    def _idle(self) -> list[_Episode]:
+        """The live episodes waiting for an action (no operation in flight)."""
+        return [ep for ep in self.slots.values() if ep.obs is not None and ep.slot not in self.busy]
+
+    def _enough(self, idle: list[_Episode]) -> bool:
+        return len(idle) >= max(1, min(self.min_batch, len(self.slots)))
+
+    def _wait(self, wait_all: bool) -> list[_Done]:
+        """Block until one report arrives (or, with ``wait_all``, every operation in flight)."""
+        if not self.busy:
+            raise RuntimeError("BrowserVectorEnv.run: nothing in flight and no page idle")  # a bug
+        t0 = time.monotonic()
+        out: list[_Done] = []
+        while self.busy and (wait_all or not out):
+            limit = min(self.busy.values()) + self.STUCK_MARGIN_S - time.monotonic()
+            try:
+                report = self.done.get(timeout=max(0.0, limit))
+            except queue.Empty:
+                raise EnvFailure(
+                    f"the browser loop did not answer within {self.STUCK_MARGIN_S:.0f} s of an operation's time limit"
+                ) from None
+            self.busy.pop(report[0], None)
+            out.append(report)
+        self.stats.env_wait_s += time.monotonic() - t0
+        return out + self._drain()
+
+    def _drain(self) -> list[_Done]:
+        out: list[_Done] = []
+        while True:
+            try:
+                report = self.done.get_nowait()
+            except queue.Empty:
+                return out
+            self.busy.pop(report[0], None)
+            out.append(report)
+
+    def _settle(self) -> None:
+        """Wait (bounded) for the operations still in flight, dropping their results."""
+        while self.busy:
+            try:
+                report = self.done.get(timeout=max(0.0, max(self.busy.values()) - time.monotonic()) + 1.0)
+            except queue.Empty:
+                log.warning("BrowserVectorEnv.run: %d browser operations did not finish", len(self.busy))
+                return
+            self.busy.pop(report[0], None)
+
+    # ------------------------------------------------------------------ operations on the loop
+    def _submit(self, slot: int, kind: str, payload: Any, coro: Coroutine[Any, Any, Any], timeout: float) -> None:
+        venv = self.venv
+        env = venv.envs[slot]
+        if venv.pool.closed:
+            coro.close()
+            raise EnvFailure("the browser pool is closed")
+
+        async def op() -> None:
+            result = await venv._guard(env, coro, timeout)
+            self.done.put((slot, kind, payload, result))
+
+        self.busy[slot] = time.monotonic() + timeout
+        asyncio.run_coroutine_threadsafe(op(), venv.pool.loop)
+
+    def _start(self, ep: _Episode) -> None:
+        """Begin (or restart) ``ep`` on its slot: submit the page reset."""
+        self.slots[ep.slot] = ep
+        env = self.venv.envs[ep.slot]
+        plan, fixed = env._resolve_task(ep.job.task, np.random.default_rng(ep.job.seed))  # user errors raise here
+        seed = ep.job.seed if fixed is None else fixed
+        self._submit(ep.slot, "reset", None, env.areset(plan, int(seed)), env._reset_timeout())
+
+    def _step(self, ep: _Episode, out: ActOutput) -> None:
+        env = self.venv.envs[ep.slot]
+        self._submit(ep.slot, "step", out, env.astep(out.action), self.venv.pool.config.operation_timeout_s)
+
+    def _expert_step(self, ep: _Episode) -> None:
+        env = self.venv.envs[ep.slot]
+
+        async def solve_and_step() -> tuple[str, Any, Any]:
+            try:
+                action = await env._a_cheat(env._session.current())
+            except Exception as e:  # reported as a cheat failure (the page or the solver's JS)
+                return ("cheat", e, None)
+            if action is None:
+                return ("none", None, None)
+            return ("step", action, await env.astep(action))
+
+        self._submit(ep.slot, "expert", None, solve_and_step(), self.venv.pool.config.operation_timeout_s)
+
+    # ------------------------------------------------------------------ reports → bookkeeping
+    def _on_report(self, report: _Done) -> Iterator[Trajectory]:
+        slot, kind, payload, result = report
+        ep = self.slots[slot]
+        env = self.venv.envs[slot]
+        if kind == "reset":
+            env._prefetched = ("reset", result)
+            try:
+                obs, _ = env.reset(seed=ep.job.seed, options={"task": ep.job.task, "attempt": ep.attempt})
+            except EnvFailure as e:
+                yield from self._fault(ep, f"reset: {e}")
+                return
+            ep.obs, ep.task, ep.steps = obs, env.task, []
+            return
+        if kind == "expert" and not isinstance(result, BaseException):
+            what, value, result = result
+            if what == "cheat":
+                yield from self._fault(ep, f"cheat: {value if isinstance(value, EnvFailure) else EnvFailure(str(value))}")
+                return
+            if what == "none":
+                if not ep.steps:
+                    raise ValueError(f"the env in slot {slot} has no scripted solver: cheat() returned None right after reset")
+                yield from self._finish(ep, f"expert: cheat() returned None at step {len(ep.steps)}")
+                return
+            payload = ActOutput(value, self.expert_text(value), None)
+        elif kind == "expert":  # the solver's step failed or timed out (action unknown)
+            payload = None
+        yield from self._apply(ep, payload, result)
+
+    def _apply(self, ep: _Episode, out: ActOutput | None, result: Any) -> Iterator[Trajectory]:
+        """Hand a step's result to the env's bookkeeping; record it, finish or retry the episode."""
+        env = self.venv.envs[ep.slot]
+        if out is None:  # an expert step whose action never came back: only a failure is possible
+            assert isinstance(result, BaseException)
+            if not isinstance(result, EnvFailure):
+                raise result
+            yield from self._fault(ep, f"step: {result}")
+            return
+        if out.action.is_valid:  # an invalid action never reaches the page (result is None)
+            env._prefetched = ("step", result)
+        try:
+            obs, reward, term, trunc, info = env.step(out.action)
+        except EnvFailure as e:
+            yield from self._fault(ep, f"step: {e}")
+            return
+        assert ep.obs is not None
+        ep.steps.append(Step(ep.obs, out.action, out.text, reward, term, trunc, info, out.log_prob))
+        ep.obs = obs
+        self.stats.steps += 1
+        if term or trunc:
+            yield from self._finish(ep, "")
+
+    def _act(self, idle: list[_Episode]) -> Iterator[Trajectory]:
+        """One policy call for every idle page (or the solvers), then submit their steps."""
+        if self.expert:
+            for ep in idle:
+                self._expert_step(ep)
+            return
+        assert self.act_fn is not None
+        t0 = time.monotonic()
+        raw = list(self.act_fn([ep.obs for ep in idle if ep.obs is not None]))
+        self.stats.policy_calls += 1
+        self.stats.policy_s += time.monotonic() - t0
+        if len(raw) != len(idle):
+            raise ValueError(f"act_fn returned {len(raw)} outputs for {len(idle)} observations")
+        for ep, out in zip(idle, (as_act_output(o) for o in raw)):
+            if out.action.is_valid:
+                self._step(ep, out)
+            else:  # nothing happens on the page: the env spends the step at once
+                yield from self._apply(ep, out, None)
+
+    # ------------------------------------------------------------------ episode ends
+    def _fault(self, ep: _Episode, reason: str) -> Iterator[Trajectory]:
         ep.failures.append(reason)
-        if ep.attempt <= retries:
+        if ep.attempt <= self.retries:
             self.stats.retries += 1
-            restart.append(_Episode(ep.job, ep.slot, attempt=ep.attempt + 1, failures=ep.failures))
-            del slots[ep.slot]
+            self._start(_Episode(ep.job, ep.slot, attempt=ep.attempt + 1, failures=ep.failures))
             return
         n = ep.attempt
-        yield from self._done(ep, slots, f"{reason} ({n} attempt{'s' if n > 1 else ''})", on_trajectory)
+        yield from self._finish(ep, f"{reason} ({n} attempt{'s' if n > 1 else ''})")
 
-    def _done(
-        self,
-        ep: _Episode,
-        slots: dict[int, _Episode],
-        failure: str,
-        on_trajectory: Callable[[Trajectory], None] | None,
-    ) -> Iterator[Trajectory]:
+    def _finish(self, ep: _Episode, failure: str) -> Iterator[Trajectory]:
+        """Build the trajectory, give the slot its next job, then yield the trajectory."""
         job = ep.job
         task = ep.task
         if task is None:
             task = job.task if isinstance(job.task, TaskSpec) else TaskSpec(instruction=job.task or "")
-        env = self.envs[ep.slot]
+        env = self.venv.envs[ep.slot]
         traj = Trajectory(
             task=task,
             steps=ep.steps,
@@ -358,9 +501,11 @@ class BrowserVectorEnv:
         )
         self.stats.episodes += 1
         self.stats.env_failures += int(bool(failure))
-        del slots[ep.slot]
-        if on_trajectory is not None:
-            on_trajectory(traj)
+        del self.slots[ep.slot]
+        if self.queue:  # the page starts its next episode while the caller handles this one
+            self._start(_Episode(self.queue.popleft(), ep.slot))
+        if self.on_trajectory is not None:
+            self.on_trajectory(traj)
         yield traj
 
 

@@ -8,6 +8,14 @@ from typing import Any
 from digirl.cli.common import add_json_flag, add_parser, emit_json
 
 
+def _help(p: argparse.ArgumentParser) -> Any:
+    def show(_: argparse.Namespace) -> int:
+        p.print_help()
+        return 0
+
+    return show
+
+
 def _cmd_table1(args: argparse.Namespace) -> int:
     from digirl.config.core import load_config
     from digirl.training.table1 import Table1Config, run_table1
@@ -41,4 +49,4 @@ def add_commands(sub: Any) -> None:
     t.add_argument("overrides", nargs="*", metavar="key=value")
     add_json_flag(t)
     t.set_defaults(func=_cmd_table1)
-    p.set_defaults(func=lambda a: (p.print_help(), 0)[1])
+    p.set_defaults(func=_help(p))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -43,7 +44,7 @@ def build_policy(cfg: PolicyConfig, *, seed: int) -> DefaultPolicy:
 def env_fn(cfg: EnvConfig) -> Callable[[], Any]:
     from digirl.envs.vector import env_factory
 
-    return env_factory(cfg.id, **cfg.env_kwargs())  # type: ignore[no-any-return]
+    return env_factory(cfg.id, **cfg.env_kwargs())
 
 
 def is_browser_env(env_id: str) -> bool:
@@ -63,14 +64,14 @@ def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec | None]:
     if cfg.task_file and split == cfg.train_split:
         from digirl.sim.tasks.tasksets import load_task_file
 
-        return load_task_file(cfg.task_file)
+        return list[TaskSpec | None](load_task_file(cfg.task_file))
     if cfg.id.startswith("digirl/miniwob."):
         return [None] * SEEDED_TASK_SLOTS
     if cfg.id.startswith("digirl/sim-"):
         from digirl.sim.tasks.tasksets import load_taskset
 
         name = cfg.id.removeprefix("digirl/sim-").split("-")[0]
-        return load_taskset(name, split)
+        return list[TaskSpec | None](load_taskset(name, split))
     from digirl.envs.registry import make
 
     env = make(cfg.id, **cfg.env_kwargs())
@@ -110,18 +111,26 @@ def policy_act_fn(policy: DefaultPolicy, *, greedy: bool, temperature: float) ->
     return act
 
 
-def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int]) -> list[Any]:
+def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[Any]:
     from digirl.envs.vector import EpisodeJob
 
     return [EpisodeJob(task=t, seed=int(s)) for t, s in zip(tasks, seeds)]
 
 
 class BrowserRunner:
-    """Gives ``BrowserVectorEnv`` the ``VectorRunner.run`` signature the training code uses."""
+    """Gives ``BrowserVectorEnv`` the ``VectorRunner.run`` signature the training code uses.
 
-    def __init__(self, venv: Any, max_episode_retries: int) -> None:
+    ``BrowserVectorEnv.run`` calls the policy while the pages keep working, so the policy shares
+    the cores with Chromium. While a run is iterated, torch is limited to ``torch_threads``
+    intra-op threads (default: half the cores, at least 1): OpenMP workers waiting for all cores
+    would otherwise spin against Chromium (measured on 2 cores, login-user, 4 pages: 8 env steps/s
+    with torch's default 2 threads, 27 with 1).
+    """
+
+    def __init__(self, venv: Any, max_episode_retries: int, *, torch_threads: int | None = None) -> None:
         self.venv = venv
         self.max_episode_retries = max_episode_retries
+        self.torch_threads = max(1, (os.cpu_count() or 2) // 2) if torch_threads is None else max(1, torch_threads)
 
     def run(
         self,
@@ -138,7 +147,18 @@ class BrowserRunner:
         kw: dict[str, Any] = {"expert": expert, "max_episode_retries": self.max_episode_retries}
         if expert_text is not None:
             kw["expert_text"] = expert_text
-        return self.venv.run(act_fn, jobs, **kw)  # type: ignore[no-any-return]
+        trajectories = self.venv.run(act_fn, jobs, **kw)
+        return trajectories if expert else self._with_torch_threads(trajectories)
+
+    def _with_torch_threads(self, trajectories: Iterator[Trajectory]) -> Iterator[Trajectory]:
+        before = torch.get_num_threads()
+        if self.torch_threads < before:
+            torch.set_num_threads(self.torch_threads)
+        try:
+            yield from trajectories
+        finally:
+            if torch.get_num_threads() != before:
+                torch.set_num_threads(before)
 
     def close(self) -> None:
         self.venv.close()

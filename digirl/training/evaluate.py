@@ -92,11 +92,11 @@ def summarize(trajs: Iterable[Trajectory], split: str) -> EvalReport:
 
 
 def eval_tasks(
-    test_pool: Sequence[TaskSpec], train_pool: Sequence[TaskSpec], n_test: int, n_train: int, seed: int
-) -> dict[str, list[TaskSpec]]:
+    test_pool: Sequence[TaskSpec | None], train_pool: Sequence[TaskSpec | None], n_test: int, n_train: int, seed: int
+) -> dict[str, list[TaskSpec | None]]:
     """DigiRL's protocol: the first ``n_test`` test tasks in order; ``n_train`` random train tasks."""
     rng = np.random.default_rng(seed)
-    out: dict[str, list[TaskSpec]] = {}
+    out: dict[str, list[TaskSpec | None]] = {}
     if n_test > 0 and test_pool:
         out["test"] = list(test_pool[:n_test])
     if n_train > 0 and train_pool:

@@ -140,8 +140,8 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         # ------------------------------------------------------------ offline phase (once)
         if cfg.mode in ("offline", "off2on") and not state.offline_done:
             t0 = time.perf_counter()
-            m = algo.update(buffer.trajectories(), "offline")
-            metrics.log(m | {"timing_s/offline_update": time.perf_counter() - t0}, 0)
+            m_off = algo.update(buffer.trajectories(), "offline")
+            metrics.log(m_off | {"timing_s/offline_update": time.perf_counter() - t0}, 0)
             state.offline_done = True
             if etasks and runner is not None:
                 do_eval(0, 0)
