@@ -41,6 +41,20 @@ const tap = (el) => {
   }
   return {op: 'tap', x: r.left + r.width / 2, y: r.top + r.height / 2};
 };
+// Tap a control's label on its words (not on the box): the element a policy can match to the
+// instruction is the label's text, so demonstrations should point there. Falls back to tap(label).
+const tapLabel = (label) => {
+  const words = Array.from(label.childNodes).filter((n) => n.nodeType === 3 && n.textContent.trim());
+  if (words.length) {
+    const range = document.createRange();
+    range.selectNodeContents(words[words.length - 1]);
+    const r = range.getBoundingClientRect();
+    const x = r.left + r.width / 2, y = r.top + r.height / 2;
+    const top = document.elementFromPoint(x, y);
+    if (r.width >= 1 && top && (top === label || label.contains(top))) return {op: 'tap', x: x, y: y};
+  }
+  return tap(label);
+};
 const quoted = (s) => (s.match(/"([^"]*)"/g) || []).map((q) => q.slice(1, -1));
 const textOf = (el) => el.textContent.replace(/\s+/g, ' ').trim();
 const byText = (sel, text) => $$(sel).find((e) => textOf(e) === text && visible(e));
@@ -85,14 +99,14 @@ SOLVERS: dict[str, str] = {
         const names = !m || m[1] === 'nothing' ? [] : m[1].split(', ');
         for (const label of $$('#boxes label')) {
           const box = label.querySelector('input');
-          if (box.checked !== names.includes(textOf(label))) return tap(box);
+          if (box.checked !== names.includes(textOf(label))) return tapLabel(label);
         }
         return tap(document.getElementById('subbtn'));""",
     "click-option": """
         const want = utt.match(/^Select (.*) and click Submit/)[1];
         const label = $$('#boxes label').find((l) => textOf(l) === want);
         const radio = label.querySelector('input');
-        return radio.checked ? tap(document.getElementById('subbtn')) : tap(radio);""",
+        return radio.checked ? tap(document.getElementById('subbtn')) : tapLabel(label);""",
     "click-collapsible": """
         const open = $$('.ui-accordion-content').some(visible);
         return tap(open ? document.getElementById('subbtn') : document.querySelector('#area h3'));""",

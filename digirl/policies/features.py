@@ -134,6 +134,29 @@ def element_under(elements: Sequence[UIElement], x: float, y: float, limit: int 
     return best
 
 
+_FRACTIONS = sorted(
+    ((fx / 10, fy / 10) for fx in range(1, 10) for fy in range(1, 10)),
+    key=lambda f: (f[0] - 0.5) ** 2 + (f[1] - 0.5) ** 2,
+)
+
+
+def tap_point(elements: Sequence[UIElement], index: int) -> tuple[float, float]:
+    """Where to tap so that the tap reads back as ``elements[index]`` under ``element_under``.
+
+    The centre when it is not covered by a smaller element, else the interior point nearest the
+    centre that is (e.g. a label whose centre lies on its own radio button): a tap the policy chose
+    must encode back to the same choice, or training on its own trajectories teaches it a different
+    action. Falls back to the centre when smaller elements cover the whole element.
+    """
+    el = elements[index]
+    x0, y0, x1, y1 = el.bounds
+    for fx, fy in ((0.5, 0.5), *_FRACTIONS):
+        x, y = round(x0 + fx * (x1 - x0), 4), round(y0 + fy * (y1 - y0), 4)
+        if element_under(elements, x, y) == index:
+            return x, y
+    return el.center
+
+
 def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
     b = len(observations)
     L, K, T = spec.max_instruction_words, spec.max_elements, spec.max_element_words
@@ -254,7 +277,7 @@ def decode_action(
 ) -> Action:
     name = KINDS[kind]
     if name == "tap_element" and 0 <= element < len(elements):
-        return Action.tap(*elements[element].center)
+        return Action.tap(*tap_point(elements, element))
     if name in ("tap_element", "tap_grid"):
         c = max(cell, 0)
         cx, cy = c % spec.grid_cols, c // spec.grid_cols
