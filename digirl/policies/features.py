@@ -134,6 +134,7 @@ def element_under(elements: Sequence[UIElement], x: float, y: float, limit: int 
     return best
 
 
+# Points inside a box, as fractions of its size, nearest the centre first (the centre is the first).
 _FRACTIONS = sorted(
     ((fx / 10, fy / 10) for fx in range(1, 10) for fy in range(1, 10)),
     key=lambda f: (f[0] - 0.5) ** 2 + (f[1] - 0.5) ** 2,
@@ -150,7 +151,7 @@ def tap_point(elements: Sequence[UIElement], index: int) -> tuple[float, float]:
     """
     el = elements[index]
     x0, y0, x1, y1 = el.bounds
-    for fx, fy in ((0.5, 0.5), *_FRACTIONS):
+    for fx, fy in _FRACTIONS:
         x, y = round(x0 + fx * (x1 - x0), 4), round(y0 + fy * (y1 - y0), 4)
         if element_under(elements, x, y) == index:
             return x, y
