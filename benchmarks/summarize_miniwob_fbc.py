@@ -1,5 +1,5 @@
-"""Summarize ``run_miniwob_fbc.sh`` runs: test success per task and seed at 0/128/256/384 online
-episodes, as ``summary.md`` and ``summary.json`` in the output folder.
+"""Summarize ``run_miniwob_fbc.sh`` runs: test success per task and seed at each evaluation (by online
+episodes), as ``summary.md`` and ``summary.json`` in the output folder.
 
     python benchmarks/summarize_miniwob_fbc.py OUT_DIR
 """
@@ -37,10 +37,9 @@ def curves(out: Path) -> dict[str, dict[int, list[tuple[int, float]]]]:
 
 def main(out: Path) -> None:
     data = curves(out)
-    lines = [
-        "| task | seed | test success at 0 / 128 / 256 / 384 online episodes | gain |",
-        "|---|---|---|---|",
-    ]
+    first = next((pts for by_seed in data.values() for pts in by_seed.values()), [])
+    at = " / ".join(str(n) for n, _ in first)  # the evaluation points (online episodes) of the runs
+    lines = [f"| task | seed | test success at {at} online episodes | gain |", "|---|---|---|---|"]
     summary: dict[str, dict[str, object]] = {}
     for task, by_seed in data.items():
         gains = []
