@@ -1,10 +1,12 @@
 """The default policy learns a MiniWoB++ task in a real Chromium: SFT from solver demos, then
-online Filtered BC through ``BrowserVectorEnv`` (the README's recipe, shortened).
+online Filtered BC through ``BrowserVectorEnv``.
 
 click-link ("Click on the link X." among a paragraph's links): 4 demos give a policy that picks
-the right link about half the time; 256 online episodes must raise held-out success clearly
-(measured with seed 0 after 256 episodes: +28, +28 and +38 points in three runs; pages run
-asynchronously, so a run is not bit-reproducible, and the assertion asks for +15).
+the right link about 60% of the time; 384 online episodes (the README's recipe) raise it to about
+90%. Measured gains on 50 evaluation seeds over eleven runs: +10 to +44 points, median +28. Pages run
+asynchronously, so no run is bit-reproducible; the test evaluates 100 fixed seeds (the same before
+and after, so the comparison is paired) and asks for +8 points, which by our estimate fails about once in 40 runs
+if the gains keep that spread. (Asking +15 after 256 episodes failed in a CI run: 52% -> 66%.)
 """
 
 from __future__ import annotations
@@ -37,11 +39,11 @@ def test_filtered_bc_learns_click_link_from_demos_and_online_rl(tmp_path: Path) 
             "mode=online",
             f"policy.init={tmp_path / 'sft' / 'policy'}",
             "algo.name=filtered_bc",
-            "iterations=8",
+            "iterations=12",
             "rollout_size=32",
-            "eval.test_tasks=50",
+            "eval.test_tasks=100",
             "eval.train_tasks=0",
-            "eval.every=8",
+            "eval.every=12",
             "log.tensorboard=false",
             "seed=0",
         ],
@@ -49,5 +51,5 @@ def test_filtered_bc_learns_click_link_from_demos_and_online_rl(tmp_path: Path) 
     history = train(cfg, tmp_path / "run")["history"]
     evals = [h for h in history if "eval/test_success_rate" in h]
     before, after = evals[0]["eval/test_success_rate"], evals[-1]["eval/test_success_rate"]
-    assert evals[0]["online_trajectories"] == 0 and evals[-1]["online_trajectories"] == 256
-    assert after >= before + 0.15, f"Filtered BC did not learn click-link: {before:.2f} -> {after:.2f}"
+    assert evals[0]["online_trajectories"] == 0 and evals[-1]["online_trajectories"] == 384
+    assert after >= before + 0.08, f"Filtered BC did not learn click-link: {before:.2f} -> {after:.2f}"
