@@ -35,7 +35,7 @@ def quickstart(
     num_envs: int = 2,
     algo: str = "digirl",
 ) -> dict[str, Any]:
-    from digirl.policies.default import DefaultPolicy
+    from digirl.policies.registry import load_policy
     from digirl.training.common import make_runner, task_pool
     from digirl.training.evaluate import eval_tasks
     from digirl.training.loop import evaluate_policy, train
@@ -84,7 +84,7 @@ def quickstart(
     runner = make_runner(ecfg.env)
     try:
         sft_report = evaluate_policy(
-            DefaultPolicy.load(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed
+            load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed
         )[0]
     finally:
         runner.close()

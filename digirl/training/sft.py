@@ -16,7 +16,15 @@ import torch
 
 from digirl.algorithms.base import Sample, bc_update
 from digirl.core.types import Trajectory
-from digirl.training.common import build_policy, jobs_for, make_runner, policy_act_fn, sample_tasks, task_pool
+from digirl.training.common import (
+    build_policy,
+    jobs_for,
+    make_runner,
+    policy_act_fn,
+    require_trainable,
+    sample_tasks,
+    task_pool,
+)
 from digirl.training.config import CollectConfig, SFTRunConfig
 
 log = logging.getLogger(__name__)
@@ -111,7 +119,7 @@ def sft(cfg: SFTRunConfig, out_dir: str | Path, *, trajectories: list[Trajectory
             TrajectoryStore(out / "demos", info={"env_id": cfg.env.id, "producer": "digirl sft"}).append(trajectories)
     good = [t for t in trajectories if t.success]
     samples = [Sample(s.observation, s.action) for t in good for s in t.steps]
-    policy = build_policy(cfg.policy, seed=cfg.seed)
+    policy = require_trainable(build_policy(cfg.policy, seed=cfg.seed), "digirl sft")
     opt = torch.optim.AdamW(policy.parameters(), lr=cfg.sft.lr)
     rng = np.random.default_rng(cfg.seed)
     losses: list[float] = []
