@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -16,6 +17,8 @@ from digirl.envs.vector import EpisodeJob, RunnerStats
 from digirl.policies.base import ActFn
 
 __all__ = ["BrowserCollector", "make_browser_collector"]
+
+log = logging.getLogger(__name__)
 
 
 class BrowserCollector:
@@ -81,9 +84,12 @@ def make_browser_collector(
     env_kwargs: dict[str, Any],
     step_timeout_s: float,
     max_episode_retries: int,
+    deterministic: bool,
     options: dict[str, Any],
 ) -> Collector:
     """One Chromium with ``num_envs`` pages (the registry's choice for browser envs)."""
+    if deterministic:
+        log.warning("browser pages run concurrently: collection order and policy batches depend on timing (not deterministic)")
     torch_threads = options.pop("torch_threads", None)
     if options:
         raise ValueError(f"the browser runner takes only torch_threads, got {sorted(options)}")

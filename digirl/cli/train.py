@@ -91,7 +91,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     train_pool = task_pool(cfg.env, cfg.env.train_split) if cfg.eval.train_tasks else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if cfg.eval.test_tasks else []
     tasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
-    runner = make_runner(cfg.env)
+    runner = make_runner(cfg.env, deterministic=cfg.deterministic)
     try:
         reports = evaluate_policy(
             policy, runner, tasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed

@@ -86,9 +86,14 @@ def make_collector(
     env_kwargs: Mapping[str, Any] | None = None,
     step_timeout_s: float = 30.0,
     max_episode_retries: int = 2,
+    deterministic: bool = False,
     options: Mapping[str, Any] | None = None,
 ) -> Collector:
-    """A collector for ``env_id``; ``options`` are backend-specific (e.g. a Ray cluster address)."""
+    """A collector for ``env_id``; ``options`` are backend-specific (e.g. a Ray cluster address).
+
+    ``deterministic``: schedule episodes so that the same jobs and policy give the same trajectories
+    whatever the timing (backends that cannot, e.g. the browser's concurrent pages, say so in a warning).
+    """
     from digirl.envs.registry import spec
 
     s = spec(env_id)  # unknown ids fail here, before any worker starts
@@ -104,6 +109,7 @@ def make_collector(
         env_kwargs=dict(env_kwargs or {}),
         step_timeout_s=step_timeout_s,
         max_episode_retries=max_episode_retries,
+        deterministic=deterministic,
         options=dict(options or {}),
     )
     return collector
@@ -117,6 +123,7 @@ def _vector_collector(
     env_kwargs: dict[str, Any],
     step_timeout_s: float,
     max_episode_retries: int,
+    deterministic: bool,
     options: dict[str, Any],
 ) -> Collector:
     from digirl.envs.vector import VectorRunner, env_factory
@@ -130,4 +137,7 @@ def _vector_collector(
         mode=mode,
         step_timeout_s=step_timeout_s,
         max_episode_retries=max_episode_retries,
+        # Waiting for every reset makes each policy batch hold every active episode: batches, and so
+        # sampled actions, no longer depend on timing. Costs little unless resets are slow (emulators).
+        reset_batch_wait_s=float("inf") if deterministic else 1.0,
     )

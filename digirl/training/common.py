@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from digirl.core.types import Observation, TaskSpec
+from digirl.core.types import Observation, TaskSpec, Trajectory
 from digirl.envs.collector import Collector, make_collector
+from digirl.envs.vector import EpisodeJob
 from digirl.policies.base import ActingPolicy, ActOutput, Policy, is_trainable
 from digirl.policies.registry import build_policy, resolve_device
 from digirl.training.config import EnvConfig
@@ -18,6 +18,7 @@ log = logging.getLogger(__name__)
 
 __all__ = [
     "build_policy",
+    "in_job_order",
     "jobs_for",
     "make_runner",
     "policy_act_fn",
@@ -74,7 +75,7 @@ def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec | None]:
         env.close()
 
 
-def make_runner(cfg: EnvConfig) -> Collector:
+def make_runner(cfg: EnvConfig, *, deterministic: bool = False) -> Collector:
     """The collector of ``cfg.runner`` (``auto``: what the env's registration asks for)."""
     return make_collector(
         cfg.id,
@@ -83,7 +84,14 @@ def make_runner(cfg: EnvConfig) -> Collector:
         env_kwargs=cfg.env_kwargs(),
         step_timeout_s=cfg.step_timeout_s,
         max_episode_retries=cfg.max_episode_retries,
+        deterministic=deterministic,
     )
+
+
+def in_job_order(trajectories: Iterable[Trajectory], jobs: Sequence[EpisodeJob]) -> list[Trajectory]:
+    """Trajectories sorted by their job's position (collectors yield them in completion order)."""
+    order = {j.job_id: i for i, j in enumerate(jobs)}
+    return sorted(trajectories, key=lambda t: order.get(t.metadata.get("job_id", -1), len(order)))
 
 
 def policy_act_fn(
@@ -95,9 +103,7 @@ def policy_act_fn(
     return act
 
 
-def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[Any]:
-    from digirl.envs.vector import EpisodeJob
-
+def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[EpisodeJob]:
     return [EpisodeJob(task=t, seed=int(s)) for t, s in zip(tasks, seeds)]
 
 

@@ -108,6 +108,11 @@ class TrainConfig:
     offline_dataset: str | None = _f(None, "stored dataset for the offline phase (required for offline and off2on)")
     replay_capacity: int = _f(2000, "trajectories kept for training (FIFO; released code: 2000)")
     seed: int = _f(0, "seed of everything in the run")
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
     checkpoint_keep: int = _f(2, "checkpoints kept on disk")
     env: EnvConfig = _sub(EnvConfig, "environment")
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
@@ -127,6 +132,11 @@ class SFTRunConfig:
     """Supervised fine-tuning: ``digirl sft OUT_DIR key=value ...``."""
 
     seed: int = _f(0, "seed")
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
     env: EnvConfig = _sub(EnvConfig, "environment the demos come from")
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     sft: SFTConfig = _sub(SFTConfig, "supervised fine-tuning")
@@ -138,6 +148,11 @@ class CollectConfig:
 
     trajectories: int = _f(256, "trajectories to collect")
     seed: int = _f(0, "seed")
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
     expert: bool = _f(False, "use the env's scripted expert instead of a policy")
     expert_noise: float = _f(0.0, "expert only: probability of a random action per step")
     env: EnvConfig = _sub(EnvConfig, "environment")
@@ -147,6 +162,12 @@ class CollectConfig:
 @dataclass
 class EvalRunConfig:
     """Evaluation: ``digirl eval POLICY_DIR key=value ...``."""
+
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
 
     env: EnvConfig = _sub(EnvConfig, "environment")
     eval: EvalConfig = _sub(EvalConfig, "evaluation protocol")

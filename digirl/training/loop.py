@@ -32,6 +32,7 @@ from digirl.policies.registry import load_policy
 from digirl.training.checkpoint import LoopState, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
 from digirl.training.common import (
     build_policy,
+    in_job_order,
     jobs_for,
     make_runner,
     policy_act_fn,
@@ -96,7 +97,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     save_config(cfg, run_dir / "config.yaml")
-    seed_everything(cfg.seed)
+    seed_everything(cfg.seed, deterministic=cfg.deterministic)
 
     # ---------------------------------------------------------------- resume or initialise
     ckpt = latest_checkpoint(run_dir)
@@ -144,7 +145,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         config=config_to_dict(cfg, for_save=True),
     )
     needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0
-    runner = make_runner(cfg.env) if needs_env else None
+    runner = make_runner(cfg.env, deterministic=cfg.deterministic) if needs_env else None
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
@@ -190,7 +191,8 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                     rng = np.random.default_rng([cfg.seed, it])
                     tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
                     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
-                    new = list(runner.run(act, jobs_for(tasks, seeds)))
+                    jobs = jobs_for(tasks, seeds)
+                    new = in_job_order(runner.run(act, jobs), jobs)
                     for t in new:
                         t.metadata["iteration"] = it
                         t.policy_version = state.updates

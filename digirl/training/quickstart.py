@@ -81,7 +81,7 @@ def quickstart(
     log.info("3/4 evaluating the SFT policy on %d held-out test tasks", n_test)
     ecfg = load_config(EvalRunConfig, overrides=[*env, f"eval.test_tasks={n_test}", "eval.train_tasks=0"])
     tasks = eval_tasks(task_pool(ecfg.env, "test"), [], n_test, 0, ecfg.eval.seed)
-    runner = make_runner(ecfg.env)
+    runner = make_runner(ecfg.env, deterministic=ecfg.deterministic)
     try:
         sft_report = evaluate_policy(
             load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed

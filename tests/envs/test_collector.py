@@ -62,5 +62,6 @@ def test_a_registered_backend_is_built_with_the_common_arguments():
         "env_kwargs": {},
         "step_timeout_s": 30.0,
         "max_episode_retries": 2,
+        "deterministic": False,
         "options": {"k": 1},
     }
