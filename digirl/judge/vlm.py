@@ -44,7 +44,7 @@ from digirl.judge.prompts import (
     task_family,
     text_examples,
 )
-from digirl.utils.openai_chat import ChatClient
+from digirl.utils.openai_chat import ChatClient, ChatClientError, ChatUnavailable
 
 __all__ = ["SIM_EXAMPLE_ENVS", "VLMJudge"]
 
@@ -104,8 +104,6 @@ class VLMJudge:
             seed=seed,
             sleep=sleep,
             name="judge",
-            client_error=JudgeError,
-            unavailable_error=JudgeUnavailable,
         )
         self.base_url = self.client.base_url
         self.model = model
@@ -192,13 +190,18 @@ class VLMJudge:
             verdict, _ = parse_answer(text)
             return {"verdict": "undecided" if verdict is None else ("success" if verdict else "failure")}
 
-        reply = self.client.complete(
-            messages,
-            temperature=temperature,
-            max_tokens=self.max_tokens,
-            meta={**meta, "verdict": None},
-            annotate=verdict_of,
-        )
+        try:
+            reply = self.client.complete(
+                messages,
+                temperature=temperature,
+                max_tokens=self.max_tokens,
+                meta={**meta, "verdict": None},
+                annotate=verdict_of,
+            )
+        except ChatUnavailable as e:
+            raise JudgeUnavailable(str(e)) from None
+        except ChatClientError as e:
+            raise JudgeError(str(e)) from None
         return reply.text, reply.usage, reply.attempts
 
     # ------------------------------------------------------------------ judging

@@ -12,7 +12,8 @@ What it does about flakiness and secrets:
 * **The API key** is read from the environment variable named by ``api_key_env`` at each request;
   it is never stored, logged, put in a repr or a config, and is redacted from error bodies.
 
-Callers pick the exception types (the judge raises its ``JudgeError``/``JudgeUnavailable``).
+Failures raise :class:`ChatClientError` (refused, with the HTTP status) or :class:`ChatUnavailable`
+(every retry failed); callers translate them (the judge raises ``JudgeError``/``JudgeUnavailable``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ _USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 class ChatClientError(DigirlError):
     """The endpoint refused the request (a 4xx other than rate limits): retrying will not help."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        #: The HTTP status (401: bad key, 404: unknown model or path, 400: a request it cannot take ...).
+        self.status = status
 
 
 class ChatUnavailable(DigirlError):
@@ -141,8 +147,7 @@ class ChatClient:
     """Chat completions from ``{base_url}/chat/completions`` with retries, a concurrency bound and a call log.
 
     ``base_url`` includes the API version (``https://api.openai.com/v1``, ``http://localhost:8000/v1``).
-    ``name`` prefixes log lines and error messages (``judge``, ``policy``); ``client_error`` and
-    ``unavailable_error`` are the exception types raised for refused requests and exhausted retries.
+    ``name`` prefixes log lines and error messages (``judge``, ``policy``).
     ``sleep`` is injectable so tests can record backoff delays instead of waiting.
     """
 
@@ -163,8 +168,6 @@ class ChatClient:
         seed: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
         name: str = "chat",
-        client_error: Callable[[str], Exception] = ChatClientError,
-        unavailable_error: Callable[[str], Exception] = ChatUnavailable,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -181,8 +184,6 @@ class ChatClient:
         self.retry_after_max_s = retry_after_max_s
         self.call_log_path = Path(call_log_path) if call_log_path else None
         self.name = name
-        self._client_error = client_error
-        self._unavailable_error = unavailable_error
         self._sleep = sleep
         self._rng = random.Random(seed)
         self._sem = threading.BoundedSemaphore(max_concurrency)
@@ -266,7 +267,7 @@ class ChatClient:
             detail = self.redact(e.read()[:300].decode("utf-8", errors="replace"))
             if e.code in _RETRY_STATUS or e.code >= 500:
                 raise _Transient(str(e.code), parse_retry_after(e.headers.get("Retry-After")), detail) from None
-            raise self._client_error(f"{self.name} endpoint {self.base_url} answered HTTP {e.code}: {detail}") from None
+            raise ChatClientError(f"{self.name} endpoint {self.base_url} answered HTTP {e.code}: {detail}", e.code) from None
         except TimeoutError as e:
             raise _Transient("timeout", None, repr(e)) from None
         except (urllib.error.URLError, ConnectionError, http.client.HTTPException, OSError) as e:
@@ -329,7 +330,7 @@ class ChatClient:
                     self._record(rec, ())
                     last = f"{e.status} {e.detail[:120]}"
                     retry_after = e.retry_after
-                except Exception as e:
+                except ChatClientError as e:
                     rec.update(status="client_error", latency_s=round(time.monotonic() - t0, 4), error=self.redact(str(e))[:300])
                     self._record(rec, ())
                     raise
@@ -346,7 +347,7 @@ class ChatClient:
                 return ChatReply(text, u, attempt, time.monotonic() - t_start)
             if attempt <= self.max_retries:
                 self._sleep(self._backoff(attempt, retry_after))
-        raise self._unavailable_error(
+        raise ChatUnavailable(
             f"{self.name} endpoint {self.base_url} failed {self.max_retries + 1} times; last: {self.redact(last)}"
         )
 
