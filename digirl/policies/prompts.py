@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from digirl.core.actions import Action, ActionType
 from digirl.core.codecs import format_action
 
-__all__ = ["ChatTemplate", "TEMPLATES", "autoui_decision", "autoui_prompt", "history_text", "template_for"]
+__all__ = ["TEMPLATES", "ChatTemplate", "autoui_decision", "autoui_prompt", "history_text", "template_for"]
 
 _DECISION = "Action Decision: "
 
@@ -45,7 +45,9 @@ def history_text(history: Sequence[Action], history_len: int, codec: str) -> str
         return "none"
     lines = []
     for i, a in enumerate(shown, start=len(history) - len(shown) + 1):
-        lines.append(f"{i}. " + ("INVALID (the answer could not be parsed)" if a.type is ActionType.INVALID else format_action(a, codec)))
+        lines.append(
+            f"{i}. " + ("INVALID (the answer could not be parsed)" if a.type is ActionType.INVALID else format_action(a, codec))
+        )
     return "\n".join(lines)
 
 
