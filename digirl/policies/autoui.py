@@ -133,8 +133,7 @@ class AutoUIPolicy:
         if seed is not None:
             torch.manual_seed(seed)
         model: Any = load_autoui_model(root, config_dict, image_dim=cfg.image_dim)  # HF's decorators confuse mypy
-        dtype = _dtype(cfg.dtype, device)
-        model.to(device=device, dtype=dtype).eval()
+        model.to(device=device, dtype=_dtype(cfg.dtype, device)).eval()
         if cfg.gradient_checkpointing:
             model.gradient_checkpointing_enable()
         try:
@@ -146,7 +145,9 @@ class AutoUIPolicy:
             ) from e
         tokenizer.truncation_side = "left"  # long histories lose their oldest actions, never the goal
         encoder = (
-            Blip2VisionFeatures(cfg.vision_encoder, device=device, dtype=dtype, tokens=cfg.image_tokens)
+            Blip2VisionFeatures(
+                cfg.vision_encoder, device=device, dtype=_dtype(cfg.vision_dtype, device), tokens=cfg.image_tokens
+            )
             if cfg.vision_encoder
             else None
         )

@@ -118,8 +118,14 @@ class AutoUIPolicyConfig:
     max_input_tokens: int = _f(512, "prompt tokens kept (truncated from the left, so the goal stays)")
     max_new_tokens: int = _f(128, "cap on generated tokens per action; longer action texts are not expressible")
     dtype: str = _f(
+        "float32",
+        "the T5's weights and compute: float32, or bfloat16 (half the memory; for acting, since AdamW on bfloat16 "
+        "weights loses small updates)",
+        ("float32", "bfloat16"),
+    )
+    vision_dtype: str = _f(
         "auto",
-        "weights and compute dtype: auto (bfloat16 on CUDA, float32 on CPU), float32 or bfloat16",
+        "the frozen vision encoder: auto (bfloat16 on CUDA, float32 on CPU), float32 or bfloat16",
         ("auto", "float32", "bfloat16"),
     )
     feature_cache: int = _f(8192, "image features kept in memory (LRU, by exact screenshot); 0 = no cache")
