@@ -61,7 +61,7 @@ def check_autoui_folder(folder: str | Path) -> None:
     if not any((root / f).is_file() for f in WEIGHT_FILES):
         problems.append("weights (one of " + ", ".join(WEIGHT_FILES) + ")")
     if not any((root / f).is_file() for f in TOKENIZER_FILES):
-        problems.append("a tokenizer (tokenizer.json, or spiece.model with the sentencepiece package)")
+        problems.append("a tokenizer (tokenizer.json, or spiece.model with the sentencepiece and protobuf packages)")
     if problems:
         raise DataError(f"{root} is not an Auto-UI-Base-style folder: missing " + "; ".join(problems))
 
@@ -141,9 +141,11 @@ class AutoUIPolicy:
         except Exception as e:  # the tokenizer zoo raises many types; the message says what to do
             raise DataError(
                 f"{root}: could not load the tokenizer ({type(e).__name__}: {e}); a T5 folder needs tokenizer.json, "
-                "or spiece.model with the sentencepiece package installed"
+                "or spiece.model with the sentencepiece and protobuf packages (both in the hf extra)"
             ) from e
         tokenizer.truncation_side = "left"  # long histories lose their oldest actions, never the goal
+        if tokenizer.pad_token is None:  # DigiRL pads Auto-UI prompts with the end token
+            tokenizer.pad_token = tokenizer.eos_token
         encoder = (
             Blip2VisionFeatures(
                 cfg.vision_encoder, device=device, dtype=_dtype(cfg.vision_dtype, device), tokens=cfg.image_tokens

@@ -90,6 +90,31 @@ def tiny_t5_config(vocab_size: int, d_model: int = 32, layers: int = 2, heads: i
     }
 
 
+def _spiece_tokenizer(out: Path, vocab_size: int, seed: int) -> Any:
+    """A T5-style SentencePiece unigram model written as ``spiece.model`` only (needs sentencepiece, protobuf)."""
+    import sentencepiece as spm
+    import transformers
+
+    corpus = out / "corpus.txt"
+    corpus.write_text("\n".join(_corpus(random.Random(seed))))
+    spm.SentencePieceTrainer.train(
+        input=str(corpus),
+        model_prefix=str(out / "spiece"),
+        vocab_size=vocab_size,
+        model_type="unigram",
+        pad_id=0,
+        eos_id=1,
+        unk_id=2,
+        bos_id=-1,
+        character_coverage=1.0,
+        minloglevel=2,
+    )
+    corpus.unlink()
+    (out / "spiece.vocab").unlink()
+    t5: Any = transformers.T5Tokenizer
+    return t5.from_pretrained(str(out))  # as a user loads it: spiece.model plus T5's 100 sentinel tokens
+
+
 def build_tiny_autoui(
     folder: str | Path,
     *,
@@ -101,9 +126,12 @@ def build_tiny_autoui(
     seed: int = 0,
     fusion: bool = True,
     weights: str = "safetensors",
+    tokenizer: str = "bpe",
 ) -> Path:
     """Write a tiny Auto-UI-Base-style folder; ``fusion=False`` writes a plain T5 (no fusion weights),
-    ``weights="bin"`` a ``pytorch_model.bin`` instead of ``model.safetensors``."""
+    ``weights="bin"`` a ``pytorch_model.bin`` instead of ``model.safetensors``, ``tokenizer="spiece"``
+    only a SentencePiece ``spiece.model`` (as older T5 checkpoints ship; needs sentencepiece and protobuf)
+    instead of a byte-level BPE ``tokenizer.json``."""
     from safetensors.torch import save_file
     from transformers import T5Config
 
@@ -111,8 +139,8 @@ def build_tiny_autoui(
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
-    tokenizer = _tokenizer(vocab_size, seed)
-    cfg = tiny_t5_config(len(tokenizer), d_model, layers, heads)
+    tok = _spiece_tokenizer(out, min(vocab_size, 300), seed) if tokenizer == "spiece" else _tokenizer(vocab_size, seed)
+    cfg = tiny_t5_config(len(tok), d_model, layers, heads)
     torch.manual_seed(seed)
     model = AutoUIModel(T5Config.from_dict(cfg), image_dim=image_dim)
     sd = autoui_state_dict(model)
@@ -124,7 +152,8 @@ def build_tiny_autoui(
     else:
         save_file(sd, str(out / "model.safetensors"), metadata={"format": "pt"})
     (out / "config.json").write_text(json.dumps(cfg, indent=2))
-    tokenizer.save_pretrained(str(out))
+    if tokenizer != "spiece":
+        tok.save_pretrained(str(out))
     return out
 
 

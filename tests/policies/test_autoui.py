@@ -283,6 +283,17 @@ def test_a_plain_t5_gets_fresh_fusion_layers(tiny: dict[str, Path], caplog: pyte
     assert torch.isfinite(p.log_prob(observations(2), ACTIONS[:2])).all()
 
 
+def test_a_folder_with_only_a_sentencepiece_model(tiny: dict[str, Path]) -> None:
+    pytest.importorskip("sentencepiece")
+    pytest.importorskip("google.protobuf")
+    folder = build_tiny_autoui(tiny["root"] / "spiece", image_dim=IMAGE_DIM, tokenizer="spiece")
+    assert (folder / "spiece.model").is_file() and not (folder / "tokenizer.json").exists()
+    p = policy(tiny, init=folder)
+    lp, ok = p.log_prob_with_mask(observations(2), [ACTIONS[0], Action.type_text("héllo")])
+    assert ok.tolist() == [True, False]  # "é" is outside this vocabulary: the text does not survive
+    assert torch.isfinite(lp).all() and len(p.act(observations(2), greedy=True)) == 2
+
+
 # --------------------------------------------------------------------------- clear errors
 def test_clear_errors(tiny: dict[str, Path], tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"needs policy\.init=DIR.*config\.json.*model\.safetensors.*tokenizer\.json"):
