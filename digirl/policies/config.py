@@ -164,7 +164,9 @@ class APIPolicyConfig:
         ("auto", "json", "autoui", "cogagent"),
     )
     system_prompt: str | None = _f(None, "replaces the template's system message ('' = send none)")
-    user_template: str | None = _f(None, "replaces the template's user text; placeholders {instruction}, {history}, {step}")
+    user_template: str | None = _f(
+        None, "replaces the template's user text; placeholders {instruction}, {history}, {step}, {autoui_prompt}"
+    )
     history_len: int = _f(4, "previous actions written into the prompt")
     send_previous: bool = _f(False, "also send the previous screenshot (before the current one)")
     image_format: str = _f("png", "screenshot encoding in the request", ("png", "jpeg"))
