@@ -9,7 +9,7 @@ from digirl.cli.common import add_json_flag, add_parser, emit_json
 
 
 def add_commands(sub: Any) -> None:
-    """Register ``digirl data info | check | export-hf``."""
+    """Register ``digirl data info | check | export-hf | export-video | import-legacy``."""
     p = add_parser(sub, "data", "inspect, validate and export trajectory datasets", "digirl data info runs/demo/data")
     dsub = p.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
 
@@ -52,6 +52,25 @@ def add_commands(sub: Any) -> None:
     exp.add_argument("--rows-per-file", type=int, default=2000, help="steps per Parquet file (default 2000)")
     add_json_flag(exp)
     exp.set_defaults(func=_export)
+
+    vid = add_parser(
+        dsub,
+        "export-video",
+        "write episodes as GIF or MP4: each step's screenshot with its action drawn, the instruction as caption",
+        "digirl data export-video runs/demo/data --episodes 0:3,failures --format mp4 --out videos/",
+    )
+    vid.add_argument("path", help="dataset folder (holds meta.json)")
+    vid.add_argument(
+        "--episodes",
+        default="0:5",
+        help="comma-separated traj_ids, 0-based indices, A:B ranges, 'failures', 'successes' or 'all' (default 0:5)",
+    )
+    vid.add_argument("--format", choices=("gif", "mp4"), default="gif", help="gif (imageio + Pillow) or mp4 (H.264 via PyAV)")
+    vid.add_argument("--out", required=True, help="folder for the videos (TRAJ_ID.gif / .mp4)")
+    vid.add_argument("--fps", type=float, default=1.0, help="frames (steps) per second (default 1)")
+    vid.add_argument("--limit", type=int, default=50, help="write at most this many videos (default 50)")
+    add_json_flag(vid)
+    vid.set_defaults(func=_export_video)
 
 
 def _human_bytes(n: int) -> str:
@@ -146,4 +165,26 @@ def _export(args: argparse.Namespace) -> int:
             f"exported {result['rows']} steps of {result['trajectories']} trajectories "
             f"into {result['files']} file(s) at {result['path']}"
         )
+    return 0
+
+
+def _export_video(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from digirl.data.browse import DatasetIndex, select_episodes
+    from digirl.viz.video import write_episode_video
+
+    index = DatasetIndex(args.path)
+    rows = select_episodes(index.rows, args.episodes)[: max(0, args.limit)]
+    out = Path(args.out)
+    written = []
+    for r in rows:
+        path = write_episode_video(index.trajectory(r.traj_id), out / f"{r.traj_id}.{args.format}", fps=args.fps)
+        written.append({"traj_id": r.traj_id, "path": str(path), "steps": r.length, "outcome": r.outcome})
+        if not args.json:
+            print(f"{path}  ({r.length} steps, {r.outcome}): {r.instruction}")
+    if args.json:
+        emit_json({"videos": written})
+    elif not written:
+        print("no episodes selected")
     return 0

@@ -150,7 +150,15 @@ def _draw_one(
             end = b if action.is_swipe else a
             x = end[0] + 2.5 * u
             anchor_right = x + 8 * u * max(1, len(label)) / 4 > img.width
-            _text_box(d, (end[0] - 2.5 * u if anchor_right else x, end[1] - 2 * u), label, font, WHITE, color or TAP_COLOR, anchor_right=anchor_right)
+            _text_box(
+                d,
+                (end[0] - 2.5 * u if anchor_right else x, end[1] - 2 * u),
+                label,
+                font,
+                WHITE,
+                color or TAP_COLOR,
+                anchor_right=anchor_right,
+            )
         return badge_y
     if action.type is ActionType.TYPE:
         text = f'type "{_short(action.text, 48)}"'
@@ -190,9 +198,7 @@ def q_color(q: float, lo: float, hi: float) -> Color:
     return (240, round(200 - s * 170), round(20 + s * 20))
 
 
-def draw_candidates(
-    screenshot: np.ndarray | Image.Image, candidates: Sequence[Candidate], *, min_side: int = 420
-) -> Image.Image:
+def draw_candidates(screenshot: np.ndarray | Image.Image, candidates: Sequence[Candidate], *, min_side: int = 420) -> Image.Image:
     """Every candidate drawn and labelled with its Q-value, coloured from low (blue) to high (red).
 
     The taken action (``chosen``) is drawn last, on top, with a star in its label.
@@ -220,7 +226,7 @@ def add_caption(img: Image.Image, text: str, *, max_lines: int = 3) -> Image.Ima
     if len(lines) > max_lines:
         lines = [*lines[: max_lines - 1], _short(" ".join(lines[max_lines - 1 :]), width_chars)]
     left, top, _, bottom = ImageDraw.Draw(img).textbbox((0, 0), "Ag", font=font)
-    line_h = bottom - top + u // 2
+    line_h = math.ceil(bottom - top) + u // 2
     band = len(lines) * line_h + 2 * u
     out = Image.new("RGB", (img.width, img.height + band), (25, 25, 30))
     out.paste(img, (0, band))
@@ -239,5 +245,9 @@ def step_picture(
     min_side: int = 420,
 ) -> Image.Image:
     """A video frame or report picture: the screenshot, the action on it (if any), the caption above."""
-    img = draw_action(screenshot, action, label=label, min_side=min_side) if action is not None else enlarge(as_image(screenshot), min_side)
+    img = (
+        draw_action(screenshot, action, label=label, min_side=min_side)
+        if action is not None
+        else enlarge(as_image(screenshot), min_side)
+    )
     return add_caption(img, caption) if caption else img

@@ -45,10 +45,14 @@ def episode_frames(t: Trajectory, *, min_side: int = 420) -> list[np.ndarray]:
         pics.append(step_picture(shot, s.action, caption=caption, min_side=min_side))
     last = t.final_observation.screenshot if t.final_observation is not None else None
     if last is not None and last.size:
-        pics.append(step_picture(last, None, caption=f"{t.task.instruction}\nend after {n} steps: {_outcome(t)}", min_side=min_side))
+        pics.append(
+            step_picture(last, None, caption=f"{t.task.instruction}\nend after {n} steps: {_outcome(t)}", min_side=min_side)
+        )
     elif pics:  # no final screen: hold the last frame with the outcome
         shot = t.steps[-1].observation.screenshot
-        pics.append(step_picture(shot, None, caption=f"{t.task.instruction}\nend after {n} steps: {_outcome(t)}", min_side=min_side))
+        pics.append(
+            step_picture(shot, None, caption=f"{t.task.instruction}\nend after {n} steps: {_outcome(t)}", min_side=min_side)
+        )
     if not pics:
         raise ValueError(f"trajectory {t.traj_id} has no steps and no final screenshot: nothing to show")
     return _same_size(pics)
@@ -103,7 +107,8 @@ def write_video(frames: Sequence[np.ndarray], path: str | Path, *, fps: float = 
     return path
 
 
-def write_episode_video(t: Trajectory, path: str | Path, *, fps: float = 1.0, fmt: str | None = None, min_side: int = 420) -> Path:
+def write_episode_video(
+    t: Trajectory, path: str | Path, *, fps: float = 1.0, fmt: str | None = None, min_side: int = 420
+) -> Path:
     """:func:`episode_frames` of ``t`` written to ``path`` (see :func:`write_video`)."""
     return write_video(episode_frames(t, min_side=min_side), path, fps=fps, fmt=fmt)
-
