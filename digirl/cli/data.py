@@ -72,6 +72,28 @@ def add_commands(sub: Any) -> None:
     add_json_flag(vid)
     vid.set_defaults(func=_export_video)
 
+    imp = add_parser(
+        dsub,
+        "import-legacy",
+        "import a DigiRL / Digi-Q released trajectory file (.pt pickle) safely: an allowlist loader, never their code",
+        "digirl data import-legacy general_offline.pt --images aitw_images/ data/general-offline --family general",
+    )
+    imp.add_argument("file", help="the released .pt (torch.save) or pickle file: a list of trajectories of step dicts")
+    imp.add_argument("out", help="dataset folder to create (or append to)")
+    imp.add_argument("--images", required=True, help="folder holding the screenshots; image paths are matched by file name")
+    imp.add_argument("--family", default="", help="task family written for every trajectory (e.g. general, webshop)")
+    imp.add_argument("--split", default="", help="task split written for every trajectory (e.g. train)")
+    imp.add_argument("--env-id", default="", help="env id written into the tasks (default: none)")
+    imp.add_argument(
+        "--missing",
+        choices=("skip", "blank"),
+        default="skip",
+        help="a trajectory with a missing or unreadable screenshot: skip it (default) or put a black frame there",
+    )
+    imp.add_argument("--max-side", type=int, default=None, help="downscale screenshots whose longer side exceeds this")
+    add_json_flag(imp)
+    imp.set_defaults(func=_import_legacy)
+
 
 def _human_bytes(n: int) -> str:
     size = float(n)
@@ -187,4 +209,35 @@ def _export_video(args: argparse.Namespace) -> int:
         emit_json({"videos": written})
     elif not written:
         print("no episodes selected")
+    return 0
+
+
+def _import_legacy(args: argparse.Namespace) -> int:
+    from digirl.data.legacy import import_legacy
+
+    rep = import_legacy(
+        args.file,
+        args.images,
+        args.out,
+        family=args.family,
+        split=args.split,
+        env_id=args.env_id,
+        on_missing=args.missing,
+        max_side=args.max_side,
+    )
+    if args.json:
+        emit_json(rep.to_dict() | {"out": args.out})
+        return 0
+    print(
+        f"imported {rep.imported} of {rep.trajectories_in_file} trajectories ({rep.steps} steps) into {args.out}; "
+        f"{rep.invalid_actions} actions unparseable (kept as INVALID), {rep.with_candidates} trajectories with candidates"
+    )
+    if rep.skipped_missing_images or rep.blank_images:
+        skip = args.missing == "skip"
+        what = f"skipped {rep.skipped_missing_images} trajectories" if skip else f"{rep.blank_images} black frames"
+        print(f"missing screenshots: {what}; first missing: {', '.join(rep.missing_images[:5])}")
+    if rep.skipped_empty:
+        print(f"skipped {rep.skipped_empty} empty trajectories")
+    if rep.dropped_keys:
+        print(f"not stored: {', '.join(rep.dropped_keys)}")
     return 0
