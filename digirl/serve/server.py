@@ -56,6 +56,8 @@ class ServeConfig:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    #: Pending connections the kernel holds before refusing (http.server's default of 5 resets bursts of clients).
+    request_queue_size = 128
     app: PolicyServer
 
 

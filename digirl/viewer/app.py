@@ -39,6 +39,15 @@ def _thumb(img: Image.Image) -> Image.Image:
     return img.resize((max(1, round(img.width * scale)), THUMB_HEIGHT), Image.Resampling.BILINEAR) if scale < 1 else img
 
 
+def _trajectory_note(note: Any, ann: str) -> str:
+    """The whole-trajectory annotation (``step = -1``: DigiRL's instruction value and curriculum decision)."""
+    if note is None:
+        return ""
+    parts = [] if note.value is None else [f"value {note.value:.3f}"]
+    parts += [f"{k} {v}" for k, v in sorted(note.extra.items())]
+    return f"\n\nupdate {ann}, whole trajectory: " + " · ".join(parts) if parts else ""
+
+
 def build_app(src: ViewerSource, *, page_size: int = PAGE_SIZE) -> Any:
     """The Gradio Blocks app for ``src`` (not launched)."""
     gr = _gradio()
@@ -88,11 +97,7 @@ def build_app(src: ViewerSource, *, page_size: int = PAGE_SIZE) -> Any:
             f" · iteration {r.iteration_label} · {t.length} steps · reward {t.reward:g} · **{r.row.outcome}**"
             + (f" · policy version {t.policy_version}" if t.policy_version is not None else "")
             + (f"\n\nenv failure: {t.failure_reason}" if t.env_failure else "")
-            + (
-                f"\n\ntrajectory value (update {ann}): {traj_note.value:.3f}"
-                if traj_note is not None and traj_note.value is not None
-                else ""
-            )
+            + _trajectory_note(traj_note, ann)
         )
         gallery = [(_thumb(src.step(t, i, {}).picture), f"{i + 1}: {s.action}") for i, s in enumerate(t.steps)]
         if t.final_observation is not None and t.final_observation.screenshot.size:
@@ -113,7 +118,13 @@ def build_app(src: ViewerSource, *, page_size: int = PAGE_SIZE) -> Any:
             iteration = gr.Dropdown(src.choices("iteration"), value=ALL, label="iteration", elem_id="f-iteration")
             split = gr.Dropdown(src.choices("split"), value=ALL, label="split", elem_id="f-split")
         count = gr.Markdown(elem_id="match-count")
-        table = gr.Dataframe(headers=ViewerSource.TABLE_HEADERS, interactive=False, wrap=True, elem_id="traj-table")
+        table = gr.Dataframe(
+            headers=ViewerSource.TABLE_HEADERS,
+            interactive=False,
+            wrap=True,
+            column_widths=["17%", "37%", "11%", "6%", "8%", "6%", "6%", "9%"],
+            elem_id="traj-table",
+        )
         with gr.Row():
             prev_btn = gr.Button("◀ previous page", size="sm", elem_id="prev-page")
             page = gr.Number(value=1, precision=0, label="page", minimum=1, elem_id="page")
@@ -124,7 +135,7 @@ def build_app(src: ViewerSource, *, page_size: int = PAGE_SIZE) -> Any:
             open_btn = gr.Button("open", elem_id="open-traj")
             ann = gr.Dropdown(ann_choices, value=ann_choices[-1], label="numbers of update", elem_id="ann-iter")
         traj_info = gr.Markdown(elem_id="traj-info")
-        gallery = gr.Gallery(label="steps", columns=8, height="auto", allow_preview=False, elem_id="steps-gallery")
+        gallery = gr.Gallery(label="steps", columns=8, height=300, allow_preview=False, elem_id="steps-gallery")
         steps_table = gr.Dataframe(headers=ViewerSource.STEP_HEADERS, interactive=False, elem_id="steps-table")
         step = gr.Slider(0, 1, value=0, step=1, label="step", elem_id="step-slider")
         with gr.Row():
