@@ -87,8 +87,8 @@ def build_app(src: ViewerSource, *, page_size: int = PAGE_SIZE) -> Any:
         traj_id = (traj_id or "").strip()
         try:
             t = get(traj_id)
-        except (KeyError, ValueError) as e:
-            return (traj_id, f"⚠ {e}", [], [], gr.update(value=0, maximum=1), *step_outputs("", 0, ann))
+        except (KeyError, ValueError) as e:  # nothing opened yet, or a mistyped id
+            return (traj_id, f"⚠ {e}" if traj_id else "", [], [], gr.update(value=0, maximum=1), *step_outputs("", 0, ann))
         r: Row = next(x for x in src.rows if x.row.traj_id == traj_id)
         n = notes(ann)
         traj_note = n.get((traj_id, -1))
