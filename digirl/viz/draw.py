@@ -149,7 +149,7 @@ def _draw_one(
         if label:
             end = b if action.is_swipe else a
             x = end[0] + 2.5 * u
-            anchor_right = x + 8 * u * max(1, len(label)) / 4 > img.width
+            anchor_right = x + float(d.textlength(label, font=font)) + 2 * u > img.width  # keep the label on screen
             _text_box(
                 d,
                 (end[0] - 2.5 * u if anchor_right else x, end[1] - 2 * u),
