@@ -74,19 +74,22 @@ def run_level(port: int, body: bytes, clients: int, seconds: float) -> dict[str,
         with lock:
             latencies.extend(mine)
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     lat = sorted(latencies)
     return {
         "clients": clients,
         "requests": len(lat),
         "errors": errors[0],
         "requests_per_s": len(lat) / wall,
+        # CPU seconds of this process (server and clients) per request: what other load on the
+        # machine inflates least, so the fairest batched-vs-unbatched comparison on a shared machine
+        "cpu_ms_per_request": 1000 * cpu / max(1, len(lat)),
         "latency_p50_ms": 1000 * statistics.median(lat),
         "latency_p90_ms": 1000 * lat[int(0.9 * (len(lat) - 1))],
     }
@@ -106,6 +109,7 @@ def main() -> int:
     from digirl.policies.default import DefaultPolicy
     from digirl.serve.server import PolicyServer, ServeConfig
 
+    load_before = os.getloadavg()[0]  # other work on the machine inflates every figure
     policy = DefaultPolicy(EncoderConfig(), device=args.device, seed=0)
     body = sim_request("bench")
     rows = []
@@ -121,13 +125,17 @@ def main() -> int:
                 rows.append(r)
                 print(
                     f"{mode:9s} clients {c:3d}: {r['requests_per_s']:7.1f} req/s  p50 {r['latency_p50_ms']:7.1f} ms  "
-                    f"p90 {r['latency_p90_ms']:7.1f} ms  mean batch {r['mean_batch']:.1f}  errors {r['errors']}"
+                    f"p90 {r['latency_p90_ms']:7.1f} ms  CPU {r['cpu_ms_per_request']:6.1f} ms/req  "
+                    f"mean batch {r['mean_batch']:.1f}  errors {r['errors']}"
                 )
         finally:
             server.close()
     by = {(r["mode"], r["clients"]): r["requests_per_s"] for r in rows}
     ratios = {str(c): by[("batched", c)] / by[("unbatched", c)] for c in args.clients}
+    cpu = {(r["mode"], r["clients"]): r["cpu_ms_per_request"] for r in rows}
+    cpu_ratios = {str(c): cpu[("unbatched", c)] / cpu[("batched", c)] for c in args.clients}
     print("batched / unbatched requests/s:", {k: round(v, 2) for k, v in ratios.items()})
+    print("unbatched / batched CPU per request:", {k: round(v, 2) for k, v in cpu_ratios.items()})
     out = {
         "benchmark": "serve",
         "command": "python benchmarks/bench_serve.py " + " ".join(sys.argv[1:]),
@@ -137,12 +145,14 @@ def main() -> int:
             "cpus": os.cpu_count(),
             "torch": torch.__version__,
             "torch_threads": torch.get_num_threads(),
+            "load_average_1min_before_and_after": [load_before, os.getloadavg()[0]],
         },
         "policy": "default kind, default size (EncoderConfig()), random weights",
         "request": "270x600 simulator screenshot (PNG, base64) + its UI elements, temperature 1",
         "seconds_per_level": args.seconds,
         "results": rows,
-        "batched_over_unbatched": ratios,
+        "batched_over_unbatched_requests_per_s": ratios,
+        "unbatched_over_batched_cpu_per_request": cpu_ratios,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
