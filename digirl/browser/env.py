@@ -30,7 +30,7 @@ from digirl.browser.actions import (
     frame_from_bytes,
     observe_js,
 )
-from digirl.browser.pool import BrowserConfig, BrowserPool, PageSession
+from digirl.browser.pool import LEAVING_JS, BrowserConfig, BrowserPool, PageSession
 from digirl.core.actions import Action, ActionType
 from digirl.core.errors import EnvFailure, UnsupportedInstructionError
 from digirl.core.types import TaskSpec, UIElement
@@ -44,6 +44,8 @@ log = logging.getLogger(__name__)
 MAX_ELEMENTS = 200
 _NAV_ERRORS = ("Execution context was destroyed", "navigation", "Cannot find context")
 _FONTS_READY_JS = "() => document.fonts.ready.then(() => 0)"
+#: Evaluations retried after "context destroyed" before the error counts (one per navigation in a row).
+_NAV_RETRIES = 4
 
 
 def _short(e: BaseException) -> str:
@@ -188,14 +190,25 @@ class BrowserEnv(DeviceEnv):
 
     @staticmethod
     async def _eval(page: Page, js: str, arg: Any = None) -> Any:
-        """``page.evaluate`` that waits out a navigation in progress once."""
-        try:
-            return await page.evaluate(js, arg)
-        except PlaywrightError as e:
-            if not any(s in str(e) for s in _NAV_ERRORS):
-                raise
-            await page.wait_for_load_state("domcontentloaded")
-            return await page.evaluate(js, arg)
+        """``page.evaluate`` that waits out navigations in progress (a redirect chain: a few in a row)."""
+        for _ in range(_NAV_RETRIES):
+            try:
+                return await page.evaluate(js, arg)
+            except PlaywrightError as e:
+                if not any(s in str(e) for s in _NAV_ERRORS):
+                    raise
+                await page.wait_for_load_state("domcontentloaded")
+        return await page.evaluate(js, arg)
+
+    async def _a_follow_navigation(self, page: Page) -> None:
+        """After an action: if it started a navigation (a link, a form), wait for the new document.
+
+        A condition, not a delay: the document reports the navigations it started (``NAV_WATCH_JS``
+        of the pool), and the session counts the main frame's commits.
+        """
+        mark = self._session.navigations
+        leaving = await self._eval(page, LEAVING_JS)
+        await self._session.await_navigation(page, int(leaving or 0), mark, self._pool.config.navigation_timeout_s)
 
     async def areset(self, plan: Any, seed: int) -> TaskSpec:
         """Start an episode; retries once on a fresh page, then raises :class:`EnvFailure`."""
@@ -453,7 +466,9 @@ class WebAppEnv(BrowserEnv):
         return task.spec()
 
     async def _a_settle(self, page: Page) -> None:
-        # A click may start a navigation; let the new document reach DOMContentLoaded.
+        # A click, Enter in a form or a script may start a navigation: observe the new document once
+        # it reaches DOMContentLoaded, never the one being replaced.
+        await self._a_follow_navigation(page)
         await page.wait_for_load_state("domcontentloaded")
 
     async def _a_back(self, page: Page) -> dict[str, Any]:

@@ -29,7 +29,17 @@ from playwright.async_api import Error as PlaywrightError
 
 from digirl.core.errors import ConfigError, EnvFailure
 
-__all__ = ["DEFAULT_ARGS", "FAST_FRAME_ARGS", "HIDE_CARET_JS", "BrowserConfig", "BrowserPool", "PageSession", "chromium_pids"]
+__all__ = [
+    "DEFAULT_ARGS",
+    "FAST_FRAME_ARGS",
+    "HIDE_CARET_JS",
+    "LEAVING_JS",
+    "NAV_WATCH_JS",
+    "BrowserConfig",
+    "BrowserPool",
+    "PageSession",
+    "chromium_pids",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -95,6 +105,20 @@ HIDE_CARET_JS = """(() => {
     document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
   } catch (e) {}
 })();"""
+
+
+#: Runs in every document: counts the navigations it starts that will replace it (a link click, a
+#: form submission, a location change; the Navigation API's ``navigate`` event fires when one starts).
+#: An env reads the count after an action to know whether to wait for the next document instead of
+#: observing this one (:meth:`PageSession.await_navigation`).
+NAV_WATCH_JS = """(() => {
+  window.__digirlLeaving = 0;
+  try {
+    navigation.addEventListener('navigate', (e) => { if (!e.destination.sameDocument) window.__digirlLeaving++; });
+  } catch (e) {}
+})();"""
+#: Resolves, after the tasks already queued (a form submission is one), to that count.
+LEAVING_JS = "() => new Promise((resolve) => setTimeout(() => resolve(window.__digirlLeaving || 0), 0))"
 
 
 # ----------------------------------------------------------------------------- process helpers
@@ -364,6 +388,9 @@ class PageSession:
         self._cdp: CDPSession | None = None
         self._generation = -1
         self._crashed = False
+        #: Main-frame navigations committed in the current page (see :meth:`await_navigation`).
+        self.navigations = 0
+        self._navigated: asyncio.Event | None = None
 
     @property
     def is_open(self) -> bool:
@@ -390,9 +417,12 @@ class PageSession:
         nav_ms = self.pool.config.navigation_timeout_s * 1000
         ctx.set_default_navigation_timeout(nav_ms)
         ctx.set_default_timeout(self.pool.config.operation_timeout_s * 1000)
-        await ctx.add_init_script(script=HIDE_CARET_JS)
+        await ctx.add_init_script(script=HIDE_CARET_JS + NAV_WATCH_JS)
         page = await ctx.new_page()
         page.on("crash", self._on_crash)
+        self.navigations = 0
+        self._navigated = asyncio.Event()
+        page.on("framenavigated", lambda frame: self._on_navigated(page, frame))
         self._cdp = await ctx.new_cdp_session(page)
         self._page = page
         self._generation = self.pool.generation
@@ -412,6 +442,37 @@ class PageSession:
         if self._cdp is None or not self.is_open:
             raise EnvFailure("the page was lost (page or browser crash); the episode cannot continue")
         return self._cdp
+
+    def _on_navigated(self, page: Page, frame: Any) -> None:
+        if frame == page.main_frame:
+            self.navigations += 1
+            if self._navigated is not None:
+                self._navigated.set()
+
+    async def await_navigation(self, page: Page, leaving: int, mark: int, timeout_s: float) -> bool:
+        """Wait until the main frame commits a navigation counted after ``mark`` (a
+        :attr:`navigations` value read before ``leaving`` was), when the document said it is
+        ``leaving`` (see :data:`NAV_WATCH_JS`); then until the new document's DOMContentLoaded.
+
+        Returns whether a new document came. A navigation that never commits (a download, a 204
+        response, one cancelled by the page) leaves the old document in place: the wait gives up
+        after ``timeout_s`` and the caller observes that document.
+        """
+        if not leaving or self._navigated is None:
+            return False
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        while self.navigations == mark:
+            self._navigated.clear()
+            if self.navigations != mark:
+                break
+            try:
+                await asyncio.wait_for(self._navigated.wait(), max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                log.warning("a navigation the page started did not commit within %.0f s; observing the current page", timeout_s)
+                return False
+        await page.wait_for_load_state("domcontentloaded")
+        return True
 
     def _on_crash(self, _page: Page) -> None:
         log.warning("a page crashed")

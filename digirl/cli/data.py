@@ -9,7 +9,7 @@ from digirl.cli.common import add_json_flag, add_parser, emit_json
 
 
 def add_commands(sub: Any) -> None:
-    """Register ``digirl data info | check | export-hf``."""
+    """Register ``digirl data info | check | export-hf | export-video | import-legacy``."""
     p = add_parser(sub, "data", "inspect, validate and export trajectory datasets", "digirl data info runs/demo/data")
     dsub = p.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
 
@@ -52,6 +52,47 @@ def add_commands(sub: Any) -> None:
     exp.add_argument("--rows-per-file", type=int, default=2000, help="steps per Parquet file (default 2000)")
     add_json_flag(exp)
     exp.set_defaults(func=_export)
+
+    vid = add_parser(
+        dsub,
+        "export-video",
+        "write episodes as GIF or MP4: each step's screenshot with its action drawn, the instruction as caption",
+        "digirl data export-video runs/demo/data --episodes 0:3,failures --format mp4 --out videos/",
+    )
+    vid.add_argument("path", help="dataset folder (holds meta.json)")
+    vid.add_argument(
+        "--episodes",
+        default="0:5",
+        help="comma-separated traj_ids, 0-based indices, A:B ranges, 'failures', 'successes' or 'all' (default 0:5)",
+    )
+    vid.add_argument("--format", choices=("gif", "mp4"), default="gif", help="gif (imageio + Pillow) or mp4 (H.264 via PyAV)")
+    vid.add_argument("--out", required=True, help="folder for the videos (TRAJ_ID.gif / .mp4)")
+    vid.add_argument("--fps", type=float, default=1.0, help="frames (steps) per second (default 1)")
+    vid.add_argument("--limit", type=int, default=50, help="write at most this many videos (default 50)")
+    add_json_flag(vid)
+    vid.set_defaults(func=_export_video)
+
+    imp = add_parser(
+        dsub,
+        "import-legacy",
+        "import a DigiRL / Digi-Q released trajectory file (.pt pickle) safely: an allowlist loader, never their code",
+        "digirl data import-legacy general_offline.pt --images aitw_images/ data/general-offline --family general",
+    )
+    imp.add_argument("file", help="the released .pt (torch.save) or pickle file: a list of trajectories of step dicts")
+    imp.add_argument("out", help="dataset folder to create (or append to)")
+    imp.add_argument("--images", required=True, help="folder holding the screenshots; image paths are matched by file name")
+    imp.add_argument("--family", default="", help="task family written for every trajectory (e.g. general, webshop)")
+    imp.add_argument("--split", default="", help="task split written for every trajectory (e.g. train)")
+    imp.add_argument("--env-id", default="", help="env id written into the tasks (default: none)")
+    imp.add_argument(
+        "--missing",
+        choices=("skip", "blank"),
+        default="skip",
+        help="a trajectory with a missing or unreadable screenshot: skip it (default) or put a black frame there",
+    )
+    imp.add_argument("--max-side", type=int, default=None, help="downscale screenshots whose longer side exceeds this")
+    add_json_flag(imp)
+    imp.set_defaults(func=_import_legacy)
 
 
 def _human_bytes(n: int) -> str:
@@ -146,4 +187,57 @@ def _export(args: argparse.Namespace) -> int:
             f"exported {result['rows']} steps of {result['trajectories']} trajectories "
             f"into {result['files']} file(s) at {result['path']}"
         )
+    return 0
+
+
+def _export_video(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from digirl.data.browse import DatasetIndex, select_episodes
+    from digirl.viz.video import write_episode_video
+
+    index = DatasetIndex(args.path)
+    rows = select_episodes(index.rows, args.episodes)[: max(0, args.limit)]
+    out = Path(args.out)
+    written = []
+    for r in rows:
+        path = write_episode_video(index.trajectory(r.traj_id), out / f"{r.traj_id}.{args.format}", fps=args.fps)
+        written.append({"traj_id": r.traj_id, "path": str(path), "steps": r.length, "outcome": r.outcome})
+        if not args.json:
+            print(f"{path}  ({r.length} steps, {r.outcome}): {r.instruction}")
+    if args.json:
+        emit_json({"videos": written})
+    elif not written:
+        print("no episodes selected")
+    return 0
+
+
+def _import_legacy(args: argparse.Namespace) -> int:
+    from digirl.data.legacy import import_legacy
+
+    rep = import_legacy(
+        args.file,
+        args.images,
+        args.out,
+        family=args.family,
+        split=args.split,
+        env_id=args.env_id,
+        on_missing=args.missing,
+        max_side=args.max_side,
+    )
+    if args.json:
+        emit_json(rep.to_dict() | {"out": args.out})
+        return 0
+    print(
+        f"imported {rep.imported} of {rep.trajectories_in_file} trajectories ({rep.steps} steps) into {args.out}; "
+        f"{rep.invalid_actions} actions unparseable (kept as INVALID), {rep.with_candidates} trajectories with candidates"
+    )
+    if rep.skipped_missing_images or rep.blank_images:
+        skip = args.missing == "skip"
+        what = f"skipped {rep.skipped_missing_images} trajectories" if skip else f"{rep.blank_images} black frames"
+        print(f"missing screenshots: {what}; first missing: {', '.join(rep.missing_images[:5])}")
+    if rep.skipped_empty:
+        print(f"skipped {rep.skipped_empty} empty trajectories")
+    if rep.dropped_keys:
+        print(f"not stored: {', '.join(rep.dropped_keys)}")
     return 0

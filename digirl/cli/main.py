@@ -20,6 +20,8 @@ _COMMAND_MODULES = (
     "digirl.cli.envs",
     "digirl.cli.sim",
     "digirl.cli.data",
+    "digirl.cli.view",
+    "digirl.cli.serve",
     "digirl.cli.config_cmd",
     "digirl.cli.judge",
     "digirl.cli.bench",

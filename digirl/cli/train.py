@@ -99,7 +99,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     finally:
         runner.close()
     out = Path(args.out) if args.out else Path(args.policy).parent / "eval"
-    write_reports(reports, out)
+    write_reports(reports, out, failure_gifs=args.failure_gifs)
     if args.json:
         emit_json({r.split: r.to_dict() for r in reports})
     else:
@@ -150,5 +150,12 @@ def add_commands(sub: Any) -> None:
         help="a saved policy folder of any kind (policy.json names it), or a model folder with policy.kind=KIND",
     )
     p.add_argument("--out", help="where eval.json / eval.md go (default: next to the policy)")
+    p.add_argument(
+        "--failure-gifs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also write GIFs of N failed episodes per task family, linked from eval.md (needs the video extra)",
+    )
     _config_args(p)
     p.set_defaults(func=_cmd_eval)

@@ -2,22 +2,30 @@
 
 Test split: the first N tasks *in order* (DigiRL evaluates the first 96). Train split: N tasks
 sampled at random with a fixed seed. Reported: success rate with a 95% Wilson interval, mean
-episode length (all and successful), per-family success, and failure modes.
+episode length (all and successful), per-family success, and failure modes; optionally a GIF of a
+few failed episodes per task family, linked from the Markdown report.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from digirl.core.types import TaskSpec, Trajectory
+
+log = logging.getLogger(__name__)
+
+#: Failed episodes kept per family by :func:`summarize` (what ``write_reports(failure_gifs=N)`` can draw).
+KEEP_FAILURES = 3
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -60,15 +68,23 @@ class EvalReport:
     invalid_actions: int
     failure_modes: dict[str, int] = field(default_factory=dict)
     per_family: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The first few failed episodes of each family (in memory only; not in ``to_dict``).
+    failures: dict[str, list[Trajectory]] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "failures"}
         d["ci95"] = list(self.ci95)
-        return d
+        plain: dict[str, Any] = json.loads(json.dumps(d))  # a deep copy of plain types
+        return plain
 
 
-def summarize(trajs: Iterable[Trajectory], split: str) -> EvalReport:
+def summarize(trajs: Iterable[Trajectory], split: str, *, keep_failures: int = KEEP_FAILURES) -> EvalReport:
     trajs = list(trajs)
+    failures: dict[str, list[Trajectory]] = defaultdict(list)
+    for t in trajs:
+        fam_list = failures[t.task.family or "?"]
+        if not t.success and not t.env_failure and len(fam_list) < keep_failures:
+            fam_list.append(t)
     scored = [t for t in trajs if not t.env_failure]  # env failures are not scored as 0
     succ = sum(t.success for t in scored)
     fam: dict[str, list[bool]] = defaultdict(list)
@@ -88,6 +104,7 @@ def summarize(trajs: Iterable[Trajectory], split: str) -> EvalReport:
         invalid_actions=sum(1 for t in scored for s in t.steps if not s.action.is_valid),
         failure_modes=dict(Counter(failure_mode(t) for t in trajs)),
         per_family={k: {"episodes": len(v), "success_rate": float(np.mean(v))} for k, v in sorted(fam.items())},
+        failures={k: v for k, v in sorted(failures.items()) if v},
     )
 
 
@@ -132,8 +149,57 @@ def to_markdown(reports: Sequence[EvalReport]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_reports(reports: Sequence[EvalReport], out_dir: str | Path, name: str = "eval") -> None:
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:60] or "x"
+
+
+def write_failure_gifs(
+    reports: Sequence[EvalReport], out_dir: Path, name: str, per_family: int
+) -> dict[str, dict[str, list[dict[str, str]]]]:
+    """GIFs of up to ``per_family`` failed episodes per split and family, in ``out_dir/NAME-failures/``.
+
+    Returns ``{split: {family: [{"gif": path relative to out_dir, "instruction", "traj_id"}, ...]}}``.
+    Needs imageio (the ``video`` extra).
+    """
+    from digirl.viz.video import write_episode_video
+
+    out: dict[str, dict[str, list[dict[str, str]]]] = {}
+    for r in reports:
+        for fam, trajs in r.failures.items():
+            for i, t in enumerate(trajs[:per_family]):
+                rel = f"{name}-failures/{_slug(r.split)}-{_slug(fam)}-{i}.gif"
+                try:
+                    write_episode_video(t, out_dir / rel, fps=1.0, min_side=320)
+                except ValueError as e:  # e.g. screenshots not kept: report it, keep the evaluation
+                    log.warning("no GIF for a failed %s episode: %s", fam, e)
+                    continue
+                entry = {"gif": rel, "instruction": t.task.instruction, "traj_id": t.traj_id}
+                out.setdefault(r.split, {}).setdefault(fam, []).append(entry)
+    return out
+
+
+def _failures_markdown(gifs: dict[str, dict[str, list[dict[str, str]]]]) -> str:
+    lines = ["", "## Failed episodes", "", "| split | family | episode |", "|---|---|---|"]
+    for split, fams in gifs.items():
+        for fam, entries in fams.items():
+            for e in entries:
+                what = (e["instruction"] or e["traj_id"]).replace("|", "\\|").replace("[", "(").replace("]", ")")
+                lines.append(f"| {split} | {fam} | [{what}]({e['gif']}) |")
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(reports: Sequence[EvalReport], out_dir: str | Path, name: str = "eval", *, failure_gifs: int = 0) -> None:
+    """``NAME.json`` and ``NAME.md`` in ``out_dir``; with ``failure_gifs=N``, GIFs of N failed episodes
+    per family (see :func:`write_failure_gifs`) linked from the Markdown and listed in the JSON."""
     p = Path(out_dir)
     p.mkdir(parents=True, exist_ok=True)
-    (p / f"{name}.json").write_text(json.dumps({r.split: r.to_dict() for r in reports}, indent=2))
-    (p / f"{name}.md").write_text(to_markdown(reports))
+    data: dict[str, Any] = {r.split: r.to_dict() for r in reports}
+    md = to_markdown(reports)
+    if failure_gifs > 0:
+        gifs = write_failure_gifs(reports, p, name, failure_gifs)
+        for split, fams in gifs.items():
+            data[split]["failure_gifs"] = fams
+        if gifs:
+            md += _failures_markdown(gifs)
+    (p / f"{name}.json").write_text(json.dumps(data, indent=2))
+    (p / f"{name}.md").write_text(md)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -107,7 +105,11 @@ def test_page_time_limit_is_off_by_default_and_optional(pool: object) -> None:
 
         assert pool.run(limit()) >= 3600 * 1000  # type: ignore[attr-defined]
         short.reset(seed=0)
-        time.sleep(1.5)
+
+        async def timed_out() -> None:  # the page's own 1 s timer ends the episode (however slow the machine)
+            await short._session.current().wait_for_function("() => WOB_DONE_GLOBAL", timeout=60_000)
+
+        pool.run(timed_out(), 90.0)  # type: ignore[attr-defined]
         _, r, term, _, info = short.step(Action.tap(0.5, 0.05))
         assert term and r == 0.0 and info["reason"] == "timed out" and info["not_applied"]
     finally:

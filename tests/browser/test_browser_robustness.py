@@ -20,7 +20,10 @@ def _kill_browser(pool: object) -> None:
     assert main, f"no browser process among {pids}"
     for p in main:
         os.kill(p, signal.SIGKILL)
-    time.sleep(0.3)
+    deadline = time.monotonic() + 60
+    while pool._browser.is_connected() and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.02)  # until the driver has seen the browser die (a condition, bounded)
+    assert not pool._browser.is_connected()  # type: ignore[attr-defined]
 
 
 def test_killed_browser_fails_the_episode_then_relaunches(pool: object) -> None:

@@ -25,6 +25,10 @@ INDEX = """<!doctype html><html><body style="margin:0;font:14px sans-serif">
 <div id="pad" style="position:absolute;left:200px;top:170px;width:150px;height:100px;background:#ccc"></div>
 <button id="hang" style="position:absolute;left:200px;top:20px;width:100px;height:40px"
   onclick="while (true) {}">Hang</button>
+<a id="late" href="#" style="position:absolute;left:200px;top:70px"
+  onclick="event.preventDefault(); setTimeout(() => { location.href = 'page2.html'; }, 0)">late link</a>
+<form action="page2.html" style="position:absolute;left:200px;top:100px;margin:0">
+  <input id="q" name="q" style="width:120px"></form>
 <script>
   const pad = document.getElementById('pad'); window.drag = [];
   pad.addEventListener('mousedown', (e) => window.drag.push('down'));
@@ -185,5 +189,42 @@ def test_hung_page_is_bounded_and_recovered(app: str) -> None:
         env.reset(seed=0)  # a fresh page
         _, r, term, _, _ = env.step(Action.tap(*_px(70, 40)))
         assert (r, term) == (1.0, True)
+    finally:
+        env.close()
+
+
+def test_observations_follow_navigations_on_a_slow_page(pool: object, app: str) -> None:
+    """A navigation an action starts (a link whose script navigates in the next task, Enter in a form)
+    is waited for — a condition, not a delay: the observation shows the new page, even with the
+    page's CPU slowed down 6x (what a loaded machine does)."""
+    from digirl.browser.actions import frame_from_bytes
+    from digirl.browser.env import WebAppEnv, WebAppTask
+    from digirl.core.actions import Action
+
+    env = WebAppEnv(WebAppTask(app + "index.html", "Go on", horizon=20), width=W, height=H, pool=pool)  # type: ignore[arg-type]
+
+    def shows_now(obs: Any) -> bool:  # the observation's pixels are the page as it is now
+        async def shot() -> bytes:
+            return await env._session.current().screenshot(type="png")
+
+        return bool(np.array_equal(obs.screenshot, frame_from_bytes(pool.run(shot()), W, H)))  # type: ignore[attr-defined]
+
+    try:
+        for rate in (1, 6):
+            env.reset(seed=0)
+            pool.run(env._session.cdp.send("Emulation.setCPUThrottlingRate", {"rate": rate}))  # type: ignore[attr-defined]
+            obs, *_ = env.step(Action.tap(*_px(215, 77)))  # the late link
+            assert any(e.text == "second page" for e in obs.elements or ()), [e.text for e in obs.elements or ()]
+            assert shows_now(obs)
+            obs, *_ = env.step(Action.back())
+            assert any(e.text == "late link" for e in obs.elements or ())
+            env.step(Action.tap(*_px(250, 110)))  # the form's only field
+            env.step(Action.type_text("hello"))
+            obs, *_ = env.step(Action.enter())  # implicit submission navigates to page2.html?q=hello
+            assert any(e.text == "second page" for e in obs.elements or ()), [e.text for e in obs.elements or ()]
+            assert shows_now(obs)
+            assert env.pool.run(env._session.current().evaluate("location.search")) == "?q=hello"
+            obs, *_ = env.step(Action.tap(*_px(10, 290)))  # no navigation: nothing to wait for
+            assert any(e.text == "second page" for e in obs.elements or ())
     finally:
         env.close()

@@ -1,0 +1,100 @@
+"""``digirl serve``: a saved policy behind an OpenAI-compatible HTTP API."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from digirl.cli.common import add_parser
+
+TOKEN_ENV = "DIGIRL_SERVE_TOKEN"
+
+
+def add_commands(sub: Any) -> None:
+    p = add_parser(
+        sub,
+        "serve",
+        "serve a policy over an OpenAI-compatible /v1/chat/completions API (screenshot + instruction in, action out)",
+        "digirl serve runs/digirl/policy --port 8000   # then: OpenAI(base_url='http://127.0.0.1:8000/v1', api_key='-')",
+    )
+    p.add_argument(
+        "policy", help="a saved policy folder of any kind (policy.json names it), or a model folder with policy.kind=KIND"
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (0 = any free port; the URL is printed)")
+    p.add_argument("--model-name", help="model id clients send (default: the policy folder's name)")
+    p.add_argument(
+        "--content",
+        default="raw",
+        choices=("raw", "json", "autoui", "cogagent"),
+        help="message content: the policy's own text (raw) or the action in this codec",
+    )
+    p.add_argument("--max-batch", type=int, default=32, help="most observations in one forward pass (default 32)")
+    p.add_argument("--max-wait-ms", type=float, default=5.0, help="how long the first request waits for others to join its batch")
+    p.add_argument(
+        "--token-env",
+        default=TOKEN_ENV,
+        help=f"env var holding a bearer token that clients must send (default {TOKEN_ENV}; unset = no token)",
+    )
+    p.add_argument("overrides", nargs="*", metavar="key=value", help="policy options, e.g. policy.kind=hf policy.device=cpu")
+    p.set_defaults(func=_serve)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def load_served_policy(path: str, overrides: list[str]) -> tuple[Any, str]:
+    """The policy in ``path`` (any registered kind, through ``build_policy``) and its default model id."""
+    from digirl.config.core import load_config
+    from digirl.policies.config import PolicyConfig
+    from digirl.policies.registry import build_policy
+
+    bad = [o for o in overrides if not o.startswith("policy.")]
+    if bad:
+        raise ValueError(f"serve takes policy.* overrides only, got {bad}")
+    cfg = load_config(PolicyConfig, overrides=[*(o.removeprefix("policy.") for o in overrides), f"init={path}"])
+    policy = build_policy(cfg, seed=0)
+    p = Path(path).resolve()
+    return policy, (p.parent.name if p.name == "policy" and p.parent.name else p.name)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from digirl.serve.server import PolicyServer, ServeConfig
+
+    policy, default_name = load_served_policy(args.policy, args.overrides)
+    token = os.environ.get(args.token_env) or None
+    path = Path(args.policy).resolve()
+    name = args.model_name or default_name
+    server = PolicyServer(
+        policy,
+        ServeConfig(
+            host=args.host,
+            port=args.port,
+            model_id=name,
+            content=args.content,
+            max_batch=args.max_batch,
+            max_wait_s=args.max_wait_ms / 1000,
+            token=token,
+        ),
+    )
+    if not _is_loopback(args.host) and token is None:
+        print(f"warning: serving on {args.host} without a token; set {args.token_env} to require one", file=sys.stderr)
+    auth = f"bearer token from ${args.token_env}" if token else "no token"
+    print(f"serving {policy.kind} policy {str(path)!r} as model {name!r} at {server.base_url} ({auth}); Ctrl-C stops", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
