@@ -53,6 +53,13 @@ class EncoderConfig:
     max_elements: int = _f(40, "UI elements kept per screen")
     history_len: int = _f(4, "previous action kinds shown")
     buckets: int = _f(4096, "hash buckets of the word embedding")
+    use_elements: bool = _f(
+        True,
+        "see the UI element list (text + boxes, as AitW's OCR/icon annotations); false = screenshot and "
+        "instruction only (like Auto-UI): every tap is a grid cell",
+    )
+    grid_cols: int = _f(6, "columns of the tap grid (taps not on an element)")
+    grid_rows: int = _f(12, "rows of the tap grid")
 
     def __post_init__(self) -> None:
         if self.dim % self.heads:
@@ -73,6 +80,9 @@ class EncoderConfig:
             max_elements=self.max_elements,
             history_len=self.history_len,
             buckets=self.buckets,
+            grid_cols=self.grid_cols,
+            grid_rows=self.grid_rows,
+            use_elements=self.use_elements,
         )
 
     @classmethod

@@ -79,6 +79,8 @@ class FeatureSpec:
     buckets: int = 4096
     grid_cols: int = 6
     grid_rows: int = 12
+    #: Whether the UI element list (text + boxes) is an input; False = screenshot only (taps on the grid).
+    use_elements: bool = True
 
     @property
     def grid_size(self) -> int:
@@ -178,7 +180,7 @@ def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
         all_words.append(ws)
         instr[i, : len(ws)] = [word_id(w, spec.buckets) for w in ws]
         lower_instr = {w.lower() for w in ws}
-        els = tuple(obs.elements or ())[:K]
+        els = tuple(obs.elements or ())[:K] if spec.use_elements else ()
         all_elems.append(els)
         for k, el in enumerate(els):
             ew = [w.lower() for w in words(el.text)]

@@ -96,3 +96,26 @@ def test_frame_stack_uses_previous_screenshot():
     batch = p.featurize([o0, o1])
     assert batch.image.shape[1] == 6
     assert np.abs(batch.image[0, 3:]).sum() == 0 and np.abs(batch.image[1, 3:]).sum() > 0
+
+
+def test_screenshot_only_policy_never_sees_elements_and_taps_the_grid(tmp_path):
+    from digirl.policies.features import element_under
+
+    obs, _ = _obs()
+    cfg = PolicyNetConfig(dim=32, layers=1, heads=2, use_elements=False, grid_cols=12, grid_rows=24)
+    p = DefaultPolicy(cfg, seed=0)
+    batch = p.featurize(obs)
+    assert not batch.elem_mask.any() and all(e == () for e in batch.elements)
+    outs = p.act(obs)
+    for o in outs:  # a tap lands on a grid-cell centre of the finer grid
+        if o.action.touch is not None and not o.action.is_swipe:
+            x, y = o.action.touch
+            assert (x * 12 - 0.5) == pytest.approx(round(x * 12 - 0.5), abs=1e-3)
+            assert (y * 24 - 0.5) == pytest.approx(round(y * 24 - 0.5), abs=1e-3)
+    # an expert's element tap is still learnable: it maps to the cell under it
+    tap = Action.tap(*obs[0].elements[0].center)
+    lp, valid = p.log_prob_with_mask(obs[:1], [tap])
+    assert torch.isfinite(lp).all()
+    assert bool(valid[0]) and element_under(obs[0].elements, *tap.touch) is not None
+    p.save(tmp_path / "pol")
+    assert DefaultPolicy.load(tmp_path / "pol").cfg.use_elements is False
