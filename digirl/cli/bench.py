@@ -30,6 +30,19 @@ def _cmd_table1(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_nonstationary(args: argparse.Namespace) -> int:
+    from digirl.config.core import load_config
+    from digirl.training.nonstationary import NonStationaryConfig, run_nonstationary
+
+    cfg = load_config(NonStationaryConfig, overrides=args.overrides)
+    summary = run_nonstationary(cfg, args.out)
+    if args.json:
+        emit_json(summary)
+    else:
+        print((__import__("pathlib").Path(args.out) / "nonstationary.md").read_text())
+    return 0
+
+
 def add_commands(sub: Any) -> None:
     p = add_parser(
         sub,
@@ -49,4 +62,14 @@ def add_commands(sub: Any) -> None:
     t.add_argument("overrides", nargs="*", metavar="key=value")
     add_json_flag(t)
     t.set_defaults(func=_cmd_table1)
+    n = add_parser(
+        bsub,
+        "nonstationary",
+        "the world shifts (simulator world_version): a frozen policy vs the same run trained on (DigiRL Fig. 4)",
+        "digirl bench nonstationary runs/ns run=runs/digirl versions=[0,1,2] iterations=4",
+    )
+    n.add_argument("out", help="output folder (nonstationary.md / .json, eval reports, the continued run)")
+    n.add_argument("overrides", nargs="*", metavar="key=value")
+    add_json_flag(n)
+    n.set_defaults(func=_cmd_nonstationary)
     p.set_defaults(func=_help(p))

@@ -150,6 +150,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
     history: list[dict[str, Any]] = []
+    clock = {"start": time.perf_counter(), "eval_s": 0.0}  # this session's wall-clock, and the part spent evaluating
 
     def do_eval(step: int, trajectories_seen: int) -> list[EvalReport]:
         assert runner is not None
@@ -160,8 +161,17 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         m = _eval_metrics(reports) | {"timing_s/eval": time.perf_counter() - t0}
         metrics.log(m, step)
         history.append(
-            {"iteration": step, "online_trajectories": trajectories_seen, **{k: v for k, v in m.items() if k.startswith("eval/")}}
+            {
+                "iteration": step,
+                "online_trajectories": trajectories_seen,
+                # time to reach this policy: wall-clock so far, and the same without earlier evaluations
+                "wall_s": t0 - clock["start"],
+                "train_wall_s": t0 - clock["start"] - clock["eval_s"],
+                **{k: v for k, v in m.items() if k.startswith("eval/")},
+                "families": {r.split: {f: d["success_rate"] for f, d in r.per_family.items()} for r in reports},
+            }
         )
+        clock["eval_s"] += time.perf_counter() - t0
         write_reports(reports, run_dir / "eval", name=f"eval-iter{step:04d}")
         for r in reports:
             log.info("eval %s @ iter %d: %.1f%% (%d/%d)", r.split, step, 100 * r.success_rate, r.successes, r.episodes)
