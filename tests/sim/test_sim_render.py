@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from digirl.core.actions import Action
-from digirl.sim.env import SimEnv, tree_elements
+from digirl.sim.elements import StaticElements, tree_elements
+from digirl.sim.env import SimEnv
 from digirl.sim.render import Renderer
 from digirl.sim.text import TextRaster
 from digirl.sim.ui import BLUE, H, View, W, box, label
@@ -112,10 +113,10 @@ def test_hand_built_trees_match_reference() -> None:
         root.children.append(box((-40, 700, 60, 900), (200, 0, 0)))  # partly off the screen
         trees.append(root)
     for w, h in ((270, 600), (91, 201), (541, 1203)):
-        new, ref = Renderer(w, h), ReferenceRenderer(w, h)
+        new, ref, cache = Renderer(w, h), ReferenceRenderer(w, h), StaticElements(size=2)
         for t in trees + trees:  # the second round comes from the caches
             assert np.array_equal(new.render(t), ref.render(t))
-            assert tree_elements(t) == reference_elements(t)
+            assert tree_elements(t) == tree_elements(t, cache) == reference_elements(t)
 
 
 def test_text_raster_matches_reference() -> None:
