@@ -1,8 +1,10 @@
-"""The algorithm seam and the behaviour-cloning update both algorithms share.
+"""The algorithm seam and the behaviour-cloning update the algorithms share.
 
 An algorithm owns the policy's optimizer (and its critics); the training loop calls
-``update(trajectories, phase)`` and logs the metrics it returns. ``state_dict`` /
-``load_state_dict`` cover everything a checkpoint must restore.
+``update(trajectories, phase)`` and logs the metrics it returns, then stores what
+``annotations()`` reports about the steps it just scored (values, advantages, which were kept) for
+the viewer. ``state_dict`` / ``load_state_dict`` cover everything a checkpoint must restore.
+Algorithms are registered by name in :mod:`digirl.algorithms.registry`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import torch
 from digirl.core.actions import Action
 from digirl.core.errors import DigirlError
 from digirl.core.types import Observation, Trajectory
+from digirl.data.annotations import StepAnnotation
+from digirl.policies.base import Policy
+from digirl.policies.config import EncoderConfig
 
 
 def _f(default: Any, help: str) -> Any:
@@ -28,7 +33,7 @@ def _f(default: Any, help: str) -> Any:
 class AlgoConfig:
     """Hyperparameters of Filtered BC and DigiRL (paper Table 6 values noted where they differ)."""
 
-    name: Literal["filtered_bc", "digirl"] = _f("digirl", "algorithm: filtered_bc or digirl")
+    name: str = _f("digirl", "algorithm: filtered_bc, digirl, or another registered name (`digirl config keys train`)")
     lr: float = _f(1e-3, "actor learning rate (paper: 3e-3 for AutoUI)")
     batch_size: int = _f(64, "actor minibatch size in steps (paper: 128)")
     grad_accum: int = _f(1, "gradient accumulation steps per optimizer step")
@@ -59,8 +64,15 @@ class AlgoConfig:
         "cross-fitting: with K > 1 folds each trajectory's values come from critics trained on the other "
         "folds, never on it, and held-out critic accuracy is logged (1 = the paper's in-sample fit)",
     )
+    critic: EncoderConfig = field(
+        default_factory=EncoderConfig, metadata={"help": "the step critic's own screen encoder (not the policy's)"}
+    )
 
     def __post_init__(self) -> None:
+        from digirl.algorithms.registry import algorithm_names
+
+        if self.name not in algorithm_names():
+            raise ValueError(f"algo.name {self.name!r} is not registered; known: {', '.join(algorithm_names())}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"algo.lam must be in [0, 1], got {self.lam}")
         if self.batch_size < 1 or self.grad_accum < 1:
@@ -75,13 +87,24 @@ Phase = Literal["offline", "online"]
 
 
 class Algorithm(Protocol):
+    """What the training loop calls. Build one with :func:`digirl.algorithms.registry.make_algorithm`."""
+
     name: str
 
     def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
         """One iteration of learning on the replay data; returns metrics (``train/…``, ``critic/…``)."""
         ...
 
-    def state_dict(self) -> dict[str, Any]: ...
+    def annotations(self) -> list[StepAnnotation]:
+        """What the last ``update`` computed per step (values, advantages, kept or not), for the viewer.
+
+        Empty when the algorithm has nothing to report or has not updated yet.
+        """
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """Everything a checkpoint must restore (optimizers, critics, RNG); tensors and plain data only."""
+        ...
 
     def load_state_dict(self, state: dict[str, Any]) -> None: ...
 
@@ -98,7 +121,7 @@ class Sample:
 
 
 def bc_update(
-    policy: Any,
+    policy: Policy,
     optimizer: torch.optim.Optimizer,
     samples: Sequence[Sample],
     *,
@@ -127,7 +150,7 @@ def bc_update(
             loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
             if not torch.isfinite(loss):
                 raise NonFiniteLoss(f"actor loss is {loss.item()} (check the learning rate and the data)")
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             losses.append(float(loss.detach()) * grad_accum)
         torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
         optimizer.step()

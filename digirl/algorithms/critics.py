@@ -9,42 +9,64 @@ only the instruction's words.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
 
+from digirl.core.actions import Action
 from digirl.core.types import Observation
-from digirl.policies.default import PolicyNetConfig, ScreenEncoder, batch_to_tensors
+from digirl.policies.config import EncoderConfig
+from digirl.policies.default import ScreenEncoder, batch_to_tensors
 from digirl.policies.features import featurize, word_id, words
+
+
+@runtime_checkable
+class Critic(Protocol):
+    """A learned state value V(s) over observations (DigiRL's step critic, Digi-Q's V heads)."""
+
+    def value(self, observations: Sequence[Observation]) -> torch.Tensor:
+        """V(s) [B] on the CPU, without gradients (evaluation mode; batched internally)."""
+        ...
+
+
+@runtime_checkable
+class ActionCritic(Critic, Protocol):
+    """A critic that also scores actions: Q(s, a) (Digi-Q)."""
+
+    def q_value(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
+        """Q(s, a) [B] on the CPU, without gradients."""
+        ...
 
 
 class StepCritic(nn.Module):
     """V(s, c) with ``twin`` heads; ``value`` returns the min over heads (as the released code)."""
 
-    def __init__(self, cfg: PolicyNetConfig, twin: bool = True) -> None:
+    def __init__(self, cfg: EncoderConfig, twin: bool = True) -> None:
         super().__init__()
         self.cfg = cfg
         self.encoder = ScreenEncoder(cfg)
         n = 2 if twin else 1
         self.heads = nn.ModuleList(nn.Sequential(nn.Linear(cfg.dim, cfg.dim), nn.GELU(), nn.Linear(cfg.dim, 1)) for _ in range(n))
 
-    def logits(self, observations: Sequence[Observation], device: torch.device) -> torch.Tensor:
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def logits(self, observations: Sequence[Observation]) -> torch.Tensor:
         """[n_heads, B] logits."""
         batch = featurize(observations, self.cfg.features)
-        cls, _, _ = self.encoder(batch_to_tensors(batch, device))
+        cls, _, _ = self.encoder(batch_to_tensors(batch, self.device))
         return torch.stack([h(cls).squeeze(-1) for h in self.heads])
 
     @torch.no_grad()
-    def value(self, observations: Sequence[Observation], device: torch.device, chunk: int = 256) -> torch.Tensor:
+    def value(self, observations: Sequence[Observation], chunk: int = 256) -> torch.Tensor:
         """Success probability [B] (min over heads), evaluated in chunks without gradients."""
         was = self.training
         self.eval()
-        out = [
-            torch.sigmoid(self.logits(observations[i : i + chunk], device)).min(0).values
-            for i in range(0, len(observations), chunk)
-        ]
+        out = [torch.sigmoid(self.logits(observations[i : i + chunk])).min(0).values for i in range(0, len(observations), chunk)]
         self.train(was)
-        return torch.cat(out) if out else torch.zeros(0)
+        return torch.cat(out).cpu() if out else torch.zeros(0)
 
 
 class InstructionCritic(nn.Module):
@@ -56,7 +78,12 @@ class InstructionCritic(nn.Module):
         self.emb = nn.EmbeddingBag(buckets, dim, mode="mean")
         self.mlp = nn.Sequential(nn.Linear(dim, dim), nn.GELU(), nn.Linear(dim, 1))
 
-    def logits(self, instructions: Sequence[str], device: torch.device) -> torch.Tensor:
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    def logits(self, instructions: Sequence[str]) -> torch.Tensor:
+        device = self.device
         ids: list[int] = []
         offsets: list[int] = []
         for text in instructions:
@@ -68,5 +95,6 @@ class InstructionCritic(nn.Module):
         return out
 
     @torch.no_grad()
-    def value(self, instructions: Sequence[str], device: torch.device) -> torch.Tensor:
-        return torch.sigmoid(self.logits(instructions, device)) if instructions else torch.zeros(0)
+    def value(self, instructions: Sequence[str]) -> torch.Tensor:
+        """P(success) [B] of each instruction, on the CPU."""
+        return torch.sigmoid(self.logits(instructions)).cpu() if instructions else torch.zeros(0)

@@ -34,23 +34,26 @@ from digirl.algorithms.functional import (
     released_code_advantage,
 )
 from digirl.core.types import Observation, Trajectory
+from digirl.data.annotations import StepAnnotation
+from digirl.policies.base import Policy
 
 
 class DigiRL:
     name = "digirl"
 
-    def __init__(self, policy: Any, cfg: AlgoConfig, *, seed: int = 0) -> None:
+    def __init__(self, policy: Policy, cfg: AlgoConfig, *, seed: int = 0) -> None:
         self.policy = policy
         self.cfg = cfg
         self.device = policy.device
         self.folds = cfg.critic_folds
-        self.critics = [StepCritic(policy.cfg, twin=cfg.twin_critic).to(self.device) for _ in range(self.folds)]
-        self.instruct_critics = [InstructionCritic(buckets=policy.cfg.buckets).to(self.device) for _ in range(self.folds)]
+        self.critics = [StepCritic(cfg.critic, twin=cfg.twin_critic).to(self.device) for _ in range(self.folds)]
+        self.instruct_critics = [InstructionCritic(buckets=cfg.critic.buckets).to(self.device) for _ in range(self.folds)]
         self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
         self.critic_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.critics]
         self.instruct_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.instruct_critics]
         self.rng = np.random.default_rng(seed)
         self._value_loss = bce_value_loss if cfg.value_loss == "bce" else mse_value_loss
+        self._annotations: list[StepAnnotation] = []
 
     # ------------------------------------------------------------------ critics
     def fold(self, traj: Trajectory) -> int:
@@ -98,7 +101,7 @@ class DigiRL:
         critic.train()
         for _ in range(steps):
             idx = self.rng.integers(0, len(instr), size=min(self.cfg.critic_batch_size, len(instr)))
-            logits = critic.logits([instr[i] for i in idx], self.device)
+            logits = critic.logits([instr[i] for i in idx])
             y = labels[torch.from_numpy(idx).to(self.device)]
             loss = self._value_loss(logits, y)
             opt.zero_grad(set_to_none=True)
@@ -117,7 +120,7 @@ class DigiRL:
             idx = self.rng.integers(0, len(pairs), size=min(self.cfg.critic_batch_size, len(pairs)))
             obs = [pairs[i][0] for i in idx]
             y = torch.tensor([pairs[i][1] for i in idx], device=self.device)
-            logits = critic.logits(obs, self.device)  # [heads, B]
+            logits = critic.logits(obs)  # [heads, B]
             loss = sum(self._value_loss(head, y) for head in logits)
             assert isinstance(loss, torch.Tensor)
             opt.zero_grad(set_to_none=True)
@@ -135,8 +138,8 @@ class DigiRL:
         for f in range(self.folds):
             idx = [i for i, t in enumerate(trajs) if self.fold(t) == f]
             if idx:
-                v = self.instruct_critics[f].value([trajs[i].task.instruction for i in idx], self.device)
-                out[idx] = v.cpu().numpy()
+                v = self.instruct_critics[f].value([trajs[i].task.instruction for i in idx])
+                out[idx] = v.numpy()
         return out
 
     def step_values(self, trajs: Sequence[Trajectory]) -> list[np.ndarray]:
@@ -151,7 +154,7 @@ class DigiRL:
                 obs.append(t.final_observation if t.final_observation is not None else t.steps[-1].observation)
             if not obs:
                 continue
-            v_all = self.critics[f].value(obs, self.device).cpu().numpy().astype(np.float64)
+            v_all = self.critics[f].value(obs).numpy().astype(np.float64)
             pos = 0
             for i in idx:
                 n = len(trajs[i].steps) + 1
@@ -159,12 +162,12 @@ class DigiRL:
                 pos += n
         return out
 
-    def advantages(self, trajs: Sequence[Trajectory]) -> list[np.ndarray]:
-        """Per-trajectory step advantages under the configured estimator."""
+    def advantages(self, trajs: Sequence[Trajectory], values: list[np.ndarray] | None = None) -> list[np.ndarray]:
+        """Per-trajectory step advantages under the configured estimator (``values``: from :meth:`step_values`)."""
         if self.cfg.advantage == "mc":
             return [np.asarray(t.mc_returns(self.cfg.gamma)) for t in trajs]
         out = []
-        for t, vals in zip(trajs, self.step_values(trajs)):
+        for t, vals in zip(trajs, values if values is not None else self.step_values(trajs)):
             v, nv = vals[:-1], vals[1:].copy()
             if t.terminated:  # no value after a terminal state
                 nv[-1] = 0.0
@@ -186,22 +189,24 @@ class DigiRL:
         metrics |= self._fit_critics(trajs, offline)
 
         selected = trajs
+        v_ins = self.instruction_values(trajs)
         if cfg.curriculum and not offline:
-            v_ins = self.instruction_values(trajs)
             score_keep = instruction_curriculum([t.reward for t in trajs], v_ins, cfg.curriculum_top)
             selected = [t for t, k in zip(trajs, score_keep) if k]
             scores = np.array([t.reward for t in trajs]) - v_ins
             metrics["train/curriculum_cutoff"] = float(scores[score_keep].min())
         metrics["train/curriculum_kept_fraction"] = len(selected) / len(trajs)
 
-        advs = self.advantages(selected)
+        values = self.step_values(selected) if cfg.advantage != "mc" else None
+        advs = self.advantages(selected, values)
         samples: list[Sample] = []
         kept = total = 0
-        for t, a in zip(selected, advs):
+        notes: dict[str, list[StepAnnotation]] = {}
+        for j, (t, a) in enumerate(zip(selected, advs)):
             if cfg.actor_weighting == "awr":
                 w = awr_weights(a, cfg.awr_beta)
+                keep = np.ones(len(a), dtype=bool)
                 samples.extend(Sample(s.observation, s.action, float(wi)) for s, wi in zip(t.steps, w))
-                kept += len(t.steps)
             else:
                 thr = (
                     cfg.threshold
@@ -209,9 +214,31 @@ class DigiRL:
                     else (0.0 if cfg.advantage == "released" else 1.0 / max(1, t.task.horizon))
                 )
                 keep = hard_filter(a, thr)
+                w = keep.astype(np.float64)
                 samples.extend(Sample(s.observation, s.action) for s, k in zip(t.steps, keep) if k)
-                kept += int(keep.sum())
+            kept += int(keep.sum())
             total += len(t.steps)
+            v = values[j] if values is not None else None
+            notes[t.traj_id] = [
+                StepAnnotation(
+                    t.traj_id,
+                    i,
+                    value=None if v is None else float(v[i]),
+                    advantage=float(a[i]),
+                    kept=bool(keep[i]),
+                    weight=float(w[i]),
+                )
+                for i in range(len(t.steps))
+            ]
+        self._annotations = []
+        for t, vi in zip(trajs, v_ins):
+            in_curriculum = t.traj_id in notes
+            self._annotations.append(
+                StepAnnotation(
+                    t.traj_id, -1, value=float(vi), extra={"instruction_value": True, "curriculum_kept": in_curriculum}
+                )
+            )
+            self._annotations += notes.get(t.traj_id) or [StepAnnotation(t.traj_id, i, kept=False) for i in range(t.length)]
         flat = np.concatenate(advs) if advs else np.zeros(1)
         metrics |= {
             "train/adv_mean": float(flat.mean()),
@@ -232,6 +259,10 @@ class DigiRL:
             rng=self.rng,
         )
         return metrics
+
+    def annotations(self) -> list[StepAnnotation]:
+        """Per trajectory: V_instruct(c) (step -1); per step: V(s), the advantage, kept, weight."""
+        return list(self._annotations)
 
     # ------------------------------------------------------------------ checkpointing
     def state_dict(self) -> dict[str, Any]:
@@ -265,13 +296,3 @@ class DigiRL:
             self.instruct_critics[f].load_state_dict(state["instruct_critics"][f])
             self.instruct_opts[f].load_state_dict(state["instruct_opts"][f])
         self.rng.bit_generator.state = state["rng"]
-
-
-def make_algorithm(policy: Any, cfg: AlgoConfig, *, seed: int = 0) -> Any:
-    from digirl.algorithms.filtered_bc import FilteredBC
-
-    if cfg.name == "digirl":
-        return DigiRL(policy, cfg, seed=seed)
-    if cfg.name == "filtered_bc":
-        return FilteredBC(policy, cfg, seed=seed)
-    raise ValueError(f"unknown algorithm {cfg.name!r} (filtered_bc or digirl)")

@@ -11,16 +11,19 @@ import torch
 from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update
 from digirl.algorithms.functional import filtered_bc_keep
 from digirl.core.types import Trajectory
+from digirl.data.annotations import StepAnnotation
+from digirl.policies.base import Policy
 
 
 class FilteredBC:
     name = "filtered_bc"
 
-    def __init__(self, policy: Any, cfg: AlgoConfig, *, seed: int = 0) -> None:
+    def __init__(self, policy: Policy, cfg: AlgoConfig, *, seed: int = 0) -> None:
         self.policy = policy
         self.cfg = cfg
         self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
         self.rng = np.random.default_rng(seed)
+        self._annotations: list[StepAnnotation] = []
 
     def select(self, trajectories: Sequence[Trajectory]) -> list[Trajectory]:
         trajs = [t for t in trajectories if not t.env_failure]
@@ -29,6 +32,13 @@ class FilteredBC:
 
     def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
         kept = self.select(trajectories)
+        ids = {t.traj_id for t in kept}
+        self._annotations = [
+            StepAnnotation(t.traj_id, i, kept=t.traj_id in ids)
+            for t in trajectories
+            if not t.env_failure
+            for i in range(t.length)
+        ]
         samples = [Sample(s.observation, s.action) for t in kept for s in t.steps]
         steps = self.cfg.offline_actor_steps if phase == "offline" else self.cfg.actor_steps
         metrics = bc_update(
@@ -45,6 +55,10 @@ class FilteredBC:
         metrics["train/kept_trajectory_fraction"] = len(kept) / n
         metrics["train/kept_steps"] = float(len(samples))
         return metrics
+
+    def annotations(self) -> list[StepAnnotation]:
+        """Which steps the last update behaviour-cloned (those of the kept trajectories)."""
+        return list(self._annotations)
 
     def state_dict(self) -> dict[str, Any]:
         return {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}

@@ -18,6 +18,8 @@ for _task in miniwob_tasks():
         requires="browser",
         metadata={
             "backend": "browser",
+            "collector": "browser",
+            "seeded_tasks": True,
             "family": "miniwob",
             "expressible": _level,
             **({"expressible_note": _why} if _why else {}),
@@ -31,5 +33,5 @@ register(
     "digirl.browser.env:WebAppEnv",
     description="Any web app in Chromium: pass tasks=[WebAppTask(start_url, instruction, success_js=...)]",
     requires="browser",
-    metadata={"backend": "browser", "family": "webapp", "expressible": "yes"},
+    metadata={"backend": "browser", "collector": "browser", "family": "webapp", "expressible": "yes"},
 )

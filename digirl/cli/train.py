@@ -16,7 +16,7 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     add_json_flag(p)
 
 
-def _load(cls: type, args: argparse.Namespace, existing: Path | None = None) -> Any:
+def _load(cls: type, args: argparse.Namespace, existing: Path | None = None, extra: list[str] | None = None) -> Any:
     """Config from defaults + preset + overrides; an existing run's saved config replaces the preset
     (so `digirl train RUN iterations=20` resumes with only that change)."""
     from digirl.config.core import load_config
@@ -26,7 +26,7 @@ def _load(cls: type, args: argparse.Namespace, existing: Path | None = None) -> 
         if preset:
             raise ValueError(f"{existing.parent} already holds a run; drop --preset (its saved config is used)")
         preset = str(existing)
-    return load_config(cls, preset=preset, overrides=args.overrides)
+    return load_config(cls, preset=preset, overrides=[*(extra or []), *args.overrides])
 
 
 def _cmd_sft(args: argparse.Namespace) -> int:
@@ -80,18 +80,18 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from digirl.policies.default import DefaultPolicy
-    from digirl.training.common import make_runner, resolve_device, task_pool
+    from digirl.policies.registry import build_policy
+    from digirl.training.common import make_runner, task_pool
     from digirl.training.config import EvalRunConfig
     from digirl.training.evaluate import eval_tasks, to_markdown, write_reports
     from digirl.training.loop import evaluate_policy
 
-    cfg = _load(EvalRunConfig, args)
-    policy = DefaultPolicy.load(args.policy, device=resolve_device(cfg.policy.device))
+    cfg = _load(EvalRunConfig, args, extra=[f"policy.init={args.policy}"])
+    policy = build_policy(cfg.policy, seed=0)
     train_pool = task_pool(cfg.env, cfg.env.train_split) if cfg.eval.train_tasks else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if cfg.eval.test_tasks else []
     tasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
-    runner = make_runner(cfg.env)
+    runner = make_runner(cfg.env, deterministic=cfg.deterministic)
     try:
         reports = evaluate_policy(
             policy, runner, tasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
@@ -145,7 +145,10 @@ def add_commands(sub: Any) -> None:
         "evaluate a saved policy with DigiRL's protocol (first N test tasks in order)",
         "digirl eval runs/digirl/policy eval.test_tasks=96 eval.train_tasks=32",
     )
-    p.add_argument("policy", help="a saved policy folder (model.safetensors + policy.json)")
+    p.add_argument(
+        "policy",
+        help="a saved policy folder of any kind (policy.json names it), or a model folder with policy.kind=KIND",
+    )
     p.add_argument("--out", help="where eval.json / eval.md go (default: next to the policy)")
     _config_args(p)
     p.set_defaults(func=_cmd_eval)

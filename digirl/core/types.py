@@ -27,7 +27,8 @@ __all__ = [
 ]
 
 #: Version of the Step/Trajectory schema. Bump on any change to stored fields.
-SCHEMA_VERSION = 1
+#: 2: ``Trajectory.policy_version`` (datasets of version 1 read it as ``None``).
+SCHEMA_VERSION = 2
 
 JSONDict = dict[str, Any]
 
@@ -171,6 +172,9 @@ class Trajectory:
     seed: int | None = None
     metadata: JSONDict = field(default_factory=dict)
     traj_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: Version of the policy weights that acted (the learner's update count), when known: what an
+    #: asynchronous learner needs to bound staleness and correct off-policy data.
+    policy_version: int | None = None
 
     @property
     def reward(self) -> float:

@@ -57,6 +57,8 @@ class Column:
     type: pa.DataType
     nullable: bool
     doc: str
+    #: Schema version that introduced the column; files written before it lack it and read as null.
+    since: int = 1
 
     def field(self) -> pa.Field:
         return pa.field(self.name, self.type, nullable=self.nullable)
@@ -86,6 +88,7 @@ TRAJ_COLUMNS: tuple[Column, ...] = (
         True,
         "JSON {instruction, step, history, elements} of the final observation (null if none)",
     ),
+    Column("policy_version", pa.int64(), True, "version of the policy weights that acted (null if unknown)", since=2),
 )
 
 STEP_COLUMNS: tuple[Column, ...] = (
@@ -214,6 +217,7 @@ def trajectory_row(t: Trajectory, final_screenshot: str | None) -> dict[str, Any
         "success": (not t.env_failure) and reward > 0,
         "final_screenshot": final_screenshot,
         "final_observation": final_obs,
+        "policy_version": None if t.policy_version is None else int(t.policy_version),
     }
 
 
@@ -327,9 +331,12 @@ def read_table(path: Path, columns: Sequence[Column], names: Sequence[str] | Non
         schema = pf.schema_arrow
     except (pa.ArrowException, OSError, ValueError) as e:
         raise DataError(f"{path}: corrupt or truncated Parquet file ({e})") from e
-    missing = [n for n in want if schema.get_field_index(n) < 0]
+    absent = [n for n in want if schema.get_field_index(n) < 0]
+    late = [n for n in absent if wanted[n].since > 1 and wanted[n].nullable]  # older files lack these
+    missing = [n for n in absent if n not in late]
     if missing:
         raise DataError(f"{path}: missing column(s) {', '.join(missing)}")
+    want = [n for n in want if n not in late]
     for n in want:
         actual = schema.field(n).type
         if not _type_ok(actual, wanted[n].type):
@@ -341,4 +348,6 @@ def read_table(path: Path, columns: Sequence[Column], names: Sequence[str] | Non
     for n in want:
         if not wanted[n].nullable and table.column(n).null_count:
             raise DataError(f"{path}: column '{n}' has {table.column(n).null_count} null value(s)")
+    for n in late:
+        table = table.append_column(wanted[n].field(), pa.nulls(table.num_rows, wanted[n].type))
     return table

@@ -241,6 +241,7 @@ def _build_trajectory(
         seed=None if tr["seed"] is None else int(tr["seed"]),
         metadata=meta,
         traj_id=str(tr["traj_id"]),
+        policy_version=None if tr["policy_version"] is None else int(tr["policy_version"]),
     )
 
 

@@ -1,20 +1,26 @@
 """The policy seam: act on a batch of observations, score given actions, save and load.
 
-The vector runner and collectors only need :class:`ActFn` (batched acting); learners need the
-full :class:`Policy`. Model text crosses into the typed world once, through a codec.
+Collectors only need :class:`ActFn` (batched acting). Every policy kind is an
+:class:`ActingPolicy` (it acts, saves itself and says its kind); kinds that learn are
+:class:`Policy` (they also score actions differentiably and expose their trainable parameters),
+which is all SFT, Filtered BC, DigiRL and Digi-Q call. Model text crosses into the typed world
+once, through a codec, inside ``act``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from digirl.core.actions import Action
 from digirl.core.types import Observation
 
-__all__ = ["ActFn", "ActOutput", "Policy", "as_act_output"]
+if TYPE_CHECKING:  # torch stays out of light imports (collectors import this module)
+    import torch
+
+__all__ = ["ActFn", "ActOutput", "ActingPolicy", "Policy", "as_act_output", "is_trainable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,21 +44,60 @@ def as_act_output(o: Any) -> ActOutput:
 class ActFn(Protocol):
     """Batched acting: one output per observation, in order."""
 
-    def __call__(self, observations: Sequence[Observation]) -> list[ActOutput]: ...
+    def __call__(self, observations: Sequence[Observation], /) -> list[ActOutput]: ...
 
 
 @runtime_checkable
-class Policy(Protocol):
-    """What the training loop needs from a policy."""
+class ActingPolicy(Protocol):
+    """What collection, evaluation and serving need: every policy kind, API-served ones included."""
+
+    #: The registered kind (``default``, ``hf``, ...); written into ``policy.json`` by ``save``.
+    kind: str
 
     def act(self, observations: Sequence[Observation], *, greedy: bool = False, temperature: float = 1.0) -> list[ActOutput]:
-        """Sample (or take the mode of) an action for each observation."""
-        ...
+        """One action per observation, in order: the mode (``greedy``) or a sample at ``temperature``.
 
-    def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> Any:
-        """Log-probabilities (a differentiable torch tensor of shape [B]) of the given actions."""
+        Output the policy cannot parse becomes an INVALID action carrying the raw text; never raises
+        for bad model output.
+        """
         ...
 
     def save(self, path: str | Path) -> None:
-        """Write ``model.safetensors`` and ``policy.json`` into the folder ``path``."""
+        """Write the policy into the folder ``path``: ``policy.json`` (kind + config) and its weights."""
         ...
+
+
+@runtime_checkable
+class Policy(ActingPolicy, Protocol):
+    """A trainable policy: what the learners (SFT, Filtered BC, DigiRL, Digi-Q) call."""
+
+    #: Where the trainable parameters live.
+    device: torch.device
+
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
+        """The parameters the optimizer updates (LoRA adapters only, when the policy uses LoRA)."""
+        ...
+
+    def train(self, mode: bool = True) -> None:
+        """Training mode (dropout on) or evaluation mode; ``act`` always evaluates."""
+        ...
+
+    def log_prob_with_mask(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log π(a|s) [B], expressible [B] bool), differentiable in the parameters.
+
+        ``expressible`` is False where the policy cannot produce the action at all (its log-probability
+        is then meaningless and learners drop the sample). The value for a sample does not depend on
+        the rest of the batch.
+        """
+        ...
+
+    def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
+        """log π(a|s) [B]; NaN where the action is not expressible."""
+        ...
+
+
+def is_trainable(policy: ActingPolicy) -> bool:
+    """Whether ``policy`` implements the trainable :class:`Policy` protocol."""
+    return isinstance(policy, Policy)

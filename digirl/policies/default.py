@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -30,61 +29,27 @@ from digirl.core.actions import Action
 from digirl.core.errors import DataError
 from digirl.core.types import Observation
 from digirl.policies.base import ActOutput
+from digirl.policies.config import EncoderConfig, PolicyNetConfig
 from digirl.policies.features import (
     ELEMENT_KINDS,
     KIND_INDEX,
     KINDS,
     Batch,
-    FeatureSpec,
     decode_action,
     encode_actions,
     featurize,
 )
 
-__all__ = ["DefaultPolicy", "PolicyNetConfig", "ScreenEncoder"]
+if TYPE_CHECKING:
+    from digirl.policies.config import PolicyConfig
 
-
-@dataclass(frozen=True)
-class PolicyNetConfig:
-    """Size of the network and of its inputs."""
-
-    dim: int = 96
-    layers: int = 2
-    heads: int = 4
-    dropout: float = 0.0
-    image_width: int = 48
-    image_height: int = 104
-    frame_stack: int = 1
-    max_instruction_words: int = 24
-    max_elements: int = 40
-    history_len: int = 4
-    buckets: int = 4096
-
-    @property
-    def features(self) -> FeatureSpec:
-        return FeatureSpec(
-            image_width=self.image_width,
-            image_height=self.image_height,
-            frame_stack=self.frame_stack,
-            max_instruction_words=self.max_instruction_words,
-            max_elements=self.max_elements,
-            history_len=self.history_len,
-            buckets=self.buckets,
-        )
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> PolicyNetConfig:
-        known = {f.name for f in fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise DataError(f"policy config has unknown keys {sorted(unknown)}")
-        return cls(**d)
+__all__ = ["DefaultPolicy", "EncoderConfig", "PolicyNetConfig", "ScreenEncoder"]
 
 
 class ScreenEncoder(nn.Module):
     """Encodes a featurized batch into token states; shared by the policy and the critics."""
 
-    def __init__(self, cfg: PolicyNetConfig) -> None:
+    def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
         d = cfg.dim
         self.cfg = cfg
@@ -155,7 +120,7 @@ def batch_to_tensors(batch: Batch, device: torch.device) -> dict[str, torch.Tens
 
 
 class _PolicyNet(nn.Module):
-    def __init__(self, cfg: PolicyNetConfig) -> None:
+    def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
         d = cfg.dim
         spec = cfg.features
@@ -189,10 +154,8 @@ class DefaultPolicy:
 
     kind = "default"
 
-    def __init__(
-        self, cfg: PolicyNetConfig | None = None, *, device: str | torch.device = "cpu", seed: int | None = None
-    ) -> None:
-        self.cfg = cfg or PolicyNetConfig()
+    def __init__(self, cfg: EncoderConfig | None = None, *, device: str | torch.device = "cpu", seed: int | None = None) -> None:
+        self.cfg = cfg or EncoderConfig()
         if seed is not None:
             torch.manual_seed(seed)
         self.device = torch.device(device)
@@ -201,8 +164,15 @@ class DefaultPolicy:
         self._gen = torch.Generator(device="cpu")
         self._gen.manual_seed(seed if seed is not None else 0)
 
+    @classmethod
+    def from_config(cls, cfg: PolicyConfig, *, device: torch.device, seed: int) -> DefaultPolicy:
+        """A fresh, randomly initialised policy of ``cfg.default``'s size."""
+        if cfg.init:
+            raise DataError(f"policy.init={cfg.init}: not a saved policy folder (no policy.json)")
+        return cls(cfg.default, device=device, seed=seed)
+
     # ------------------------------------------------------------------ acting
-    def parameters(self) -> Any:
+    def parameters(self) -> Iterator[nn.Parameter]:
         return self.net.parameters()
 
     def train(self, mode: bool = True) -> None:
@@ -304,7 +274,8 @@ class DefaultPolicy:
         (p / "policy.json").write_text(json.dumps({"kind": self.kind, "config": asdict(self.cfg)}, indent=2))
 
     @classmethod
-    def load(cls, path: str | Path, *, device: str | torch.device = "cpu") -> DefaultPolicy:
+    def load(cls, path: str | Path, *, device: str | torch.device = "cpu", cfg: PolicyConfig | None = None) -> DefaultPolicy:
+        """A policy saved by :meth:`save` (``cfg`` is accepted for the registry's signature; unused)."""
         from safetensors import SafetensorError
         from safetensors.torch import load_file
 
@@ -319,7 +290,11 @@ class DefaultPolicy:
             raise DataError(f"{meta_path}: not valid JSON ({e})") from e
         if meta.get("kind") != cls.kind:
             raise DataError(f"{meta_path}: policy kind {meta.get('kind')!r} is not {cls.kind!r}")
-        policy = cls(PolicyNetConfig.from_dict(meta.get("config", {})), device=device)
+        try:
+            net_cfg = EncoderConfig.from_dict(meta.get("config", {}))
+        except (TypeError, ValueError) as e:
+            raise DataError(f"{meta_path}: bad policy config ({e})") from e
+        policy = cls(net_cfg, device=device)
         try:
             sd = load_file(str(weights))
         except (SafetensorError, OSError, ValueError) as e:
@@ -342,7 +317,3 @@ def _action_text(action: Action) -> str:
 
 def count_parameters(policy: DefaultPolicy) -> int:
     return int(sum(p.numel() for p in policy.net.parameters()))
-
-
-def _rng_from(seed: int) -> np.random.Generator:
-    return np.random.default_rng(seed)

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from digirl.core.errors import DataError
+from digirl.policies.base import ActingPolicy
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ class LoopState:
 
     iteration: int = 0  # online iterations completed
     offline_done: bool = False
+    updates: int = 0  # learner updates applied to the policy: its version
     trajectories_seen: int = 0
     best_test_success: float = -1.0
 
@@ -65,7 +67,7 @@ def set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
 
 
-def save_checkpoint(run_dir: Path, state: LoopState, policy: Any, algo_state: dict[str, Any], *, keep: int = 2) -> Path:
+def save_checkpoint(run_dir: Path, state: LoopState, policy: ActingPolicy, algo_state: dict[str, Any], *, keep: int = 2) -> Path:
     ckpt_root = run_dir / "checkpoints"
     ckpt_root.mkdir(parents=True, exist_ok=True)
     name = f"iter-{state.iteration:06d}" + ("" if state.offline_done or state.iteration else "-init")

@@ -1,54 +1,40 @@
-"""Building blocks shared by sft / collect / train / eval: devices, policies, tasks, runners."""
+"""Building blocks shared by sft / collect / train / eval: policies, tasks, collectors."""
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
-import torch
 
-from digirl.core.types import TaskSpec, Trajectory
-from digirl.policies.base import ActOutput
-from digirl.policies.default import DefaultPolicy, PolicyNetConfig
-from digirl.training.config import EnvConfig, PolicyConfig
+from digirl.core.types import Observation, TaskSpec, Trajectory
+from digirl.envs.collector import Collector, make_collector
+from digirl.envs.vector import EpisodeJob
+from digirl.policies.base import ActingPolicy, ActOutput, Policy, is_trainable
+from digirl.policies.registry import build_policy, resolve_device
+from digirl.training.config import EnvConfig
 
 log = logging.getLogger(__name__)
 
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def build_policy(cfg: PolicyConfig, *, seed: int) -> DefaultPolicy:
-    device = resolve_device(cfg.device)
-    if cfg.init:
-        policy = DefaultPolicy.load(cfg.init, device=device)
-        log.info("loaded policy from %s", cfg.init)
-        return policy
-    net = PolicyNetConfig(
-        dim=cfg.dim,
-        layers=cfg.layers,
-        heads=cfg.heads,
-        frame_stack=cfg.frame_stack,
-        image_width=cfg.image_width,
-        image_height=cfg.image_height,
-    )
-    return DefaultPolicy(net, device=device, seed=seed)
+__all__ = [
+    "build_policy",
+    "in_job_order",
+    "jobs_for",
+    "make_runner",
+    "policy_act_fn",
+    "require_trainable",
+    "resolve_device",
+    "sample_tasks",
+    "task_pool",
+]
 
 
-def env_fn(cfg: EnvConfig) -> Callable[[], Any]:
-    from digirl.envs.vector import env_factory
-
-    return env_factory(cfg.id, **cfg.env_kwargs())
-
-
-def is_browser_env(env_id: str) -> bool:
-    return env_id.startswith(("digirl/miniwob.", "digirl/webapp"))
+def require_trainable(policy: ActingPolicy, what: str) -> Policy:
+    """``policy`` as a trainable :class:`Policy`, or a clear error naming the command."""
+    if not is_trainable(policy):
+        raise ValueError(f"{what} trains the policy, but policy kind {policy.kind!r} only acts (use it with collect or eval)")
+    assert isinstance(policy, Policy)
+    return policy
 
 
 #: Envs whose task is drawn from the episode seed (MiniWoB++) get this many "task slots".
@@ -65,7 +51,9 @@ def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec | None]:
         from digirl.sim.tasks.tasksets import load_task_file
 
         return list[TaskSpec | None](load_task_file(cfg.task_file))
-    if cfg.id.startswith("digirl/miniwob."):
+    from digirl.envs.registry import spec
+
+    if spec(cfg.id).metadata.get("seeded_tasks"):
         return [None] * SEEDED_TASK_SLOTS
     if cfg.id.startswith("digirl/sim-"):
         from digirl.sim.tasks.tasksets import load_taskset
@@ -87,81 +75,36 @@ def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec | None]:
         env.close()
 
 
-def make_runner(cfg: EnvConfig) -> Any:
-    """A VectorRunner (one worker process per env), or for browser envs one Chromium with N pages."""
-    if is_browser_env(cfg.id):
-        from digirl.browser.vector import BrowserVectorEnv
-
-        return BrowserRunner(BrowserVectorEnv.make(cfg.id, cfg.num_envs, **cfg.env_kwargs()), cfg.max_episode_retries)
-    from digirl.envs.vector import VectorRunner
-
-    return VectorRunner(
-        env_fn(cfg),
-        cfg.num_envs,
-        mode=cfg.runner,
+def make_runner(cfg: EnvConfig, *, deterministic: bool = False) -> Collector:
+    """The collector of ``cfg.runner`` (``auto``: what the env's registration asks for)."""
+    return make_collector(
+        cfg.id,
+        runner=cfg.runner,
+        num_envs=cfg.num_envs,
+        env_kwargs=cfg.env_kwargs(),
         step_timeout_s=cfg.step_timeout_s,
         max_episode_retries=cfg.max_episode_retries,
+        deterministic=deterministic,
     )
 
 
-def policy_act_fn(policy: DefaultPolicy, *, greedy: bool, temperature: float) -> Callable[[Sequence[Any]], list[ActOutput]]:
-    def act(observations: Sequence[Any]) -> list[ActOutput]:
+def in_job_order(trajectories: Iterable[Trajectory], jobs: Sequence[EpisodeJob]) -> list[Trajectory]:
+    """Trajectories sorted by their job's position (collectors yield them in completion order)."""
+    order = {j.job_id: i for i, j in enumerate(jobs)}
+    return sorted(trajectories, key=lambda t: order.get(t.metadata.get("job_id", -1), len(order)))
+
+
+def policy_act_fn(
+    policy: ActingPolicy, *, greedy: bool, temperature: float
+) -> Callable[[Sequence[Observation]], list[ActOutput]]:
+    def act(observations: Sequence[Observation]) -> list[ActOutput]:
         return policy.act(observations, greedy=greedy, temperature=temperature)
 
     return act
 
 
-def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[Any]:
-    from digirl.envs.vector import EpisodeJob
-
+def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[EpisodeJob]:
     return [EpisodeJob(task=t, seed=int(s)) for t, s in zip(tasks, seeds)]
-
-
-class BrowserRunner:
-    """Gives ``BrowserVectorEnv`` the ``VectorRunner.run`` signature the training code uses.
-
-    ``BrowserVectorEnv.run`` calls the policy while the pages keep working, so the policy shares
-    the cores with Chromium. While a run is iterated, torch is limited to ``torch_threads``
-    intra-op threads (default: half the cores, at least 1): OpenMP workers waiting for all cores
-    would otherwise spin against Chromium (measured on 2 cores, login-user, 4 pages: 8 env steps/s
-    with torch's default 2 threads, 27 with 1).
-    """
-
-    def __init__(self, venv: Any, max_episode_retries: int, *, torch_threads: int | None = None) -> None:
-        self.venv = venv
-        self.max_episode_retries = max_episode_retries
-        self.torch_threads = max(1, (os.cpu_count() or 2) // 2) if torch_threads is None else max(1, torch_threads)
-
-    def run(
-        self,
-        act_fn: Any,
-        jobs: Sequence[Any],
-        *,
-        expert: bool = False,
-        expert_eps: float = 0.0,
-        expert_seed: int = 0,
-        expert_text: Any = None,
-    ) -> Iterator[Trajectory]:
-        if expert_eps:
-            raise ValueError("expert noise is not supported on browser envs (their solvers act on the DOM)")
-        kw: dict[str, Any] = {"expert": expert, "max_episode_retries": self.max_episode_retries}
-        if expert_text is not None:
-            kw["expert_text"] = expert_text
-        trajectories = self.venv.run(act_fn, jobs, **kw)
-        return trajectories if expert else self._with_torch_threads(trajectories)
-
-    def _with_torch_threads(self, trajectories: Iterator[Trajectory]) -> Iterator[Trajectory]:
-        before = torch.get_num_threads()
-        if self.torch_threads < before:
-            torch.set_num_threads(self.torch_threads)
-        try:
-            yield from trajectories
-        finally:
-            if torch.get_num_threads() != before:
-                torch.set_num_threads(before)
-
-    def close(self) -> None:
-        self.venv.close()
 
 
 def sample_tasks(pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator) -> list[TaskSpec | None]:

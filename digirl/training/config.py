@@ -10,6 +10,19 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from digirl.algorithms.base import AlgoConfig
+from digirl.policies.config import PolicyConfig
+
+__all__ = [
+    "CollectConfig",
+    "EnvConfig",
+    "EvalConfig",
+    "EvalRunConfig",
+    "LogConfig",
+    "PolicyConfig",
+    "SFTConfig",
+    "SFTRunConfig",
+    "TrainConfig",
+]
 
 
 def _f(default: Any, help: str) -> Any:
@@ -31,29 +44,27 @@ class EnvConfig:
     train_split: str = _f("train", "split that online collection samples from")
     test_split: str = _f("test", "split evaluated sequentially (DigiRL protocol)")
     num_envs: int = _f(4, "environments stepped in parallel")
-    runner: Literal["process", "inline"] = _f(
-        "process", "process: one worker process per env (fault-tolerant); inline: in this process"
+    runner: str = _f(
+        "auto",
+        "collector backend: auto (what the env asks for: browser envs share one Chromium, others use process), "
+        "process (one worker process per env, fault-tolerant), inline (in this process), browser, or another "
+        "registered backend",
     )
     step_timeout_s: float = _f(30.0, "a step slower than this restarts the env worker")
     max_episode_retries: int = _f(2, "retries of an episode whose env crashed before it is marked an env failure")
+
+    def __post_init__(self) -> None:
+        from digirl.envs.collector import collector_names
+
+        if self.runner not in collector_names():
+            raise ValueError(f"env.runner {self.runner!r} is not one of {', '.join(collector_names())}")
+        if self.num_envs < 1:
+            raise ValueError(f"env.num_envs must be >= 1, got {self.num_envs}")
 
     def env_kwargs(self) -> dict[str, Any]:
         if self.id.startswith("digirl/sim-"):
             return {"perturbation": self.perturbation, "world_version": self.world_version}
         return {}
-
-
-@dataclass
-class PolicyConfig:
-    init: str | None = _f(None, "folder of a saved policy to start from (e.g. the SFT output); null = random init")
-    dim: int = _f(96, "transformer width")
-    layers: int = _f(2, "transformer layers")
-    heads: int = _f(4, "attention heads")
-    frame_stack: int = _f(1, "screenshots stacked as input (DigiRL uses 2)")
-    image_width: int = _f(48, "screenshot width fed to the CNN")
-    image_height: int = _f(104, "screenshot height fed to the CNN")
-    temperature: float = _f(1.0, "sampling temperature during collection (paper: 1.0)")
-    device: str = _f("auto", "cpu, cuda, or auto (cuda when available)")
 
 
 @dataclass
@@ -97,6 +108,11 @@ class TrainConfig:
     offline_dataset: str | None = _f(None, "stored dataset for the offline phase (required for offline and off2on)")
     replay_capacity: int = _f(2000, "trajectories kept for training (FIFO; released code: 2000)")
     seed: int = _f(0, "seed of everything in the run")
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
     checkpoint_keep: int = _f(2, "checkpoints kept on disk")
     env: EnvConfig = _sub(EnvConfig, "environment")
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
@@ -116,6 +132,11 @@ class SFTRunConfig:
     """Supervised fine-tuning: ``digirl sft OUT_DIR key=value ...``."""
 
     seed: int = _f(0, "seed")
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
     env: EnvConfig = _sub(EnvConfig, "environment the demos come from")
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     sft: SFTConfig = _sub(SFTConfig, "supervised fine-tuning")
@@ -127,6 +148,11 @@ class CollectConfig:
 
     trajectories: int = _f(256, "trajectories to collect")
     seed: int = _f(0, "seed")
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
     expert: bool = _f(False, "use the env's scripted expert instead of a policy")
     expert_noise: float = _f(0.0, "expert only: probability of a random action per step")
     env: EnvConfig = _sub(EnvConfig, "environment")
@@ -136,6 +162,12 @@ class CollectConfig:
 @dataclass
 class EvalRunConfig:
     """Evaluation: ``digirl eval POLICY_DIR key=value ...``."""
+
+    deterministic: bool = _f(
+        True,
+        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+    )
 
     env: EnvConfig = _sub(EnvConfig, "environment")
     eval: EvalConfig = _sub(EvalConfig, "evaluation protocol")

@@ -6,10 +6,12 @@
         collect rollout_size trajectories → store them → update → evaluate → checkpoint
 
 Resume: everything a run needs is in ``run_dir``: ``config.yaml``, ``data/`` (the online
-trajectories, one atomic shard per iteration, tagged with their iteration) and
-``checkpoints/`` (policy, optimizer/critic states, RNG states, counters). If the process dies
-after an iteration's shard was written but before its checkpoint, the resumed run finds that
-shard and does not collect the iteration again, so nothing is lost or duplicated.
+trajectories, one atomic shard per iteration, tagged with their iteration and the version of the
+policy that collected them) and ``checkpoints/`` (policy, optimizer/critic states, RNG states,
+counters). If the process dies after an iteration's shard was written but before its checkpoint,
+the resumed run finds that shard and does not collect the iteration again, so nothing is lost or
+duplicated. After each update the algorithm's per-step numbers (values, advantages, kept) go to
+``annotations/iter-NNNNNN.parquet`` for the viewer.
 """
 
 from __future__ import annotations
@@ -21,10 +23,23 @@ from typing import Any
 
 import numpy as np
 
-from digirl.algorithms.digirl import make_algorithm
-from digirl.core.types import Trajectory
+from digirl.algorithms.base import Algorithm, Phase
+from digirl.algorithms.registry import make_algorithm
+from digirl.core.types import TaskSpec, Trajectory
+from digirl.envs.collector import Collector
+from digirl.policies.base import ActingPolicy
+from digirl.policies.registry import load_policy
 from digirl.training.checkpoint import LoopState, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
-from digirl.training.common import build_policy, jobs_for, make_runner, policy_act_fn, sample_tasks, task_pool
+from digirl.training.common import (
+    build_policy,
+    in_job_order,
+    jobs_for,
+    make_runner,
+    policy_act_fn,
+    require_trainable,
+    sample_tasks,
+    task_pool,
+)
 from digirl.training.config import TrainConfig
 from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_reports
 
@@ -45,7 +60,13 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
 
 
 def evaluate_policy(
-    policy: Any, runner: Any, tasks: dict[str, list[Any]], *, greedy: bool, temperature: float, seed: int
+    policy: ActingPolicy,
+    runner: Collector,
+    tasks: dict[str, list[TaskSpec | None]],
+    *,
+    greedy: bool,
+    temperature: float,
+    seed: int,
 ) -> list[EvalReport]:
     reports = []
     act = policy_act_fn(policy, greedy=greedy, temperature=temperature)
@@ -67,30 +88,40 @@ def _eval_metrics(reports: list[EvalReport]) -> dict[str, float]:
 
 def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     from digirl.config.core import config_to_dict, save_config
+    from digirl.data.annotations import ANNOTATIONS_DIR, write_annotations
     from digirl.data.replay import ReplayBuffer
     from digirl.data.store import TrajectoryStore
-    from digirl.policies.default import DefaultPolicy
     from digirl.utils.metrics import MetricsLogger
     from digirl.utils.rng import seed_everything
 
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     save_config(cfg, run_dir / "config.yaml")
-    seed_everything(cfg.seed)
+    seed_everything(cfg.seed, deterministic=cfg.deterministic)
 
     # ---------------------------------------------------------------- resume or initialise
     ckpt = latest_checkpoint(run_dir)
     if ckpt is not None:
         state, policy_dir, train_state = load_checkpoint(ckpt)
-        policy = DefaultPolicy.load(policy_dir, device=build_policy_device(cfg))
-        algo = make_algorithm(policy, cfg.algo, seed=cfg.seed)
+        policy = require_trainable(load_policy(policy_dir, device=cfg.policy.device, cfg=cfg.policy), "digirl train")
+        algo: Algorithm = make_algorithm(policy, cfg.algo, seed=cfg.seed)
         algo.load_state_dict(train_state["algo"])
         set_rng_state(train_state["rng"])
         log.info("resuming %s from %s (online iteration %d)", run_dir, ckpt.name, state.iteration)
     else:
         state = LoopState()
-        policy = build_policy(cfg.policy, seed=cfg.seed)
+        policy = require_trainable(build_policy(cfg.policy, seed=cfg.seed), "digirl train")
         algo = make_algorithm(policy, cfg.algo, seed=cfg.seed)
+
+    def update(trajectories: list[Trajectory], phase: Phase, step: int) -> dict[str, float]:
+        """One learner update; the policy's version counts updates, and the update's annotations are kept."""
+        t0 = time.perf_counter()
+        m = algo.update(trajectories, phase)
+        state.updates += 1
+        notes = algo.annotations()
+        if notes:
+            write_annotations(run_dir / ANNOTATIONS_DIR, step, notes)
+        return m | {f"timing_s/{phase}_update": time.perf_counter() - t0}
 
     store = TrajectoryStore(run_dir / "data", info={"env_id": cfg.env.id, "producer": "digirl train"})
     online = store.load()  # this run's online trajectories so far (complete shards only)
@@ -114,7 +145,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         config=config_to_dict(cfg, for_save=True),
     )
     needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0
-    runner = make_runner(cfg.env) if needs_env else None
+    runner = make_runner(cfg.env, deterministic=cfg.deterministic) if needs_env else None
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
@@ -139,9 +170,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     try:
         # ------------------------------------------------------------ offline phase (once)
         if cfg.mode in ("offline", "off2on") and not state.offline_done:
-            t0 = time.perf_counter()
-            m_off = algo.update(buffer.trajectories(), "offline")
-            metrics.log(m_off | {"timing_s/offline_update": time.perf_counter() - t0}, 0)
+            metrics.log(update(buffer.trajectories(), "offline", 0), 0)
             state.offline_done = True
             if etasks and runner is not None:
                 do_eval(0, 0)
@@ -162,17 +191,17 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                     rng = np.random.default_rng([cfg.seed, it])
                     tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
                     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
-                    new = list(runner.run(act, jobs_for(tasks, seeds)))
+                    jobs = jobs_for(tasks, seeds)
+                    new = in_job_order(runner.run(act, jobs), jobs)
                     for t in new:
                         t.metadata["iteration"] = it
+                        t.policy_version = state.updates
                     store.append(new)
                 m["timing_s/collect"] = time.perf_counter() - t0
                 buffer.add([t for t in new if not t.env_failure])
                 m |= rollout_metrics(new)
                 if it >= cfg.warmup_iterations:
-                    t0 = time.perf_counter()
-                    m |= algo.update(buffer.trajectories(), "online")
-                    m["timing_s/update"] = time.perf_counter() - t0
+                    m |= update(buffer.trajectories(), "online", step)
                 state.iteration = step
                 state.trajectories_seen += len(new)
                 m["data/online_trajectories"] = float(state.trajectories_seen)
@@ -192,8 +221,3 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         if runner is not None:
             runner.close()
 
-
-def build_policy_device(cfg: TrainConfig) -> Any:
-    from digirl.training.common import resolve_device
-
-    return resolve_device(cfg.policy.device)

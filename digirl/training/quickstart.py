@@ -35,7 +35,7 @@ def quickstart(
     num_envs: int = 2,
     algo: str = "digirl",
 ) -> dict[str, Any]:
-    from digirl.policies.default import DefaultPolicy
+    from digirl.policies.registry import load_policy
     from digirl.training.common import make_runner, task_pool
     from digirl.training.evaluate import eval_tasks
     from digirl.training.loop import evaluate_policy, train
@@ -81,10 +81,10 @@ def quickstart(
     log.info("3/4 evaluating the SFT policy on %d held-out test tasks", n_test)
     ecfg = load_config(EvalRunConfig, overrides=[*env, f"eval.test_tasks={n_test}", "eval.train_tasks=0"])
     tasks = eval_tasks(task_pool(ecfg.env, "test"), [], n_test, 0, ecfg.eval.seed)
-    runner = make_runner(ecfg.env)
+    runner = make_runner(ecfg.env, deterministic=ecfg.deterministic)
     try:
         sft_report = evaluate_policy(
-            DefaultPolicy.load(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed
+            load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed
         )[0]
     finally:
         runner.close()

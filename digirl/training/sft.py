@@ -16,7 +16,16 @@ import torch
 
 from digirl.algorithms.base import Sample, bc_update
 from digirl.core.types import Trajectory
-from digirl.training.common import build_policy, jobs_for, make_runner, policy_act_fn, sample_tasks, task_pool
+from digirl.training.common import (
+    build_policy,
+    in_job_order,
+    jobs_for,
+    make_runner,
+    policy_act_fn,
+    require_trainable,
+    sample_tasks,
+    task_pool,
+)
 from digirl.training.config import CollectConfig, SFTRunConfig
 
 log = logging.getLogger(__name__)
@@ -37,7 +46,7 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
     policy = None if cfg.expert else build_policy(cfg.policy, seed=cfg.seed)
     act = None if policy is None else policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)
-    runner = make_runner(cfg.env)
+    runner = make_runner(cfg.env, deterministic=cfg.deterministic)
     batch: list[Trajectory] = []
     n_ok = 0
     try:
@@ -76,17 +85,12 @@ def demos(cfg: SFTRunConfig) -> list[Trajectory]:
     pool = task_pool(cfg.env, cfg.env.train_split)
     tasks = sample_tasks(pool, cfg.sft.demos, rng)
     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
-    runner = make_runner(cfg.env)
+    jobs = jobs_for(tasks, seeds)
+    runner = make_runner(cfg.env, deterministic=cfg.deterministic)
     try:
-        return list(
-            runner.run(
-                None,
-                jobs_for(tasks, seeds),
-                expert=True,
-                expert_eps=cfg.sft.expert_noise,
-                expert_seed=cfg.seed,
-                expert_text=_json_text,
-            )
+        return in_job_order(
+            runner.run(None, jobs, expert=True, expert_eps=cfg.sft.expert_noise, expert_seed=cfg.seed, expert_text=_json_text),
+            jobs,
         )
     finally:
         runner.close()
@@ -102,7 +106,7 @@ def sft(cfg: SFTRunConfig, out_dir: str | Path, *, trajectories: list[Trajectory
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     save_config(cfg, out / "config.yaml")
-    seed_everything(cfg.seed)
+    seed_everything(cfg.seed, deterministic=cfg.deterministic)
     if trajectories is None:
         if cfg.sft.dataset:
             trajectories = TrajectoryStore(cfg.sft.dataset, create=False).load()
@@ -111,7 +115,7 @@ def sft(cfg: SFTRunConfig, out_dir: str | Path, *, trajectories: list[Trajectory
             TrajectoryStore(out / "demos", info={"env_id": cfg.env.id, "producer": "digirl sft"}).append(trajectories)
     good = [t for t in trajectories if t.success]
     samples = [Sample(s.observation, s.action) for t in good for s in t.steps]
-    policy = build_policy(cfg.policy, seed=cfg.seed)
+    policy = require_trainable(build_policy(cfg.policy, seed=cfg.seed), "digirl sft")
     opt = torch.optim.AdamW(policy.parameters(), lr=cfg.sft.lr)
     rng = np.random.default_rng(cfg.seed)
     losses: list[float] = []

@@ -26,20 +26,23 @@ _FORMAT = 1
 def seed_everything(seed: int, *, deterministic: bool = False) -> None:
     """Seed Python's ``random``, NumPy's global RNG and, if torch is already imported, torch (all devices).
 
-    ``deterministic=True`` also asks torch for deterministic kernels (slower; errors on ops without one).
-    Torch is not imported here: a process that never imports it pays nothing.
+    ``deterministic=True`` also asks torch for deterministic kernels (slower on GPU; an op without one
+    warns instead of failing) and configures cuBLAS for reproducible reductions (effective when CUDA is
+    first used after this call). Torch is not imported here: a process that never imports it pays nothing.
     """
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     random.seed(seed)
     np.random.seed(seed % 2**32)
     os.environ.setdefault("PYTHONHASHSEED", str(seed))  # only affects child processes
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.manual_seed(seed)  # seeds CUDA generators too
-        if deterministic:
-            torch.use_deterministic_algorithms(True)
-            torch.backends.cudnn.benchmark = False
+        torch.use_deterministic_algorithms(deterministic, warn_only=True)
+        torch.backends.cudnn.benchmark = not deterministic
+        torch.backends.cudnn.deterministic = deterministic
 
 
 def _b64(t: Any) -> str:

@@ -12,6 +12,7 @@ from digirl.algorithms.base import AlgoConfig
 from digirl.algorithms.digirl import DigiRL
 from digirl.core.types import Trajectory
 from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
+from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy, PolicyNetConfig
 
 SMALL = dict(critic_steps=15, instruct_critic_steps=15, critic_batch_size=32)
@@ -29,7 +30,7 @@ def rollouts() -> tuple[DefaultPolicy, list[Trajectory]]:
 
 def _algo(pol: DefaultPolicy, folds: int) -> DigiRL:
     torch.manual_seed(1)  # identical critic initialisation in every call
-    return DigiRL(pol, AlgoConfig(critic_folds=folds, **SMALL), seed=3)  # type: ignore[arg-type]
+    return DigiRL(pol, AlgoConfig(critic_folds=folds, critic=EncoderConfig(dim=32, layers=1), **SMALL), seed=3)  # type: ignore[arg-type]
 
 
 def _flip(t: Trajectory) -> Trajectory:
@@ -97,3 +98,23 @@ def test_loads_a_checkpoint_from_before_cross_fitting(rollouts):
     fresh = _algo(pol, 1)
     fresh.load_state_dict(legacy)
     np.testing.assert_array_equal(fresh.step_values(trajs[:2])[0], old.step_values(trajs[:2])[0])
+
+
+def test_update_annotates_every_step_with_what_the_actor_filter_used(rollouts):
+    pol, trajs = rollouts
+    algo = _algo(pol, 1)
+    assert algo.annotations() == []
+    algo.update(trajs, "online")
+    notes = algo.annotations()
+    per_traj = {t.traj_id: [n for n in notes if n.traj_id == t.traj_id] for t in trajs}
+    for t in trajs:
+        rows = sorted(per_traj[t.traj_id], key=lambda n: n.step)
+        assert [n.step for n in rows] == [-1, *range(t.length)]
+        assert rows[0].value is not None and 0.0 <= rows[0].value <= 1.0  # V_instruct(c)
+        if rows[0].extra["curriculum_kept"]:
+            adv = algo.advantages([t])[0]
+            np.testing.assert_allclose([n.advantage for n in rows[1:]], adv, atol=1e-6)  # batch composition moves the last bits
+            assert [n.kept for n in rows[1:]] == [a > 1.0 / t.task.horizon for a in (n.advantage for n in rows[1:])]
+            assert all(n.value is not None for n in rows[1:])
+        else:
+            assert all(n.kept is False for n in rows[1:])

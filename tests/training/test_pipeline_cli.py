@@ -8,7 +8,14 @@ import pytest
 from digirl.cli.main import main
 from digirl.core.errors import ConfigError
 
-TOY = ["env.id=digirl/toy-mixed-v0", "env.runner=inline", "env.num_envs=2", "policy.dim=32", "policy.layers=1", "policy.heads=2"]
+TOY = [
+    "env.id=digirl/toy-mixed-v0",
+    "env.runner=inline",
+    "env.num_envs=2",
+    "policy.default.dim=32",
+    "policy.default.layers=1",
+    "policy.default.heads=2",
+]
 
 
 def _json(capsys) -> dict:
@@ -43,6 +50,15 @@ def test_sft_collect_train_eval(tmp_path: Path, capsys):
     out = _json(capsys)
     assert out["iterations"] == 1 and out["final"][0]["episodes"] == 3
     assert (tmp_path / "run" / "config.yaml").is_file() and (tmp_path / "run" / "eval.md").is_file()
+    # the online data says which policy version collected it; each update left its annotations
+    from digirl.data.annotations import annotation_iterations, read_annotations
+    from digirl.data.store import TrajectoryStore
+
+    online = TrajectoryStore(tmp_path / "run" / "data", create=False).load(load_images=False)
+    assert [t.policy_version for t in online] == [1, 1, 1]  # after the offline update
+    assert annotation_iterations(tmp_path / "run" / "annotations") == [0, 1]
+    notes = read_annotations(tmp_path / "run" / "annotations")
+    assert {n.traj_id for n in notes} >= {t.traj_id for t in online}
     assert main(["eval", str(tmp_path / "run" / "policy"), *TOY, "eval.test_tasks=0", "eval.train_tasks=4", "--json"]) == 0
     assert _json(capsys)["train"]["episodes"] == 4
     # resuming a finished run is a no-op that still reports

@@ -28,9 +28,12 @@ ARGS = [
     "algo.critic_steps=3",
     "algo.instruct_critic_steps=3",
     "algo.batch_size=8",
-    "policy.dim=32",
-    "policy.layers=1",
-    "policy.heads=2",
+    "policy.default.dim=32",
+    "algo.critic.dim=32",
+    "policy.default.layers=1",
+    "algo.critic.layers=1",
+    "policy.default.heads=2",
+    "algo.critic.heads=2",
     "log.tensorboard=false",
 ]
 

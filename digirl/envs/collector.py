@@ -1,0 +1,143 @@
+"""The collector seam: run episodes over a pool of environments and yield their trajectories.
+
+Every backend implements :class:`Collector` — the process/inline :class:`~digirl.envs.vector.VectorRunner`,
+the browser's batched pages (:mod:`digirl.browser.collector`), Ray actors — so training code never
+asks which one it has. :func:`make_collector` picks the backend: ``runner="auto"`` takes the one
+the env's registration asks for (``metadata["collector"]``, e.g. ``browser``), else ``process``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from digirl.core.actions import Action
+    from digirl.core.types import Trajectory
+    from digirl.envs.vector import EpisodeJob, RunnerStats
+    from digirl.policies.base import ActFn
+
+__all__ = ["Collector", "collector_names", "make_collector", "register_collector"]
+
+
+@runtime_checkable
+class Collector(Protocol):
+    """Runs :class:`~digirl.envs.vector.EpisodeJob` s to completion on ``num_envs`` environments."""
+
+    @property
+    def num_envs(self) -> int:
+        """Environments stepped at once."""
+        ...
+
+    @property
+    def stats(self) -> RunnerStats:
+        """Counters since the collector was built (episodes, steps, restarts, time in the policy)."""
+        ...
+
+    def run(
+        self,
+        act_fn: ActFn | None,
+        jobs: Sequence[EpisodeJob],
+        *,
+        expert: bool = False,
+        expert_eps: float = 0.0,
+        expert_seed: int = 0,
+        expert_text: Callable[[Action], str] | None = None,
+    ) -> Iterator[Trajectory]:
+        """Yield one trajectory per job, in completion order.
+
+        ``act_fn`` acts on batches of observations; with ``expert=True`` (and no ``act_fn``) the env's
+        scripted expert acts, a random action replacing its step with probability ``expert_eps``.
+        An episode whose env crashed or hung is retried with the same seed, then yielded with
+        ``env_failure=True`` — never scored as a failure of the agent.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release every environment (and worker). Safe to call twice."""
+        ...
+
+
+#: name → ``"module:function"`` building a collector from :func:`make_collector`'s arguments.
+_COLLECTORS: dict[str, str] = {
+    "process": "digirl.envs.collector:_vector_collector",
+    "inline": "digirl.envs.collector:_vector_collector",
+    "browser": "digirl.browser.collector:make_browser_collector",
+}
+
+
+def register_collector(name: str, entry_point: str) -> None:
+    """Register (or replace) a collector backend; ``entry_point`` is ``"module:function"``."""
+    if ":" not in entry_point:
+        raise ValueError(f"entry_point must be 'module:function', got {entry_point!r}")
+    _COLLECTORS[name] = entry_point
+
+
+def collector_names() -> list[str]:
+    return ["auto", *sorted(_COLLECTORS)]
+
+
+def make_collector(
+    env_id: str,
+    *,
+    runner: str = "auto",
+    num_envs: int = 1,
+    env_kwargs: Mapping[str, Any] | None = None,
+    step_timeout_s: float = 30.0,
+    max_episode_retries: int = 2,
+    deterministic: bool = False,
+    options: Mapping[str, Any] | None = None,
+) -> Collector:
+    """A collector for ``env_id``; ``options`` are backend-specific (e.g. a Ray cluster address).
+
+    ``deterministic``: schedule episodes so that the same jobs and policy give the same trajectories
+    whatever the timing (backends that cannot, e.g. the browser's concurrent pages, say so in a warning).
+    """
+    from digirl.envs.registry import spec
+
+    s = spec(env_id)  # unknown ids fail here, before any worker starts
+    name = runner if runner != "auto" else str(s.metadata.get("collector", "process"))
+    if name not in _COLLECTORS:
+        raise ValueError(f"unknown env.runner {runner!r}; known: {', '.join(collector_names())}")
+    mod_name, _, attr = _COLLECTORS[name].partition(":")
+    factory = getattr(importlib.import_module(mod_name), attr)
+    collector: Collector = factory(
+        env_id,
+        runner=name,
+        num_envs=num_envs,
+        env_kwargs=dict(env_kwargs or {}),
+        step_timeout_s=step_timeout_s,
+        max_episode_retries=max_episode_retries,
+        deterministic=deterministic,
+        options=dict(options or {}),
+    )
+    return collector
+
+
+def _vector_collector(
+    env_id: str,
+    *,
+    runner: str,
+    num_envs: int,
+    env_kwargs: dict[str, Any],
+    step_timeout_s: float,
+    max_episode_retries: int,
+    deterministic: bool,
+    options: dict[str, Any],
+) -> Collector:
+    from digirl.envs.vector import VectorRunner, env_factory
+
+    if options:
+        raise ValueError(f"the {runner} runner takes no options, got {sorted(options)}")
+    mode: Literal["process", "inline"] = "inline" if runner == "inline" else "process"
+    return VectorRunner(
+        env_factory(env_id, **env_kwargs),
+        num_envs,
+        mode=mode,
+        step_timeout_s=step_timeout_s,
+        max_episode_retries=max_episode_retries,
+        # Waiting for every reset makes each policy batch hold every active episode: batches, and so
+        # sampled actions, no longer depend on timing. Costs little unless resets are slow (emulators).
+        reset_batch_wait_s=float("inf") if deterministic else 1.0,
+    )

@@ -1,0 +1,141 @@
+"""Policy kinds → implementations, and the one way to build or load a policy.
+
+A kind is registered with a ``"module:Class"`` entry point (nothing is imported until used) whose
+class provides two constructors:
+
+- ``from_config(cfg: PolicyConfig, *, device, seed) -> policy``: a fresh policy (for kinds built on a
+  pretrained model, ``cfg.init`` is that model's folder);
+- ``load(path, *, device, cfg: PolicyConfig | None) -> policy``: a folder written by ``policy.save``.
+
+:func:`build_policy` is what ``digirl sft | collect | train | eval | serve`` call: a saved policy
+folder in ``policy.init`` is loaded with the kind its ``policy.json`` names, whatever
+``policy.kind`` says by default.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from digirl.core.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    import torch
+
+    from digirl.policies.base import ActingPolicy
+    from digirl.policies.config import PolicyConfig
+
+__all__ = [
+    "POLICY_FILE",
+    "PolicyKind",
+    "build_policy",
+    "load_policy",
+    "policy_class",
+    "policy_kinds",
+    "register_policy_kind",
+    "resolve_device",
+    "saved_policy_kind",
+]
+
+log = logging.getLogger(__name__)
+
+#: The file that marks a saved policy folder and names its kind.
+POLICY_FILE = "policy.json"
+
+
+@dataclass(frozen=True)
+class PolicyKind:
+    name: str
+    entry_point: str
+    description: str = ""
+    #: The pip extra the kind needs (``hf``), or ``""``.
+    requires: str = ""
+
+
+_KINDS: dict[str, PolicyKind] = {}
+
+
+def register_policy_kind(name: str, entry_point: str, *, description: str = "", requires: str = "") -> None:
+    """Register (or replace) a policy kind; ``entry_point`` is ``"module:Class"``."""
+    if ":" not in entry_point:
+        raise ValueError(f"entry_point must be 'module:Class', got {entry_point!r}")
+    _KINDS[name] = PolicyKind(name, entry_point, description, requires)
+
+
+register_policy_kind(
+    "default", "digirl.policies.default:DefaultPolicy", description="small from-scratch multimodal policy (CPU-friendly)"
+)
+
+
+def policy_kinds() -> list[str]:
+    return sorted(_KINDS)
+
+
+def policy_class(kind: str) -> Any:
+    """The class registered for ``kind`` (imports its module)."""
+    try:
+        spec = _KINDS[kind]
+    except KeyError:
+        raise ConfigError(f"unknown policy kind {kind!r}; known kinds: {', '.join(policy_kinds())}") from None
+    mod_name, _, attr = spec.entry_point.partition(":")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as e:
+        hint = f" (install the extra: pip install 'digirl[{spec.requires}]')" if spec.requires else ""
+        raise ModuleNotFoundError(f"policy kind {kind!r} needs module {e.name!r}{hint}") from e
+    return getattr(mod, attr)
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` → CUDA when available, else CPU; anything else as torch reads it."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def saved_policy_kind(path: str | Path) -> str | None:
+    """The kind named by ``path/policy.json``, or ``None`` when ``path`` is not a saved policy folder."""
+    meta_path = Path(path) / POLICY_FILE
+    if not meta_path.is_file():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise DataError(f"{meta_path}: not valid JSON ({e})") from e
+    kind = meta.get("kind") if isinstance(meta, dict) else None
+    if not isinstance(kind, str):
+        raise DataError(f"{meta_path}: no 'kind' (not a digirl policy folder)")
+    return kind
+
+
+def load_policy(path: str | Path, *, device: str | torch.device = "cpu", cfg: PolicyConfig | None = None) -> ActingPolicy:
+    """Load a saved policy folder of any kind. ``cfg`` passes run-time options (device, generation)."""
+    kind = saved_policy_kind(path)
+    if kind is None:
+        raise DataError(f"{Path(path) / POLICY_FILE}: missing (not a saved policy folder)")
+    dev = resolve_device(device) if isinstance(device, str) else device
+    policy: ActingPolicy = policy_class(kind).load(path, device=dev, cfg=cfg)
+    return policy
+
+
+def build_policy(cfg: PolicyConfig, *, seed: int) -> ActingPolicy:
+    """The policy a run starts from: ``cfg.init`` loaded (any saved kind) or a fresh ``cfg.kind``."""
+    device = resolve_device(cfg.device)
+    if cfg.init:
+        kind = saved_policy_kind(cfg.init)
+        if kind is not None:
+            if cfg.kind not in ("default", kind):
+                raise ConfigError(f"policy.kind={cfg.kind} but {cfg.init} holds a saved {kind!r} policy")
+            policy = load_policy(cfg.init, device=device, cfg=cfg)
+            log.info("loaded %s policy from %s", kind, cfg.init)
+            return policy
+        if not Path(cfg.init).is_dir():
+            raise DataError(f"policy.init={cfg.init}: no such folder")
+    built: ActingPolicy = policy_class(cfg.kind).from_config(cfg, device=device, seed=seed)
+    return built
