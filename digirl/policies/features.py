@@ -17,7 +17,7 @@ import numpy as np
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
 from digirl.core.types import Observation, UIElement
-from digirl.policies.screens import shrink
+from digirl.policies.screens import shrink_many
 
 # Words keep inner dots, hyphens and apostrophes ("bestbuy.com", "wi-fi", "what's") so typed text
 # rebuilt from instruction words is what a person would type (a URL must stay one token).
@@ -153,8 +153,9 @@ def tap_point(elements: Sequence[UIElement], index: int) -> tuple[float, float]:
 
 
 def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
-    """Arrays for a batch. Screenshots are shrunk through :func:`digirl.policies.screens.shrink`
-    (cached, exact); the words of instructions and element texts are hashed once per text."""
+    """Arrays for a batch. Screenshots are shrunk through :func:`digirl.policies.screens.shrink_many`
+    (cached, exact, on a few threads); the words of instructions and element texts are hashed
+    once per text."""
     b = len(observations)
     L, K, T = spec.max_instruction_words, spec.max_elements, spec.max_element_words
     image = np.zeros((b, 3 * spec.frame_stack, spec.image_height, spec.image_width), np.float32)
@@ -166,12 +167,17 @@ def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
     history = np.zeros((b, spec.history_len), np.int64)
     all_words: list[list[str]] = []
     all_elems: list[tuple[UIElement, ...]] = []
-    w, h = spec.image_width, spec.image_height
-    for i, obs in enumerate(observations):
+    frames: list[tuple[np.ndarray, np.ndarray | None]] = []
+    for obs in observations:
         prev = obs.previous_screenshot
-        image[i, :3] = shrink(obs.screenshot, w, h, prev)
+        frames.append((obs.screenshot, prev))
         if spec.frame_stack > 1 and prev is not None:
-            image[i, 3:6] = shrink(prev, w, h)
+            frames.append((prev, None))
+    shrunk = iter(shrink_many(frames, spec.image_width, spec.image_height))
+    for i, obs in enumerate(observations):
+        image[i, :3] = next(shrunk)
+        if spec.frame_stack > 1 and obs.previous_screenshot is not None:
+            image[i, 3:6] = next(shrunk)
         ws, ids, lower_instr = _instruction(obs.instruction, L, spec.buckets)
         all_words.append(list(ws))
         instr[i, : len(ids)] = ids

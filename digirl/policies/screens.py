@@ -17,14 +17,17 @@ arrays cannot get a stale result. ``tests/policies/test_screens.py`` checks ever
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image
 
-__all__ = ["ScreenCache", "resize_screen", "shrink"]
+__all__ = ["ScreenCache", "resize_screen", "shrink", "shrink_many"]
 
 _BILINEAR = Image.Resampling.BILINEAR
 
@@ -63,40 +66,42 @@ class ScreenCache:
         key = _key(shot)
         with self._lock:
             hit = self._entries.get(key)
-            if hit is not None and np.array_equal(hit.frame, shot):
-                self._entries.move_to_end(key)
-                self.stats["hits"] += 1
-                return hit.out
             base = hit
             if previous is not None and previous.shape == shot.shape and previous.dtype == np.uint8:
                 base = self._entries.get(_key(previous)) or base
-        ent = self._make(shot, base)
+        if hit is not None and _same(hit.frame, shot):
+            with self._lock:
+                if key in self._entries:
+                    self._entries.move_to_end(key)
+                self.stats["hits"] += 1
+            return hit.out
+        ent, rows_resized = self._make(shot, base)
         with self._lock:
+            self.stats["partial" if base is not None else "full"] += 1
+            self.stats["rows_resized"] += rows_resized
             self._entries[key] = ent
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
         return ent.out
 
-    def _make(self, shot: np.ndarray, base: _Entry | None) -> _Entry:
-        h_in = shot.shape[0]
+    def _make(self, shot: np.ndarray, base: _Entry | None) -> tuple[_Entry, int]:
+        """A new entry (and how many input rows went through the horizontal pass)."""
+        bands = [(0, shot.shape[0])] if base is None else _bands(_changed_rows(shot, base.frame))
+        if base is not None and bands == [(0, shot.shape[0])]:
+            base = None
         if base is None:
             rows = _horizontal(shot, self.width)
-            self.stats["full"] += 1
-            self.stats["rows_resized"] += h_in
         else:
-            changed = _changed_rows(shot, base.frame)
             rows = base.rows.copy()
-            for y0, y1 in _bands(changed):
+            for y0, y1 in bands:
                 rows[y0:y1] = _horizontal(shot[y0:y1], self.width)
-                self.stats["rows_resized"] += y1 - y0
-            self.stats["partial"] += 1
         img = Image.fromarray(rows).resize((self.width, self.height), _BILINEAR)  # vertical pass only
         out = np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
         out.flags.writeable = False
         frame = shot.copy()
         frame.flags.writeable = False
-        return _Entry(frame, rows, out)
+        return _Entry(frame, rows, out), sum(y1 - y0 for y0, y1 in bands)
 
 
 def _key(shot: np.ndarray) -> tuple[tuple[int, ...], int]:
@@ -109,14 +114,21 @@ def _horizontal(rows: np.ndarray, width: int) -> np.ndarray:
     return np.asarray(Image.fromarray(rows).resize((width, rows.shape[0]), _BILINEAR))
 
 
-def _changed_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Which rows of two equally shaped frames differ (compared in the widest word that fits)."""
-    n = a.shape[0]
-    row_bytes = a.nbytes // n if n else 0
+def _words(a: np.ndarray, rows: int) -> np.ndarray:
+    """``a`` as ``rows`` rows of the widest unsigned words that divide a row (faster compares)."""
+    row_bytes = a.nbytes // rows if rows else 0
     word = next(w for w in (np.uint64, np.uint32, np.uint16, np.uint8) if row_bytes % np.dtype(w).itemsize == 0)
-    av = np.ascontiguousarray(a).reshape(n, -1).view(word)
-    bv = np.ascontiguousarray(b).reshape(n, -1).view(word)
-    out: np.ndarray = (av != bv).any(axis=1)
+    return np.ascontiguousarray(a).reshape(rows, -1).view(word)
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two frames are equal, byte for byte (the shape and dtype included)."""
+    return a.shape == b.shape and a.dtype == b.dtype and bool((_words(a, 1) == _words(b, 1)).all())
+
+
+def _changed_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which rows of two equally shaped frames differ."""
+    out: np.ndarray = (_words(a, a.shape[0]) != _words(b, b.shape[0])).any(axis=1)
     return out
 
 
@@ -140,3 +152,19 @@ def shrink(shot: np.ndarray, width: int, height: int, previous: np.ndarray | Non
         with _CACHES_LOCK:
             cache = _CACHES.setdefault((width, height), ScreenCache(width, height))
     return cache.get(shot, previous)
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def shrink_many(frames: Sequence[tuple[np.ndarray, np.ndarray | None]], width: int, height: int) -> list[np.ndarray]:
+    """:func:`shrink` of each ``(shot, previous)``, in order, on a few threads: Pillow and numpy
+    release the GIL while they work, and during a policy step the env workers' cores are idle."""
+    global _POOL
+    if len(frames) < 2:
+        return [shrink(s, width, height, p) for s, p in frames]
+    if _POOL is None:
+        with _CACHES_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(min(8, os.cpu_count() or 1), thread_name_prefix="digirl-shrink")
+    return list(_POOL.map(lambda sp: shrink(sp[0], width, height, sp[1]), frames))

@@ -100,10 +100,10 @@ def test_act_samples_the_same_actions_for_the_same_generator_state(frame_stack: 
 
     cfg = EncoderConfig(frame_stack=frame_stack, dim=32, layers=1)
     new, old = DefaultPolicy(cfg, seed=5), DefaultPolicy(cfg, seed=5)
-    obs = _sim_observations("general", 10, seed=11) + _browser_like(np.random.default_rng(3), 30)
+    obs = _sim_observations("general", 5, seed=11) + _browser_like(np.random.default_rng(3), 16)
     rng = np.random.default_rng(0)
     calls = 0
-    for temperature in (1.0, 0.3, 2.5, 0.0):
+    for temperature in (1.0, 0.3, 0.0):
         for greedy in (False, True):
             i = 0
             while i < len(obs):
@@ -113,7 +113,7 @@ def test_act_samples_the_same_actions_for_the_same_generator_state(frame_stack: 
                 assert [(o.action, o.text, o.log_prob) for o in a] == [(o.action, o.text, o.log_prob) for o in b]
                 i += size
                 calls += 1
-    assert calls > 30 and torch_generators_equal(new, old)
+    assert calls > 12 and torch_generators_equal(new, old)
     new.train(True)  # acting from training mode samples the same and restores the mode
     assert new.act(obs[:3])[0].action == reference_act(old, obs[:3])[0].action and new.net.training
 
