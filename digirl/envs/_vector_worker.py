@@ -13,9 +13,7 @@ their layout; the parent copies them out before it sends the next command, so th
 written while being read. Pickling a 270×600 frame and pushing it through a pipe cost more than
 the env step itself. The first reply of a slot (no block yet) pickles its frames and says how
 large a block to make. Blocks are unlinked when the runner closes; if the parent dies, Python's
-resource tracker (which registered them) unlinks them. The same block carries the screenshot
-shrunk to each size the parent's policy uses (:mod:`digirl.policies.screens`), made in the
-workers, in parallel, instead of in the acting process.
+resource tracker (which registered them) unlinks them.
 """
 
 from __future__ import annotations
@@ -38,7 +36,6 @@ import numpy as np
 from digirl.core.errors import UnsupportedInstructionError
 from digirl.core.types import Observation, UIElement
 from digirl.envs.base import DeviceEnv
-from digirl.policies.screens import ScreenCache, cache_for, sizes_in_use
 
 logger = logging.getLogger("digirl.envs.vector")
 
@@ -96,23 +93,20 @@ _NO_FRAME = np.empty((0, 0, 3), np.uint8)  # stands in for a frame that travels 
 _ELEMENT_FIELDS = tuple(f.name for f in fields(UIElement))  # UIElement(*values) rebuilds one
 
 
-def _put_frames(
-    obs: Observation, block: SharedMemory | None, smalls: dict[tuple[int, int], np.ndarray]
-) -> tuple[Observation, tuple[Any, ...] | None]:
-    """Move the observation's frames (and the screenshot shrunk to each size in ``smalls``) into
-    ``block``: (observation without them, ("shm", layout, elements)), or, when there is no block
-    or they do not fit, (observation as is, ("want", bytes needed)). UI elements travel as plain
-    tuples (unpickling frozen dataclasses one by one cost the parent ~7 µs an element)."""
+def _put_frames(obs: Observation, block: SharedMemory | None) -> tuple[Observation, tuple[Any, ...] | None]:
+    """Move the observation's frames into ``block``: (observation without them, ("shm", layout,
+    elements)), or, when there is no block or they do not fit, (observation as is, ("want", bytes
+    needed)). UI elements travel as plain tuples (unpickling frozen dataclasses one by one cost
+    the parent ~7 µs an element)."""
     arrays = [(f, a) for f in _FRAME_FIELDS if isinstance(a := getattr(obs, f), np.ndarray) and a.size]
     if not arrays:
         return obs, None
-    extra = [(f"small:{w}x{h}", a) for (w, h), a in smalls.items()]
-    need = sum(a.nbytes for _, a in arrays + extra)
-    if block is None or need > block.size:  # room for both frames and the small ones next time
-        return obs, ("want", 2 * max(a.nbytes for _, a in arrays) + sum(a.nbytes for _, a in extra))
+    need = sum(a.nbytes for _, a in arrays)
+    if block is None or need > block.size:
+        return obs, ("want", 2 * max(a.nbytes for _, a in arrays))  # room for both frames next time
     layout = []
     offset = 0
-    for field, a in arrays + extra:
+    for field, a in arrays:
         dst: np.ndarray = np.ndarray(a.shape, a.dtype, buffer=block.buf, offset=offset)
         dst[...] = a
         del dst  # no view may outlive the copy (the block could not be closed)
@@ -129,24 +123,15 @@ def _put_frames(
 
 def _take_frames(obs: Observation, layout: Layout, packed: Any, block: SharedMemory) -> Observation:
     """The parent's side of :func:`_put_frames`: copies of the frames (and the elements), back in
-    the observation; shrunk screenshots go into this process's screen caches."""
+    the observation."""
     restored: dict[str, Any] = {}
-    smalls = []
     for field, shape, dtype, offset in layout:
         view: np.ndarray = np.ndarray(shape, np.dtype(dtype), buffer=block.buf, offset=offset)
-        if field.startswith("small:"):
-            w, h = map(int, field[6:].split("x"))
-            smalls.append((w, h, view))
-        else:
-            restored[field] = view.copy()
+        restored[field] = view.copy()
         del view
     if packed is not None:
         restored["elements"] = tuple(UIElement(*values) for values in packed)
-    out = replace(obs, **restored)
-    for w, h, small in smalls:  # seed() copies what it keeps
-        cache_for(w, h).seed(out.screenshot, small)
-    smalls.clear()
-    return out
+    return replace(obs, **restored)
 
 
 def _attach(name: str | None, current: SharedMemory | None) -> SharedMemory | None:
@@ -169,9 +154,6 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
         build_fault = _fault("build", e)  # reported on the first command; the parent decides
     last_shot: np.ndarray | None = None
     block: SharedMemory | None = None
-    # The policy's shrunk screenshots, made here in parallel with the other workers (the parent
-    # says which sizes it uses); small caches: only the previous frame is reused, row by row.
-    small_caches: dict[tuple[int, int], ScreenCache] = {}
     parent = os.getppid()
     try:
         while True:
@@ -179,7 +161,7 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
                 while not conn.poll(1.0):
                     if os.getppid() != parent:  # orphaned (the parent was killed): do not linger
                         return
-                cmd, payload, block_name, sizes = conn.recv()
+                cmd, payload, block_name = conn.recv()
             except (EOFError, OSError):
                 break
             if cmd == "close":
@@ -195,17 +177,12 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
                 # The parent already holds the previous frame: do not ship it twice.
                 dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
                 shipped = replace(obs, previous_screenshot=None) if dedup else obs
-                prev_shot, last_shot = obs.previous_screenshot, obs.screenshot
+                last_shot = obs.screenshot
                 try:
                     block = _attach(block_name, block)
                 except OSError:  # the block is gone (the parent is closing): pickle this reply
                     block = None
-                smalls = {
-                    (w, h): small_caches.setdefault((w, h), ScreenCache(w, h, size=4)).small(obs.screenshot, prev_shot)
-                    for w, h in sizes
-                    if block is not None
-                }
-                shipped, frames = _put_frames(shipped, block, smalls)
+                shipped, frames = _put_frames(shipped, block)
                 out = (shipped, dedup, *out[1:])
             try:
                 conn.send((status, out, frames))
@@ -253,7 +230,9 @@ class ProcessHandle:
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(target=_worker_main, args=(child, self._env_fn), name=f"digirl-env-{self.index}", daemon=True)
+        proc = self._ctx.Process(
+            target=_worker_main, args=(child, self._env_fn), name=f"digirl-env-{self.index}", daemon=True
+        )
         proc.start()
         child.close()
         self.proc, self.conn, self._broken = proc, parent, False
@@ -282,9 +261,8 @@ class ProcessHandle:
         assert self.conn is not None
         self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
         self.deadline = self.sent + timeout
-        name, sizes = (self.block.name, sizes_in_use()) if self.block is not None else (None, ())
         try:
-            self.conn.send((cmd, payload, name, sizes))
+            self.conn.send((cmd, payload, self.block.name if self.block is not None else None))
         except (OSError, ValueError):
             self._broken = True  # the receive below reports it as a crash
         return started
@@ -347,7 +325,7 @@ class ProcessHandle:
     def begin_close(self) -> None:
         if self.conn is not None and self.proc is not None:
             try:
-                self.conn.send(("close", None, None, ()))
+                self.conn.send(("close", None, None))
             except (OSError, ValueError):
                 pass
 

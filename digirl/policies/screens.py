@@ -13,10 +13,6 @@ to those of a cached frame reuse its horizontal pass and changed bands are resiz
 compared with the cached frame's own copy, never by identity, so a caller that mutates its
 arrays cannot get a stale result. ``tests/policies/test_screens.py`` checks every path against
 ``Image.resize`` directly.
-
-In collection the work moves off the acting process: env workers shrink each screenshot to the
-sizes this process uses (:func:`sizes_in_use`, sent with every command) in parallel, and the
-parent :meth:`ScreenCache.seed` s its cache with them, so the policy step mostly finds them ready.
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-__all__ = ["ScreenCache", "cache_for", "resize_screen", "shrink", "shrink_many", "sizes_in_use"]
+__all__ = ["ScreenCache", "resize_screen", "shrink", "shrink_many"]
 
 _BILINEAR = Image.Resampling.BILINEAR
 
@@ -46,16 +42,8 @@ def resize_screen(shot: np.ndarray, width: int, height: int) -> np.ndarray:
 @dataclass
 class _Entry:
     frame: np.ndarray  # private copy of the screenshot (compared against, never the caller's array)
-    rows: np.ndarray | None  # its horizontal pass: [H, width, 3] uint8 (None: made elsewhere)
-    small: np.ndarray  # the shrunk picture: [height, width, 3] uint8
+    rows: np.ndarray  # its horizontal pass: [H, width, 3] uint8
     out: np.ndarray  # the result: [3, height, width] float32, read-only
-
-
-def _as_float(small: np.ndarray) -> np.ndarray:
-    """``resize_screen``'s conversion of the shrunk uint8 picture."""
-    out: np.ndarray = np.asarray(small, dtype=np.float32).transpose(2, 0, 1) / 255.0
-    out.flags.writeable = False
-    return out
 
 
 class ScreenCache:
@@ -64,34 +52,17 @@ class ScreenCache:
     Holds up to ``size`` recent frames (a private copy each). Thread-safe.
     """
 
-    def __init__(self, width: int, height: int, size: int = 128) -> None:
+    def __init__(self, width: int, height: int, size: int = 64) -> None:
         self.width, self.height, self.size = width, height, size
         self._entries: OrderedDict[tuple[tuple[int, ...], int], _Entry] = OrderedDict()
         self._lock = threading.Lock()
-        self.stats = {"hits": 0, "partial": 0, "full": 0, "rows_resized": 0, "seeded": 0}
+        self.stats = {"hits": 0, "partial": 0, "full": 0, "rows_resized": 0}
 
     def get(self, shot: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
-        """The shrunk ``shot`` (float32 [3, height, width], read-only); ``previous`` (the frame
-        before, if known) is where unchanged rows are most likely to be found."""
+        """The shrunk ``shot`` (read-only); ``previous`` (the frame before, if known) is where
+        unchanged rows are most likely to be found."""
         if shot.ndim != 3 or shot.shape[2] != 3 or shot.dtype != np.uint8:
             return resize_screen(shot, self.width, self.height)  # not a screenshot this cache knows
-        return self._entry(shot, previous).out
-
-    def small(self, shot: np.ndarray, previous: np.ndarray | None = None) -> np.ndarray:
-        """The shrunk ``shot`` as uint8 [height, width, 3] (read-only): what env workers ship."""
-        return self._entry(shot, previous).small
-
-    def seed(self, shot: np.ndarray, small: np.ndarray) -> None:
-        """Remember that ``shot`` shrinks to ``small`` (made by :meth:`small` in another process)."""
-        if small.shape != (self.height, self.width, 3) or small.dtype != np.uint8:
-            raise ValueError(f"a {self.width}x{self.height} picture was expected, got {small.shape} {small.dtype}")
-        frame = shot.copy()
-        frame.flags.writeable = False
-        small = small.copy()
-        small.flags.writeable = False
-        self._insert(_key(shot), _Entry(frame, None, small, _as_float(small)), "seeded", 0)
-
-    def _entry(self, shot: np.ndarray, previous: np.ndarray | None) -> _Entry:
         key = _key(shot)
         with self._lock:
             hit = self._entries.get(key)
@@ -103,39 +74,34 @@ class ScreenCache:
                 if key in self._entries:
                     self._entries.move_to_end(key)
                 self.stats["hits"] += 1
-            return hit
-        if base is not None and base.rows is None:
-            base = None  # a seeded entry has no horizontal pass to reuse
+            return hit.out
         ent, rows_resized = self._make(shot, base)
-        self._insert(key, ent, "partial" if base is not None else "full", rows_resized)
-        return ent
-
-    def _insert(self, key: tuple[tuple[int, ...], int], ent: _Entry, how: str, rows_resized: int) -> None:
         with self._lock:
-            self.stats[how] += 1
+            self.stats["partial" if base is not None else "full"] += 1
             self.stats["rows_resized"] += rows_resized
             self._entries[key] = ent
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
+        return ent.out
 
     def _make(self, shot: np.ndarray, base: _Entry | None) -> tuple[_Entry, int]:
         """A new entry (and how many input rows went through the horizontal pass)."""
         bands = [(0, shot.shape[0])] if base is None else _bands(_changed_rows(shot, base.frame))
         if base is not None and bands == [(0, shot.shape[0])]:
             base = None
-        if base is None or base.rows is None:
+        if base is None:
             rows = _horizontal(shot, self.width)
         else:
             rows = base.rows.copy()
             for y0, y1 in bands:
                 rows[y0:y1] = _horizontal(shot[y0:y1], self.width)
-        # the vertical pass only (same width)
-        small = np.asarray(Image.fromarray(rows).resize((self.width, self.height), _BILINEAR))
-        small.flags.writeable = False
+        img = Image.fromarray(rows).resize((self.width, self.height), _BILINEAR)  # vertical pass only
+        out = np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
+        out.flags.writeable = False
         frame = shot.copy()
         frame.flags.writeable = False
-        return _Entry(frame, rows, small, _as_float(small)), sum(y1 - y0 for y0, y1 in bands)
+        return _Entry(frame, rows, out), sum(y1 - y0 for y0, y1 in bands)
 
 
 def _key(shot: np.ndarray) -> tuple[tuple[int, ...], int]:
@@ -179,23 +145,13 @@ _CACHES: dict[tuple[int, int], ScreenCache] = {}
 _CACHES_LOCK = threading.Lock()
 
 
-def cache_for(width: int, height: int) -> ScreenCache:
-    """This process's cache for one size (made on first use)."""
+def shrink(shot: np.ndarray, width: int, height: int, previous: np.ndarray | None = None) -> np.ndarray:
+    """:func:`resize_screen` through this process's cache for that size (read-only result)."""
     cache = _CACHES.get((width, height))
     if cache is None:
         with _CACHES_LOCK:
             cache = _CACHES.setdefault((width, height), ScreenCache(width, height))
-    return cache
-
-
-def sizes_in_use() -> tuple[tuple[int, int], ...]:
-    """The sizes this process has shrunk screenshots to: env workers prepare those in advance."""
-    return tuple(_CACHES)
-
-
-def shrink(shot: np.ndarray, width: int, height: int, previous: np.ndarray | None = None) -> np.ndarray:
-    """:func:`resize_screen` through this process's cache for that size (read-only result)."""
-    return cache_for(width, height).get(shot, previous)
+    return cache.get(shot, previous)
 
 
 _POOL: ThreadPoolExecutor | None = None

@@ -104,10 +104,10 @@ class Renderer:
         sx, sy, s = self.sx, self.sy, self.s
         append = ops.append
         leaf_cache = self._leaf
-        views, bgs = [root], [bg]  # two stacks: no tuple per node (less garbage to collect)
-        pop_v, pop_bg, push_v, push_bg = views.pop, bgs.pop, views.append, bgs.append
-        while views:
-            v, bg = pop_v(), pop_bg()
+        stack: list[tuple[View, Color]] = [(root, bg)]
+        pop, push = stack.pop, stack.append
+        while stack:
+            v, bg = pop()
             rc = v.clip
             if v.static and v.fill is not None and rc is None and v is not layer:
                 append(self._layer(v, bg))
@@ -171,9 +171,11 @@ class Renderer:
                 ops.extend(leaf)
             children = v.children
             if children:
-                for c in reversed(children):
-                    push_v(c)
-                    push_bg(bg)
+                if len(children) == 1:
+                    push((children[0], bg))
+                else:
+                    for c in reversed(children):
+                        push((c, bg))
 
     def _layer(self, v: View, bg: Color) -> Op:
         """The op of a static subtree: one patch drawn from the subtree's own ops."""

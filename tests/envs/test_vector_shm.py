@@ -154,29 +154,3 @@ def test_frames_survive_later_replies() -> None:
     assert all(s.flags.writeable and (s.flags.owndata or isinstance(s.base, bytes)) for s in shots)
     assert sum(s.flags.owndata for s in shots) >= len(shots) - 1
     assert len({s.tobytes() for s in shots}) > 3 and all(np.asarray(s).shape == (400, 180, 3) for s in shots)
-
-
-def test_workers_shrink_screenshots_for_the_policy_exactly() -> None:
-    """Workers send the screenshot shrunk to the sizes the policy uses: featurizing then gives the
-    same arrays as the old code, and the parent mostly finds them ready."""
-    from digirl.policies.features import FeatureSpec, featurize
-    from digirl.policies.screens import cache_for
-    from tests.policies.policy_reference import reference_featurize
-
-    spec = FeatureSpec(frame_stack=2, image_width=40, image_height=88)  # a size no other test uses
-    cache = cache_for(40, 88)
-    policy = _policy()
-    checked = 0
-
-    def act(observations: Sequence[Observation]) -> list[ActOutput]:
-        nonlocal checked
-        a, b = featurize(observations, spec), reference_featurize(observations, spec)
-        assert np.array_equal(a.image, b.image) and np.array_equal(a.elem_num, b.elem_num)
-        checked += len(observations)
-        return policy.act(observations)  # type: ignore[attr-defined, no-any-return]
-
-    fn = env_factory("digirl/sim-general-v0")
-    with VectorRunner(fn, 3, reset_timeout_s=60) as runner:
-        list(runner.run(act, [EpisodeJob(None, seed=s) for s in range(9)]))
-    assert checked > 20
-    assert cache.stats["seeded"] > 10 and cache.stats["hits"] > cache.stats["full"] + cache.stats["partial"]

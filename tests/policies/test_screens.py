@@ -88,22 +88,3 @@ def test_other_inputs_fall_back_to_pillow() -> None:
     for fn in (lambda: resize_screen(gray, 12, 26), lambda: cache.get(gray)):
         with pytest.raises(ValueError):
             fn()
-
-
-def test_pictures_made_elsewhere_seed_the_cache() -> None:
-    """What an env worker makes with ``small`` serves the parent's lookups, exactly."""
-    rng = np.random.default_rng(4)
-    worker, parent = ScreenCache(48, 104, size=4), ScreenCache(48, 104)
-    frames = _frames(rng, (600, 270, 3), 12)
-    for i, f in enumerate(frames):
-        small = worker.small(f, frames[i - 1] if i else None)
-        assert small.dtype == np.uint8 and small.shape == (104, 48, 3)
-        parent.seed(f, small)
-    for f in frames:
-        assert np.array_equal(parent.get(f.copy()), resize_screen(f, 48, 104))
-    assert parent.stats["seeded"] == 12 and parent.stats["hits"] == 12 and parent.stats["full"] == 0
-    changed = frames[-1].copy()
-    changed[:5] = 0  # near a seeded frame, which has no horizontal pass to reuse: made from scratch
-    assert np.array_equal(parent.get(changed, frames[-1]), resize_screen(changed, 48, 104))
-    with pytest.raises(ValueError):
-        parent.seed(frames[0], np.zeros((10, 10, 3), np.uint8))
