@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
 
 import numpy as np
 from PIL import Image
+
+from digirl.utils.openai_chat import encode_image, image_data_url
 
 __all__ = ["png_bytes", "png_data_url", "screen_hash"]
 
@@ -28,15 +28,9 @@ def screen_hash(img: np.ndarray, size: tuple[int, int] = (48, 96), quant_shift: 
 
 def png_bytes(img: np.ndarray, max_side: int | None = None) -> bytes:
     """PNG of ``img``, downscaled (aspect kept) so its longer side is at most ``max_side``."""
-    pil = _as_image(img)
-    if max_side and max(pil.size) > max_side:
-        scale = max_side / max(pil.size)
-        pil = pil.resize((max(1, round(pil.width * scale)), max(1, round(pil.height * scale))), Image.Resampling.LANCZOS)
-    buf = io.BytesIO()
-    pil.save(buf, format="PNG", optimize=False)
-    return buf.getvalue()
+    return encode_image(img, "png", max_side)
 
 
 def png_data_url(img: np.ndarray, max_side: int | None = None) -> str:
     """``data:image/png;base64,...`` for an OpenAI-style ``image_url`` content part."""
-    return "data:image/png;base64," + base64.b64encode(png_bytes(img, max_side)).decode("ascii")
+    return image_data_url(img, "png", max_side)

@@ -13,11 +13,21 @@ from typing import Any
 
 from digirl.core.errors import DataError
 
-__all__ = ["EncoderConfig", "PolicyConfig", "PolicyNetConfig"]
+__all__ = ["APIPolicyConfig", "AutoUIPolicyConfig", "EncoderConfig", "PolicyConfig", "PolicyNetConfig"]
 
 
-def _f(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
+def _f(default: Any, help: str, choices: tuple[Any, ...] | None = None) -> Any:
+    meta: dict[str, Any] = {"help": help}
+    if choices is not None:
+        meta["choices"] = choices
+    return field(default=default, metadata=meta)
+
+
+def _from_dict(cls: Any, d: dict[str, Any], what: str) -> Any:
+    unknown = set(d) - set(cls.__dataclass_fields__)
+    if unknown:
+        raise DataError(f"{what} config has unknown keys {sorted(unknown)}")
+    return cls(**d)
 
 
 def _sub(cls: type, help: str) -> Any:
@@ -79,6 +89,121 @@ class EncoderConfig:
 PolicyNetConfig = EncoderConfig
 
 
+@dataclass(frozen=True)
+class AutoUIPolicyConfig:
+    """Auto-UI (kind=autoui): the multimodal T5 of DigiRL/Auto-UI, started from ``policy.init``, a local
+    Auto-UI-Base-style folder (config.json + weights + tokenizer). See docs/policies-autoui-api.md."""
+
+    vision_encoder: str | None = _f(
+        None,
+        "local BLIP-2 folder whose vision tower computes the image features (a Blip2Model / "
+        "Blip2ForConditionalGeneration checkpoint, or a Blip2VisionModel save); null = features only from policy.autoui.features",
+    )
+    features: str | None = _f(
+        None,
+        "precomputed image features (a .safetensors feature file keyed by screenshot; see "
+        "digirl.policies.autoui_features.write_feature_file); looked up before the vision encoder",
+    )
+    image_dim: int = _f(
+        1408,
+        "image feature size (BLIP-2 ViT-g: 1408); only used to create fresh fusion layers when policy.init is a plain T5 "
+        "without them; otherwise read from the checkpoint's image_dense weight",
+    )
+    image_tokens: str = _f(
+        "pooled",
+        "which vision outputs are fused: pooled (one vector per screenshot, as Auto-UI and DigiRL) or patches (all patch tokens)",
+        ("pooled", "patches"),
+    )
+    history_len: int = _f(1, "previous actions written into the prompt (DigiRL: 1; Auto-UI's own training: 8)")
+    max_input_tokens: int = _f(512, "prompt tokens kept (truncated from the left, so the goal stays)")
+    max_new_tokens: int = _f(128, "cap on generated tokens per action; longer action texts are not expressible")
+    dtype: str = _f(
+        "float32",
+        "the T5's weights and compute: float32, or bfloat16 (half the memory; for acting, since AdamW on bfloat16 "
+        "weights loses small updates)",
+        ("float32", "bfloat16"),
+    )
+    vision_dtype: str = _f(
+        "auto",
+        "the frozen vision encoder: auto (bfloat16 on CUDA, float32 on CPU), float32 or bfloat16",
+        ("auto", "float32", "bfloat16"),
+    )
+    feature_cache: int = _f(8192, "image features kept in memory (LRU, by exact screenshot); 0 = no cache")
+    vision_batch_size: int = _f(16, "screenshots per vision-encoder forward pass")
+    gradient_checkpointing: bool = _f(False, "trade compute for memory in the T5 stacks during updates")
+
+    def __post_init__(self) -> None:
+        if min(self.image_dim, self.max_input_tokens, self.max_new_tokens, self.vision_batch_size) < 1:
+            raise ValueError("image_dim, max_input_tokens, max_new_tokens and vision_batch_size must be >= 1")
+        if self.history_len < 0 or self.feature_cache < 0:
+            raise ValueError("history_len and feature_cache must be >= 0")
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> AutoUIPolicyConfig:
+        """From a saved ``policy.json``; unknown keys are a :class:`DataError`."""
+        cfg: AutoUIPolicyConfig = _from_dict(cls, d, "autoui policy")
+        return cfg
+
+
+@dataclass(frozen=True)
+class APIPolicyConfig:
+    """An OpenAI-compatible chat endpoint as an act-only policy (kind=api): vLLM, a hosted VLM, a served
+    CogAgent. The API key is read from the environment variable named by ``api_key_env`` at each request
+    and is never saved or logged."""
+
+    base_url: str = _f("http://127.0.0.1:8000/v1", "endpoint base URL including the API version (…/v1)")
+    model: str = _f("", "model name sent with every request (e.g. the name vLLM serves)")
+    api_key_env: str = _f(
+        "OPENAI_API_KEY", "name of the environment variable holding the API key (the key itself is never saved)"
+    )
+    codec: str = _f("json", "how the answer is parsed into an action", ("json", "autoui", "cogagent"))
+    template: str = _f(
+        "auto",
+        "prompt template: auto (the one matching the codec), json (our action space as JSON), autoui "
+        "(Previous Actions: … Goal: …) or cogagent (CogAgent's grounding question)",
+        ("auto", "json", "autoui", "cogagent"),
+    )
+    system_prompt: str | None = _f(None, "replaces the template's system message ('' = send none)")
+    user_template: str | None = _f(
+        None, "replaces the template's user text; placeholders {instruction}, {history}, {step}, {autoui_prompt}"
+    )
+    history_len: int = _f(4, "previous actions written into the prompt")
+    send_previous: bool = _f(False, "also send the previous screenshot (before the current one)")
+    image_format: str = _f("png", "screenshot encoding in the request", ("png", "jpeg"))
+    image_max_side: int | None = _f(1280, "downscale screenshots so their longer side is at most this (null = as is)")
+    jpeg_quality: int = _f(90, "JPEG quality (image_format=jpeg)")
+    max_tokens: int = _f(256, "cap on generated tokens per answer")
+    timeout_s: float = _f(60.0, "per-request timeout in seconds")
+    max_retries: int = _f(6, "retries on 408/409/425/429/5xx, timeouts and connection errors (exponential backoff, Retry-After)")
+    backoff_base_s: float = _f(1.0, "first backoff delay in seconds (doubles each retry, full jitter)")
+    backoff_max_s: float = _f(60.0, "longest backoff delay in seconds")
+    retry_after_max_s: float = _f(300.0, "longest wait a Retry-After header may ask for")
+    max_concurrency: int = _f(8, "requests in flight at once (one thread each)")
+    on_error: str = _f(
+        "raise",
+        "when an observation's request fails through every retry: raise (stop the run with a clear error) or invalid "
+        "(record an INVALID action for that step and go on)",
+        ("raise", "invalid"),
+    )
+    call_log: str | None = _f(None, "append one JSON line per HTTP request (status, latency, tokens; never the key) to this file")
+
+    def __post_init__(self) -> None:
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"policy.api.base_url must be an http(s) URL, got {self.base_url!r}")
+        if min(self.max_tokens, self.max_concurrency) < 1 or self.max_retries < 0 or self.history_len < 0:
+            raise ValueError("max_tokens and max_concurrency must be >= 1, max_retries and history_len >= 0")
+        if not self.timeout_s > 0:
+            raise ValueError(f"policy.api.timeout_s must be > 0, got {self.timeout_s}")
+        if not 1 <= self.jpeg_quality <= 100:
+            raise ValueError(f"policy.api.jpeg_quality must be in 1..100, got {self.jpeg_quality}")
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> APIPolicyConfig:
+        """From a saved ``policy.json``; unknown keys are a :class:`DataError`."""
+        cfg: APIPolicyConfig = _from_dict(cls, d, "api policy")
+        return cfg
+
+
 @dataclass
 class PolicyConfig:
     """Which policy, where it starts from, and how it acts."""
@@ -92,6 +217,8 @@ class PolicyConfig:
     temperature: float = _f(1.0, "sampling temperature during collection (paper: 1.0)")
     device: str = _f("auto", "cpu, cuda, cuda:N, or auto (cuda when available)")
     default: EncoderConfig = _sub(EncoderConfig, "the default policy's network (kind=default)")
+    autoui: AutoUIPolicyConfig = _sub(AutoUIPolicyConfig, "the Auto-UI multimodal T5 (kind=autoui)")
+    api: APIPolicyConfig = _sub(APIPolicyConfig, "an OpenAI-compatible chat endpoint as an act-only policy (kind=api)")
 
     def __post_init__(self) -> None:
         from digirl.policies.registry import policy_kinds

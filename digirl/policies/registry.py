@@ -69,6 +69,17 @@ def register_policy_kind(name: str, entry_point: str, *, description: str = "", 
 register_policy_kind(
     "default", "digirl.policies.default:DefaultPolicy", description="small from-scratch multimodal policy (CPU-friendly)"
 )
+register_policy_kind(
+    "autoui",
+    "digirl.policies.autoui:AutoUIPolicy",
+    description="Auto-UI multimodal T5 with BLIP-2 image features, from a local Auto-UI-Base-style folder",
+    requires="hf",
+)
+register_policy_kind(
+    "api",
+    "digirl.policies.api:APIPolicy",
+    description="act-only agent behind an OpenAI-compatible chat endpoint (vLLM, hosted VLMs, served CogAgent)",
+)
 
 
 def policy_kinds() -> list[str]:

@@ -107,6 +107,19 @@ def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray
     return [EpisodeJob(task=t, seed=int(s)) for t, s in zip(tasks, seeds)]
 
 
-def sample_tasks(pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator) -> list[TaskSpec | None]:
-    idx = rng.integers(0, len(pool), size=n)
-    return [pool[int(i)] for i in idx]
+def sample_tasks(
+    pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator, *, by_family: bool = False
+) -> list[TaskSpec | None]:
+    """``n`` tasks drawn with replacement: uniformly, or (``by_family``) a uniform family, then a task of it."""
+    if not by_family:
+        idx = rng.integers(0, len(pool), size=n)
+        return [pool[int(i)] for i in idx]
+    families: dict[str, list[TaskSpec | None]] = {}
+    for t in pool:
+        families.setdefault(t.family if t is not None else "", []).append(t)
+    names = sorted(families)
+    out: list[TaskSpec | None] = []
+    for f in rng.integers(0, len(names), size=n):
+        members = families[names[int(f)]]
+        out.append(members[int(rng.integers(0, len(members)))])
+    return out

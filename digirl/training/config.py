@@ -70,6 +70,11 @@ class EnvConfig:
 @dataclass
 class SFTConfig:
     demos: int = _f(64, "expert demonstrations to collect (ignored when dataset is given)")
+    demo_sampling: Literal["uniform", "family"] = _f(
+        "uniform",
+        "how demo tasks are drawn from the train split: uniform over tasks, or family (each task family "
+        "equally often, so rare families get demos too)",
+    )
     dataset: str | None = _f(None, "train on this stored dataset instead of fresh expert demos")
     expert_noise: float = _f(0.0, "probability that a demo step is replaced by a random action")
     steps: int = _f(150, "optimizer steps")

@@ -83,7 +83,7 @@ def demos(cfg: SFTRunConfig) -> list[Trajectory]:
     """Expert demonstrations on the train split (successful ones only are used for SFT)."""
     rng = np.random.default_rng(cfg.seed)
     pool = task_pool(cfg.env, cfg.env.train_split)
-    tasks = sample_tasks(pool, cfg.sft.demos, rng)
+    tasks = sample_tasks(pool, cfg.sft.demos, rng, by_family=cfg.sft.demo_sampling == "family")
     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
     jobs = jobs_for(tasks, seeds)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from digirl.training.stats import paired_difference
+
 log = logging.getLogger(__name__)
 
 
@@ -39,6 +41,7 @@ class Table1Config:
     sets: list[str] = _f(["general", "webshop"], "simulator task sets")
     seeds: list[int] = _f([0, 1, 2], "seeds (each seed repeats the whole pipeline)")
     demos: int = _f(16, "expert demos for SFT (few: a mediocre starting policy, like Auto-UI)")
+    demo_sampling: str = _f("uniform", "how SFT demo tasks are drawn: uniform over tasks, or family (balanced over families)")
     sft_steps: int = _f(60, "SFT optimizer steps")
     offline_trajectories: int = _f(64, "SFT rollouts that start the off2on runs")
     iterations: int = _f(8, "online iterations of the off2on runs")
@@ -51,7 +54,16 @@ class Table1Config:
     perturbation: int = _f(1, "in-the-wild perturbation level")
     device: str = _f("auto", "policy device")
     gpus: int | None = _f(None, "spread runs over this many GPUs (CUDA_VISIBLE_DEVICES per run); null = all visible")
-    ablations: bool = _f(False, "also run DigiRL off2on without the curriculum and with MC-return advantages")
+    ablations: bool = _f(
+        False, "also run DigiRL off2on without the curriculum, with MC-return advantages and with a regression value loss"
+    )
+    variants: list[str] = _f(
+        [],
+        "extra rows 'KEY|ALGO|MODE|k=v k=v' (e.g. 'digirl_xfit|digirl|off2on|algo.critic_folds=2'), "
+        "compared with DigiRL off2on like the ablations",
+    )
+    only: list[str] = _f([], "run only these built-in method keys (sft and the variants always run; empty = all)")
+    sft_extra: list[str] = _f([], "extra key=value overrides of the SFT run (e.g. policy.default.frame_stack=2)")
     extra: list[str] = _f([], "extra key=value overrides passed to every train run")
 
 
@@ -63,15 +75,40 @@ METHODS: tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...] = 
     ("fbc_off2on", "Off-to-on · Filtered BC", "filtered_bc", "off2on", ()),
     ("digirl_off2on", "Off-to-on · DigiRL", "digirl", "off2on", ()),
 )
-# The paper's ablations (its Fig. 6): each removes one ingredient from DigiRL off2on.
+# The paper's ablations (its Fig. 9): each removes one ingredient from DigiRL off2on.
 ABLATIONS: tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...] = (
     ("digirl_off2on_no_curriculum", "Ablation · DigiRL off2on, no curriculum", "digirl", "off2on", ("algo.curriculum=false",)),
     ("digirl_off2on_mc", "Ablation · DigiRL off2on, MC-return advantage", "digirl", "off2on", ("algo.advantage=mc",)),
+    ("digirl_off2on_mse", "Ablation · DigiRL off2on, regression value loss", "digirl", "off2on", ("algo.value_loss=mse",)),
 )
+# Paired comparisons reported with 95% intervals: (a, b) means "a minus b".
+BASE_PAIRS = (("digirl_off2on", "fbc_off2on"), ("digirl_offline", "fbc_offline"), ("digirl_off2on", "digirl_offline"))
+
+Method = tuple[str, str, str | None, str | None, tuple[str, ...]]
 
 
-def methods(cfg: Table1Config) -> tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...]:
-    return METHODS + (ABLATIONS if cfg.ablations else ())
+def _variant(spec: str) -> Method:
+    parts = spec.split("|")
+    if len(parts) != 4 or not parts[0] or parts[2] not in ("offline", "off2on"):
+        raise ValueError(f"variants: {spec!r} is not 'KEY|ALGO|MODE|k=v k=v' with MODE offline or off2on")
+    key, algo, mode, extra = parts
+    return (key, f"Variant · {key} ({extra or 'defaults'})", algo, mode, tuple(extra.split()))
+
+
+def methods(cfg: Table1Config) -> tuple[Method, ...]:
+    built_in = METHODS + (ABLATIONS if cfg.ablations else ())
+    chosen = tuple(m for m in built_in if m[0] == "sft" or not cfg.only or m[0] in cfg.only)
+    return chosen + tuple(_variant(v) for v in cfg.variants)
+
+
+def comparison_pairs(cfg: Table1Config) -> list[tuple[str, str]]:
+    keys = {m[0] for m in methods(cfg)}
+    extra = [
+        (m[0], "digirl_off2on")
+        for m in methods(cfg)
+        if m[0].startswith("digirl_off2on_") or m[0] in {_variant(v)[0] for v in cfg.variants}
+    ]
+    return [(a, b) for a, b in (*BASE_PAIRS, *extra) if a in keys and b in keys and a != b]
 
 
 def _cli(args: list[str], log_file: Path, gpu: int | None = None, threads: int | None = None) -> dict[str, Any]:
@@ -126,7 +163,16 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None
         f"policy.device={cfg.device}",
     ]
     _cli(
-        ["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={cfg.demos}", f"sft.steps={cfg.sft_steps}"],
+        [
+            "sft",
+            str(d / "sft"),
+            *env,
+            f"seed={seed}",
+            f"sft.demos={cfg.demos}",
+            f"sft.steps={cfg.sft_steps}",
+            f"sft.demo_sampling={cfg.demo_sampling}",
+            *cfg.sft_extra,
+        ],
         d / "sft.log",
         gpu,
         _threads(cfg),
@@ -146,14 +192,16 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None
         gpu,
         _threads(cfg),
     )
-    n_large = cfg.offline_trajectories + cfg.iterations * cfg.rollout_size
+    # Offline-only runs get as many SFT rollouts as the off2on runs end with; off2on runs start from
+    # the first `offline_trajectories` of the same rollouts.
+    needs_large = any(m[3] == "offline" for m in methods(cfg))
+    n_collect = cfg.offline_trajectories + (cfg.iterations * cfg.rollout_size if needs_large else 0)
     _cli(
-        ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_large}", f"seed={seed}"],
+        ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_collect}", f"seed={seed}"],
         d / "collect.log",
         gpu,
         _threads(cfg),
     )
-    # The off2on runs start from the first `offline_trajectories` of the same rollouts.
     from digirl.data.store import TrajectoryStore
 
     small = TrajectoryStore(d / "offline-small", info={"env_id": f"digirl/sim-{tset}-v0", "producer": "table1 subset"})
@@ -234,16 +282,19 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
             )
         )
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
+    by_seed: dict[str, dict[str, dict[int, float]]] = {}  # set -> method -> seed -> test success
     curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
     failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
     for (c, key, _, mode, _), res in zip(jobs, results):
         if res is None:
             continue
-        tset, _seed = c
+        tset, seed = c
         for split in ("train", "test"):
             v = _success(res["final"], split)
             if v is not None:
                 raw.setdefault(tset, {}).setdefault(key, {}).setdefault(split, []).append(v)
+                if split == "test":
+                    by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = v
         if mode == "off2on":
             curve = [
                 (int(h["online_trajectories"]), float(h["eval/test_success_rate"]))
@@ -256,6 +307,9 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
             v = _success(prep["sft_eval"], split)
             if v is not None:
                 raw.setdefault(c[0], {}).setdefault("sft", {}).setdefault(split, []).append(v)
+                if split == "test":
+                    by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = v
+    pairs = paired_comparisons(by_seed, comparison_pairs(cfg))
     summary = {
         "command": " ".join(sys.argv),
         "machine": {
@@ -268,16 +322,49 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,
         "results": raw,
+        "test_by_seed": by_seed,
+        "paired": pairs,
         "curves": curves,
         "failed_runs": failed,
     }
     (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
-    md = table_markdown(raw, cfg)
+    md = table_markdown(raw, cfg) + pairs_markdown(pairs, cfg)
     if failed:
         md += f"\nFailed runs (see their logs): {', '.join(failed)}\n"
     (out / "table1.md").write_text(md)
     draw_curves(curves, raw, out / "curves.png")
     return summary
+
+
+def paired_comparisons(
+    by_seed: dict[str, dict[str, dict[int, float]]], pairs: list[tuple[str, str]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Per task set: test success of ``a`` minus ``b`` over the seeds both finished, with a 95% interval."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for tset, methods_ in by_seed.items():
+        for a, b in pairs:
+            sa, sb = methods_.get(a, {}), methods_.get(b, {})
+            seeds = sorted(set(sa) & set(sb))
+            if not seeds:
+                continue
+            d = paired_difference([sa[k] for k in seeds], [sb[k] for k in seeds])
+            out.setdefault(tset, []).append({"a": a, "b": b, "seeds": seeds, **d.to_dict()})
+    return out
+
+
+def pairs_markdown(pairs: dict[str, list[dict[str, Any]]], cfg: Table1Config) -> str:
+    if not pairs:
+        return ""
+    lines = ["", "Paired comparisons (test success, a − b, same seeds; 95% t-interval over seeds):", ""]
+    lines += ["| set | a − b | mean (points) | 95% CI | a wins / loses | resolved |", "|---|---|---|---|---|---|"]
+    for tset, rows in pairs.items():
+        for r in rows:
+            ci = "–" if r["n"] < 2 else f"{100 * r['ci_low']:+.1f} … {100 * r['ci_high']:+.1f}"
+            lines.append(
+                f"| {tset} | {r['a']} − {r['b']} | {100 * r['mean']:+.1f} | {ci} | {r['wins']} / {r['losses']} "
+                f"| {'yes' if r['resolved'] else 'no'} |"
+            )
+    return "\n".join(lines) + "\n"
 
 
 def _gpu_name() -> str:

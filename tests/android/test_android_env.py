@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -207,10 +206,8 @@ def test_task_sources_and_registry(tmp_path: Path, adb_server: Any) -> None:
 
 
 def test_with_a_vlm_judge_over_http(adb_server: Any) -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "judge"))
-    from judge_fake_openai import FakeOpenAI
-
     from digirl.judge import VLMJudge
+    from digirl.testing.fake_openai import FakeOpenAI
 
     screen = EnvScreen(ToyEnv(mode="type", horizon=50), seed=0)
     adb_server.add_device("emulator-5554", ScreenDevice(screen))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +11,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).parent))
-from judge_fake_openai import USAGE, FakeOpenAI
-
 from digirl.cli import judge as judge_cli
 from digirl.judge import VLMJudge
 from digirl.judge.audit import run_audit
 from digirl.judge.episodes import expert_cases
+from digirl.testing.fake_openai import USAGE, FakeOpenAI
 
 
 def _has_actions(req: dict[str, Any]) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -12,14 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from judge_fake_openai import USAGE, FakeOpenAI
-
 from digirl.core.actions import Action
 from digirl.core.errors import EnvFailure
 from digirl.core.types import TaskSpec
 from digirl.judge import JudgeError, JudgeUnavailable, VLMJudge
 from digirl.judge.prompts import FewShotExample
+from digirl.testing.fake_openai import USAGE, FakeOpenAI
 
 KEY = "sk-test-DO-NOT-LEAK-1234567890"
 TASK = TaskSpec("What's the weather in Paris?", task_id="t1", family="web_search")

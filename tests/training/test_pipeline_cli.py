@@ -82,25 +82,25 @@ def test_quickstart_tiny_budget(tmp_path: Path):
 
 @pytest.mark.slow
 def test_table1_smoke_preset(tmp_path: Path, capsys):
-    assert main(["bench", "table1", str(tmp_path / "t1"), "--preset", "table1-smoke", "ablations=true", "--json"]) == 0
+    args = [
+        "ablations=true",
+        "only=[fbc_off2on,digirl_off2on,digirl_off2on_mc]",
+        "variants=[xfit|digirl|off2on|algo.critic_folds=2]",
+    ]
+    assert main(["bench", "table1", str(tmp_path / "t1"), "--preset", "table1-smoke", *args, "--json"]) == 0
     s = _json(capsys)
     rows = s["results"]["general"]
-    assert set(rows) == {
-        "sft",
-        "fbc_offline",
-        "digirl_offline",
-        "fbc_off2on",
-        "digirl_off2on",
-        "digirl_off2on_no_curriculum",
-        "digirl_off2on_mc",
-    }
+    assert set(rows) == {"sft", "fbc_off2on", "digirl_off2on", "digirl_off2on_mc", "xfit"}
     assert s["failed_runs"] == []
+    pairs = {(r["a"], r["b"]) for r in s["paired"]["general"]}
+    assert pairs == {("digirl_off2on", "fbc_off2on"), ("digirl_off2on_mc", "digirl_off2on"), ("xfit", "digirl_off2on")}
     md = (tmp_path / "t1" / "table1.md").read_text()
-    assert "Off-to-on · DigiRL" in md and "no curriculum" in md
+    assert "Off-to-on · DigiRL" in md and "MC-return" in md and "Paired comparisons" in md
     assert (tmp_path / "t1" / "curves.png").is_file()
     # the ablation runs really got their overrides (the resolved config is saved with each run)
     saved = (tmp_path / "t1" / "general-s0" / "digirl_off2on_mc" / "config.yaml").read_text()
     assert "advantage: mc" in saved
+    assert "critic_folds: 2" in (tmp_path / "t1" / "general-s0" / "xfit" / "config.yaml").read_text()
 
 
 def test_table1_spreads_runs_over_gpus():

@@ -1,9 +1,12 @@
-"""A local OpenAI-compatible ``/v1/chat/completions`` server for judge tests (127.0.0.1 only).
+"""A local OpenAI-compatible ``/v1/chat/completions`` server for tests of the judge, the API policy
+and your own clients (127.0.0.1 only, stdlib only).
 
 Each request takes the next scripted behaviour from ``script`` (then ``default``); a behaviour is
-``"success"``, ``"failure"``, ``"garbage"``, ``"badjson"``, ``"echo_auth"`` (an error body that
-echoes the Authorization header), ``"timeout"``, an int HTTP status (``429``, ``500``, ``401``...),
-``(429, "<Retry-After>")``, or a callable ``request_json -> behaviour``.
+``"success"``, ``"failure"`` (judge answers), ``"garbage"``, ``"badjson"``, ``"echo_auth"`` (an error
+body that echoes the Authorization header), ``"timeout"`` (answers after ``hang_s``), an int HTTP
+status (``429``, ``500``, ``401``...), ``(429, "<Retry-After>")``, ``("text", "<answer>")`` (a 200
+with that assistant text), or a callable ``request_json -> behaviour`` (it runs in the request's
+thread, so it may also sleep).
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -112,12 +114,11 @@ class _Handler(BaseHTTPRequestHandler):
         if b == "timeout":
             time.sleep(self.server.hang_s)
             return self._send(200, json.dumps(answer("Status: success")).encode())
+        if isinstance(b, tuple) and b[0] == "text":
+            return self._send(200, json.dumps(answer(b[1])).encode())
         if isinstance(b, tuple):
             status, retry_after = b
             return self._send(status, b'{"error": "rate limited"}', {"Retry-After": retry_after})
         if isinstance(b, int):
             return self._send(b, json.dumps({"error": {"message": f"status {b}"}}).encode())
         raise AssertionError(f"unknown behaviour {b!r}")
-
-
-RequestFn = Callable[[dict[str, Any]], Behaviour]
