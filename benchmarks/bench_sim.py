@@ -6,7 +6,8 @@ end (resets are counted in the time, not as steps). Tasks are sampled from the s
 
 - ``single``: one process, a loop over ``SimEnv``; wall-clock and CPU-time steps/s;
 - ``vector``: :func:`digirl.envs.vector.run_expert` with 1 and 2 worker processes (each env in its
-  own process; observations cross a pipe), total steps / wall time.
+  own process; screenshots cross through shared memory, the rest through a pipe), total steps /
+  wall time.
 
     python benchmarks/bench_sim.py                      # default 270x600, perturbation 1
     python benchmarks/bench_sim.py --steps 5000 --width 540 --height 1200

@@ -1,10 +1,19 @@
 """Worker processes and the parent's handles on them, for :mod:`digirl.envs.vector`.
 
-A worker owns one env and answers ``(cmd, payload)`` messages on a Pipe: ``reset`` (seed, task,
-attempt, want_cheat) and ``step`` (action, want_cheat), each replied with ``("ok", result)`` or
-``("err", Fault)``; ``close`` or EOF ends it, and so does the death of its parent. The previous
-frame inside an observation is not shipped again (the parent restores it). A handle hides whether
-the env is in a process (:class:`ProcessHandle`) or in the caller (:class:`InlineHandle`).
+A worker owns one env and answers ``(cmd, payload, frames)`` messages on a Pipe: ``reset`` (seed,
+task, attempt, want_cheat) and ``step`` (action, want_cheat), each replied with ``("ok", result,
+shipped)`` or ``("err", Fault, None)``; ``close`` or EOF ends it, and so does the death of its
+parent. The previous frame inside an observation is not shipped again (the parent restores it).
+A handle hides whether the env is in a process (:class:`ProcessHandle`) or in the caller
+(:class:`InlineHandle`).
+
+Screenshots do not go through the pipe: each slot has a shared-memory block that the parent
+creates (``frames`` names it) and owns. The worker copies the frames of a reply into it and sends
+their layout; the parent copies them out before it sends the next command, so the block is never
+written while being read. Pickling a 270×600 frame and pushing it through a pipe cost more than
+the env step itself. The first reply of a slot (no block yet) pickles its frames and says how
+large a block to make. Blocks are unlinked when the runner closes; if the parent dies, Python's
+resource tracker (which registered them) unlinks them.
 """
 
 from __future__ import annotations
@@ -12,18 +21,20 @@ from __future__ import annotations
 import logging
 import math
 import os
+import secrets
 import signal
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from multiprocessing.connection import Connection
+from multiprocessing.shared_memory import SharedMemory
 from typing import Any
 
 import numpy as np
 
 from digirl.core.errors import UnsupportedInstructionError
-from digirl.core.types import Observation
+from digirl.core.types import Observation, UIElement
 from digirl.envs.base import DeviceEnv
 
 logger = logging.getLogger("digirl.envs.vector")
@@ -75,6 +86,63 @@ def _safe_execute(env: DeviceEnv, cmd: str, payload: Any) -> tuple[str, Any]:
         return ("err", _fault(kind, e))
 
 
+#: Where a reply's frames are: ((field, shape, dtype, offset), ...) in the slot's shared block.
+Layout = tuple[tuple[str, tuple[int, ...], str, int], ...]
+_FRAME_FIELDS = ("screenshot", "previous_screenshot")
+_NO_FRAME = np.empty((0, 0, 3), np.uint8)  # stands in for a frame that travels through shared memory
+_ELEMENT_FIELDS = tuple(f.name for f in fields(UIElement))  # UIElement(*values) rebuilds one
+
+
+def _put_frames(obs: Observation, block: SharedMemory | None) -> tuple[Observation, tuple[Any, ...] | None]:
+    """Move the observation's frames into ``block``: (observation without them, ("shm", layout,
+    elements)), or, when there is no block or they do not fit, (observation as is, ("want", bytes
+    needed)). UI elements travel as plain tuples (unpickling frozen dataclasses one by one cost
+    the parent ~7 µs an element)."""
+    arrays = [(f, a) for f in _FRAME_FIELDS if isinstance(a := getattr(obs, f), np.ndarray) and a.size]
+    if not arrays:
+        return obs, None
+    need = sum(a.nbytes for _, a in arrays)
+    if block is None or need > block.size:
+        return obs, ("want", 2 * max(a.nbytes for _, a in arrays))  # room for both frames next time
+    layout = []
+    offset = 0
+    for field, a in arrays:
+        dst: np.ndarray = np.ndarray(a.shape, a.dtype, buffer=block.buf, offset=offset)
+        dst[...] = a
+        del dst  # no view may outlive the copy (the block could not be closed)
+        layout.append((field, a.shape, a.dtype.str, offset))
+        offset += a.nbytes
+    gone: dict[str, Any] = {f: (_NO_FRAME if f == "screenshot" else None) for f, _ in arrays}
+    packed = None
+    if obs.elements and all(type(e) is UIElement for e in obs.elements):
+        packed = tuple(tuple(getattr(e, n) for n in _ELEMENT_FIELDS) for e in obs.elements)
+        gone["elements"] = None
+    light = replace(obs, **gone)
+    return light, ("shm", tuple(layout), packed)
+
+
+def _take_frames(obs: Observation, layout: Layout, packed: Any, block: SharedMemory) -> Observation:
+    """The parent's side of :func:`_put_frames`: copies of the frames (and the elements), back in
+    the observation."""
+    restored: dict[str, Any] = {}
+    for field, shape, dtype, offset in layout:
+        view: np.ndarray = np.ndarray(shape, np.dtype(dtype), buffer=block.buf, offset=offset)
+        restored[field] = view.copy()
+        del view
+    if packed is not None:
+        restored["elements"] = tuple(UIElement(*values) for values in packed)
+    return replace(obs, **restored)
+
+
+def _attach(name: str | None, current: SharedMemory | None) -> SharedMemory | None:
+    """The worker's handle on the block the parent named (re-attached when the name changes)."""
+    if current is not None and current.name.lstrip("/") == (name or "").lstrip("/"):
+        return current
+    if current is not None:
+        current.close()
+    return SharedMemory(name=name) if name else None
+
+
 def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
     """Worker process: own one env, answer commands until ``close`` or EOF."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it closes us)
@@ -85,6 +153,7 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
     except Exception as e:
         build_fault = _fault("build", e)  # reported on the first command; the parent decides
     last_shot: np.ndarray | None = None
+    block: SharedMemory | None = None
     parent = os.getppid()
     try:
         while True:
@@ -92,35 +161,43 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
                 while not conn.poll(1.0):
                     if os.getppid() != parent:  # orphaned (the parent was killed): do not linger
                         return
-                cmd, payload = conn.recv()
+                cmd, payload, block_name = conn.recv()
             except (EOFError, OSError):
                 break
             if cmd == "close":
                 break
             if env is None:
                 assert build_fault is not None
-                conn.send(("err", build_fault))
+                conn.send(("err", build_fault, None))
                 continue
             status, out = _safe_execute(env, cmd, payload)
+            frames = None
             if status == "ok":
                 obs: Observation = out[0]
                 # The parent already holds the previous frame: do not ship it twice.
                 dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
                 shipped = replace(obs, previous_screenshot=None) if dedup else obs
                 last_shot = obs.screenshot
+                try:
+                    block = _attach(block_name, block)
+                except OSError:  # the block is gone (the parent is closing): pickle this reply
+                    block = None
+                shipped, frames = _put_frames(shipped, block)
                 out = (shipped, dedup, *out[1:])
             try:
-                conn.send((status, out))
+                conn.send((status, out, frames))
             except (OSError, EOFError):
                 break
             except Exception as e:  # an info dict that cannot be pickled, for instance
-                conn.send(("err", _fault("env", e)))
+                conn.send(("err", _fault("env", e), None))
     finally:
         if env is not None:
             try:
                 env.close()
             except Exception:
                 logger.debug("env.close() failed in worker", exc_info=True)
+        if block is not None:
+            block.close()
         conn.close()
 
 
@@ -141,6 +218,7 @@ class ProcessHandle:
         self.timeout = 0.0
         self.sent = 0.0
         self._broken = False
+        self.block: SharedMemory | None = None  # this slot's frames; outlives worker restarts
 
     @property
     def pid(self) -> int | None:
@@ -166,7 +244,7 @@ class ProcessHandle:
         assert self.conn is not None
         try:
             if not self._broken and self.conn.poll(max(0.0, self.deadline - time.monotonic())):
-                self.conn.recv()
+                self.conn.recv()  # its frames, if any, are simply overwritten by the next reply
                 self.cmd = None
                 return
         except (EOFError, OSError):
@@ -184,7 +262,7 @@ class ProcessHandle:
         self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
         self.deadline = self.sent + timeout
         try:
-            self.conn.send((cmd, payload))
+            self.conn.send((cmd, payload, self.block.name if self.block is not None else None))
         except (OSError, ValueError):
             self._broken = True  # the receive below reports it as a crash
         return started
@@ -195,13 +273,40 @@ class ProcessHandle:
         cmd, self.cmd = self.cmd, None
         if not self._broken:
             try:
-                return self.conn.recv()  # type: ignore[no-any-return]
+                status, out, frames = self.conn.recv()
             except (EOFError, OSError):
                 pass
             except Exception as e:  # the reply could not be unpickled here
                 return ("err", _fault("env", e))
+            else:
+                if frames is not None and frames[0] == "shm":
+                    assert self.block is not None
+                    out = (_take_frames(out[0], frames[1], frames[2], self.block), *out[1:])
+                elif frames is not None and frames[0] == "want":
+                    self._grow(int(frames[1]))
+                return (status, out)
         self.proc.join(1.0)
         return ("crash", f"worker process died during {cmd} (exit code {self.proc.exitcode})")
+
+    def _grow(self, size: int) -> None:
+        """Make this slot's block at least ``size`` bytes (a new one: the worker re-attaches by name)."""
+        if self.block is not None and self.block.size >= size:
+            return
+        self.release_block()
+        # The resource tracker registers it: unlinked even if this process is killed.
+        name = f"digirl_{os.getpid()}_{self.index}_{secrets.token_hex(4)}"
+        self.block = SharedMemory(name=name, create=True, size=size)
+
+    def release_block(self) -> None:
+        """Unlink this slot's shared memory (at close; a worker that still has it mapped keeps its
+        mapping until it exits, the name is gone at once)."""
+        block, self.block = self.block, None
+        if block is not None:
+            block.close()
+            try:
+                block.unlink()
+            except FileNotFoundError:
+                pass
 
     def kill(self) -> None:
         """Stop the worker now (SIGTERM, then SIGKILL); the next request starts a fresh one."""
@@ -220,7 +325,7 @@ class ProcessHandle:
     def begin_close(self) -> None:
         if self.conn is not None and self.proc is not None:
             try:
-                self.conn.send(("close", None))
+                self.conn.send(("close", None, None))
             except (OSError, ValueError):
                 pass
 
@@ -228,6 +333,7 @@ class ProcessHandle:
         if self.proc is not None:
             self.proc.join(max(0.0, deadline - time.monotonic()))
         self.kill()
+        self.release_block()
 
 
 class InlineHandle:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from PIL import Image
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
 from digirl.core.types import Observation, UIElement
+from digirl.policies.screens import shrink_many
 
 # Words keep inner dots, hyphens and apostrophes ("bestbuy.com", "wi-fi", "what's") so typed text
 # rebuilt from instruction words is what a person would type (a URL must stay one token).
@@ -102,12 +102,6 @@ class Batch:
     elements: list[tuple[UIElement, ...]]
 
 
-def _resize(shot: np.ndarray, spec: FeatureSpec) -> np.ndarray:
-    img = Image.fromarray(shot).resize((spec.image_width, spec.image_height), Image.Resampling.BILINEAR)
-    out: np.ndarray = np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
-    return out
-
-
 def action_kind(action: Action, obs: Observation | None = None) -> str | None:
     """The policy kind an action falls under (``None`` for INVALID)."""
     if action.type is ActionType.DUAL_POINT:
@@ -161,6 +155,9 @@ def tap_point(elements: Sequence[UIElement], index: int) -> tuple[float, float]:
 
 
 def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
+    """Arrays for a batch. Screenshots are shrunk through :func:`digirl.policies.screens.shrink_many`
+    (cached, exact, on a few threads); the words of instructions and element texts are hashed
+    once per text."""
     b = len(observations)
     L, K, T = spec.max_instruction_words, spec.max_elements, spec.max_element_words
     image = np.zeros((b, 3 * spec.frame_stack, spec.image_height, spec.image_width), np.float32)
@@ -172,35 +169,60 @@ def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
     history = np.zeros((b, spec.history_len), np.int64)
     all_words: list[list[str]] = []
     all_elems: list[tuple[UIElement, ...]] = []
+    frames: list[tuple[np.ndarray, np.ndarray | None]] = []
+    for obs in observations:
+        prev = obs.previous_screenshot
+        frames.append((obs.screenshot, prev))
+        if spec.frame_stack > 1 and prev is not None:
+            frames.append((prev, None))
+    shrunk = iter(shrink_many(frames, spec.image_width, spec.image_height))
     for i, obs in enumerate(observations):
-        image[i, :3] = _resize(obs.screenshot, spec)
+        image[i, :3] = next(shrunk)
         if spec.frame_stack > 1 and obs.previous_screenshot is not None:
-            image[i, 3:6] = _resize(obs.previous_screenshot, spec)
-        ws = words(obs.instruction)[:L]
-        all_words.append(ws)
-        instr[i, : len(ws)] = [word_id(w, spec.buckets) for w in ws]
-        lower_instr = {w.lower() for w in ws}
+            image[i, 3:6] = next(shrunk)
+        ws, ids, lower_instr = _instruction(obs.instruction, L, spec.buckets)
+        all_words.append(list(ws))
+        instr[i, : len(ids)] = ids
         els = tuple(obs.elements or ())[:K] if spec.use_elements else ()
         all_elems.append(els)
-        for k, el in enumerate(els):
-            ew = [w.lower() for w in words(el.text)]
-            ids = [word_id(w, spec.buckets) for w in ew[:T]]
-            elem_words[i, k, : len(ids)] = ids
-            common = sum(1 for w in ew if w in lower_instr)
-            elem_num[i, k] = (
-                *el.bounds,
-                float(el.clickable),
-                float(el.focused),
-                common / max(1, len(ew)),
-                common / max(1, len(lower_instr)),
-                float(bool(ew)),
-            )
-            elem_kind[i, k] = ELEMENT_KINDS.index(el.kind) + 1 if el.kind in ELEMENT_KINDS else 0
-            elem_mask[i, k] = True
+        if els:
+            n_instr = max(1, len(lower_instr))
+            num, word_rows, kinds = [], [], []
+            for el in els:
+                padded, ew, n_ew = _element_words(el.text, spec.buckets, T)
+                common = sum(1 for x in ew if x in lower_instr)
+                num.append(
+                    (*el.bounds, float(el.clickable), float(el.focused), common / max(1, n_ew), common / n_instr, float(n_ew > 0))
+                )
+                word_rows.append(padded)
+                kinds.append(_ELEMENT_KIND_ID.get(el.kind, 0))
+            n = len(els)
+            elem_words[i, :n] = word_rows
+            elem_num[i, :n] = num
+            elem_kind[i, :n] = kinds
+            elem_mask[i, :n] = True
         hist = [KIND_INDEX.get(action_kind(a) or "", -1) + 1 for a in obs.history[-spec.history_len :]]
         if hist:
             history[i, -len(hist) :] = hist
     return Batch(image, instr, elem_words, elem_num, elem_kind, elem_mask, history, all_words, all_elems)
+
+
+_ELEMENT_KIND_ID = {k: i + 1 for i, k in enumerate(ELEMENT_KINDS)}
+
+
+@lru_cache(maxsize=4096)
+def _instruction(text: str, max_words: int, buckets: int) -> tuple[tuple[str, ...], tuple[int, ...], frozenset[str]]:
+    """(words kept, their ids, the lower-cased word set) of an instruction."""
+    ws = tuple(words(text)[:max_words])
+    return ws, tuple(word_id(x, buckets) for x in ws), frozenset(x.lower() for x in ws)
+
+
+@lru_cache(maxsize=65536)
+def _element_words(text: str, buckets: int, max_words: int) -> tuple[tuple[int, ...], tuple[str, ...], int]:
+    """(ids of the first ``max_words`` words padded with 0, all lower-cased words, their count)."""
+    ew = tuple(x.lower() for x in words(text))
+    ids = [word_id(x, buckets) for x in ew[:max_words]]
+    return (*ids, *([0] * (max_words - len(ids)))), ew, len(ew)
 
 
 @dataclass

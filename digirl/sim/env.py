@@ -19,6 +19,7 @@ from digirl.core.actions import Action
 from digirl.core.errors import UnsupportedInstructionError
 from digirl.core.types import TaskSpec, UIElement
 from digirl.envs.base import DeviceEnv, StepResult
+from digirl.sim.elements import StaticElements, tree_elements
 from digirl.sim.expert import expert_action
 from digirl.sim.intents import Intent
 from digirl.sim.perturb import Dynamics
@@ -26,47 +27,13 @@ from digirl.sim.phone import Phone, resolve_app
 from digirl.sim.predicates import TaskContext, check, parse_time
 from digirl.sim.render import Renderer
 from digirl.sim.samples import sample_tasks, spec_for
-from digirl.sim.ui import H, View, W, flatten
+from digirl.sim.ui import View
 
 __all__ = ["SimEnv", "tree_elements"]
 
 log = logging.getLogger(__name__)
 _CLOCKS = ((7, 18), (8, 42), (9, 5), (9, 41), (10, 27), (11, 3), (12, 56), (14, 30))
 _BATTERY = (38, 54, 67, 81, 92, 100)
-_ELEMENT_KINDS = {"input", "switch", "button", "icon", "list_item", "tab", "app_icon", "key", "keyboard", "logo"}
-
-
-def tree_elements(root: View) -> tuple[UIElement, ...]:
-    """The visible UI elements of a view tree (normalized bounds), without those under an overlay."""
-    out: list[UIElement] = []
-    above: list[tuple[float, float, float, float]] = []  # opaque blockers painted after the node
-    for v in reversed(list(flatten(root))):  # top-most first
-        r = v.visible_rect()
-        if r is None:
-            continue
-        if v.element is not False and (v.element or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
-            cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
-            covered = False
-            for o in above:
-                if o[0] <= cx <= o[2] and o[1] <= cy <= o[3]:
-                    covered = True
-                    break
-            text = ("on" if v.checked else "off") if v.kind == "switch" else (v.text or v.placeholder)
-            if not covered and (text or v.on_tap is not None):
-                out.append(
-                    UIElement(
-                        (r[0] / W, r[1] / H, r[2] / W, r[3] / H),
-                        text=text,
-                        kind=v.kind,
-                        clickable=v.on_tap is not None,
-                        focused=v.focused,
-                        ref=v.ref,
-                    )
-                )
-        if v.blocker and (v.fill is not None or v.patch):
-            above.append(r)
-    out.reverse()  # paint order: background first, as the screen is read
-    return tuple(out)
 
 
 class SimEnv(DeviceEnv):
@@ -111,6 +78,7 @@ class SimEnv(DeviceEnv):
         self._shot: np.ndarray | None = None
         self._elems_tree: View | None = None
         self._elems: tuple[UIElement, ...] = ()
+        self._static_elems = StaticElements()
 
     # ---------------------------------------------------------------- tasks
     def tasks(self) -> list[TaskSpec]:
@@ -256,7 +224,7 @@ class SimEnv(DeviceEnv):
     def _elements(self) -> tuple[UIElement, ...]:
         tree = self.phone.tree()
         if tree is not self._elems_tree:
-            self._elems = tree_elements(tree)
+            self._elems = tree_elements(tree, self._static_elems)
             self._elems_tree = tree
         return self._elems
 

@@ -6,6 +6,7 @@ the keyboard itself blocks taps from reaching the app below, as on a phone.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -92,16 +93,19 @@ def keyboard_view(action: str, on_key: Callable[[str], None]) -> View:
         text="",
         placeholder="Keyboard",
     )
-    for lab, code, (x0, y0, x1, y1) in _KEYS:
-        shown = code in ("enter", "backspace")
-        kb.children.append(
-            View(
-                (x0, KB_TOP + y0, x1, KB_TOP + y1),
-                kind="key",
-                ref=f"kb.{code}",
-                on_tap=(partial(on_key, code)),
-                element=shown,
-                placeholder={"enter": "Search" if action == "search" else "Enter", "backspace": "Delete"}.get(code, lab),
-            )
-        )
+    kb.children = [
+        View(rect, kind="key", ref=ref, on_tap=partial(on_key, code), element=shown, placeholder=desc)
+        for code, rect, ref, shown, desc in _key_specs(action)
+    ]
     return kb
+
+
+@functools.cache
+def _key_specs(action: str) -> tuple[tuple[str, tuple[float, float, float, float], str, bool, str], ...]:
+    """(code, rect, ref, listed as an element, description) per key: a keyboard is built each
+    time one opens, so what does not depend on the phone is worked out once."""
+    names = {"enter": "Search" if action == "search" else "Enter", "backspace": "Delete"}
+    return tuple(
+        (code, (x0, KB_TOP + y0, x1, KB_TOP + y1), f"kb.{code}", code in ("enter", "backspace"), names.get(code, lab))
+        for lab, code, (x0, y0, x1, y1) in _KEYS
+    )

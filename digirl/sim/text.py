@@ -32,6 +32,19 @@ _ASCII_SUBST = {
 _SYMBOLS = set("★☆×÷⇧⌫✓↗⌃")
 
 
+#: A mask reduced to its inked columns: (columns, offset of the first one, advance).
+_Part = tuple[np.ndarray, int, float]
+
+
+def _ink(m: np.ndarray) -> tuple[np.ndarray, int]:
+    """The inked columns of a mask and the offset of the first (an empty slice when blank)."""
+    cols = np.flatnonzero(m.any(axis=0))
+    if cols.size == 0:
+        return m[:, :0], 0
+    a = int(cols[0])
+    return m[:, a : int(cols[-1]) + 1], a
+
+
 class TextRaster:
     """Glyph cache + string composer for one process (shared by renderers of any size)."""
 
@@ -40,7 +53,9 @@ class TextRaster:
         self._metrics: dict[int, tuple[int, int]] = {}
         self._glyphs: dict[tuple[str, int], tuple[np.ndarray, float]] = {}
         self._luts: dict[tuple[tuple[int, int, int], tuple[int, int, int]], np.ndarray] = {}
-        self._words: dict[tuple[str, int], tuple[np.ndarray, float]] = {}
+        self._glyph_parts: dict[tuple[str, int], _Part] = {}
+        self._words: dict[tuple[str, int], _Part] = {}
+        self._advances: dict[tuple[str, int], float] = {}
         self._pad = 2
 
     def font(self, px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -83,27 +98,60 @@ class TextRaster:
 
     def width(self, text: str, px: int) -> int:
         words = text.split(" ")
-        return math.ceil(sum(self._word(w, px)[1] for w in words) + self._glyph(" ", px)[1] * (len(words) - 1))
+        return math.ceil(sum(self._advance(w, px) for w in words) + self._glyph(" ", px)[1] * (len(words) - 1))
 
-    def _compose(self, parts: list[tuple[np.ndarray, float]], px: int, gap: float = 0.0) -> tuple[np.ndarray, float]:
-        """Place masks left to right at rounded advances; returns (canvas with a pad each side, advance)."""
+    def _advance(self, word: str, px: int) -> float:
+        """A word's advance, the same sum as in ``_compose`` but without drawing it (text fitting
+        measures many strings, e.g. truncated prefixes, that are never drawn)."""
+        key = (word, px)
+        a = self._advances.get(key)
+        if a is None:
+            w = self._words.get(key)
+            a = w[2] if w is not None else float(sum(self._glyph(ch, px)[1] for ch in word))
+            if len(self._advances) > 100_000:
+                self._advances.clear()
+            self._advances[key] = a
+        return a
+
+    def _compose(self, parts: list[_Part], px: int, gap: float = 0.0) -> tuple[np.ndarray, float]:
+        """Place masks left to right at rounded advances, keeping the maximum where they overlap;
+        returns (canvas with a pad each side, advance). Parts carry only their inked columns, so
+        most are pasted with one assignment (the canvas is still empty there)."""
         asc, desc = self.metrics(px)
         pad = self._pad
-        total = float(sum(a for _, a in parts)) + gap * max(0, len(parts) - 1)
-        canvas = np.zeros((asc + desc, math.ceil(total) + 2 * pad + 4), dtype=np.uint8)
+        total = float(sum(p[2] for p in parts)) + gap * max(0, len(parts) - 1)
+        width = math.ceil(total) + 2 * pad + 4
+        canvas = np.zeros((asc + desc, width), dtype=np.uint8)
         x = 0.0
-        for m, adv in parts:
-            xi = round(x)
-            region = canvas[:, xi : xi + m.shape[1]]
-            np.maximum(region, m[:, : region.shape[1]], out=region)
+        end = 0  # the canvas is blank from here on
+        for ink, left, adv in parts:
+            lo = round(x) + left
+            hi = min(lo + ink.shape[1], width)
+            if hi > lo:
+                if lo >= end:
+                    canvas[:, lo:hi] = ink[:, : hi - lo]
+                else:
+                    region = canvas[:, lo:hi]
+                    np.maximum(region, ink[:, : hi - lo], out=region)
+                end = max(end, hi)
             x += adv + gap
         return canvas, total
 
-    def _word(self, word: str, px: int) -> tuple[np.ndarray, float]:
+    def _glyph_part(self, ch: str, px: int) -> _Part:
+        key = (ch, px)
+        g = self._glyph_parts.get(key)
+        if g is None:
+            m, adv = self._glyph(ch, px)
+            g = (*_ink(m), adv)
+            self._glyph_parts[key] = g
+        return g
+
+    def _word(self, word: str, px: int) -> _Part:
         key = (word, px)
         w = self._words.get(key)
         if w is None:
-            w = self._compose([self._glyph(ch, px) for ch in word], px)
+            canvas, total = self._compose([self._glyph_part(ch, px) for ch in word], px)
+            w = (*_ink(canvas), total)
             if len(self._words) > 100_000:
                 self._words.clear()
             self._words[key] = w
@@ -128,8 +176,7 @@ class TextRaster:
             a = np.arange(256, dtype=np.float32)[:, None] / 255.0
             lut = np.clip(np.round(np.array(bg) * (1 - a) + np.array(fg) * a), 0, 255).astype(np.uint8)
             self._luts[(fg, bg)] = lut
-        out: np.ndarray = lut[self.mask(text, px, bold)]
-        return out
+        return np.take(lut, self.mask(text, px, bold), axis=0)  # = lut[mask], ~3x faster
 
 
 def _draw_symbol(d: ImageDraw.ImageDraw, ch: str, x: int, asc: int, adv: int) -> None:

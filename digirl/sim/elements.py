@@ -1,0 +1,106 @@
+"""The UI elements the agent reads: visible nodes of a view tree that carry text or take taps.
+
+An element is dropped when an opaque blocker painted after it (a dialog, the keyboard, an app
+bar) covers its centre, as on a phone where what is under an overlay cannot be read or tapped.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from digirl.core.types import UIElement
+from digirl.sim.ui import H, Rect, View, W, flatten
+
+__all__ = ["StaticElements", "tree_elements"]
+
+_ELEMENT_KINDS = {"input", "switch", "button", "icon", "list_item", "tab", "app_icon", "key", "keyboard", "logo"}
+
+
+def tree_elements(root: View, static_cache: StaticElements | None = None) -> tuple[UIElement, ...]:
+    """The visible UI elements of a view tree (normalized bounds), without those under an overlay.
+
+    A node is hidden when an opaque blocker painted after it covers its centre, so nodes are
+    visited top-most first (reversed paint order). ``static_cache`` keeps the result of static
+    subtrees (status bar, keyboard), which then cost one cover test per element."""
+    nodes: list[View] = []  # paint order; a static subtree is one entry when cached
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        nodes.append(v)
+        if v.children and not (v.static and static_cache is not None):
+            stack.extend(reversed(v.children))
+    out: list[UIElement] = []
+    above: list[Rect] = []  # opaque blockers painted after the node
+    for v in reversed(nodes):
+        if v.static and static_cache is not None:
+            cands, blockers = static_cache.get(v)
+            for el, cx, cy in cands:
+                if not _covered(above, cx, cy):
+                    out.append(el)
+            above.extend(blockers)
+            continue
+        r = v.rect
+        clip = v.clip
+        if clip is not None:  # = v.visible_rect(), inlined: this runs for every node of every screen
+            r = (max(r[0], clip[0]), max(r[1], clip[1]), min(r[2], clip[2]), min(r[3], clip[3]))
+            if not (r[2] > r[0] and r[3] > r[1]):
+                continue
+        flag = v.element
+        if flag is not False and (flag or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
+            found = _element(v, r)
+            if found is not None and not _covered(above, (r[0] + r[2]) / 2, (r[1] + r[3]) / 2):
+                out.append(found)
+        if v.blocker and (v.fill is not None or v.patch):
+            above.append(r)
+    out.reverse()  # paint order: background first, as the screen is read
+    return tuple(out)
+
+
+def _covered(above: list[Rect], cx: float, cy: float) -> bool:
+    for o in above:
+        if o[0] <= cx <= o[2] and o[1] <= cy <= o[3]:
+            return True
+    return False
+
+
+def _element(v: View, r: Rect) -> UIElement | None:
+    """The node as a UI element (bounds ``r``), or None when it is not one."""
+    if v.element is False or not (v.element or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
+        return None
+    text = ("on" if v.checked else "off") if v.kind == "switch" else (v.text or v.placeholder)
+    if not (text or v.on_tap is not None):
+        return None
+    bounds = (r[0] / W, r[1] / H, r[2] / W, r[3] / H)
+    return UIElement(bounds, text=text, kind=v.kind, clickable=v.on_tap is not None, focused=v.focused, ref=v.ref)
+
+
+class StaticElements:
+    """Elements of static subtrees by identity: (element, centre) candidates not covered inside the
+    subtree, in visiting order, and the subtree's own blockers. Small: entries keep views (and
+    through their callbacks a phone) alive."""
+
+    def __init__(self, size: int = 8) -> None:
+        self._size = size
+        self._cache: OrderedDict[int, tuple[View, list[tuple[UIElement, float, float]], list[Rect]]] = OrderedDict()
+
+    def get(self, v: View) -> tuple[list[tuple[UIElement, float, float]], list[Rect]]:
+        ent = self._cache.get(id(v))
+        if ent is not None and ent[0] is v:  # identity check: ids are reused after a view dies
+            self._cache.move_to_end(id(v))
+            return ent[1], ent[2]
+        cands: list[tuple[UIElement, float, float]] = []
+        blockers: list[Rect] = []
+        for node in reversed(list(flatten(v))):
+            r = node.visible_rect()
+            if r is None:
+                continue
+            el = _element(node, r)
+            cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
+            if el is not None and not _covered(blockers, cx, cy):
+                cands.append((el, cx, cy))
+            if node.blocker and (node.fill is not None or node.patch):
+                blockers.append(r)
+        self._cache[id(v)] = (v, cands, blockers)
+        if len(self._cache) > self._size:
+            self._cache.popitem(last=False)
+        return cands, blockers
