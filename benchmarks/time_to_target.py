@@ -1,0 +1,122 @@
+"""Time to success: wall-clock from a finished SFT policy to a target test success, for one run.
+
+Runs the training spine as the README does — SFT (timed apart), SFT rollouts as the offline
+dataset, DigiRL off-to-online with an evaluation every few iterations — and reports the learning
+curve against wall-clock and against online trajectories, and the first time the test success
+reached the target: with the evaluations' own time included ("wall") and excluded ("train"), both
+counted from the moment the SFT policy exists (offline collection included).
+
+    python benchmarks/time_to_target.py --out /tmp/ttt --target 0.85 -- \\
+        env.num_envs=16 iterations=40 rollout_size=64 eval.every=4
+
+Everything after ``--`` is passed to ``digirl train`` (and the env/policy keys to sft/collect too).
+Writes ``time_to_target.json`` in ``--out`` and prints the curve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _cli(args: list[str], log: Path) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "digirl", *args, "--json"]
+    env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
+    with open(log, "w") as fh:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); see {log}")
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True, help="output folder")
+    ap.add_argument("--target", type=float, default=0.85, help="test success to reach (default 0.85)")
+    ap.add_argument("--set", default="general", choices=["general", "webshop"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--sft", nargs="*", default=["sft.demos=24", "sft.demo_sampling=family", "sft.steps=150"])
+    ap.add_argument("--offline", type=int, default=128, help="SFT rollouts as the offline dataset")
+    ap.add_argument("train", nargs="*", help="digirl train overrides (after --)")
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    shared = [o for o in a.train if o.startswith(("env.", "policy.device"))]
+    env = [f"env.id=digirl/sim-{a.set}-v0", *shared]
+
+    t0 = time.perf_counter()
+    _cli(["sft", str(out / "sft"), *env, f"seed={a.seed}", *a.sft], out / "sft.log")
+    t_sft = time.perf_counter() - t0
+    pol = str(out / "sft" / "policy")
+
+    t1 = time.perf_counter()
+    _cli(
+        ["collect", str(out / "offline"), *env, f"policy.init={pol}", f"trajectories={a.offline}", f"seed={a.seed}"],
+        out / "collect.log",
+    )
+    t_collect = time.perf_counter() - t1
+    res = _cli(
+        [
+            "train",
+            str(out / "run"),
+            *env,
+            "mode=off2on",
+            f"offline_dataset={out / 'offline'}",
+            f"policy.init={pol}",
+            f"seed={a.seed}",
+            "eval.train_tasks=0",
+            "log.tensorboard=false",
+            *a.train,
+        ],
+        out / "train.log",
+    )
+    total = time.perf_counter() - t1
+    curve = [
+        {
+            "online_trajectories": h["online_trajectories"],
+            "wall_s": t_collect + h["wall_s"],
+            "train_wall_s": t_collect + h["train_wall_s"],
+            "test_success": h["eval/test_success_rate"],
+        }
+        for h in res["history"]
+        if "eval/test_success_rate" in h
+    ]
+    hit = next((p for p in curve if p["test_success"] >= a.target), None)
+    summary = {
+        "command": " ".join(sys.argv),
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()},
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "target": a.target,
+        "sft_s": t_sft,
+        "offline_collect_s": t_collect,
+        "after_sft_total_s": total,
+        "curve": curve,
+        "time_to_target_wall_s": None if hit is None else hit["wall_s"],
+        "time_to_target_train_s": None if hit is None else hit["train_wall_s"],
+        "trajectories_to_target": None if hit is None else hit["online_trajectories"],
+        "final": res["final"],
+    }
+    (out / "time_to_target.json").write_text(json.dumps(summary, indent=2, default=str))
+    print(f"SFT {t_sft:.0f} s; offline collection {t_collect:.0f} s; total after SFT {total:.0f} s")
+    for p in curve:
+        print(
+            f"  {p['online_trajectories']:5d} traj  {p['wall_s']:7.1f} s wall ({p['train_wall_s']:7.1f} s w/o eval)  {100 * p['test_success']:5.1f}%"
+        )
+    print(
+        "target",
+        a.target,
+        "reached at",
+        "never" if hit is None else f"{hit['wall_s']:.0f} s wall ({hit['train_wall_s']:.0f} s without evaluations)",
+    )
+
+
+if __name__ == "__main__":
+    main()
