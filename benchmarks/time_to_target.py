@@ -107,9 +107,8 @@ def main() -> None:
     (out / "time_to_target.json").write_text(json.dumps(summary, indent=2, default=str))
     print(f"SFT {t_sft:.0f} s; offline collection {t_collect:.0f} s; total after SFT {total:.0f} s")
     for p in curve:
-        print(
-            f"  {p['online_trajectories']:5d} traj  {p['wall_s']:7.1f} s wall ({p['train_wall_s']:7.1f} s w/o eval)  {100 * p['test_success']:5.1f}%"
-        )
+        n, wall, train_s, ok = p["online_trajectories"], p["wall_s"], p["train_wall_s"], 100 * p["test_success"]
+        print(f"  {n:5d} traj  {wall:7.1f} s wall ({train_s:7.1f} s w/o eval)  {ok:5.1f}%")
     print(
         "target",
         a.target,
