@@ -72,9 +72,7 @@ def coverage_report(
         raise ValueError(f"unknown task set {taskset!r}; known: {', '.join(TASKSETS)}")
     if not seeds:
         raise ValueError("seeds must not be empty")
-    items = [
-        (i, s.strip()) for i, s in enumerate(lines, start=1) if s.strip() and not s.strip().startswith("#")
-    ]
+    items = [(i, s.strip()) for i, s in enumerate(lines, start=1) if s.strip() and not s.strip().startswith("#")]
     if max_lines is not None:
         items = items[:max_lines]
     families: dict[str, dict[str, int]] = {}

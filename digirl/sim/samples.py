@@ -5,7 +5,7 @@ Shopping phrasing) come from :func:`digirl.sim.tasks.tasksets.load_taskset`."""
 from __future__ import annotations
 
 from digirl.core.types import TaskSpec
-from digirl.sim.intents import Intent
+from digirl.sim.intents import HORIZONS, Intent
 
 __all__ = ["SAMPLE_INTENTS", "sample_tasks", "spec_for"]
 
@@ -53,14 +53,14 @@ SAMPLE_INTENTS: tuple[tuple[str, Intent], ...] = (
 
 
 def spec_for(instruction: str, intent: Intent, *, split: str = "", task_id: str = "") -> TaskSpec:
-    """A TaskSpec for ``intent`` with the task-set conventions (horizon 10 general, 20 web shopping)."""
+    """A TaskSpec for ``intent`` with the task-set conventions (horizons of :data:`~digirl.sim.intents.HORIZONS`)."""
     ts = intent.taskset
     return TaskSpec(
         instruction=instruction,
         task_id=task_id or f"sim-sample-{intent.family}",
         family=intent.family,
         split=split,
-        horizon=20 if ts == "webshop" else 10,
+        horizon=HORIZONS[ts],
         env_id=f"digirl/sim-{ts}-v0",
         params={"intent": intent.to_dict()},
     )

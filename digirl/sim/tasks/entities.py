@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["APP_ALIASES", "POOLS", "SHARED_POOLS", "SITE_NAMES", "TEST_FRACTION", "split_pool"]
+__all__ = [
+    "APP_ALIASES",
+    "KNOWN_APPS",
+    "POOLS",
+    "SHARED_POOLS",
+    "SITE_NAMES",
+    "SYSTEM_APP_LABELS",
+    "TEST_FRACTION",
+    "split_pool",
+]
 
 #: Share of each entity pool held out for the test split.
 TEST_FRACTION = 0.4
@@ -247,7 +256,13 @@ SITE_NAMES = {
     "hacker news": "news.ycombinator.com",
     "github": "github.com",
     "stack overflow": "stackoverflow.com",
+    "bbc": "bbc.com",
+    "nytimes": "nytimes.com",
+    "new york times": "nytimes.com",
+    "the new york times": "nytimes.com",
 }
+#: Launcher labels of the phone's own apps (they cannot be uninstalled).
+SYSTEM_APP_LABELS = frozenset(APP_ALIASES.values()) | {"Google"}
 
 
 def _split(s: str, sep: str = ";") -> tuple[str, ...]:
@@ -293,6 +308,14 @@ POOLS: dict[str, tuple[str, ...]] = {
     "shop_product": _split(_SHOP_PRODUCTS),
     "bedrooms": ("1", "2", "3", "4"),
     "tab_phrase": _split(_TAB_PHRASES),
+}
+
+#: Lower-case app names people type without capitals ("open whatsapp") → how the app spells itself.
+KNOWN_APPS: dict[str, str] = {
+    **{a.lower(): a for a in _split(_THIRD_PARTY_APPS)},
+    **{a.lower(): a for a in ("Facebook", "Instagram", "WhatsApp", "Spotify", "Netflix", "Amazon Shopping", "Twitter")},
+    **{a.lower(): a for a in ("YouTube Music", "Google Drive", "Uber", "Lyft", "Snapchat", "Reddit", "Temu", "TikTok")},
+    **APP_ALIASES,
 }
 
 #: Closed vocabularies used by both splits (not entities).

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from digirl.core.errors import UnsupportedInstructionError
 from digirl.core.types import TaskSpec
+from digirl.sim.intents import HORIZONS
 from digirl.sim.tasks.entities import split_pool
 from digirl.sim.tasks.parser import parse_instruction
 
@@ -34,10 +35,8 @@ __all__ = [
     "task_from_instruction",
 ]
 
-TASKSETS = ("general", "webshop")
+TASKSETS = ("general", "webshop", "phone")
 SPLITS = ("train", "test")
-#: DigiRL's horizons: 10 steps for General, 20 for Web Shopping.
-HORIZONS = {"general": 10, "webshop": 20}
 #: Split sizes of DigiRL's AitW task files, which ours mirror.
 SIZES = {
     ("general", "train"): 545,
@@ -127,9 +126,7 @@ GENERAL_GROUPS: tuple[Group, ...] = (
         ("What's the capital city of {country}?",),
     ),
     Group("rent", "web_search", 29, ("How much does a {bedrooms} bedroom apartment rent for in {us_city}?",)),
-    Group(
-        "hotels", "web_search", 23, ("Search for hotels in {world_city}",), ("Find hotels in {world_city}",)
-    ),
+    Group("hotels", "web_search", 23, ("Search for hotels in {world_city}",), ("Find hotels in {world_city}",)),
     Group("menu", "web_search", 19, ("What's on the menu at {restaurant_chain}?",)),
     Group(
         "weather",
@@ -139,9 +136,7 @@ GENERAL_GROUPS: tuple[Group, ...] = (
         ("What's the weather forecast for {world_city}?",),
     ),
     Group("time", "web_search", 14, ("What time is it in {world_city}?", "What's the time in {world_city}?")),
-    Group(
-        "speed", "web_search", 12, ("What is the speed of {moving_thing}?",), ("How fast is {moving_thing}?",)
-    ),
+    Group("speed", "web_search", 12, ("What is the speed of {moving_thing}?",), ("How fast is {moving_thing}?",)),
     Group("exchange", "web_search", 11, ("What's the US dollar exchange rate against the {currency}?",)),
     Group("size", "web_search", 9, ("How big is {big_thing}?",)),
     Group("person", "web_search", 4, ("Who is the {role_place}?",)),
@@ -459,9 +454,7 @@ def load_taskset(name: str, split: str) -> list[TaskSpec]:
         intent = parse_instruction(text)
         if intent is None:  # the shipped files are tested to parse; this guards hand edits
             raise UnsupportedInstructionError(f"{path}: line {i + 1} does not parse: {text!r}")
-        specs.append(
-            _spec(text, intent.to_dict(), intent.family, name, None, f"{name}-{split}-{i:04d}", split)
-        )
+        specs.append(_spec(text, intent.to_dict(), intent.family, name, None, f"{name}-{split}-{i:04d}", split))
     return specs
 
 
@@ -478,13 +471,9 @@ def write_tasksets(directory: Path = TASKSET_DIR, seed: int = 0) -> list[Path]:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m digirl.sim.tasks.tasksets", description=__doc__.splitlines()[0]
-    )
+    ap = argparse.ArgumentParser(prog="python -m digirl.sim.tasks.tasksets", description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help=f"(re)write the shipped task files in {TASKSET_DIR}")
-    ap.add_argument(
-        "--check", action="store_true", help="exit 1 if the shipped files differ from the generator"
-    )
+    ap.add_argument("--check", action="store_true", help="exit 1 if the shipped files differ from the generator")
     args = ap.parse_args(argv)
     if args.write:
         for p in write_tasksets():
@@ -498,9 +487,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         or (TASKSET_DIR / f"{n}_{s}.txt").read_text(encoding="utf-8").splitlines() != generate_taskset(n, s)
     ]
     if stale:
-        sys.stdout.write(
-            f"out of date: {', '.join(stale)} (run python -m digirl.sim.tasks.tasksets --write)\n"
-        )
+        sys.stdout.write(f"out of date: {', '.join(stale)} (run python -m digirl.sim.tasks.tasksets --write)\n")
         return 1
     sys.stdout.write("shipped task files match the generator\n")
     return 0
