@@ -38,8 +38,8 @@ MACROS.update(
         "@OFF": "(?:turn~off|switch~off|shut~off|disable|deactivate|stop|kill|disconnect~from|disconnect)",
         "@SETTING": "(?P<setting>" + "|".join(SETTINGS.values()) + ")",
         "@WHERE": "(?:~(?:on~(?:my|the)~(?:phone|device)|for~now|now|please))?",
-        "@LEVEL": "(?P<level>\\d{1,3} (?:%|percent|per~cent)?|max(?:imum)?|min(?:imum)?|full|highest|lowest"
-        "|half(?:way)?|zero|the~middle|middle)",
+        "@LEVEL": "(?P<level>(?:the~)?(?:\\d{1,3} (?:%|percent|per~cent)?|max(?:imum)?|min(?:imum)?|full|highest|lowest"
+        "|half(?:way)?|zero|middle))",
     }
 )
 
