@@ -20,7 +20,7 @@ from digirl.core.errors import UnsupportedInstructionError
 from digirl.core.types import TaskSpec, UIElement
 from digirl.envs.base import DeviceEnv, StepResult
 from digirl.sim.expert import expert_action
-from digirl.sim.families import get_family
+from digirl.sim.families import ensure_family, get_family
 from digirl.sim.intents import HORIZONS, Intent
 from digirl.sim.perturb import Dynamics
 from digirl.sim.phone import Phone, resolve_app
@@ -141,6 +141,9 @@ class SimEnv(DeviceEnv):
         else:
             raise TypeError(f"task must be a TaskSpec, an instruction string or None, got {type(task).__name__}")
         raw = spec.params.get("intent") if isinstance(spec.params, dict) else None
+        if isinstance(raw, dict) and spec.params.get("family_source"):
+            # A user-defined family: rebuild it in this process (a worker) from the task's parameters.
+            ensure_family(str(raw.get("family", "")), spec.params["family_source"])
         if raw is None:
             spec = self.task_for_instruction(spec.instruction)
             raw = spec.params["intent"]

@@ -28,7 +28,17 @@ if TYPE_CHECKING:
     from digirl.sim.phone import Phone
     from digirl.sim.predicates import TaskContext
 
-__all__ = ["Plan", "Predicate", "Setup", "TaskFamily", "family_names", "get_family", "register_family"]
+__all__ = [
+    "Plan",
+    "Predicate",
+    "Setup",
+    "TaskFamily",
+    "ensure_family",
+    "family_names",
+    "family_source",
+    "get_family",
+    "register_family",
+]
 
 Predicate = Callable[["Phone", Intent, "TaskContext"], bool]
 Plan = Callable[["ExpertStep"], "Action"]
@@ -62,6 +72,8 @@ class TaskFamily:
 
 
 _REGISTRY: dict[str, TaskFamily] = {}
+#: How to rebuild a user family in another process: {"spec": dict} or {"module": name}.
+_SOURCES: dict[str, dict[str, Any]] = {}
 _loaded = False
 
 
@@ -79,6 +91,7 @@ def register_family(
     phrasings: Sequence[str] = (),
     parse: Callable[[dict[str, str]], dict[str, str] | None] | None = None,
     replace: bool = False,
+    source: dict[str, Any] | None = None,
 ) -> TaskFamily:
     """Add a family to the registry (and, for a new one, to the valid intent families).
 
@@ -97,6 +110,9 @@ def register_family(
     if not builtin and family.name not in known_families():
         declare_family(family.name, family.taskset)
     _REGISTRY[family.name] = family
+    if not builtin:
+        module = getattr(family.plan, "__module__", "")
+        _SOURCES[family.name] = source or ({"module": module} if module and module != "__main__" else {})
     if phrasings:
         _add_phrasings(family.name, phrasings, parse)
     return family
@@ -157,6 +173,24 @@ def _literal(text: str) -> str:
     # Lower-case so that no literal reads as a template macro (WHATS, @ON, ...).
     words = "~".join(re.escape(w) for w in text.lower().split())
     return ("~" if text[:1].isspace() else "") + words + ("~" if text[-1:].isspace() and words else "")
+
+
+def family_source(name: str) -> dict[str, Any] | None:
+    """How to rebuild user family ``name`` elsewhere (``None`` for built-in families)."""
+    return _SOURCES.get(name) or None
+
+
+def ensure_family(name: str, source: dict[str, Any] | None) -> None:
+    """Make user family ``name`` available in this process from its ``source`` (see :func:`family_source`)."""
+    _load_builtins()
+    if name in _REGISTRY or not source:
+        return
+    if "spec" in source:
+        from digirl.sim.families.spec import register_spec
+
+        register_spec(source["spec"], source="task parameters")
+    elif "module" in source:
+        importlib.import_module(str(source["module"]))
 
 
 def get_family(name: str) -> TaskFamily:

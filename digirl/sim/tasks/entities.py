@@ -390,11 +390,28 @@ POOLS: dict[str, tuple[str, ...]] = {
     "level_dir": ("up", "down"),
     "settings_page": _split(_SETTINGS_PAGES),
     "stopwatch_phrase": ("Start the stopwatch", "Start a stopwatch", "Open the stopwatch and start it", "Start timing me"),
-    "photo_phrase": ("Take a picture", "Take a photo", "Take a selfie", "Record a video", "Snap a photo", "Start recording a video"),
+    "photo_phrase": (
+        "Take a picture",
+        "Take a photo",
+        "Take a selfie",
+        "Record a video",
+        "Snap a photo",
+        "Start recording a video",
+    ),
     "latest_photo_phrase": ("Show me my latest photo", "Open the last picture I took", "Show my most recent photo"),
     "tabs_phrase": ("Close all tabs in Chrome", "Close all my tabs", "Close this tab", "Close the current Chrome tab"),
-    "browser_page_phrase": ("Show my Chrome bookmarks", "Open my browsing history", "Show me my downloads in Chrome", "Open my bookmarks"),
-    "shade_phrase": ("Show me my notifications", "Open the notification panel", "Pull down the notification shade", "Check my notifications"),
+    "browser_page_phrase": (
+        "Show my Chrome bookmarks",
+        "Open my browsing history",
+        "Show me my downloads in Chrome",
+        "Open my bookmarks",
+    ),
+    "shade_phrase": (
+        "Show me my notifications",
+        "Open the notification panel",
+        "Pull down the notification shade",
+        "Check my notifications",
+    ),
     "clear_phrase": ("Clear all notifications", "Dismiss all my notifications", "Clear my notifications"),
 }
 

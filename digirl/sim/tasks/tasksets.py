@@ -22,6 +22,8 @@ from digirl.core.errors import UnsupportedInstructionError
 from digirl.core.types import TaskSpec
 from digirl.sim.intents import HORIZONS
 from digirl.sim.tasks.entities import split_pool
+from digirl.sim.tasks.parser import explain_instruction, parse_instruction
+from digirl.sim.tasks.taskfile import read_task_file
 from digirl.sim.tasks.templates import (
     _SHOP_TRIPLE,
     _SHOP_TRIPLE_TEST,
@@ -31,7 +33,6 @@ from digirl.sim.tasks.templates import (
     Group,
     render_slot,
 )
-from digirl.sim.tasks.parser import parse_instruction
 
 __all__ = [
     "HORIZONS",
@@ -173,11 +174,13 @@ def generate_taskset(name: str, split: str, seed: int = 0) -> list[str]:
 def task_from_instruction(text: str, *, taskset: str | None = None, horizon: int | None = None) -> TaskSpec:
     """A :class:`TaskSpec` for one instruction.
 
-    Raises :class:`~digirl.core.errors.UnsupportedInstructionError` (naming the text) if it does not parse.
+    Raises :class:`~digirl.core.errors.UnsupportedInstructionError` naming the text and why it is
+    not a task.
     """
-    intent = parse_instruction(text)
-    if intent is None:
-        raise UnsupportedInstructionError(f"no simulator task family understands {text!r}")
+    found = explain_instruction(text)
+    if found.intent is None:
+        raise UnsupportedInstructionError(f"no simulator task family understands {text!r}: {found.reason}")
+    intent = found.intent
     return _spec(text.strip(), intent.to_dict(), intent.family, taskset or intent.taskset, horizon, "", "")
 
 
@@ -190,10 +193,16 @@ def _spec(
     task_id: str,
     split: str,
 ) -> TaskSpec:
+    from digirl.sim.families import family_source
+
     if taskset not in TASKSETS:
         raise ValueError(f"unknown task set {taskset!r}; known: {', '.join(TASKSETS)}")
     if horizon is not None and horizon <= 0:
         raise ValueError(f"horizon must be positive, got {horizon}")
+    params: dict[str, object] = {"intent": intent}
+    source = family_source(family)
+    if source:  # a user family: how a worker process rebuilds it
+        params["family_source"] = source
     return TaskSpec(
         instruction=text,
         task_id=task_id,
@@ -201,21 +210,8 @@ def _spec(
         split=split,
         horizon=horizon if horizon is not None else HORIZONS[taskset],
         env_id=f"digirl/sim-{taskset}-v0",
-        params={"intent": intent},
+        params=params,
     )
-
-
-def _read_lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise UnsupportedInstructionError(f"{path}: not a UTF-8 text file ({e})") from e
-    out = []
-    for i, line in enumerate(raw.splitlines(), start=1):
-        s = line.strip()
-        if s and not s.startswith("#"):
-            out.append((i, s))
-    return out
 
 
 def load_task_file(
@@ -225,35 +221,27 @@ def load_task_file(
     horizon: int | None = None,
     skip_unsupported: bool = False,
 ) -> list[TaskSpec]:
-    """Tasks from a text file, one instruction per line (blank lines and ``#`` comments skipped).
+    """Tasks from a task file (:mod:`.taskfile`: ``.txt`` one instruction per line, ``.tsv`` with the
+    expected family, ``.yaml`` with user-defined families).
 
-    Lines no family understands raise :class:`UnsupportedInstructionError` naming every such line,
-    unless ``skip_unsupported``. ``taskset`` forces the env (default: each intent's own task set).
+    Lines no family understands raise :class:`UnsupportedInstructionError` naming every such line
+    and why, unless ``skip_unsupported``. ``taskset`` forces the env (default: each intent's own).
     """
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"task file not found: {p}")
     specs: list[TaskSpec] = []
-    bad: list[tuple[int, str]] = []
+    bad: list[tuple[int, str, str]] = []
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", p.stem) or "tasks"
-    for lineno, text in _read_lines(p):
-        intent = parse_instruction(text)
-        if intent is None:
-            bad.append((lineno, text))
+    for line in read_task_file(p):
+        found = explain_instruction(line.text)
+        if found.intent is None:
+            bad.append((line.lineno, line.text, found.reason))
             continue
+        intent = found.intent
         specs.append(
-            _spec(
-                text,
-                intent.to_dict(),
-                intent.family,
-                taskset or intent.taskset,
-                horizon,
-                f"{stem}-{lineno:04d}",
-                "",
-            )
+            _spec(line.text, intent.to_dict(), intent.family, taskset or intent.taskset, horizon, f"{stem}-{line.lineno:04d}", "")
         )
     if bad and not skip_unsupported:
-        shown = "; ".join(f"line {n}: {t!r}" for n, t in bad[:10])
+        shown = "; ".join(f"line {n}: {t!r} ({why})" for n, t, why in bad[:10])
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
         raise UnsupportedInstructionError(
             f"{p}: {len(bad)} of {len(bad) + len(specs)} instructions are not supported by the simulator: "
