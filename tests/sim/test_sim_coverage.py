@@ -19,16 +19,17 @@ LINES = [
     "# a comment",
     "Set an alarm for 6pm",
     "",
-    "Take a selfie",
+    "Water the plants",
     "What's the weather like in Oslo?",
     "Go to ebay.com",
 ]
+REASON = "no task family does 'Water the plants' on the simulated phone, and it is not a question to search for"
 
 
 def test_parse_only() -> None:
     r = coverage_report(LINES, run_expert=False)
     assert r["lines"] == 4 and r["parsed"] == 3 and r["parse_rate"] == pytest.approx(0.75)
-    assert r["unsupported"] == [{"line": 4, "text": "Take a selfie", "reason": "no supported phrasing"}]
+    assert r["unsupported"] == [{"line": 4, "text": "Water the plants", "reason": REASON}]
     assert r["families"]["set_alarm"]["lines"] == 1 and set(r["families"]) == {
         "set_alarm",
         "web_search",
@@ -50,9 +51,7 @@ class _ScriptedEnv:
         self.t = 0
         self.closed = False
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[None, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[None, dict[str, Any]]:
         self.task, self.t = (options or {})["task"], 0
         return None, {}
 

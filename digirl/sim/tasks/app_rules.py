@@ -265,7 +265,7 @@ _AND_PLAY = "(?:~and~(?:play|watch|start)~(?:it|one|the~first(?:~one|~result|~vi
 
 @APPS_EARLY.rule(
     "(?:search|search~on)~youtube~for~{q}(?P<play>" + _AND_PLAY + ")?",
-    "(?:search|look|search~for|look~up|find)~(?:an?~)?{q}~(?:video~)?on~youtube(?P<play>" + _AND_PLAY + ")",
+    "(?:search~for|look~up|look~for|search|look|find)~(?:an?~)?{q}~(?:video~)?on~youtube(?P<play>" + _AND_PLAY + ")",
 )
 def _youtube_search_play(g: dict[str, str]) -> Intent | None:
     return _video(g["q"], "play" if g.get("play") else "search")
@@ -285,7 +285,7 @@ def _youtube_play_query(g: dict[str, str]) -> Intent | None:
     return _video(g["q"])
 
 
-@APPS_LATE.rule("(?:search|search~for|look~up|find|look~for)~{q}~on~youtube")
+@APPS_LATE.rule("(?:search~for|look~up|look~for|search|find)~{q}~on~youtube")
 def _youtube_search(g: dict[str, str]) -> Intent | None:
     return _video(g["q"], "search")
 

@@ -224,9 +224,9 @@ arrived; running 10 minutes late; see you at the gym; the game starts at 8; I go
 free tonight; bring an umbrella; the car is ready; I miss you; movie at 9 tonight; leaving work now;
 lunch is on me; practice is cancelled; the doctor said I'm fine; grab some bread please; meet me outside"""
 
-_TIMER_DURATIONS = """5 minutes; 10 minutes; 15 minutes; 20 minutes; 25 minutes; 30 minutes; 45 minutes; 1 hour;
+_TIMER_DURATIONS = """5 minutes; 10 minutes; 15 minutes; 20 minutes; 25 minutes; 28 minutes; 45 minutes; 1 hour;
 2 hours; 90 seconds; 30 seconds; 45 seconds; 1 minute; 2 minutes; 3 minutes; 4 minutes; 6 minutes;
-7 minutes; 8 minutes; 12 minutes; 40 minutes; 50 minutes; 1 minute 30 seconds; 2 minutes 30 seconds;
+7 minutes; 8 minutes; 12 minutes; 40 minutes; 50 minutes; 1 minute 20 seconds; 2 minutes 30 seconds;
 an hour and a half; half an hour; 1 hour 15 minutes; 3 hours; 18 minutes; 35 minutes; 55 minutes;
 2 hours 30 minutes; 9 minutes; 11 minutes; 14 minutes"""
 

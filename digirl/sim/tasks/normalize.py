@@ -300,8 +300,8 @@ def clean_text(text: str) -> str:
 
 
 _POLITE_HEAD = re.compile(
-    r"^(?:(?:hey|ok|okay|hi)\s+(?:google|phone|assistant)\s*,?\s+|hey\s*,?\s+|ok(?:ay)?\s*,\s*)?"
-    r"(?:(?:please|pls|plz|kindly)\s*,?\s+"
+    r"^(?:(?:hey|ok|okay|hi)\s+(?:google|phone|assistant)\s*,?\s+|hey\s*,\s*|ok(?:ay)?\s*,\s*"
+    r"|(?:please|pls|plz|kindly)\s*,?\s+"
     r"|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|kindly\s+)?(?:help\s+me\s+)?"
     r"|(?:i\s+(?:want|need|would\s+like|'d\s+like|wanna)\s+(?:you\s+)?to\s+)"
     r"|(?:i'd\s+like\s+(?:you\s+)?to\s+)|(?:help\s+me\s+)|(?:let's\s+|lets\s+)|(?:go\s+ahead\s+and\s+)"

@@ -67,6 +67,11 @@ def _gibberish(text: str) -> bool:
     return all(sum(c in "aeiouy" for c in w) / len(w) < 0.2 for w in words)
 
 
+def _two_requests(text: str) -> bool:
+    """Two sentences glued together ("What is X?Search for Y"): which one is the task?"""
+    return re.search(r"[?!]\s*\w", text) is not None
+
+
 def _looks_like_request(text: str) -> bool:
     """An information request: a question, an "explain/define/look up …" or a bare search phrase."""
     if _QUESTION.match(text) or _ASK.match(text) or _INFO_START.match(text):
@@ -80,17 +85,22 @@ def _looks_like_request(text: str) -> bool:
 def question_search(text: str) -> Intent | None:
     """A ``web_search`` for an information request (``text`` already cleaned and normalized), else ``None``."""
     t = text.strip()
-    if not t or _gibberish(t) or not _looks_like_request(t):
+    if not t or _gibberish(t) or _two_requests(t) or not _looks_like_request(t):
         return None
     query = t
     for _ in range(2):
         query = _ASK.sub("", query).strip()
     query = re.sub(r"^(?:(?:the\s+)?answer\s+to|about)\s+", "", query, flags=re.I).strip(" ,:") or t
     # Tokens as the search engine reads a query ("15%", "$50" stay whole), so the terms can match it.
+    # A qualifier ("good", "best") is not required unless it is part of a name or a quoted phrase
+    # ("Great Wall", "good morning").
+    kept = {w.lower() for w in re.findall(r"\b[A-Z][a-z]+", query)}
+    kept |= {w for q in re.findall(r"[\"']([^\"']+)[\"']", query) for w in words(q)}
     terms: list[str] = []
     for w in words(query):
-        if w not in _FILLER and w not in QUALIFIERS and w not in terms and (len(w) > 1 or w.isdigit()):
-            terms.append(w)
+        if w in _FILLER or (w in QUALIFIERS and w not in kept) or w in terms or (len(w) == 1 and not w.isdigit()):
+            continue
+        terms.append(w)
     if not terms:
         return None
     return Intent("web_search", {"query": query, "key_terms": " ".join(terms[:6]), "answer": "generic"})
@@ -103,6 +113,8 @@ def unplaceable_reason(text: str) -> str:
         return "empty instruction"
     if _gibberish(t):
         return "unreadable: no words a person would use"
+    if _two_requests(t):
+        return "two requests in one line: give one instruction per line"
     words = t.split()
     head = " ".join(words[:3]) + (" …" if len(words) > 3 else "")
     return f"no task family does {head!r} on the simulated phone, and it is not a question to search for"
