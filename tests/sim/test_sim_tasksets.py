@@ -165,7 +165,7 @@ def test_task_from_instruction() -> None:
     assert t2.horizon == 15 and t2.params["intent"] == {"family": "set_alarm", "slots": {"time": "18:00"}}
     t3 = task_from_instruction("Go to costco.com", taskset="general")
     assert t3.env_id == "digirl/sim-general-v0" and t3.horizon == 10
-    with pytest.raises(UnsupportedInstructionError, match="Mow the lawn.*no task family"):
+    with pytest.raises(UnsupportedInstructionError, match=r"Mow the lawn.*no task family"):
         task_from_instruction("Mow the lawn")
     phone = task_from_instruction("Turn off Bluetooth")
     assert phone.env_id == "digirl/sim-phone-v0" and phone.horizon == 15 and phone.family == "toggle_setting"
