@@ -116,6 +116,11 @@ def declare_family(name: str, taskset: str = "general") -> None:
     _USER_FAMILIES[name] = taskset
 
 
+def forget_family(name: str) -> None:
+    """Undo :func:`declare_family` (see :func:`digirl.sim.families.unregister_family`)."""
+    _USER_FAMILIES.pop(name, None)
+
+
 def known_families() -> tuple[str, ...]:
     """Built-in families, then user-declared ones."""
     return FAMILIES + tuple(_USER_FAMILIES)

@@ -69,7 +69,10 @@ SAMPLE_INTENTS: tuple[tuple[str, Intent], ...] = (
     ),
     ("Take a selfie", Intent("take_photo", {"mode": "selfie"})),
     ("Show me my photos from the beach", Intent("view_photo", {"query": "beach"})),
-    ("Play Bohemian Rhapsody on YouTube", Intent("youtube_video", {"query": "Bohemian Rhapsody", "key_terms": "bohemian rhapsody", "action": "play"})),
+    (
+        "Play Bohemian Rhapsody on YouTube",
+        Intent("youtube_video", {"query": "Bohemian Rhapsody", "key_terms": "bohemian rhapsody", "action": "play"}),
+    ),
     ("Subscribe to Veritasium on YouTube", Intent("youtube_subscribe", {"channel": "Veritasium"})),
     ("Uninstall TikTok", Intent("uninstall_app", {"app": "TikTok"})),
     ("Update all my apps", Intent("update_app", {"app": "all"})),

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 _REPO = Path(__file__).resolve().parents[2]
 
@@ -21,3 +24,15 @@ def aitw_dir() -> Path | None:
 
 
 DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _forget_user_families() -> Iterator[None]:
+    """Task families a test registers are removed after it (the registry is process-wide)."""
+    from digirl.sim.families import family_names, unregister_family
+    from digirl.sim.intents import FAMILIES
+
+    before = set(family_names())
+    yield
+    for name in set(family_names()) - before - set(FAMILIES):
+        unregister_family(name)

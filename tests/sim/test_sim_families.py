@@ -17,7 +17,7 @@ from digirl.core.types import TaskSpec
 from digirl.sim.coverage import run_expert_episode
 from digirl.sim.device import get_setting, set_setting
 from digirl.sim.env import SimEnv
-from digirl.sim.families import TaskFamily, family_names, get_family, register_family
+from digirl.sim.families import TaskFamily, family_names, get_family, register_family, unregister_family
 from digirl.sim.families.spec import FamilySpecError, load_family_file, register_spec
 from digirl.sim.intents import FAMILIES, PHONE_FAMILIES, Intent
 from digirl.sim.predicates import check
@@ -327,6 +327,13 @@ def test_python_registration_api() -> None:
         register_family(TaskFamily("world_clock_py", shown, plan))
     with pytest.raises(ValueError, match="built-in"):
         register_family(TaskFamily("toggle_setting", shown, plan), phrasings=["x"], replace=True)
+    unregister_family("world_clock_py")
+    assert (
+        parse_instruction("Show me the world clock") is None
+        or parse_instruction("Show me the world clock").family != "world_clock_py"
+    )  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="unknown intent family"):
+        Intent("world_clock_py")
 
 
 @pytest.mark.parametrize(

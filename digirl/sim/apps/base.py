@@ -25,7 +25,7 @@ from digirl.sim.ui import (
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
 
-__all__ = ["App", "ScreenStackApp", "app_bar", "avatar", "dialog", "fab", "tab_bar"]
+__all__ = ["App", "ScreenStackApp", "app_bar", "avatar", "dialog", "fab", "person_row", "tab_bar"]
 
 
 class App:
@@ -287,3 +287,14 @@ def avatar(x: float, y: float, name: str, size: float = 40) -> View:
         align="center",
         element=False,
     )
+
+
+def person_row(
+    y: float, h: float, name: str, *, sub: str = "", ref: str, on_tap: Callable[[], None] | None, size: float = 40
+) -> View:
+    """A list row for a person: their avatar, then the name (and a subtitle)."""
+    from digirl.sim.ui import list_row
+
+    row = list_row(y, h, name, sub=sub, ref=ref, icon="person", on_tap=on_tap, divider=False)
+    row.children[0] = avatar(12, y + (h - size) / 2, name, size)
+    return row

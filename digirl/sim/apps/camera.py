@@ -13,6 +13,7 @@ from digirl.sim.ui import (
     SUBTLE,
     TOP,
     WHITE,
+    Color,
     View,
     box,
     icon_button,
@@ -147,6 +148,14 @@ class Photos(App):
     def __init__(self, phone: object) -> None:
         super().__init__(phone)  # type: ignore[arg-type]
         self.viewing: Photo | None = None
+
+    @property
+    def bg(self) -> Color:  # type: ignore[override]
+        return (0, 0, 0) if self.viewing is not None else WHITE
+
+    @property
+    def status_color(self) -> Color:  # type: ignore[override]
+        return self.bg
 
     def screen(self) -> str:
         if self.viewing is not None:

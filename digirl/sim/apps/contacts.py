@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from digirl.sim.apps.base import App, app_bar, avatar, fab
+from digirl.sim.apps.base import App, app_bar, avatar, fab, person_row
 from digirl.sim.device import Contact, find_contacts
 from digirl.sim.ui import (
     BLUE,
@@ -106,9 +106,7 @@ class Contacts(App):
             return self._edit()
         rows = []
         for i, c in enumerate(find_contacts(self.phone.contacts, self.fields.get("q", ""))):
-            row = list_row(64.0 * i, 64, c.name, ref=f"contacts.row.{i}", on_tap=partial(self.show, c), divider=False)
-            row.children.insert(0, avatar(12, 64 * i + 12, c.name))
-            rows.append(row)
+            rows.append(person_row(64.0 * i, 64, c.name, ref=f"contacts.row.{i}", on_tap=partial(self.show, c)))
         if not rows:
             rows.append(label((16, 16, 344, 48), "No contacts found", size=15, fg=SUBTLE, ref="contacts.none"))
         head = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from digirl.sim.apps.base import App, avatar
+from digirl.sim.apps.base import App, avatar, person_row
 from digirl.sim.device import Contact, find_contacts
 from digirl.sim.ui import (
     BOTTOM,
@@ -15,6 +15,7 @@ from digirl.sim.ui import (
     TEXT,
     TOP,
     WHITE,
+    Color,
     View,
     box,
     icon_button,
@@ -26,7 +27,8 @@ from digirl.sim.ui import (
 
 __all__ = ["Call", "PhoneApp"]
 
-_GREEN = (52, 168, 83)
+_GREEN: Color = (52, 168, 83)
+_CALL_BG: Color = (32, 45, 52)
 _TABS = ("Recents", "Contacts", "Keypad")
 
 
@@ -56,6 +58,14 @@ class PhoneApp(App):
         self.tab = "Keypad"
         self.calls: list[Call] = []
         self.in_call: Call | None = None
+
+    @property
+    def bg(self) -> Color:  # type: ignore[override]
+        return _CALL_BG if self.in_call is not None else WHITE
+
+    @property
+    def status_color(self) -> Color:  # type: ignore[override]
+        return self.bg
 
     def screen(self) -> str:
         if self.in_call is not None:
@@ -166,8 +176,7 @@ class PhoneApp(App):
         return views
 
     def _row(self, y: float, c: Contact, ref: str) -> View:
-        row = list_row(y, 64, c.name, sub=_pretty(c.number), ref=ref, on_tap=partial(self.call_contact, c), divider=False)
-        row.children.insert(0, avatar(12, y + 12, c.name))
+        row = person_row(y, 64, c.name, sub=_pretty(c.number), ref=ref, on_tap=partial(self.call_contact, c))
         row.children.append(
             icon_button(
                 (300, y + 12, 340, y + 52),
@@ -278,7 +287,7 @@ class PhoneApp(App):
         return views
 
     def _call_screen(self, c: Call) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), (32, 45, 52), ref="phone.incall")]
+        views: list[View] = [box((0, TOP, 360, BOTTOM), _CALL_BG, ref="phone.incall")]
         views.append(avatar(140, TOP + 100, c.who, 80))
         views.append(label((0, TOP + 200, 360, TOP + 240), c.who, size=26, fg=WHITE, align="center", ref="phone.incall.name"))
         views.append(

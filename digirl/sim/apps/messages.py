@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
-from digirl.sim.apps.base import App, app_bar, avatar, fab
+from digirl.sim.apps.base import App, app_bar, fab, person_row
 from digirl.sim.device import find_contacts
 from digirl.sim.ui import (
     BLUE,
@@ -21,7 +21,6 @@ from digirl.sim.ui import (
     icon_button,
     input_field,
     label,
-    list_row,
     scroll_list,
 )
 
@@ -124,11 +123,11 @@ class Messages(App):
         rows = []
         for i, name in enumerate(self.order):
             last = self.threads[name][-1].text if self.threads[name] else ""
-            row = list_row(
-                76.0 * i, 76, name, sub=last, ref=f"messages.thread.{i}", on_tap=partial(self.open_thread, name), divider=False
+            rows.append(
+                person_row(
+                    76.0 * i, 76, name, sub=last, ref=f"messages.thread.{i}", on_tap=partial(self.open_thread, name), size=44
+                )
             )
-            row.children.insert(0, avatar(12, 76 * i + 16, name, 44))
-            rows.append(row)
         return [
             box((0, TOP, 360, BOTTOM), WHITE),
             scroll_list("messages", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
@@ -155,11 +154,7 @@ class Messages(App):
         )
         for i, (name, sub) in enumerate(self.recipients()):
             y = TOP + 120 + 64 * i
-            row = list_row(
-                y, 64, name, sub=sub, ref=f"messages.to.sugg.{i}", on_tap=partial(self.open_thread, name), divider=False
-            )
-            row.children.insert(0, avatar(12, y + 12, name))
-            views.append(row)
+            views.append(person_row(y, 64, name, sub=sub, ref=f"messages.to.sugg.{i}", on_tap=partial(self.open_thread, name)))
         return views
 
     def _thread(self) -> list[View]:

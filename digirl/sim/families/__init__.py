@@ -38,6 +38,7 @@ __all__ = [
     "family_source",
     "get_family",
     "register_family",
+    "unregister_family",
 ]
 
 Predicate = Callable[["Phone", Intent, "TaskContext"], bool]
@@ -173,6 +174,19 @@ def _literal(text: str) -> str:
     # Lower-case so that no literal reads as a template macro (WHATS, @ON, ...).
     words = "~".join(re.escape(w) for w in text.lower().split())
     return ("~" if text[:1].isspace() else "") + words + ("~" if text[-1:].isspace() and words else "")
+
+
+def unregister_family(name: str) -> None:
+    """Remove user family ``name`` (its phrasings too); built-in families cannot be removed."""
+    from digirl.sim.intents import FAMILIES, forget_family
+    from digirl.sim.tasks.parser import USER_RULES
+
+    if name in FAMILIES:
+        raise ValueError(f"{name!r} is a built-in family")
+    _REGISTRY.pop(name, None)
+    _SOURCES.pop(name, None)
+    forget_family(name)
+    USER_RULES.rules = [r for r in USER_RULES.rules if not (isinstance(r[1], _UserPhrasing) and r[1].family == name)]
 
 
 def family_source(name: str) -> dict[str, Any] | None:
