@@ -21,6 +21,7 @@ from digirl.core.types import TaskSpec, UIElement
 from digirl.envs.base import DeviceEnv, StepResult
 from digirl.sim.expert import expert_action
 from digirl.sim.families import ensure_family, get_family
+from digirl.sim.families.state import device_state
 from digirl.sim.intents import HORIZONS, Intent
 from digirl.sim.perturb import Dynamics
 from digirl.sim.phone import Phone, resolve_app
@@ -284,4 +285,5 @@ class SimEnv(DeviceEnv):
             if self.intent.get("app")
             else {},
             **p.summary(),
+            "device": device_state(p),
         }
