@@ -67,15 +67,6 @@ def key_terms(text: str) -> list[str]:
     return out
 
 
-_FRAGMENTS = frozenset("ll re ve nt".split())
-
-
-def message_terms(text: str) -> list[str]:
-    """The words of a message or title that a matching one must contain: :func:`key_terms` without
-    single letters and contraction fragments ("I'll be late" → ["late"])."""
-    return [w for w in key_terms(text) if (len(w) > 1 or w.isdigit()) and w not in _FRAGMENTS]
-
-
 def terms_in(terms: list[str] | str, text: str) -> bool:
     """Whether every term occurs as a word of ``text`` (plural-insensitive)."""
     if isinstance(terms, str):

@@ -7,7 +7,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.content import message_terms, stable_rng, terms_in
+from digirl.sim.content import key_terms, stable_rng, terms_in
 from digirl.sim.device import Contact, find_contacts, same_person
 from digirl.sim.expert import ExpertStep
 from digirl.sim.families import builtin_family
@@ -18,6 +18,15 @@ if TYPE_CHECKING:
     import numpy as np
 
     from digirl.sim.phone import Phone
+
+
+_FRAGMENTS = frozenset("ll re ve nt".split())
+
+
+def message_terms(text: str) -> list[str]:
+    """The words a matching message or title must contain: :func:`~digirl.sim.content.key_terms`
+    without single letters and contraction fragments ("I'll be late" → ["late"])."""
+    return [w for w in key_terms(text) if (len(w) > 1 or w.isdigit()) and w not in _FRAGMENTS]
 
 
 def _is_number(who: str) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from digirl.sim.intents import Intent
+from digirl.sim.tasks import web_rules as _web_rules  # noqa: F401  (adds its rules to the app tables)
 from digirl.sim.tasks.aitw_rules import AITW
 from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE
 from digirl.sim.tasks.device_rules import DEVICE, DEVICE_REJECTS
