@@ -33,6 +33,7 @@ __all__ = [
     "Predicate",
     "Setup",
     "TaskFamily",
+    "builtin_family",
     "ensure_family",
     "family_names",
     "family_source",

@@ -37,12 +37,12 @@ _INFO_START = re.compile(
 _ACTIONS = frozenset(
     """make take order book buy pay transfer send water feed clean wash cook bake drive walk run lock unlock turn set
     call text message open close start stop play pause skip record delete remove add create move copy paste print share
-    post upload download install uninstall update install save edit change switch enable disable toggle connect
-    disconnect pair charge restart reboot reset shut shutdown backup back sync scan unsubscribe subscribe follow like
-    reply forward archive mark block unblock report mute unmute invite join leave cancel schedule remind reserve rent
-    return refund track deliver ship pick get put bring fetch throw take wake sleep lock kill end launch go visit
-    navigate drive ride fly hire tip donate vote sign log login logout register apply fill submit upgrade
-    downgrade enroll unroll dim brighten increase decrease raise lower adjust check""".split()
+    post upload download install uninstall update save edit change switch enable disable toggle connect disconnect
+    pair charge restart reboot reset shut shutdown backup back sync scan unsubscribe subscribe follow like reply
+    forward archive mark block unblock report mute unmute invite join leave cancel schedule remind reserve rent return
+    refund track deliver ship pick get put bring fetch throw wake sleep kill end launch go visit navigate ride fly hire
+    tip donate vote sign log login logout register apply fill submit upgrade downgrade enroll dim brighten increase
+    decrease raise lower adjust check""".split()
 )
 # A bare phrase whose second word is one of these is an order ("mow the lawn"), not a search phrase.
 _OBJECT_WORDS = frozenset("the a an my your his her our their some this that these those it me him them us all every".split())
