@@ -355,6 +355,15 @@ def test_python_registration_api() -> None:
             "exactly one of",
         ),
         ({"name": "x6", "bogus": 1}, "unknown keys"),
+        (
+            {
+                "name": "x7",
+                "phrasings": ["turn on x", "turn {state} x"],
+                "success": [{"state": "app", "equals": "{state}"}],
+                "plan": [{"home": 1}],
+            },
+            "has no {state}",
+        ),
     ],
 )
 def test_spec_errors_name_the_problem(spec: dict[str, Any], problem: str) -> None:

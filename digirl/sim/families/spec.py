@@ -253,6 +253,11 @@ def register_spec(spec: Mapping[str, Any], *, source: str = "<spec>", replace: b
     for key in ("success", "plan"):
         if not spec.get(key):
             raise FamilySpecError(f"{where}: '{key}' is required")
+    used = set(re.findall(r"\{(\w+)\}", repr([spec.get("success"), spec.get("setup"), spec.get("plan")])))
+    for phrasing in phrasings:
+        missing = used - set(re.findall(r"\{(\w+)\}", phrasing))
+        if missing:
+            raise FamilySpecError(f"{where}: phrasing {phrasing!r} has no {{{'}, {'.join(sorted(missing))}}} that the spec uses")
     success = _conditions(spec["success"], f"{where}.success")
     raw_plan = spec["plan"] if isinstance(spec["plan"], list) else [spec["plan"]]
     plan = [Step(s, f"{where}.plan[{i}]", i == len(raw_plan) - 1) for i, s in enumerate(raw_plan)]
