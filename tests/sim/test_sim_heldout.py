@@ -34,7 +34,6 @@ def test_heldout_lines_are_solved_by_the_expert() -> None:
     assert r["expert"]["ran"] and r["solved"] / r["lines"] >= 0.99, r["failures"][:10]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("level", [0, 2])
 def test_heldout_lines_are_solved_at_every_level(level: int) -> None:
     r = coverage_report_file(HELDOUT, perturbation=level, seeds=(0, 1))

@@ -38,6 +38,9 @@ def test_shade_from_the_top_edge_tiles_and_back() -> None:
     assert not phone.notices and phone.tree().find("shade.empty") is not None
     phone.apply(Action.back())
     assert phone.fg == "settings"
+    phone.go_home()
+    phone.apply(Action.scroll("down", center=(0.5, 0.5)))  # on the home screen: anywhere
+    assert phone.fg == "shade"
 
 
 def test_settings_slider_and_airplane_mode() -> None:
