@@ -339,7 +339,7 @@ class Phone:
     def swipe(self, x: float, y: float, direction: SwipeDirection, length: float) -> None:
         if self.popup is not None or self.loading > 0:
             return
-        if direction is SwipeDirection.DOWN and y <= STATUS_H + 16:  # from the top edge: the shade
+        if direction is SwipeDirection.DOWN and y <= STATUS_H:  # from the status bar: the shade
             self.open_shade()
             return
         if direction in (SwipeDirection.UP, SwipeDirection.DOWN):

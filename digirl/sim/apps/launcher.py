@@ -127,8 +127,6 @@ class Launcher(App):
     def on_swipe(self, d: SwipeDirection) -> None:
         if self.page == "home" and d is SwipeDirection.UP:
             self.page = "drawer"
-        elif self.page == "home" and d is SwipeDirection.DOWN:
-            self.phone.open_shade()
         elif self.page == "drawer" and d is SwipeDirection.DOWN:
             self.on_launch()
 

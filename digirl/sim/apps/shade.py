@@ -1,5 +1,5 @@
-"""The notification shade (swipe down from the top edge, or on the home screen): quick-settings
-tiles, a brightness slider and the notifications with "Clear all". Not an app of the drawer."""
+"""The notification shade (swipe down from the status bar): quick-settings tiles, a brightness
+slider and the notifications with "Clear all". Not an app of the drawer."""
 
 from __future__ import annotations
 
