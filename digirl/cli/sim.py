@@ -67,7 +67,10 @@ def add_commands(sub: Any) -> None:
 
 def _env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--taskset", choices=("general", "webshop"), default=None, help="task set (default: inferred from the instruction)"
+        "--taskset",
+        choices=("general", "webshop", "phone"),
+        default=None,
+        help="task set (default: inferred from the instruction)",
     )
     p.add_argument("--seed", type=int, default=0, help="episode seed (default: 0)")
     p.add_argument(
@@ -77,6 +80,13 @@ def _env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--width", type=int, default=270, help="screenshot width in pixels (default: 270)")
     p.add_argument("--height", type=int, default=600, help="screenshot height in pixels (default: 600)")
     p.add_argument("--generic", action="store_true", help="unknown instructions become a web search instead of an error")
+    p.add_argument(
+        "--families",
+        metavar="SPEC",
+        action="append",
+        default=[],
+        help="YAML file of user-defined task families to register first (repeatable; see docs/tasks.md)",
+    )
 
 
 def _make_env(args: argparse.Namespace, task: str | None) -> tuple[Any, Any]:
@@ -84,6 +94,11 @@ def _make_env(args: argparse.Namespace, task: str | None) -> tuple[Any, Any]:
     from digirl.sim.env import SimEnv
     from digirl.sim.intents import Intent
 
+    if args.families:
+        from digirl.sim.families.spec import load_family_file
+
+        for spec_file in args.families:
+            load_family_file(spec_file)
     taskset = args.taskset
     spec: Any = task
     if task is not None and taskset is None:

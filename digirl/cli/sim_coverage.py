@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from digirl.cli.common import add_json_flag, add_parser, emit_json
-from digirl.sim.coverage import coverage_report
+from digirl.sim.coverage import coverage_report_file
 from digirl.sim.tasks.tasksets import TASKSET_DIR, TASKSETS
 
 
@@ -25,8 +25,16 @@ def add_coverage_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
         "--task-file",
         required=True,
         metavar="FILE",
-        help="text file, one instruction per line (# comments and blank lines skipped); "
-        "a shipped set may be named as general_test, webshop_train, ...",
+        help="text file, one instruction per line (# comments and blank lines skipped); a .tsv file "
+        "'family<TAB>instruction[<TAB>slot=value;...]' also measures right-family placement; a .yaml "
+        "file may define families; a shipped set may be named as general_test, phone_train, ...",
+    )
+    p.add_argument(
+        "--families",
+        metavar="SPEC",
+        action="append",
+        default=[],
+        help="YAML file of user-defined task families to register first (repeatable; see docs/tasks.md)",
     )
     p.add_argument("--perturbation", type=int, default=1, help="simulator perturbation level (default: 1)")
     p.add_argument(
@@ -34,16 +42,10 @@ def add_coverage_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
         default="0",
         help="comma-separated reset seeds; a line counts as solved on all (default: 0)",
     )
-    p.add_argument(
-        "--taskset", choices=TASKSETS, help="run every line in this task set's env (default: per intent)"
-    )
+    p.add_argument("--taskset", choices=TASKSETS, help="run every line in this task set's env (default: per intent)")
     p.add_argument("--max-lines", type=int, help="only the first N instructions")
-    p.add_argument(
-        "--no-expert", action="store_true", help="parse coverage only; do not run the scripted expert"
-    )
-    p.add_argument(
-        "--show", type=int, default=20, help="how many unsupported/failing lines to list (default: 20)"
-    )
+    p.add_argument("--no-expert", action="store_true", help="parse coverage only; do not run the scripted expert")
+    p.add_argument("--show", type=int, default=20, help="how many unsupported/failing lines to list (default: 20)")
     add_json_flag(p)
     p.set_defaults(func=_cmd_coverage)
     return p
@@ -65,16 +67,19 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
         seeds = [int(s) for s in str(args.seeds).split(",") if s.strip()]
     except ValueError:
         raise ValueError(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
-    lines = path.read_text(encoding="utf-8").splitlines()
-    report = coverage_report(
-        lines,
+    if args.families:
+        from digirl.sim.families.spec import load_family_file
+
+        for spec in args.families:
+            load_family_file(spec)
+    report = coverage_report_file(
+        path,
         perturbation=args.perturbation,
         seeds=seeds or [0],
         run_expert=not args.no_expert,
         taskset=args.taskset,
         max_lines=args.max_lines,
     )
-    report["task_file"] = str(path)
     if args.json:
         emit_json(report)
         return 0
@@ -89,8 +94,16 @@ def _print_report(r: dict[str, Any], show: int) -> None:
     con = Console()
     ex = r["expert"]
     con.print(
-        f"[bold]{r['task_file']}[/]: {r['lines']} instructions, parsed {r['parsed']} ({r['parse_rate']:.1%})"
+        f"[bold]{r['task_file']}[/]: {r['lines']} instructions, parsed {r['parsed']} ({r['parse_rate']:.1%}): "
+        f"{r['how']['rule']} by a phrasing, {r['how']['normalized']} after fixing typos or casing, "
+        f"{r['how']['question']} questions turned into web searches"
     )
+    exp = r.get("expected")
+    if exp:
+        con.print(
+            f"parsed to the expected family: {exp['right_family']} of {exp['lines']} ({exp['rate']:.1%}); "
+            f"slot values differing: {len(exp['slot_mismatches'])}"
+        )
     if ex["ran"]:
         con.print(
             f"scripted expert (perturbation {ex['perturbation']}, seeds {ex['seeds']}): solved {r['solved']} "
@@ -101,17 +114,29 @@ def _print_report(r: dict[str, Any], show: int) -> None:
     t = Table(title="per family")
     t.add_column("family")
     t.add_column("lines", justify="right")
+    if exp:
+        t.add_column("expected", justify="right")
+        t.add_column("right family", justify="right")
     if ex["ran"]:
         t.add_column("solved", justify="right")
         t.add_column("rate", justify="right")
     for fam, c in r["families"].items():
         row = [fam, str(c["lines"])]
+        if exp:
+            row += [str(c["expected"]), f"{c['right'] / c['expected']:.1%}" if c["expected"] else "-"]
         if ex["ran"]:
             row += [str(c["solved"]), f"{c['solved'] / c['lines']:.1%}" if c["lines"] else "-"]
         t.add_row(*row)
     con.print(t)
-    for title, rows in (("unsupported", r["unsupported"]), ("expert failures", r["failures"])):
+    for title, rows in (("rejected", r["unsupported"]), ("expert failures", r["failures"])):
         if rows:
             con.print(f"[bold]{title}[/] ({len(rows)}; first {min(show, len(rows))}):")
             for row in rows[:show]:
                 con.print(f"  line {row['line']}: {json.dumps(row['text'])} — {row['reason']}", markup=False)
+    if exp:
+        for title, rows in (("wrong family", exp["wrong"]), ("slot values differing", exp["slot_mismatches"])):
+            if rows:
+                con.print(f"[bold]{title}[/] ({len(rows)}; first {min(show, len(rows))}):")
+                for row in rows[:show]:
+                    detail = row.get("slots") or f"expected {row['expected']}, got {row['got'] or 'nothing'} {row['reason']}"
+                    con.print(f"  line {row['line']}: {json.dumps(row['text'])} — {detail}", markup=False)

@@ -1,23 +1,29 @@
 """How much of a task file the simulator covers: parsed instructions and expert-solved tasks.
 
-A line is *parsed* when :func:`~digirl.sim.tasks.parser.parse_instruction` maps it to a supported
-intent, and *solved* when the simulator's scripted expert (``env.cheat()``) reaches a reward > 0
-within the DigiRL horizon (10 steps General, 20 Web Shopping) at the given perturbation level,
-for every seed. ``digirl sim coverage --task-file FILE`` prints the report.
+A line is *parsed* when :func:`~digirl.sim.tasks.parser.explain_instruction` maps it to an intent
+(else the report gives the reason), and *solved* when the simulator's scripted expert
+(``env.cheat()``) reaches a reward > 0 within the task set's horizon (10 General, 20 Web Shopping,
+15 phone) at the given perturbation level, for every seed. When the lines say which family they
+should be (a ``.tsv`` task file), the report also counts lines parsed to the right family and
+slot values that differ. ``digirl sim coverage --task-file FILE`` prints the report.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from digirl.core.types import TaskSpec
-from digirl.sim.tasks.parser import parse_instruction
+from digirl.sim.intents import Intent
+from digirl.sim.tasks.parser import explain_instruction
+from digirl.sim.tasks.taskfile import TaskLine, read_task_file
 from digirl.sim.tasks.tasksets import TASKSETS, task_from_instruction
 
-__all__ = ["coverage_report", "run_expert_episode"]
+__all__ = ["coverage_report", "coverage_report_file", "run_expert_episode"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +48,32 @@ def run_expert_episode(env: Any, task: TaskSpec, seed: int) -> tuple[bool, int, 
     return False, steps, f"episode ended after {steps} steps without success"
 
 
+def _new_family() -> dict[str, int]:
+    return {"lines": 0, "solved": 0, "episodes": 0, "successes": 0, "expected": 0, "right": 0}
+
+
+def _check_expected(item: TaskLine, got: Intent | None, reason: str, expected: dict[str, Any], fam: dict[str, int]) -> None:
+    """Count ``item`` against the family (and slots) its task file expects."""
+    expected["lines"] += 1
+    fam["expected"] += 1
+    if got is None or got.family != item.expected:
+        expected["wrong"].append(
+            {
+                "line": item.lineno,
+                "text": item.text,
+                "expected": item.expected,
+                "got": got.family if got else None,
+                "reason": reason,
+            }
+        )
+        return
+    expected["right_family"] += 1
+    fam["right"] += 1
+    bad = {k: [v, got.get(k)] for k, v in item.expected_slots.items() if _norm(got.get(k)) != _norm(v)}
+    if bad:
+        expected["slot_mismatches"].append({"line": item.lineno, "text": item.text, "slots": bad})
+
+
 def _make_env(env_id: str, perturbation: int) -> tuple[Any | None, str]:
     from digirl.envs import registry
 
@@ -53,8 +85,19 @@ def _make_env(env_id: str, perturbation: int) -> tuple[Any | None, str]:
         return None, f"{env_id} could not be built with perturbation={perturbation} ({e})"
 
 
+def _norm(v: str) -> str:
+    return re.sub(r"[^a-z0-9:]", "", v.lower())
+
+
+def coverage_report_file(path: str | Path, **kw: Any) -> dict[str, Any]:
+    """:func:`coverage_report` of a task file (``.txt``, ``.tsv`` with expected families, ``.yaml``)."""
+    report = coverage_report(read_task_file(path), **kw)
+    report["task_file"] = str(path)
+    return report
+
+
 def coverage_report(
-    lines: Sequence[str],
+    lines: Sequence[str | TaskLine],
     *,
     perturbation: int = 1,
     seeds: Sequence[int] = (0,),
@@ -64,16 +107,22 @@ def coverage_report(
 ) -> dict[str, Any]:
     """Parse (and optionally expert-solve) ``lines``; blank lines and ``#`` comments are skipped.
 
-    Returns a JSON-serializable dict: totals, ``parse_rate``, ``solve_rate`` (lines solved for
-    every seed / lines), per-``families`` counts, ``unsupported`` and ``failures`` (line number,
-    text, reason) and an ``expert`` section saying whether the expert ran (and why not).
+    ``lines`` are instructions, or :class:`~digirl.sim.tasks.taskfile.TaskLine` values that may
+    carry the expected family and slots. Returns a JSON-serializable dict: totals, ``parse_rate``,
+    ``solve_rate`` (lines solved for every seed / lines), ``how`` (lines matched as written, after
+    normalization, or as a question turned into a web search), per-``families`` counts,
+    ``unsupported`` (line, text, reason), ``failures`` (expert episodes that failed), an
+    ``expected`` section when lines name their family (right-family rate, wrong lines, slot
+    mismatches) and an ``expert`` section saying whether the expert ran (and why not).
     """
     if taskset is not None and taskset not in TASKSETS:
         raise ValueError(f"unknown task set {taskset!r}; known: {', '.join(TASKSETS)}")
     if not seeds:
         raise ValueError("seeds must not be empty")
     items = [
-        (i, s.strip()) for i, s in enumerate(lines, start=1) if s.strip() and not s.strip().startswith("#")
+        x if isinstance(x, TaskLine) else TaskLine(i, x.strip())
+        for i, x in enumerate(lines, start=1)
+        if isinstance(x, TaskLine) or (x.strip() and not x.strip().startswith("#"))
     ]
     if max_lines is not None:
         items = items[:max_lines]
@@ -81,14 +130,20 @@ def coverage_report(
     unsupported: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     tasks: list[tuple[int, TaskSpec]] = []
-    for lineno, text in items:
-        if parse_instruction(text) is None:
-            unsupported.append({"line": lineno, "text": text, "reason": "no supported phrasing"})
+    how: dict[str, int] = {"rule": 0, "normalized": 0, "question": 0}
+    expected: dict[str, Any] = {"lines": 0, "right_family": 0, "wrong": [], "slot_mismatches": []}
+    for item in items:
+        lineno, text = item.lineno, item.text
+        found = explain_instruction(text)
+        if item.expected:
+            _check_expected(item, found.intent, found.reason, expected, families.setdefault(item.expected, _new_family()))
+        if found.intent is None:
+            unsupported.append({"line": lineno, "text": text, "reason": found.reason})
             continue
+        how[found.how] = how.get(found.how, 0) + 1
         task = task_from_instruction(text, taskset=taskset)
         tasks.append((lineno, task))
-        fam = families.setdefault(task.family, {"lines": 0, "solved": 0, "episodes": 0, "successes": 0})
-        fam["lines"] += 1
+        families.setdefault(task.family, _new_family())["lines"] += 1
 
     expert: dict[str, Any] = {
         "ran": False,
@@ -155,10 +210,17 @@ def coverage_report(
                 fam.update(solved=0, episodes=0, successes=0)
             solved_lines = 0
     n = len(items)
+    if expected["lines"]:
+        expected["rate"] = expected["right_family"] / expected["lines"]
+    else:
+        for fam in families.values():
+            del fam["expected"], fam["right"]
     return {
         "lines": n,
         "parsed": len(tasks),
         "parse_rate": len(tasks) / n if n else 0.0,
+        "how": how,
+        "expected": expected if expected["lines"] else None,
         "solved": solved_lines if expert["ran"] else None,
         "solve_rate": (solved_lines / n if n else 0.0) if expert["ran"] else None,
         "expert": expert,

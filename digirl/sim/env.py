@@ -21,10 +21,12 @@ from digirl.core.types import TaskSpec, UIElement
 from digirl.envs.base import DeviceEnv, StepResult
 from digirl.sim.elements import StaticElements, tree_elements
 from digirl.sim.expert import expert_action
-from digirl.sim.intents import Intent
+from digirl.sim.families import ensure_family, get_family
+from digirl.sim.families.state import device_state
+from digirl.sim.intents import HORIZONS, Intent
 from digirl.sim.perturb import Dynamics
 from digirl.sim.phone import Phone, resolve_app
-from digirl.sim.predicates import TaskContext, check, parse_time
+from digirl.sim.predicates import TaskContext, check
 from digirl.sim.render import Renderer
 from digirl.sim.samples import sample_tasks, spec_for
 from digirl.sim.ui import View
@@ -37,7 +39,7 @@ _BATTERY = (38, 54, 67, 81, 92, 100)
 
 
 class SimEnv(DeviceEnv):
-    """The simulated phone. ``taskset``: general | webshop; ``split``: train | test.
+    """The simulated phone. ``taskset``: general | webshop | phone; ``split``: train | test.
 
     ``perturbation`` (0, 1, 2) sets pop-ups, ads, shuffled results, slow loads and layout jitter;
     ``world_version`` shifts layouts and content (non-stationarity). ``allow_generic`` turns an
@@ -57,8 +59,8 @@ class SimEnv(DeviceEnv):
         action_codec: str = "json",
         expert_jitter: float = 0.0,
     ) -> None:
-        if taskset not in ("general", "webshop"):
-            raise ValueError(f"taskset must be 'general' or 'webshop', got {taskset!r}")
+        if taskset not in HORIZONS:
+            raise ValueError(f"taskset must be one of {', '.join(HORIZONS)}, got {taskset!r}")
         if split not in ("train", "test"):
             raise ValueError(f"split must be 'train' or 'test', got {split!r}")
         if perturbation not in (0, 1, 2):
@@ -68,7 +70,7 @@ class SimEnv(DeviceEnv):
         self.perturbation, self.world_version = int(perturbation), int(world_version)
         self.allow_generic = allow_generic
         self.expert_jitter = float(expert_jitter)
-        self.default_horizon = 20 if taskset == "webshop" else 10
+        self.default_horizon = HORIZONS[taskset]
         self.renderer = Renderer(width, height)
         self.phone = Phone()
         self.ctx = TaskContext(Intent("check_email"))
@@ -108,6 +110,9 @@ class SimEnv(DeviceEnv):
         else:
             raise TypeError(f"task must be a TaskSpec, an instruction string or None, got {type(task).__name__}")
         raw = spec.params.get("intent") if isinstance(spec.params, dict) else None
+        if isinstance(raw, dict) and spec.params.get("family_source"):
+            # A user-defined family: rebuild it in this process (a worker) from the task's parameters.
+            ensure_family(str(raw.get("family", "")), spec.params["family_source"])
         if raw is None:
             spec = self.task_for_instruction(spec.instruction)
             raw = spec.params["intent"]
@@ -159,38 +164,26 @@ class SimEnv(DeviceEnv):
         return spec
 
     def _setup(self, intent: Intent, rng: np.random.Generator) -> TaskContext:
-        """Put the phone in the task's initial state (an app to act on is installed, etc.)."""
-        p, fam = self.phone, intent.family
+        """Put the phone in the task's initial state: the family's ``prepare``, the shared random
+        state (Chrome's first page, two alarms), then the family's ``setup``."""
+        p = self.phone
+        family = get_family(intent.family)
         ctx = TaskContext(intent)
         browser: Any = p.apps["chrome"]
         start = ("google.com", "newtab", "nytimes.com", "google.com")[int(rng.integers(4))]
         browser.tabs[0].history = [start]
-        if fam in ("open_app", "app_settings", "app_notifications"):
-            key = p.install(intent.get("app")) if intent.get("app") else ""
-            if fam == "app_notifications" and key:
-                state = intent.get("state", "toggle").lower()
-                p.notifications[key] = state in ("off", "disable", "disabled") or (
-                    state not in ("on", "enable", "enabled") and bool(rng.integers(2))
-                )
-                ctx.initial_notifications = p.notifications[key]
-        elif fam == "install_app":
-            p.uninstall(intent.get("app"))
+        if family.prepare is not None:
+            family.prepare(p, intent, ctx, rng)
         clock: Any = p.apps["clock"]
         alarms = sorted({(int(rng.integers(5, 11)), int(rng.choice([0, 15, 30, 45]))) for _ in range(2)})
         from digirl.sim.apps.clock import Alarm
 
         clock.alarms = [Alarm(h, m, bool(rng.integers(2)), "Weekdays" if i == 0 else "") for i, (h, m) in enumerate(alarms)]
-        if fam == "set_alarm":
+        if family.setup is not None:
             try:
-                h, m = parse_time(intent.get("time"))
-            except ValueError as e:
-                raise UnsupportedInstructionError(str(e)) from e
-            for a in clock.alarms:
-                if (a.hour, a.minute) == (h, m):
-                    a.enabled = False
-        if fam == "check_email" and self.perturbation > 0 and rng.random() < 0.3:
-            gmail: Any = p.apps["gmail"]
-            gmail.folder = "Sent"
+                family.setup(p, intent, ctx, rng)
+            except (KeyError, ValueError) as e:  # a slot the family cannot use
+                raise UnsupportedInstructionError(f"task {intent.to_dict()} cannot be set up: {e}") from e
         return ctx
 
     def _step(self, action: Action) -> StepResult:
@@ -260,4 +253,5 @@ class SimEnv(DeviceEnv):
             if self.intent.get("app")
             else {},
             **p.summary(),
+            "device": device_state(p),
         }

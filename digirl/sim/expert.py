@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from digirl.sim.apps.base import App
     from digirl.sim.phone import Phone
 
-__all__ = ["PLANS", "expert_action"]
+__all__ = ["PLANS", "ExpertStep", "expert_action", "to_site"]
 
 
-class _E:
-    """One expert decision: the phone, the task, and tap helpers."""
+class ExpertStep:
+    """One expert decision: the phone, the task, and tap helpers (what every family's plan gets)."""
 
     def __init__(self, phone: Phone, ctx: TaskContext, jitter: float, salt: int) -> None:
         self.phone, self.ctx, self.intent = phone, ctx, ctx.intent
@@ -121,7 +121,7 @@ class _E:
 
 
 # ---------------------------------------------------------------- plans, one per family
-def _web_search(e: _E) -> Action:
+def _web_search(e: ExpertStep) -> Action:
     p, q = e.phone, e.intent.get("query") or " ".join(query_terms(e.intent))
     if p.fg == "google":
         g: Any = p.apps["google"]
@@ -133,13 +133,13 @@ def _web_search(e: _E) -> Action:
     return Action.home()
 
 
-def _open_app(e: _E) -> Action:
+def _open_app(e: ExpertStep) -> Action:
     from digirl.sim.phone import resolve_app
 
     return e.open_app(resolve_app(e.intent.get("app"))) or Action.back()
 
 
-def _to_app_info(e: _E) -> Action | None:
+def _to_app_info(e: ExpertStep) -> Action | None:
     """Steps to Settings › Apps › <app>; None when there."""
     from digirl.sim.phone import resolve_app
 
@@ -158,11 +158,11 @@ def _to_app_info(e: _E) -> Action | None:
     return Action.back()
 
 
-def _app_settings(e: _E) -> Action:
+def _app_settings(e: ExpertStep) -> Action:
     return _to_app_info(e) or Action.complete()
 
 
-def _app_notifications(e: _E) -> Action:
+def _app_notifications(e: ExpertStep) -> Action:
     from digirl.sim.phone import resolve_app
 
     step = _to_app_info(e)
@@ -174,7 +174,7 @@ def _app_notifications(e: _E) -> Action:
     return Action.complete()
 
 
-def _install_app(e: _E) -> Action:
+def _install_app(e: ExpertStep) -> Action:
     name = e.intent.get("app")
     step = e.open_app("playstore")
     if step is not None:
@@ -198,7 +198,7 @@ def _install_app(e: _E) -> Action:
     return e.goto("store.search") or Action.back()
 
 
-def _youtube_play(e: _E) -> Action:
+def _youtube_play(e: ExpertStep) -> Action:
     channel = e.intent.get("channel")
     step = e.open_app("youtube")
     if step is not None:
@@ -220,7 +220,7 @@ def _youtube_play(e: _E) -> Action:
     return e.goto("yt.search") or Action.back()
 
 
-def _maps_to_results(e: _E, query: str, terms: list[str]) -> Action | None:
+def _maps_to_results(e: ExpertStep, query: str, terms: list[str]) -> Action | None:
     """Steps until Maps shows results for ``query``; None when it does."""
     from digirl.sim.content import terms_in
 
@@ -238,7 +238,7 @@ def _maps_to_results(e: _E, query: str, terms: list[str]) -> Action | None:
     return e.goto("maps.search") or Action.back()
 
 
-def _maps_search(e: _E) -> Action:
+def _maps_search(e: ExpertStep) -> Action:
     q = e.intent.get("query")
     step = _maps_to_results(e, q, query_terms(e.intent))
     if step is not None:
@@ -246,7 +246,7 @@ def _maps_search(e: _E) -> Action:
     return Action.back() if e.phone.apps["maps"].screen() != "results" else Action.complete()
 
 
-def _maps_directions(e: _E) -> Action:
+def _maps_directions(e: ExpertStep) -> Action:
     from digirl.sim.apps.maps import place_query
 
     terms = destination_terms(e.intent)
@@ -258,7 +258,7 @@ def _maps_directions(e: _E) -> Action:
     return e.goto("maps.result.0.directions") or Action.back()
 
 
-def _set_alarm(e: _E) -> Action:
+def _set_alarm(e: ExpertStep) -> Action:
     h, m = parse_time(e.intent.get("time"))
     step = e.open_app("clock")
     if step is not None:
@@ -284,7 +284,7 @@ def _set_alarm(e: _E) -> Action:
     return e.goto("clock.add") or Action.back()
 
 
-def _browser_tab(e: _E) -> Action:
+def _browser_tab(e: ExpertStep) -> Action:
     mode = e.intent.get("mode", "tab").lower()
     step = e.open_app("chrome")
     if step is not None:
@@ -303,7 +303,7 @@ def _browser_tab(e: _E) -> Action:
     return e.goto("chrome.menu") or Action.back()
 
 
-def _check_email(e: _E) -> Action:
+def _check_email(e: ExpertStep) -> Action:
     step = e.open_app("gmail")
     if step is not None:
         return step
@@ -313,7 +313,7 @@ def _check_email(e: _E) -> Action:
     return Action.back() if g.screen() != "inbox" else Action.complete()
 
 
-def _to_site(e: _E, domain: str) -> Action | None:
+def to_site(e: ExpertStep, domain: str) -> Action | None:
     """Steps until the browser shows a page of ``domain``; None when it does."""
     step = e.open_app("chrome")
     if step is not None:
@@ -328,9 +328,9 @@ def _to_site(e: _E, domain: str) -> Action | None:
     return e.goto("chrome.url") or Action.back()
 
 
-def _open_site(e: _E) -> Action:
+def _open_site(e: ExpertStep) -> Action:
     domain = site_domain(e.intent.get("site"))
-    step = _to_site(e, domain)
+    step = to_site(e, domain)
     if step is not None:
         return step
     b: Any = e.phone.apps["chrome"]
@@ -339,11 +339,11 @@ def _open_site(e: _E) -> Action:
     return e.goto("chrome.url") or Action.back()  # on the site but not its front page: retype it
 
 
-def _to_shop_results(e: _E) -> Action | None:
+def _to_shop_results(e: ExpertStep) -> Action | None:
     from digirl.sim.content import terms_in
 
     domain = site_domain(e.intent.get("site"))
-    step = _to_site(e, domain)
+    step = to_site(e, domain)
     if step is not None:
         return step
     b: Any = e.phone.apps["chrome"]
@@ -360,18 +360,18 @@ def _to_shop_results(e: _E) -> Action | None:
     return e.goto("site.search") or Action.back()
 
 
-def _shop_search(e: _E) -> Action:
+def _shop_search(e: ExpertStep) -> Action:
     return _to_shop_results(e) or Action.complete()
 
 
-def _shop_select(e: _E) -> Action:
+def _shop_select(e: ExpertStep) -> Action:
     step = _to_shop_results(e)
     if step is not None:
         return step
     return e.goto("product.0") or Action.back()
 
 
-PLANS: dict[str, Callable[[_E], Action]] = {
+PLANS: dict[str, Callable[[ExpertStep], Action]] = {
     "web_search": _web_search,
     "open_app": _open_app,
     "app_settings": _app_settings,
@@ -394,5 +394,7 @@ def expert_action(phone: Phone, ctx: TaskContext, *, jitter: float = 0.0, salt: 
     """The expert's next action for the task ``ctx`` on ``phone`` (STATUS_TASK_COMPLETE when done)."""
     if check(phone, ctx):
         return Action.complete()
-    e = _E(phone, ctx, jitter, salt)
-    return e.obstacle() or PLANS[ctx.intent.family](e)
+    from digirl.sim.families import get_family
+
+    e = ExpertStep(phone, ctx, jitter, salt)
+    return e.obstacle() or get_family(ctx.intent.family).plan(e)

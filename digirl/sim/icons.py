@@ -360,6 +360,77 @@ def _filter(d: Draw, c: Col) -> None:
         d.ellipse(_p(x - 0.07, y - 0.07, x + 0.07, y + 0.07), fill=c)
 
 
+def _flashlight(d: Draw, c: Col) -> None:
+    d.polygon(_p(0.3, 0.12, 0.7, 0.12, 0.7, 0.3, 0.6, 0.46, 0.4, 0.46, 0.3, 0.3), fill=c)
+    d.rectangle(_p(0.4, 0.46, 0.6, 0.88), fill=c)
+
+
+def _moon(d: Draw, c: Col) -> None:
+    d.ellipse(_p(0.16, 0.16, 0.84, 0.84), fill=c)
+    d.ellipse(_p(0.36, 0.06, 0.98, 0.68), fill=(0, 0, 0, 0))
+
+
+def _rotate(d: Draw, c: Col) -> None:
+    d.arc(_p(0.18, 0.18, 0.82, 0.82), 200, 470, fill=c, width=int(0.08 * _C))
+    d.polygon(_p(0.1, 0.42, 0.3, 0.42, 0.2, 0.24), fill=c)
+
+
+def _hotspot(d: Draw, c: Col) -> None:
+    d.ellipse(_p(0.42, 0.42, 0.58, 0.58), fill=c)
+    d.arc(_p(0.26, 0.26, 0.74, 0.74), 200, 340, fill=c, width=int(0.07 * _C))
+    d.arc(_p(0.1, 0.1, 0.9, 0.9), 200, 340, fill=c, width=int(0.07 * _C))
+    _line(d, c, 0.07, 0.5, 0.58, 0.5, 0.9)
+
+
+def _signal(d: Draw, c: Col) -> None:
+    for i, h in enumerate((0.25, 0.45, 0.65, 0.85)):
+        x = 0.14 + 0.19 * i
+        d.rectangle(_p(x, 0.92 - h, x + 0.13, 0.92), fill=c)
+
+
+def _trash(d: Draw, c: Col) -> None:
+    d.rectangle(_p(0.16, 0.2, 0.84, 0.28), fill=c)
+    d.rectangle(_p(0.38, 0.1, 0.62, 0.2), fill=c)
+    d.polygon(_p(0.24, 0.32, 0.76, 0.32, 0.7, 0.9, 0.3, 0.9), fill=c)
+
+
+def _send(d: Draw, c: Col) -> None:
+    d.polygon(_p(0.12, 0.14, 0.9, 0.5, 0.12, 0.86, 0.22, 0.5), fill=c)
+
+
+def _bookmark(d: Draw, c: Col) -> None:
+    d.polygon(_p(0.26, 0.1, 0.74, 0.1, 0.74, 0.9, 0.5, 0.7, 0.26, 0.9), fill=c)
+
+
+def _download(d: Draw, c: Col) -> None:
+    _line(d, c, 0.09, 0.5, 0.12, 0.5, 0.62)
+    d.polygon(_p(0.28, 0.44, 0.72, 0.44, 0.5, 0.7), fill=c)
+    d.rectangle(_p(0.18, 0.8, 0.82, 0.88), fill=c)
+
+
+def _video(d: Draw, c: Col) -> None:
+    d.rounded_rectangle(_p(0.1, 0.26, 0.66, 0.74), radius=int(0.08 * _C), fill=c)
+    d.polygon(_p(0.66, 0.5, 0.9, 0.3, 0.9, 0.7), fill=c)
+
+
+def _flip(d: Draw, c: Col) -> None:
+    d.arc(_p(0.16, 0.16, 0.84, 0.84), 20, 160, fill=c, width=int(0.08 * _C))
+    d.arc(_p(0.16, 0.16, 0.84, 0.84), 200, 340, fill=c, width=int(0.08 * _C))
+    d.polygon(_p(0.76, 0.2, 0.9, 0.42, 0.66, 0.42), fill=c)
+    d.polygon(_p(0.24, 0.8, 0.1, 0.58, 0.34, 0.58), fill=c)
+
+
+def _timer(d: Draw, c: Col) -> None:
+    d.ellipse(_p(0.16, 0.2, 0.84, 0.88), outline=c, width=int(0.08 * _C))
+    d.rectangle(_p(0.4, 0.06, 0.6, 0.14), fill=c)
+    _line(d, c, 0.08, 0.5, 0.54, 0.5, 0.34)
+
+
+def _edit(d: Draw, c: Col) -> None:
+    d.polygon(_p(0.2, 0.66, 0.62, 0.24, 0.76, 0.38, 0.34, 0.8), fill=c)
+    d.polygon(_p(0.16, 0.84, 0.2, 0.66, 0.34, 0.8), fill=c)
+
+
 ICONS: dict[str, Callable[[Draw, Col], None]] = {
     "search": _search,
     "mic": _mic,
@@ -416,6 +487,19 @@ ICONS: dict[str, Callable[[Draw, Col], None]] = {
     "lock": _lock,
     "image": _image,
     "filter": _filter,
+    "flashlight": _flashlight,
+    "moon": _moon,
+    "rotate": _rotate,
+    "hotspot": _hotspot,
+    "signal": _signal,
+    "trash": _trash,
+    "send": _send,
+    "bookmark": _bookmark,
+    "download": _download,
+    "video": _video,
+    "flip": _flip,
+    "timer": _timer,
+    "edit": _edit,
 }
 
 

@@ -30,11 +30,17 @@ Web Shopping (AitW "Web Shopping" after DigiRL's post-processing):
 - ``shop_search``: ``site``, ``query``. Success: that site's results page for the query.
 - ``shop_select``: ``site``, ``query``. Success: the product page of the *first* result of that
   site's search for the query is open.
+
+Phone (the ``phone`` task set: settings, clock, calls, messages, contacts, calendar, camera,
+photos, YouTube, Play Store, Chrome, mail and notifications; :data:`PHONE_FAMILIES`). Their slots
+and success predicates are listed in docs/tasks.md and implemented in :mod:`digirl.sim.families`.
+User-defined families are declared with :func:`declare_family`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 GENERAL_FAMILIES = (
@@ -52,8 +58,80 @@ GENERAL_FAMILIES = (
     "open_site",
 )
 WEBSHOP_FAMILIES = ("shop_goto", "shop_search", "shop_select")
-FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES
+#: On-device families (the ``phone`` task set); slots and success in docs/tasks.md.
+PHONE_FAMILIES = (
+    "toggle_setting",
+    "set_brightness",
+    "set_volume",
+    "settings_page",
+    "start_timer",
+    "start_stopwatch",
+    "delete_alarm",
+    "disable_alarm",
+    "make_call",
+    "send_message",
+    "add_contact",
+    "view_contact",
+    "create_event",
+    "take_photo",
+    "view_photo",
+    "youtube_video",
+    "youtube_subscribe",
+    "uninstall_app",
+    "update_app",
+    "close_tabs",
+    "bookmark_site",
+    "browser_page",
+    "send_email",
+    "show_notifications",
+    "clear_notifications",
+)
+FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
+#: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
+TODAY = date(2024, 6, 4)
 SHOP_SITES = ("costco.com", "bestbuy.com", "target.com", "walmart.com", "newegg.com", "ebay.com")
+#: Built-in task sets and the families they pose.
+TASKSET_FAMILIES: dict[str, tuple[str, ...]] = {
+    "general": GENERAL_FAMILIES,
+    "webshop": WEBSHOP_FAMILIES,
+    "phone": PHONE_FAMILIES,
+}
+#: Episode horizons per task set: DigiRL's 10 (General) and 20 (Web Shopping); 15 for the phone set,
+#: whose longest expert episodes (an email, a bookmark, an event at a date and time) take 8 steps at
+#: perturbation 2 (measured on both splits, seeds 0-2), leaving an agent room to explore and recover.
+HORIZONS: dict[str, int] = {"general": 10, "webshop": 20, "phone": 15}
+_TASKSET_OF = {f: ts for ts, fams in TASKSET_FAMILIES.items() for f in fams}
+#: Families added at run time (user specs): name → the task set whose env runs them.
+_USER_FAMILIES: dict[str, str] = {}
+
+
+def declare_family(name: str, taskset: str = "general") -> None:
+    """Make ``name`` a valid intent family (user-defined families; see :mod:`digirl.sim.families`)."""
+    if not name.isidentifier() or not name.islower():
+        raise ValueError(f"family names are lower-case identifiers (like 'turn_on_data_saver'), got {name!r}")
+    if name in _TASKSET_OF:
+        raise ValueError(f"{name!r} is a built-in family")
+    if taskset not in TASKSET_FAMILIES:
+        raise ValueError(f"unknown task set {taskset!r}; known: {', '.join(TASKSET_FAMILIES)}")
+    _USER_FAMILIES[name] = taskset
+
+
+def forget_family(name: str) -> None:
+    """Undo :func:`declare_family` (see :func:`digirl.sim.families.unregister_family`)."""
+    _USER_FAMILIES.pop(name, None)
+
+
+def known_families() -> tuple[str, ...]:
+    """Built-in families, then user-declared ones."""
+    return FAMILIES + tuple(_USER_FAMILIES)
+
+
+def family_taskset(family: str) -> str:
+    """The task set (``general``, ``webshop``, ``phone``) whose env runs ``family``."""
+    ts = _TASKSET_OF.get(family) or _USER_FAMILIES.get(family)
+    if ts is None:
+        raise ValueError(f"unknown intent family {family!r}; known: {', '.join(known_families())}")
+    return ts
 
 
 @dataclass(frozen=True)
@@ -64,8 +142,8 @@ class Intent:
     slots: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.family not in FAMILIES:
-            raise ValueError(f"unknown intent family {self.family!r}; known: {', '.join(FAMILIES)}")
+        if self.family not in _TASKSET_OF and self.family not in _USER_FAMILIES:
+            raise ValueError(f"unknown intent family {self.family!r}; known: {', '.join(known_families())}")
 
     def get(self, key: str, default: str = "") -> str:
         return self.slots.get(key, default)
@@ -79,4 +157,4 @@ class Intent:
 
     @property
     def taskset(self) -> str:
-        return "webshop" if self.family in WEBSHOP_FAMILIES else "general"
+        return family_taskset(self.family)

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
-from digirl.sim.apps import ALIASES, BUILTIN, EXTRA_APPS, GenericApp
+from digirl.sim.apps import ALIASES, BUILTIN, EXTRA_APPS, SYSTEM_UI, GenericApp
 from digirl.sim.apps.base import App, dialog
 from digirl.sim.content import norm_name
+from digirl.sim.device import DEFAULT_CONTACTS, DeviceSettings, default_gallery, default_notices
 from digirl.sim.keyboard import keyboard_view
 from digirl.sim.perturb import Dynamics
 from digirl.sim.ui import BOTTOM, STATUS_H, TEXT, TOP, H, View, W, box, flatten, icon_button, label
@@ -63,7 +64,14 @@ class Phone:
         self.clock = clock
         self.battery = battery
         self.wifi, self.bluetooth, self.airplane = True, False, False
+        # Shared device state (digirl.sim.device): settings, contacts, gallery, shade notifications.
+        self.settings = DeviceSettings()
+        self.contacts = list(DEFAULT_CONTACTS)
+        self.gallery = default_gallery()
+        self.notices = default_notices()
         self.apps: dict[str, App] = {k: cls(self) for k, cls in BUILTIN.items()}
+        self.apps.update({k: cls(self) for k, cls in SYSTEM_UI.items()})
+        self.shade_from = "launcher"
         self.installed: list[str] = [k for k in BUILTIN if k != "launcher"]
         self.notifications: dict[str, bool] = {k: True for k in self.installed}
         for name in extra_apps:
@@ -134,6 +142,20 @@ class Phone:
                 )
             )
         self.invalidate()
+
+    def open_shade(self) -> None:
+        """Pull down the notification shade (quick settings and notifications) over the current app."""
+        if self.fg != "shade" and self.loading == 0 and self.popup is None:
+            self.blur_all()
+            self.shade_from = self.fg
+            self.fg = "shade"
+            self.apps["shade"].on_launch()
+            self.invalidate()
+
+    def close_shade(self) -> None:
+        if self.fg == "shade":
+            self.fg = self.shade_from if self.shade_from in self.apps else "launcher"
+            self.invalidate()
 
     def go_home(self) -> None:
         self.blur_all()
@@ -317,6 +339,9 @@ class Phone:
     def swipe(self, x: float, y: float, direction: SwipeDirection, length: float) -> None:
         if self.popup is not None or self.loading > 0:
             return
+        if direction is SwipeDirection.DOWN and y <= STATUS_H:  # from the status bar: the shade
+            self.open_shade()
+            return
         if direction in (SwipeDirection.UP, SwipeDirection.DOWN):
             for v in reversed(list(flatten(self.tree()))):
                 if v.scroll is not None and v.contains(x, y):
@@ -362,5 +387,6 @@ class Phone:
             "wifi": self.wifi,
             "bluetooth": self.bluetooth,
             "airplane": self.airplane,
+            "settings": dict(vars(self.settings)),
             "app_state": self.current.state(),
         }

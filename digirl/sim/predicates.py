@@ -1,16 +1,17 @@
-"""Success predicates: one per intent family, evaluated on the phone's state (never on pixels).
+"""Success predicates of the AitW families, evaluated on the phone's state (never on pixels or on
+the actions taken), and :func:`check`, which evaluates any family's predicate.
 
-Each predicate is ``fn(phone, intent, ctx) -> bool``; :data:`PREDICATES` maps family → predicate.
-Adding a family = writing one function here, one plan in :mod:`digirl.sim.expert` and one entry
-in :data:`digirl.sim.intents.FAMILIES`.
+Each predicate is ``fn(phone, intent, ctx) -> bool``; :data:`PREDICATES` maps the General and Web
+Shopping families to theirs. The phone families and user-defined ones bring their predicates in
+their :class:`~digirl.sim.families.TaskFamily` (:mod:`digirl.sim.families`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from digirl.sim.content import channel_videos, key_terms, norm_name, terms_in
 from digirl.sim.intents import Intent
@@ -30,6 +31,8 @@ class TaskContext:
     intent: Intent
     #: For app_notifications/toggle: the switch state when the episode started.
     initial_notifications: bool | None = None
+    #: What a family's setup recorded about the initial state (tabs open, contacts, a level, ...).
+    initial: dict[str, Any] = field(default_factory=dict)
 
 
 def query_terms(intent: Intent, slot: str = "query") -> list[str]:
@@ -238,5 +241,13 @@ PREDICATES: dict[str, Callable[[Phone, Intent, TaskContext], bool]] = {
 
 
 def check(phone: Phone, ctx: TaskContext) -> bool:
-    """Whether the task of ``ctx`` is accomplished on ``phone``."""
-    return PREDICATES[ctx.intent.family](phone, ctx.intent, ctx)
+    """Whether the task of ``ctx`` is accomplished on ``phone``.
+
+    Never while the screen shows "Loading…" (a slow page load): the person doing the task cannot
+    see the result yet, whatever the family.
+    """
+    if phone.loading > 0:
+        return False
+    from digirl.sim.families import get_family
+
+    return get_family(ctx.intent.family).predicate(phone, ctx.intent, ctx)

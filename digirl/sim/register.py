@@ -2,6 +2,8 @@
 
 - ``digirl/sim-general-v0`` / ``digirl/sim-general-test-v0``: AitW General-style tasks, horizon 10.
 - ``digirl/sim-webshop-v0`` / ``digirl/sim-webshop-test-v0``: Web Shopping tasks, horizon 20.
+- ``digirl/sim-phone-v0`` / ``digirl/sim-phone-test-v0``: on-device tasks (settings, clock, calls,
+  messages, contacts, calendar, camera, photos, YouTube, Play Store, Chrome, mail), horizon 15.
 
 The ``-test`` ids use the test split; ``make(id, split=..., perturbation=..., world_version=...)``
 overrides any keyword of :class:`digirl.sim.env.SimEnv`.
@@ -17,6 +19,7 @@ _META = {"simulator": True, "expert": True, "elements": True}
 for _ts, _desc in (
     ("general", "Simulated phone, AitW General-style tasks (search, apps, settings, alarms; H=10)"),
     ("webshop", "Simulated phone, Web Shopping tasks on 6 shopping sites (go to, search, select; H=20)"),
+    ("phone", "Simulated phone, on-device tasks (settings, clock, calls, texts, calendar, camera, apps, Chrome; H=15)"),
 ):
     register(f"digirl/sim-{_ts}-v0", _EP, description=_desc + ", train split", metadata=_META, taskset=_ts, split="train")
     register(f"digirl/sim-{_ts}-test-v0", _EP, description=_desc + ", test split", metadata=_META, taskset=_ts, split="test")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 __all__ = [
     "Color",
@@ -26,6 +27,7 @@ __all__ = [
     "label",
     "list_row",
     "scroll_list",
+    "slider",
     "switch",
 ]
 
@@ -362,3 +364,36 @@ def scroll_list(
         r.translate(dy, rect)
         container.children.append(r)
     return container
+
+
+def slider(
+    rect: Rect,
+    value: int,
+    on_set: Callable[[int], None],
+    *,
+    ref: str,
+    desc: str,
+    step: int = 5,
+    color: Color = BLUE,
+) -> View:
+    """A 0–100 slider: a tap sets the value under the finger, in ``step`` increments.
+
+    It is listed as one UI element (``desc`` and the value); its tap targets (refs
+    ``<ref>.<value>``, one per step) are not.
+    """
+    x0, y0, x1, y1 = rect
+    cy = (y0 + y1) / 2
+    frac = min(max(value, 0), 100) / 100
+    v = View(rect, kind="slider", ref=ref, placeholder=f"{desc} {value}%", element=True)
+    v.children.append(View((x0, cy - 3, x1, cy + 3), fill=FAINT, radius=3, element=False))
+    v.children.append(View((x0, cy - 3, x0 + (x1 - x0) * frac, cy + 3), fill=color, radius=3, element=False))
+    tx = x0 + (x1 - x0) * frac
+    v.children.append(View((tx - 10, cy - 10, tx + 10, cy + 10), fill=color, radius=10, element=False))
+    n = max(1, 100 // step)
+    seg = (x1 - x0) / n
+    for k in range(n + 1):
+        cx = x0 + k * seg
+        v.children.append(
+            View((cx - seg / 2, y0, cx + seg / 2, y1), ref=f"{ref}.{k * step}", on_tap=partial(on_set, k * step), element=False)
+        )
+    return v

@@ -57,3 +57,21 @@ def test_play_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pyte
     out = capsys.readouterr().out
     assert rc == 0 and (tmp_path / "screen.png").exists()
     assert "no_focus" in out and "episode over (success)" in out
+
+
+def test_render_a_phone_task_and_a_user_family(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "render", "--task", "Take a selfie", "--out", str(tmp_path / "a"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["success"] and out["intent"] == {"family": "take_photo", "slots": {"mode": "selfie"}}
+    spec = tmp_path / "fam.yaml"
+    spec.write_text(
+        "families:\n"
+        "  - name: stopwatch_tab_render\n"
+        "    phrasings: ['show the stopwatch tab']\n"
+        "    success: [{state: clock.tab, equals: Stopwatch}, {state: app, equals: clock}]\n"
+        "    plan: [{open_app: Clock}, {tap: clock.tab.stopwatch}]\n",
+        encoding="utf-8",
+    )
+    args = ["sim", "render", "--task", "Show the stopwatch tab", "--families", str(spec), "--out", str(tmp_path / "b"), "--json"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["success"]

@@ -346,9 +346,9 @@ def test_instruction_strings_and_generic() -> None:
     obs, _info = env.reset(seed=0, options={"task": "What's the weather like in Tokyo?"})
     assert env.intent.family == "web_search" and obs.instruction.startswith("What")
     with pytest.raises(UnsupportedInstructionError):
-        env.reset(seed=0, options={"task": "qwzx plorb the frobnicator"})
+        env.reset(seed=0, options={"task": "plorb the frobnicator"})
     env = SimEnv(allow_generic=True)
-    env.reset(seed=0, options={"task": "qwzx plorb the frobnicator"})
+    env.reset(seed=0, options={"task": "plorb the frobnicator"})
     assert env.intent.family == "web_search"
     env.reset(seed=0)  # sampled from the task set
     assert env.task is not None and env.task.horizon == 10

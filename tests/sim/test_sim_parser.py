@@ -1,9 +1,9 @@
-"""The AitW instruction parser: every phrasing family, typos, near-misses, key terms, real-line coverage."""
+"""The instruction parser: every phrasing family, typos, politeness, near-misses with reasons, key terms,
+the web-search fallback for questions, real-line coverage."""
 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -11,13 +11,15 @@ from digirl.sim.intents import FAMILIES, Intent
 from digirl.sim.tasks.parser import (
     canonical_app,
     canonical_shop_site,
+    explain_instruction,
     key_terms_match,
     parse_instruction,
     parse_time,
     query_terms,
 )
+from tests.sim.conftest import aitw_dir
 
-AITW = Path(__file__).resolve().parents[2].parent / "shared" / "aitw"
+AITW = aitw_dir()
 
 # (instruction, family, expected slot subset) — entities deliberately not all from AitW.
 CASES = [
@@ -132,6 +134,34 @@ CASES = [
         "shop_select",
         {"site": "target.com", "query": "lamp"},
     ),
+    # phone families (written for this test, not taken from the held-out set)
+    ("Switch off Bluetooth", "toggle_setting", {"setting": "bluetooth", "state": "off"}),
+    ("Put the phone in flight mode", "toggle_setting", {"setting": "airplane_mode", "state": "on"}),
+    ("Toggle dark theme", "toggle_setting", {"setting": "dark_mode", "state": "toggle"}),
+    ("Set screen brightness to 70%", "set_brightness", {"level": "70"}),
+    ("Turn the volume all the way down", "set_volume", {"level": "0"}),
+    ("Show me the sound settings", "settings_page", {"page": "sound"}),
+    ("Start a 20 minute timer", "start_timer", {"seconds": "1200"}),
+    ("Time my run", "start_stopwatch", {}),
+    ("Remove the alarm at 5:15am", "delete_alarm", {"time": "05:15"}),
+    ("Switch off the 9pm alarm", "disable_alarm", {"time": "21:00"}),
+    ("Give Uncle Joe a call", "make_call", {"contact": "Uncle Joe"}),
+    ("Send a message to Priya saying the car is ready", "send_message", {"contact": "Priya", "body": "the car is ready"}),
+    ("Add Kenji to my contacts with number 555 010 2233", "add_contact", {"name": "Kenji", "number": "5550102233"}),
+    ("Find Rosa in my contacts", "view_contact", {"name": "Rosa"}),
+    ("Schedule a haircut next Tuesday at 11am", "create_event", {"title": "Haircut", "date": "2024-06-11", "time": "11:00"}),
+    ("Record a short video", "take_photo", {"mode": "video"}),
+    ("Show me my most recent photo", "view_photo", {"query": ""}),
+    ("Put on Take On Me on YouTube", "youtube_video", {"query": "Take On Me"}),
+    ("Subscribe to the NASA channel", "youtube_subscribe", {"channel": "NASA"}),
+    ("Uninstall the Hulu app", "uninstall_app", {"app": "Hulu"}),
+    ("Update the Slack app", "update_app", {"app": "Slack"}),
+    ("Close this tab", "close_tabs", {"scope": "current"}),
+    ("Add github.com to my bookmarks", "bookmark_site", {"site": "github.com"}),
+    ("Show my Chrome downloads", "browser_page", {"page": "downloads"}),
+    ("Write an email to li.wei@example.org saying the invoice is attached", "send_email", {"to": "li.wei@example.org"}),
+    ("Pull down the notification shade", "show_notifications", {}),
+    ("Dismiss all my notifications", "clear_notifications", {}),
 ]
 
 
@@ -188,31 +218,85 @@ def test_typos_case_and_punctuation(text: str, family: str, slots: dict[str, str
 
 
 @pytest.mark.parametrize(
-    "text",
+    "text,why",
     [
-        "",
-        "   ",
-        "Take a selfie",
-        "Send a text message to Mom",
-        "Call my mom",
-        "Turn on wifi",
-        "Set a timer for 5 minutes",
-        "Set an alarm for 25pm",
-        "Set an alarm for 7",  # am or pm?
-        "Uninstall the Uber app",
-        "Open the door",
-        "Go to the kitchen",
-        "Play some music on YouTube",
-        "Search for cat videos on YouTube",
-        "Show me my notifications",
-        "Open a new Firefox tab",
-        "Go to ebay.com, and select the first entry",
-        "What is the speed of a bicycle?Search for hotels in Washington DC",
-        "What is love",
+        ("", "empty"),
+        ("   ", "empty"),
+        ("Set an alarm for 25pm", "not a time"),
+        ("Set an alarm for 7", "not a time"),  # am or pm?
+        ("Open the door", "no task family"),
+        ("Go to the kitchen", "no task family"),
+        ("Open a new Firefox tab", "no task family"),
+        ("Go to ebay.com, and select the first entry", "no task family"),
+        ("What is the speed of a bicycle?Search for hotels in Washington DC", "two requests"),
+        ("Turn on the living room lights", "not a setting"),
+        ("Uninstall Chrome", "system app"),
+        ("Call", "names no contact"),
+        ("Mow the lawn", "no task family"),
+        ("qwrtzpsdfg", "unreadable"),
     ],
 )
-def test_near_misses_are_none(text: str) -> None:
-    assert parse_instruction(text) is None
+def test_unplaceable_lines_are_rejected_with_a_reason(text: str, why: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is None and parse_instruction(text) is None
+    assert why in found.reason, found.reason
+
+
+@pytest.mark.parametrize(
+    "text,family,slots",
+    [
+        ("Take a selfie", "take_photo", {"mode": "selfie"}),
+        ("Send a text message to Mom", "send_message", {"contact": "Mom", "body": ""}),
+        ("Call my mom", "make_call", {"contact": "Mom"}),
+        ("Turn on wifi", "toggle_setting", {"setting": "wifi", "state": "on"}),
+        ("Set a timer for 5 minutes", "start_timer", {"seconds": "300"}),
+        ("Uninstall the Uber app", "uninstall_app", {"app": "Uber"}),
+        ("Play some music on YouTube", "youtube_video", {"query": "music", "action": "play"}),
+        ("Search for cat videos on YouTube", "youtube_video", {"query": "cat", "action": "search"}),
+        ("Show me my notifications", "show_notifications", {}),
+        ("What is love", "web_search", {"key_terms": "love"}),
+    ],
+)
+def test_former_near_misses_now_have_families(text: str, family: str, slots: dict[str, str]) -> None:
+    intent = parse_instruction(text)
+    assert intent is not None and intent.family == family, (text, intent)
+    assert all(intent.slots.get(k) == v for k, v in slots.items()), intent
+
+
+@pytest.mark.parametrize(
+    "text,key_terms",
+    [
+        ("Who won the World Cup in 2018?", "world cup 2018"),
+        ("define 'ubiquitous'", "ubiquitous"),
+        ('Translate "good morning" into Spanish', "good morning spanish"),
+        ("What is 15% of 80?", "15% 80"),
+        ("How do I make lasagna?", "lasagna"),
+        ("Tell me about the Great Wall of China", "great wall china"),
+        ("news today", "news"),
+    ],
+)
+def test_questions_become_web_searches_with_their_key_words(text: str, key_terms: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is not None and found.intent.family == "web_search" and found.how == "question"
+    assert found.intent.slots["key_terms"] == key_terms
+
+
+@pytest.mark.parametrize(
+    "text,family,slots",
+    [
+        ("Could you please turn wifi off for me, thanks", "toggle_setting", {"setting": "wifi", "state": "off"}),
+        ("Hey Google, call dad please", "make_call", {"contact": "Dad"}),
+        ("TURN ON BLUETOOTH!!", "toggle_setting", {"setting": "bluetooth", "state": "on"}),
+        ("Turn of the flashlight", "toggle_setting", {"setting": "flashlight", "state": "off"}),
+        ("set an alarn for 6am", "set_alarm", {"time": "06:00"}),
+        ("Opne the calender app", "open_app", {"app": "Calendar"}),
+        ("I want to install the Notion app", "install_app", {"app": "Notion"}),
+    ],
+)
+def test_politeness_typos_and_shouting(text: str, family: str, slots: dict[str, str]) -> None:
+    intent = parse_instruction(text)
+    assert intent is not None and intent.family == family, (text, intent)
+    assert all(intent.slots.get(k) == v for k, v in slots.items()), intent
 
 
 def test_non_string_input_is_none() -> None:
@@ -244,14 +328,10 @@ def test_new_entities_in_known_phrasings() -> None:
 
 
 def test_helpers() -> None:
-    assert (
-        parse_time("12am") == "00:00" and parse_time("12pm") == "12:00" and parse_time("6:05 p.m.") == "18:05"
-    )
+    assert parse_time("12am") == "00:00" and parse_time("12pm") == "12:00" and parse_time("6:05 p.m.") == "18:05"
     assert parse_time("18:30") == "18:30" and parse_time("7") is None and parse_time("13pm") is None
     assert canonical_app("the chrome app") == "Chrome" and canonical_app("Spotify") == "Spotify"
-    assert (
-        canonical_shop_site("www.BestBuy.com/") == "bestbuy.com" and canonical_shop_site("amazon.com") is None
-    )
+    assert canonical_shop_site("www.BestBuy.com/") == "bestbuy.com" and canonical_shop_site("amazon.com") is None
 
 
 def test_parser_is_fast_and_deterministic() -> None:
@@ -263,16 +343,17 @@ def test_parser_is_fast_and_deterministic() -> None:
     assert first == [parse_instruction(t) for t in texts]
 
 
-@pytest.mark.skipif(not AITW.is_dir(), reason="AitW reference lines not present (/work/shared/aitw)")
+@pytest.mark.skipif(AITW is None, reason="AitW reference lines not present (../shared/aitw or $DIGIRL_AITW_DIR)")
 @pytest.mark.parametrize("subset", ["general", "webshop"])
 def test_parse_coverage_on_real_aitw_lines(subset: str) -> None:
+    assert AITW is not None
     lines: list[str] = []
     for split in ("train", "test"):
         lines += [s for s in (AITW / f"{subset}_{split}.txt").read_text().splitlines() if s.strip()]
     intents = [parse_instruction(s) for s in lines]
     failed = sorted({s for s, i in zip(lines, intents) if i is None})
     rate = 1 - sum(i is None for i in intents) / len(lines)
-    assert rate >= 0.98, f"{subset}: {rate:.1%} parsed; failing: {failed}"
+    assert rate >= 0.995, f"{subset}: {rate:.1%} parsed; failing: {failed}"
     for s, i in zip(lines, intents):
         if i is not None and subset == "webshop":
             assert i.taskset == "webshop", s

@@ -6,28 +6,23 @@ from __future__ import annotations
 
 from digirl.sim.apps.base import App
 from digirl.sim.apps.browser import Browser
+from digirl.sim.apps.calendar import Calendar
+from digirl.sim.apps.camera import Camera, Photos
 from digirl.sim.apps.clock import Clock
+from digirl.sim.apps.contacts import Contacts
+from digirl.sim.apps.dialer import PhoneApp
 from digirl.sim.apps.gmail import Gmail
 from digirl.sim.apps.launcher import Launcher
 from digirl.sim.apps.maps import Maps
+from digirl.sim.apps.messages import Messages
 from digirl.sim.apps.search import GoogleApp
 from digirl.sim.apps.settings import Settings
-from digirl.sim.apps.simple import (
-    Calculator,
-    Calendar,
-    Camera,
-    Contacts,
-    Files,
-    GenericApp,
-    Messages,
-    Music,
-    PhoneApp,
-    Photos,
-)
+from digirl.sim.apps.shade import Shade
+from digirl.sim.apps.simple import Calculator, Files, GenericApp, Music
 from digirl.sim.apps.store import PlayStore
 from digirl.sim.apps.youtube import YouTube
 
-__all__ = ["ALIASES", "BUILTIN", "EXTRA_APPS", "App", "GenericApp"]
+__all__ = ["ALIASES", "BUILTIN", "EXTRA_APPS", "SYSTEM_UI", "App", "GenericApp"]
 
 #: key → class, in home-screen-independent order. "launcher" is the home screen.
 BUILTIN: dict[str, type[App]] = {
@@ -50,6 +45,9 @@ BUILTIN: dict[str, type[App]] = {
     "photos": Photos,
     "phone": PhoneApp,
 }
+
+#: System UI shown like an app but not launchable from the drawer (the notification shade).
+SYSTEM_UI: dict[str, type[App]] = {"shade": Shade}
 
 #: Third-party apps installed on every episode's phone (tasks may add or remove others).
 EXTRA_APPS: tuple[str, ...] = ("Facebook", "Instagram", "WhatsApp", "Spotify", "Netflix", "Amazon Shopping")

@@ -25,7 +25,7 @@ from digirl.sim.ui import (
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
 
-__all__ = ["App", "ScreenStackApp", "app_bar", "dialog", "fab", "tab_bar"]
+__all__ = ["App", "ScreenStackApp", "app_bar", "avatar", "dialog", "fab", "person_row", "tab_bar"]
 
 
 class App:
@@ -142,7 +142,6 @@ class App:
         return self.fields.get(name, "")
 
 
-
 class ScreenStackApp(App):
     """An app whose screens form a back stack of ``(screen name, argument)`` pairs."""
 
@@ -162,6 +161,7 @@ class ScreenStackApp(App):
             self.blur()
             return True
         return False
+
 
 def app_bar(
     title: str,
@@ -269,3 +269,32 @@ def dialog(
     card.children.extend(extra or [])
     scrim.children.append(card)
     return scrim
+
+
+def avatar(x: float, y: float, name: str, size: float = 40) -> View:
+    """A round avatar with the name's initial, coloured by a hash of the name."""
+    from digirl.sim.content import stable_rng
+
+    col = stable_rng("avatar", name).choice(((66, 133, 244), (52, 168, 83), (251, 140, 0), (142, 36, 170)))
+    return View(
+        (x, y, x + size, y + size),
+        kind="text",
+        text=name[:1].upper(),
+        fill=col,
+        fg=WHITE,
+        radius=int(size / 2),
+        size=int(size * 0.45),
+        align="center",
+        element=False,
+    )
+
+
+def person_row(
+    y: float, h: float, name: str, *, sub: str = "", ref: str, on_tap: Callable[[], None] | None, size: float = 40
+) -> View:
+    """A list row for a person: their avatar, then the name (and a subtitle)."""
+    from digirl.sim.ui import list_row
+
+    row = list_row(y, h, name, sub=sub, ref=ref, icon="person", on_tap=on_tap, divider=False)
+    row.children[0] = avatar(12, y + (h - size) / 2, name, size)
+    return row

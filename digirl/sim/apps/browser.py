@@ -1,8 +1,10 @@
-"""A Chrome-like browser: URL bar, tabs (normal and incognito, windows), tab switcher, menu, history."""
+"""A Chrome-like browser: URL bar, tabs (normal and incognito, windows), tab switcher (close one, close
+all), menu, history, bookmarks (add the page) and downloads."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import quote_plus
@@ -73,11 +75,12 @@ class Browser(App):
         super().__init__(phone)  # type: ignore[arg-type]
         self.tabs: list[Tab] = [Tab(0, history=["google.com"])]
         self.cur = 0
-        self.mode = "page"  # page | urlbar | tabs | menu | history
+        self.mode = "page"  # page | urlbar | tabs | menu | tabs_menu | history | bookmarks | downloads
         self.tab_group_incognito = False
         self.windows = 1
         self.seen_cookie: set[str] = set()
         self.visited: list[str] = []
+        self.bookmarks: list[str] = ["google.com", "wikipedia.org"]
 
     # ---------------------------------------------------------------- state
     @property
@@ -109,6 +112,7 @@ class Browser(App):
             "incognito": t.incognito,
             "tabs": len(self.tabs),
             "cookie": t.cookie,
+            "bookmarks": list(self.bookmarks),
             "focused": self.focused,
             "fields": dict(self.fields),
         }
@@ -189,7 +193,23 @@ class Browser(App):
         if self.cur == tid or all(t.tid != self.cur for t in self.tabs):
             self.cur = self.tabs[-1].tid
 
+    def close_all_tabs(self) -> None:
+        """Close every tab of the group the switcher shows (a fresh new tab remains when none is left)."""
+        inc = self.tab_group_incognito
+        for t in [t for t in self.tabs if t.incognito == inc]:
+            self.close_tab(t.tid)
+        self.mode = "tabs"
+
+    def add_bookmark(self) -> None:
+        url = self.tab.url
+        if url != "newtab" and url not in self.bookmarks:
+            self.bookmarks.append(url)
+        self.mode = "page"
+
     def back(self) -> bool:
+        if self.mode == "tabs_menu":
+            self.mode = "tabs"
+            return True
         if self.mode != "page":
             self.mode = "page"
             return True
@@ -252,7 +272,7 @@ class Browser(App):
         self.tab_group_incognito = self.tab.incognito
 
     def _show_menu(self) -> None:
-        self.mode = "menu"
+        self.mode = "tabs_menu" if self.mode == "tabs" else "menu"
 
     def _switch(self, tid: int) -> None:
         self.cur = tid
@@ -261,10 +281,15 @@ class Browser(App):
     def build(self) -> list[View]:
         if self.mode == "urlbar":
             return self._urlbar()
-        if self.mode == "tabs":
-            return self._tabs()
+        if self.mode in ("tabs", "tabs_menu"):
+            views = self._tabs()
+            if self.mode == "tabs_menu":
+                views.append(self._tabs_menu())
+            return views
         if self.mode == "history":
             return self._history()
+        if self.mode in ("bookmarks", "downloads"):
+            return self._saved(self.mode)
         views = page_views(self, self.page)
         t = self.tab
         if t.cookie:
@@ -318,9 +343,10 @@ class Browser(App):
             ("New window", "new_window", lambda: self.new_tab(window=True)),
             ("New Incognito window", "new_incognito_window", lambda: self.new_tab(incognito=True, window=True)),
             ("History", "history", self._show_history),
-            ("Bookmarks", "bookmarks", self._close_menu),
-            ("Downloads", "downloads", self._close_menu),
+            ("Bookmarks", "bookmarks", lambda: setattr(self, "mode", "bookmarks")),
+            ("Downloads", "downloads", lambda: setattr(self, "mode", "downloads")),
             ("Settings", "settings", self._close_menu),
+            ("Add bookmark", "add_bookmark", self.add_bookmark),
         )
         panel = box(
             (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
@@ -484,4 +510,40 @@ class Browser(App):
             rows = [label((16, 20, 344, 60), "No history yet", size=15, fg=SUBTLE, align="center")]
         views.append(scroll_list("chrome.history", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
         views.append(app_bar("History", back=self.phone.key_back, ref="chrome.history.bar"))
+        return views
+
+    def _tabs_menu(self) -> View:
+        scrim = box((0, TOP, 360, BOTTOM), None, blocker=True, ref="chrome.menu.scrim", on_tap=self._show_tabs)
+        items = (
+            ("New tab", "new_tab", lambda: self.new_tab(incognito=self.tab_group_incognito)),
+            ("Close all tabs", "close_all", self.close_all_tabs),
+            ("Settings", "settings", self._show_tabs),
+        )
+        panel = box(
+            (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
+        )
+        for i, (text, ref, fn) in enumerate(items):
+            y = TOP + 10 + 48 * i
+            panel.children.append(
+                View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
+            )
+        scrim.children.append(panel)
+        return scrim
+
+    def _saved(self, which: str) -> list[View]:
+        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+        items: list[tuple[str, str, str, Callable[[], None] | None]]
+        if which == "bookmarks":
+            items = [(u.split("/")[0], u, "bookmark", partial(self.open_url, u)) for u in self.bookmarks]
+        else:
+            files = ("boarding_pass.pdf", "IMG_2041.jpg", "recipe_lasagna.pdf", "invoice_0524.pdf")
+            items = [(f, f"{(len(f) * 37) % 900 + 40} KB · May {20 + i}", "download", None) for i, f in enumerate(files)]
+        rows = [
+            list_row(64 * i, 64, t, sub=sub, ref=f"chrome.{which}.{i}", icon=icon, icon_color=SUBTLE, on_tap=fn or (lambda: None))
+            for i, (t, sub, icon, fn) in enumerate(items)
+        ]
+        if not rows:
+            rows = [label((16, 20, 344, 60), f"No {which} yet", size=15, fg=SUBTLE, align="center")]
+        views.append(scroll_list(f"chrome.{which}", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
+        views.append(app_bar(which.title(), back=self.phone.key_back, ref=f"chrome.{which}.bar"))
         return views

@@ -1,5 +1,5 @@
-"""Clock: alarms (list, enable switches, a time picker with hour/minute fields, ▲/▼ and AM/PM), world clock,
-timer and stopwatch."""
+"""Clock: alarms (list, enable switches, delete, a time picker with hour/minute fields, ▲/▼ and AM/PM),
+world clock, a timer (type its duration, Start; one step is one second) and a stopwatch."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from digirl.sim.ui import (
     switch,
 )
 
-__all__ = ["Alarm", "Clock", "fmt12"]
+__all__ = ["Alarm", "Clock", "fmt12", "timer_digits"]
 
 _BG = (248, 250, 255)
 TABS = ("Alarm", "Clock", "Timer", "Stopwatch")
@@ -45,6 +45,19 @@ class Alarm:
 def fmt12(h: int, m: int) -> tuple[str, str]:
     """(``"7:05"``, ``"AM"``) for 24-hour ``h``:``m``."""
     return f"{(h % 12) or 12}:{m:02d}", "AM" if h < 12 else "PM"
+
+
+def timer_digits(seconds: int) -> str:
+    """What to type into the timer for ``seconds`` (digits fill h, mm, ss from the right: 90 → "130")."""
+    h, rest = divmod(int(seconds), 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}{m:02d}{sec:02d}".lstrip("0") or "0"
+
+
+def _hms(seconds: int) -> str:
+    h, rest = divmod(max(0, int(seconds)), 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h:02d}:{m:02d}:{sec:02d}"
 
 
 @dataclass
@@ -70,7 +83,11 @@ class Clock(App):
         self.alarms: list[Alarm] = [Alarm(7, 0, False, "Weekdays"), Alarm(8, 30, True, "")]
         self.picker: Picker | None = None
         self.timer_running = False
+        #: The duration the timer was started with, and what is left (seconds).
+        self.timer_total = 0
+        self.timer_left = 0
         self.stopwatch_running = False
+        self.stopwatch_elapsed = 0
 
     def screen(self) -> str:
         return "picker" if self.picker is not None else self.tab.lower()
@@ -79,6 +96,8 @@ class Clock(App):
         return {
             "screen": self.screen(),
             "alarms": [(a.hour, a.minute, a.enabled) for a in self.alarms],
+            "timer": {"running": self.timer_running, "total": self.timer_total, "left": self.timer_left},
+            "stopwatch": {"running": self.stopwatch_running, "elapsed": self.stopwatch_elapsed},
             "picker": None
             if self.picker is None
             else {"hour": self.fields.get("hour"), "minute": self.fields.get("minute"), "pm": self.picker.pm},
@@ -110,6 +129,10 @@ class Clock(App):
         self.focus("hour", select_all=True)
 
     def type_text(self, text: str) -> None:
+        if self.focused == "timer":  # up to six digits, read as hh mm ss from the right
+            digits = (self.fields.get("timer", "") + "".join(c for c in text if c.isdigit()))[-6:]
+            self.fields["timer"] = digits.lstrip("0")
+            return
         # Digits fill the focused field; after two hour digits the minute field takes over.
         for ch in text:
             f = self.focused
@@ -127,7 +150,9 @@ class Clock(App):
                 self.focus("minute", select_all=True)
 
     def submit(self, name: str) -> None:
-        if name == "hour":
+        if name == "timer":
+            self.start_timer()
+        elif name == "hour":
             self.focus("minute", select_all=True)
         else:
             self.confirm()
@@ -184,6 +209,45 @@ class Clock(App):
     def toggle(self, i: int) -> None:
         self.alarms[i].enabled = not self.alarms[i].enabled
 
+    def delete(self, i: int) -> None:
+        if 0 <= i < len(self.alarms):
+            del self.alarms[i]
+
+    # ---------------------------------------------------------------- timer, stopwatch
+    def typed_seconds(self) -> int:
+        d = self.fields.get("timer", "").rjust(6, "0")
+        return int(d[:2]) * 3600 + int(d[2:4]) * 60 + int(d[4:])
+
+    def start_timer(self) -> None:
+        if self.timer_running:
+            self.timer_running = False  # pause
+        elif self.timer_left > 0:
+            self.timer_running = True  # resume
+        elif self.typed_seconds() > 0:
+            self.timer_total = self.timer_left = self.typed_seconds()
+            self.timer_running = True
+        self.blur()
+
+    def reset_timer(self) -> None:
+        self.timer_running, self.timer_total, self.timer_left = False, 0, 0
+        self.fields["timer"] = ""
+
+    def toggle_stopwatch(self) -> None:
+        self.stopwatch_running = not self.stopwatch_running
+
+    def reset_stopwatch(self) -> None:
+        self.stopwatch_running, self.stopwatch_elapsed = False, 0
+
+    def tick(self) -> None:
+        if self.timer_running:
+            self.timer_left -= 1
+            if self.timer_left <= 0:
+                self.timer_running, self.timer_left = False, 0
+            self.phone.invalidate()
+        if self.stopwatch_running:
+            self.stopwatch_elapsed += 1
+            self.phone.invalidate()
+
     # ---------------------------------------------------------------- views
     def build(self) -> list[View]:
         views: list[View] = [box((0, TOP, 360, BOTTOM), _BG)]
@@ -191,8 +255,10 @@ class Clock(App):
             views += self._alarms()
         elif self.tab == "Clock":
             views += self._world()
-        else:
+        elif self.tab == "Timer":
             views += self._timer()
+        else:
+            views += self._stopwatch()
         views.append(self._tabs())
         if self.picker is not None:
             views.append(self._picker())
@@ -227,6 +293,7 @@ class Clock(App):
 
     def _select(self, t: str) -> None:
         self.tab = t
+        self.blur()
 
     def _alarms(self) -> list[View]:
         rows: list[View] = []
@@ -263,6 +330,15 @@ class Clock(App):
             card.children.append(
                 switch((280, y + 24, 340, y + 64), a.enabled, partial(self.toggle, i), ref=f"clock.alarm.{i}.switch")
             )
+            card.children.append(
+                icon_button(
+                    (296, y + 66, 332, y + 100),
+                    "trash",
+                    partial(self.delete, i),
+                    ref=f"clock.alarm.{i}.delete",
+                    desc="Delete alarm",
+                )
+            )
             rows.append(card)
         views: list[View] = [scroll_list("clock.alarms", (0, TOP + 64, 360, BOTTOM - 72), rows, self.phone.scroll)]
         views.append(label((20, TOP, 340, TOP + 64), "Alarm", size=24, ref="clock.title"))
@@ -287,26 +363,63 @@ class Clock(App):
         return views
 
     def _timer(self) -> list[View]:
-        running = self.timer_running if self.tab == "Timer" else self.stopwatch_running
-        text = "00:05:00" if self.tab == "Timer" else "00:00.00"
+        editing = self.focused == "timer"
+        if self.timer_total:
+            text = _hms(self.timer_left)
+        else:
+            d = self.fields.get("timer", "").rjust(6, "0")
+            text = f"{d[:2]}:{d[2:4]}:{d[4:]}"
+        views: list[View] = [
+            View(
+                (30, TOP + 150, 330, TOP + 240),
+                kind="input",
+                text=text,
+                ref="clock.timer",
+                fill=LIGHT_BLUE if editing else _BG,
+                border=BLUE if editing else None,
+                radius=16,
+                size=48,
+                icon="",
+                focused=editing,
+                placeholder="Timer duration",
+                on_tap=None if self.timer_total else partial(self.focus, "timer"),
+            ),
+            label((0, TOP + 244, 360, TOP + 270), "h        m        s", size=13, fg=SUBTLE, align="center"),
+        ]
+        if self.timer_total == 0 and self.timer_left == 0 and not self.fields.get("timer") and not editing:
+            views.append(
+                label((0, TOP + 110, 360, TOP + 140), "Tap the time to set a duration", size=14, fg=SUBTLE, align="center")
+            )
+        start = "Pause" if self.timer_running else ("Resume" if self.timer_left else "Start")
+        views.append(
+            button((120, TOP + 320, 240, TOP + 376), start, self.start_timer, ref="clock.timer.start", radius=28, size=16)
+        )
+        if self.timer_total:
+            views.append(
+                button((120, TOP + 390, 240, TOP + 430), "Delete", self.reset_timer, ref="clock.timer.reset", style="text")
+            )
+        return views
 
-        def toggle() -> None:
-            if self.tab == "Timer":
-                self.timer_running = not self.timer_running
-            else:
-                self.stopwatch_running = not self.stopwatch_running
-
-        return [
-            label((0, TOP + 160, 360, TOP + 240), text, size=52, align="center", ref=f"clock.{self.tab.lower()}"),
+    def _stopwatch(self) -> list[View]:
+        e = self.stopwatch_elapsed
+        views: list[View] = [
+            label(
+                (0, TOP + 160, 360, TOP + 240), f"{e // 60:02d}:{e % 60:02d}.00", size=52, align="center", ref="clock.stopwatch"
+            ),
             button(
                 (120, TOP + 320, 240, TOP + 376),
-                "Pause" if running else "Start",
-                toggle,
-                ref=f"clock.{self.tab.lower()}.start",
+                "Pause" if self.stopwatch_running else "Start",
+                self.toggle_stopwatch,
+                ref="clock.stopwatch.start",
                 radius=28,
                 size=16,
             ),
         ]
+        if e:
+            views.append(
+                button((120, TOP + 390, 240, TOP + 430), "Reset", self.reset_stopwatch, ref="clock.stopwatch.reset", style="text")
+            )
+        return views
 
     def _picker(self) -> View:
         p = self.picker

@@ -1,7 +1,8 @@
-"""A Gmail-like mail app: inbox, folders drawer, reading an email, compose."""
+"""A Gmail-like mail app: inbox, folders drawer, reading an email, compose; sent mail stays in "Sent"."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 
 from digirl.sim.apps.base import App, app_bar, fab
@@ -57,6 +58,15 @@ _SUBJECTS = (
 _RED = (217, 48, 37)
 
 
+@dataclass(frozen=True)
+class Mail:
+    """An email sent during the episode."""
+
+    to: str
+    subject: str
+    body: str
+
+
 class Gmail(App):
     key = "gmail"
     label = "Gmail"
@@ -72,9 +82,11 @@ class Gmail(App):
         self.open_mail: int | None = None
         self.drawer = False
         self.compose = False
+        self.sent: list[Mail] = []
 
     def emails(self, folder: str | None = None) -> list[tuple[str, str, str, str]]:
         f = folder or self.folder
+        mine = [(f"To: {m.to}", m.subject or "(no subject)", m.body, "now") for m in reversed(self.sent)] if f == "Sent" else []
         r = stable_rng("mail", f, self.phone.dyn.salt)
         out = []
         for i in range(10 if f == "Inbox" else 4):
@@ -89,7 +101,7 @@ class Gmail(App):
                     else f"{r.choice(('Jun', 'May'))} {r.randint(1, 28)}",
                 )
             )
-        return out
+        return mine + out
 
     def screen(self) -> str:
         if self.compose:
@@ -101,7 +113,7 @@ class Gmail(App):
         return "inbox" if self.folder == "Inbox" else "folder"
 
     def state(self) -> dict[str, object]:
-        return {"screen": self.screen(), "folder": self.folder, "open": self.open_mail}
+        return {"screen": self.screen(), "folder": self.folder, "open": self.open_mail, "sent": [vars(m) for m in self.sent]}
 
     def back(self) -> bool:
         if self.compose:
@@ -272,7 +284,7 @@ class Gmail(App):
                 "Compose",
                 back=self.phone.key_back,
                 ref="gmail.compose.bar",
-                actions=[icon_button((0, 0, 1, 1), "play", self._send, ref="gmail.send", desc="Send", color=TEXT)],
+                actions=[icon_button((0, 0, 1, 1), "send", self._send, ref="gmail.send", desc="Send", color=TEXT)],
             )
         )
         for i, (f, ph) in enumerate((("to", "To"), ("subject", "Subject"), ("body", "Compose email"))):
@@ -295,6 +307,10 @@ class Gmail(App):
         return views
 
     def _send(self) -> None:
+        to = self.fields.get("to", "").strip()
+        if not to:
+            return  # Gmail refuses a mail without a recipient
+        self.sent.append(Mail(to, self.fields.get("subject", "").strip(), self.fields.get("body", "").strip()))
         self.compose = False
         self.blur()
 

@@ -66,7 +66,6 @@ class Maps(ScreenStackApp):
         super().__init__(phone)  # type: ignore[arg-type]
         self.stack: list[tuple[str, object]] = [("home", None)]
 
-
     def screen(self) -> str:
         return self.top[0]
 

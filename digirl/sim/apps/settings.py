@@ -1,10 +1,13 @@
-"""Settings: network toggles, connected devices, apps (scrollable) with per-app pages, display, battery."""
+"""Settings: network toggles, connected devices, apps (scrollable) with per-app pages, display (brightness,
+dark theme, auto-rotate), battery saver, sound (volume, Do Not Disturb), storage, notifications, location,
+about. Toggles change the phone's shared state (:mod:`digirl.sim.device`)."""
 
 from __future__ import annotations
 
 from functools import partial
 
 from digirl.sim.apps.base import App, app_bar
+from digirl.sim.device import get_setting, set_setting
 from digirl.sim.ui import (
     BLUE,
     BOTTOM,
@@ -17,6 +20,7 @@ from digirl.sim.ui import (
     label,
     list_row,
     scroll_list,
+    slider,
     switch,
 )
 
@@ -33,6 +37,7 @@ _MAIN = (
     ("display", "Display", "Dark theme, font size, brightness", "sun"),
     ("sound", "Sound & vibration", "Volume, haptics, Do Not Disturb", "bell"),
     ("security", "Security & privacy", "App security, device lock", "lock"),
+    ("location", "Location", "On - 3 apps have access", "pin"),
     ("about", "About phone", "Pixel Sim", "info"),
 )
 _TITLES = {k: t for k, t, _, _ in _MAIN}
@@ -49,8 +54,6 @@ class Settings(App):
     def __init__(self, phone: object) -> None:
         super().__init__(phone)  # type: ignore[arg-type]
         self.stack: list[tuple[str, str]] = [("main", "")]
-        self.dark = False
-        self.saver = False
 
     @property
     def top(self) -> tuple[str, str]:
@@ -82,6 +85,10 @@ class Settings(App):
             "display": self._display,
             "battery": self._battery,
             "about": self._about,
+            "sound": self._sound,
+            "storage": self._storage,
+            "notifications": self._notifications,
+            "location": self._location,
         }.get(s, self._placeholder)
         return builder(arg)
 
@@ -125,35 +132,28 @@ class Settings(App):
         sw = switch((300, y + 16, 348, y + 56), on, fn, ref=ref + ".switch")  # type: ignore[arg-type]
         return list_row(y, 72, title, sub=sub, ref=ref, on_tap=fn, right=sw)  # type: ignore[arg-type]
 
-    def _network(self, _: str) -> list[View]:
+    def _setting_row(self, y: float, name: str, title: str, sub_on: str = "On", sub_off: str = "Off") -> View:
+        """A row with a switch bound to device setting ``name`` (ref ``settings.<name>``)."""
         p = self.phone
+        on = get_setting(p, name)
+        return self._toggle_row(
+            y, title, sub_on if on else sub_off, on, lambda: set_setting(p, name, not get_setting(p, name)), f"settings.{name}"
+        )
 
-        def wifi() -> None:
-            p.wifi = not p.wifi
-
-        def airplane() -> None:
-            p.airplane = not p.airplane
-            if p.airplane:
-                p.wifi = False
-                p.bluetooth = False
-
+    def _network(self, _: str) -> list[View]:
         rows = [
-            self._toggle_row(0, "Wi‑Fi", "HomeNetwork-5G" if p.wifi else "Off", p.wifi, wifi, "settings.wifi"),
-            list_row(72, 72, "Mobile network", sub="Sim Mobile", ref="settings.mobile", on_tap=lambda: None),
-            self._toggle_row(144, "Airplane mode", "", p.airplane, airplane, "settings.airplane"),
-            list_row(216, 72, "Hotspot & tethering", sub="Off", ref="settings.hotspot", on_tap=lambda: None),
-            list_row(288, 72, "Data Saver", sub="Off", ref="settings.datasaver", on_tap=lambda: None),
+            self._setting_row(0, "wifi", "Wi‑Fi", "HomeNetwork-5G"),
+            self._setting_row(72, "mobile_data", "Mobile data", "Sim Mobile · 4G"),
+            self._setting_row(144, "airplane_mode", "Airplane mode", "Radios are off", ""),
+            self._setting_row(216, "hotspot", "Hotspot & tethering", "Sharing the connection"),
+            self._setting_row(288, "data_saver", "Data Saver"),
+            list_row(360, 72, "Mobile network", sub="Sim Mobile", ref="settings.mobile", on_tap=lambda: None),
         ]
         return self._page("network", "Network & internet", rows)
 
     def _connected(self, _: str) -> list[View]:
-        p = self.phone
-
-        def bt() -> None:
-            p.bluetooth = not p.bluetooth
-
         rows = [
-            self._toggle_row(0, "Bluetooth", "On" if p.bluetooth else "Off", p.bluetooth, bt, "settings.bluetooth"),
+            self._setting_row(0, "bluetooth", "Bluetooth"),
             list_row(72, 72, "Pair new device", ref="settings.pair", icon="plus", icon_color=BLUE, on_tap=lambda: None),
             list_row(144, 72, "Connection preferences", sub="NFC, Android Auto", ref="settings.prefs", on_tap=lambda: None),
         ]
@@ -226,29 +226,105 @@ class Settings(App):
         ]
         return self._page("appinfo", "App info", rows)
 
-    def _display(self, _: str) -> list[View]:
-        def dark() -> None:
-            self.dark = not self.dark
+    def _level_row(self, y: float, title: str, attr: str, ref: str) -> list[View]:
+        st = self.phone.settings
+        value = int(getattr(st, attr))
 
+        def set_level(v: int) -> None:
+            setattr(st, attr, v)
+
+        return [
+            label((16, y + 6, 250, y + 30), title, size=15),
+            label((250, y + 6, 344, y + 30), f"{value}%", size=13, fg=SUBTLE, align="right", ref=f"{ref}.value"),
+            slider((20, y + 32, 340, y + 68), value, set_level, ref=f"{ref}.slider", desc=title),
+        ]
+
+    def _display(self, _: str) -> list[View]:
         rows = [
-            list_row(0, 72, "Brightness level", sub="62%", ref="settings.brightness", on_tap=lambda: None),
-            self._toggle_row(72, "Dark theme", "", self.dark, dark, "settings.dark"),
-            list_row(144, 72, "Screen timeout", sub="After 30 seconds", ref="settings.timeout", on_tap=lambda: None),
-            list_row(216, 72, "Font size", sub="Default", ref="settings.font", on_tap=lambda: None),
+            *self._level_row(0, "Brightness level", "brightness", "settings.brightness"),
+            self._setting_row(80, "dark_mode", "Dark theme", "On", "Off"),
+            self._setting_row(152, "auto_rotate", "Auto-rotate screen"),
+            list_row(224, 72, "Screen timeout", sub="After 30 seconds", ref="settings.timeout", on_tap=lambda: None),
+            list_row(296, 72, "Font size", sub="Default", ref="settings.font", on_tap=lambda: None),
         ]
         return self._page("display", "Display", rows)
 
     def _battery(self, _: str) -> list[View]:
-        def saver() -> None:
-            self.saver = not self.saver
-
         rows = [
             label((16, 8, 344, 60), f"{self.phone.battery}%", size=36, bold=True, ref="settings.battery.level"),
             label((16, 60, 344, 84), "Should last until about 10:00 PM", size=13, fg=SUBTLE),
-            self._toggle_row(96, "Battery Saver", "", self.saver, saver, "settings.saver"),
+            self._setting_row(96, "battery_saver", "Battery Saver"),
             list_row(168, 72, "Battery usage", ref="settings.usage", on_tap=lambda: None),
         ]
         return self._page("battery", "Battery", rows)
+
+    def _sound(self, _: str) -> list[View]:
+        rows = [
+            *self._level_row(0, "Media volume", "volume", "settings.volume"),
+            self._setting_row(80, "do_not_disturb", "Do Not Disturb"),
+            list_row(152, 72, "Phone ringtone", sub="Pixel Sounds", ref="settings.ringtone", on_tap=lambda: None),
+            list_row(224, 72, "Vibration & haptics", sub="On", ref="settings.haptics", on_tap=lambda: None),
+        ]
+        return self._page("sound", "Sound & vibration", rows)
+
+    def _storage(self, _: str) -> list[View]:
+        used = 38 + len(self.phone.installed) // 4
+        rows = [
+            label((16, 8, 344, 52), f"{used}% used", size=30, bold=True, ref="settings.storage.used"),
+            label(
+                (16, 52, 344, 76),
+                f"{128 * (100 - used) // 100} GB free of 128 GB",
+                size=14,
+                fg=SUBTLE,
+                ref="settings.storage.free",
+            ),
+            box(
+                (16, 88, 344, 100),
+                (218, 220, 224),
+                radius=6,
+                children=[box((16, 88, 16 + 328 * used / 100, 100), BLUE, radius=6)],
+            ),
+        ]
+        for i, (t, sub) in enumerate((("Apps", "21 GB"), ("Images", "9.4 GB"), ("Videos", "6.1 GB"), ("System", "12 GB"))):
+            rows.append(list_row(112 + 72 * i, 72, t, sub=sub, ref=f"settings.storage.{i}", on_tap=lambda: None))
+        return self._page("storage", "Storage", rows)
+
+    def _notifications(self, _: str) -> list[View]:
+        rows = [
+            list_row(
+                0,
+                72,
+                "App notifications",
+                sub="Per-app settings in Apps",
+                ref="settings.notif.apps",
+                on_tap=lambda: self.push("apps"),
+            ),
+            list_row(
+                72,
+                72,
+                "Notification history",
+                sub=f"{len(self.phone.notices)} recent",
+                ref="settings.notif.history",
+                on_tap=lambda: None,
+            ),
+            self._setting_row(144, "do_not_disturb", "Do Not Disturb"),
+        ]
+        return self._page("notifications", "Notifications", rows)
+
+    def _location(self, _: str) -> list[View]:
+        rows = [
+            self._setting_row(0, "location", "Use location", "On - 3 apps have access"),
+            list_row(72, 72, "App location permissions", sub="3 of 20 apps", ref="settings.location.apps", on_tap=lambda: None),
+            list_row(
+                144,
+                72,
+                "Location services",
+                sub="Wi‑Fi & Bluetooth scanning",
+                ref="settings.location.services",
+                on_tap=lambda: None,
+            ),
+        ]
+        return self._page("location", "Location", rows)
 
     def _about(self, _: str) -> list[View]:
         rows = [

@@ -1,10 +1,11 @@
-"""A Play-Store-like app: search, results with Install buttons, app page, install progress, Open."""
+"""A Play-Store-like app: search, results with Install buttons, app page (install progress, Open,
+Update, Uninstall with a confirmation), and "Manage apps" with pending updates and "Update all"."""
 
 from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import ScreenStackApp
+from digirl.sim.apps.base import ScreenStackApp, dialog
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import StoreApp, norm_name, stable_rng, store_apps
 from digirl.sim.ui import (
@@ -59,14 +60,50 @@ class PlayStore(ScreenStackApp):
         self.stack: list[tuple[str, object]] = [("home", None)]
         #: app name → steps of download left.
         self.installing: dict[str, int] = {}
+        #: Installed apps with an update available (names), and updates in progress (name → steps left).
+        self.pending: list[str] = ["Spotify", "WhatsApp", "Instagram"]
+        self.updating: dict[str, int] = {}
+        #: The app whose "Uninstall?" confirmation is open.
+        self.confirm: StoreApp | None = None
 
+    def back(self) -> bool:
+        if self.confirm is not None:
+            self.confirm = None
+            return True
+        return super().back()
+
+    def has_update(self, name: str) -> bool:
+        return any(norm_name(n) == norm_name(name) for n in self.pending)
+
+    def update(self, name: str) -> None:
+        if self.has_update(name) and name not in self.updating:
+            self.updating[name] = 2 + self.phone.dyn.load_steps()
+
+    def update_all(self) -> None:
+        for n in list(self.pending):
+            self.update(n)
+
+    def ask_uninstall(self, a: StoreApp) -> None:
+        self.confirm = a
+
+    def uninstall(self) -> None:
+        a, self.confirm = self.confirm, None
+        if a is not None:
+            self.phone.uninstall(a.name)
+            self.pending = [n for n in self.pending if norm_name(n) != norm_name(a.name)]
 
     def screen(self) -> str:
         return self.top[0]
 
     def state(self) -> dict[str, object]:
         s, arg = self.top
-        return {"screen": s, "arg": arg.name if isinstance(arg, StoreApp) else arg, "installing": dict(self.installing)}
+        return {
+            "screen": s,
+            "arg": arg.name if isinstance(arg, StoreApp) else arg,
+            "installing": dict(self.installing),
+            "pending_updates": list(self.pending),
+            "updating": dict(self.updating),
+        }
 
     def tick(self) -> None:
         done = []
@@ -77,8 +114,15 @@ class PlayStore(ScreenStackApp):
         for name in done:
             del self.installing[name]
             self.phone.install(name)
+            self.pending = [n for n in self.pending if norm_name(n) != norm_name(name)]
             self.phone.invalidate()
         if self.installing:
+            self.phone.invalidate()
+        for name in list(self.updating):
+            self.updating[name] -= 1
+            if self.updating[name] <= 0:
+                del self.updating[name]
+                self.pending = [n for n in self.pending if norm_name(n) != norm_name(name)]
             self.phone.invalidate()
 
     def start_search(self) -> None:
@@ -102,6 +146,12 @@ class PlayStore(ScreenStackApp):
             self.installing[a.name] = 2 + self.phone.dyn.load_steps()
 
     def _action_button(self, a: StoreApp, rect: tuple[float, float, float, float], ref: str, size: int = 13) -> View:
+        if self.phone.is_installed(a.name) and (a.name in self.updating or self.has_update(a.name)):
+            if a.name in self.updating:
+                v = box(rect, WHITE, radius=18, border=FAINT, ref=ref + ".progress")
+                v.children.append(label(rect, "Updating…", size=size - 1, fg=_ACCENT, align="center"))
+                return v
+            return button(rect, "Update", lambda: self.update(a.name), ref=ref + ".update", color=_ACCENT, size=size, radius=18)
         if self.phone.is_installed(a.name):
             from digirl.sim.phone import resolve_app
 
@@ -136,11 +186,31 @@ class PlayStore(ScreenStackApp):
         if s == "results":
             return self._results(str(arg))
         if s == "app" and isinstance(arg, StoreApp):
-            return self._app(arg)
-        return self._home()
+            views = self._app(arg)
+        elif s == "manage":
+            views = self._manage()
+        else:
+            views = self._home()
+        if self.confirm is not None:
+            views.append(
+                dialog(
+                    f"Uninstall {self.confirm.name}?",
+                    "Do you want to uninstall this app?",
+                    [("Cancel", "store.confirm.cancel", self.back_confirm), ("Uninstall", "store.confirm.ok", self.uninstall)],
+                    ref="store.confirm",
+                    height=170,
+                )
+            )
+        return views
+
+    def back_confirm(self) -> None:
+        self.confirm = None
+
+    def open_manage(self) -> None:
+        self.push("manage")
 
     def _searchbar(self, text: str) -> View:
-        return input_field(
+        bar = input_field(
             (12, TOP + 8, 348, TOP + 56),
             text,
             placeholder="Search for apps & games",
@@ -150,6 +220,17 @@ class PlayStore(ScreenStackApp):
             fill=(241, 243, 244),
             border=None,
         )
+        bar.children.append(
+            icon_button(
+                (300, TOP + 12, 340, TOP + 52),
+                "person",
+                self.open_manage,
+                ref="store.account",
+                desc="Manage apps & device",
+                color=_ACCENT,
+            )
+        )
+        return bar
 
     def _home(self) -> list[View]:
         rows: list[View] = []
@@ -232,7 +313,22 @@ class PlayStore(ScreenStackApp):
             x = 16 + 84 * i
             views.append(label((x, TOP + 164, x + 80, TOP + 184), top, size=14, bold=True, align="center"))
             views.append(label((x, TOP + 184, x + 80, TOP + 202), bottom, size=11, fg=SUBTLE, align="center"))
-        views.append(self._action_button(a, (16, TOP + 220, 344, TOP + 264), "store.app", size=15))
+        if self.phone.is_installed(a.name) and not self._system(a.name):
+            views.append(
+                button(
+                    (16, TOP + 220, 172, TOP + 264),
+                    "Uninstall",
+                    lambda: self.ask_uninstall(a),
+                    ref="store.app.uninstall",
+                    style="outlined",
+                    color=_ACCENT,
+                    size=15,
+                    radius=18,
+                )
+            )
+            views.append(self._action_button(a, (188, TOP + 220, 344, TOP + 264), "store.app", size=15))
+        else:
+            views.append(self._action_button(a, (16, TOP + 220, 344, TOP + 264), "store.app", size=15))
         installing = a.name in self.installing
         if installing:
             views.append(
@@ -255,3 +351,46 @@ class PlayStore(ScreenStackApp):
         for i in range(3):
             views.append(box((16 + 112 * i, TOP + 392, 120 + 112 * i, TOP + 580), (236, 239, 244), radius=10))
         return views
+
+    def _system(self, name: str) -> bool:
+        from digirl.sim.phone import resolve_app
+
+        return not resolve_app(name).startswith("x.")
+
+    def _manage(self) -> list[View]:
+        from digirl.sim.content import store_apps
+
+        wv = self.phone.dyn.world_version
+        rows: list[View] = [
+            label((16, 8, 250, 36), f"Updates available ({len(self.pending)})", size=16, bold=True, ref="store.manage.title")
+        ]
+        if self.pending:
+            rows.append(
+                button((252, 4, 348, 40), "Update all", self.update_all, ref="store.manage.update_all", color=_ACCENT, size=13)
+            )
+        y = 48.0
+        for i, name in enumerate(self.pending):
+            a = store_apps(name, wv)[0]
+            row = box(
+                (0, y, 360, y + 80), WHITE, ref=f"store.manage.app.{i}", on_tap=partial(self.push, "app", a), kind="list_item"
+            )
+            row.children.append(_app_tile(16, y + 10, 56, name))
+            row.children.append(label((84, y + 14, 240, y + 38), name, size=15, bold=True))
+            row.children.append(label((84, y + 40, 240, y + 60), f"{a.size} · update", size=12, fg=SUBTLE))
+            row.children.append(self._action_button(a, (252, y + 22, 348, y + 58), f"store.manage.{i}", size=12))
+            rows.append(row)
+            y += 84
+        if not self.pending:
+            rows.append(label((16, 52, 344, 80), "All apps are up to date", size=14, fg=SUBTLE, ref="store.manage.uptodate"))
+        bar = box((0, TOP, 360, TOP + 56), WHITE, blocker=True)
+        bar.children.append(
+            icon_button(
+                (4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="store.manage.back", desc="Navigate up", color=TEXT
+            )
+        )
+        bar.children.append(label((56, TOP, 344, TOP + 56), "Manage apps & device", size=19, ref="store.manage.bar"))
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            scroll_list("store.manage", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
+            bar,
+        ]

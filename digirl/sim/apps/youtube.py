@@ -60,7 +60,24 @@ class YouTube(ScreenStackApp):
     def __init__(self, phone: object) -> None:
         super().__init__(phone)  # type: ignore[arg-type]
         self.stack: list[Screen] = [("home", None)]
+        #: Channels subscribed to during the episode (``norm_name`` of the channel).
+        self.subscriptions: set[str] = set()
 
+    def toggle_subscription(self, channel: str) -> None:
+        self.subscriptions ^= {norm_name(channel)}
+
+    def _subscribe_button(self, rect: tuple[float, float, float, float], channel: str, ref: str) -> View:
+        on = norm_name(channel) in self.subscriptions
+        return button(
+            rect,
+            "Subscribed" if on else "Subscribe",
+            lambda: self.toggle_subscription(channel),
+            ref=ref,
+            color=TEXT,
+            radius=16,
+            size=13,
+            style="tonal" if on else "filled",
+        )
 
     def screen(self) -> str:
         return self.top[0]
@@ -76,6 +93,7 @@ class YouTube(ScreenStackApp):
             "screen": self.screen(),
             "stack": [s for s, _ in self.stack],
             "playing": {"title": v.title, "channel": v.channel, "vid": v.vid} if v else None,
+            "subscriptions": sorted(self.subscriptions),
         }
 
     def start_search(self) -> None:
@@ -207,9 +225,7 @@ class YouTube(ScreenStackApp):
             box((0, 0, 360, 90), (180, 30, 30), children=[label((16, 20, 344, 70), name, size=24, fg=WHITE, bold=True)])
         ]
         rows.append(label((16, 98, 250, 122), name, size=18, bold=True, ref="yt.channel.name"))
-        rows.append(
-            button((260, 96, 348, 128), "Subscribe", lambda: None, ref="yt.channel.subscribe", color=TEXT, radius=16, size=13)
-        )
+        rows.append(self._subscribe_button((260, 96, 348, 128), name, "yt.channel.subscribe"))
         for i, t in enumerate(("Home", "Videos", "Shorts", "Playlists")):
             rows.append(
                 View(
@@ -254,11 +270,7 @@ class YouTube(ScreenStackApp):
             )
         )
         chan.children.append(label((62, TOP + 288, 250, TOP + 340), v.channel, size=15, bold=True))
-        chan.children.append(
-            button(
-                (260, TOP + 298, 348, TOP + 330), "Subscribe", lambda: None, ref="yt.subscribe", color=TEXT, radius=16, size=13
-            )
-        )
+        chan.children.append(self._subscribe_button((260, TOP + 298, 348, TOP + 330), v.channel, "yt.subscribe"))
         views.append(chan)
         views.append(label((12, TOP + 348, 348, TOP + 372), "Up next", size=14, bold=True))
         nxt = youtube_results(v.channel, self.phone.dyn.world_version)[:3]

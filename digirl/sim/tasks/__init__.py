@@ -1,7 +1,8 @@
-"""The simulator's task layer: AitW-style instruction parser, shipped task sets, task-file loading.
+"""The simulator's task layer: instruction parser, shipped task sets, task-file loading.
 
-See docs/tasks.md. ``parse_instruction`` turns text into an :class:`~digirl.sim.intents.Intent`;
-``load_taskset`` / ``load_task_file`` / ``task_from_instruction`` build ``TaskSpec`` lists.
+See docs/tasks.md. ``parse_instruction`` turns text into an :class:`~digirl.sim.intents.Intent`
+(``explain_instruction`` also says how, or why not); ``load_taskset`` / ``load_task_file`` /
+``task_from_instruction`` build ``TaskSpec`` lists.
 Names are imported on first use, so ``python -m digirl.sim.tasks.tasksets`` runs cleanly.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 _EXPORTS = {
     "parse_instruction": "parser",
+    "explain_instruction": "parser",
     "key_terms_match": "parser",
     "TASKSETS": "tasksets",
     "generate_taskset": "tasksets",

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["APP_ALIASES", "POOLS", "SHARED_POOLS", "SITE_NAMES", "TEST_FRACTION", "split_pool"]
+__all__ = [
+    "APP_ALIASES",
+    "KNOWN_APPS",
+    "POOLS",
+    "SHARED_POOLS",
+    "SITE_NAMES",
+    "SYSTEM_APP_LABELS",
+    "TEST_FRACTION",
+    "split_pool",
+]
 
 #: Share of each entity pool held out for the test split.
 TEST_FRACTION = 0.4
@@ -197,6 +206,71 @@ micro sd card; usb flash drive; wireless mouse; mechanical keyboard; laptop stan
 cover; screen protector; phone tripod; ring light; desk lamp"""
 
 
+# ---- phone task set (digirl/sim-phone-v0) ------------------------------------------------
+_CONTACTS = """Alice; Bob; Carlos; Diana; Ethan; Fatima; Gabriel; Hannah; Ivan; Jasmine; Kenji; Laura; Mateo;
+Nadia; Oliver; Priya; Quinn; Rosa; Samuel; Tara; Umar; Valentina; Wei; Ximena; Yusuf; Zoe; Mom; Dad;
+Grandma; Grandpa; Maria Lopez; Tom Baker; Sarah Connor; James Lee; Anna Schmidt; Leo Rossi; Nina Park;
+Omar Haddad; Lucy Chen; Marco Bianchi; Sofia Garcia; Daniel Kim; Ruth Cohen; Victor Hugo; Aisha Bello"""
+
+_PHONE_NUMBERS = """555-201-3344; 555-867-5309; (415) 555-0142; 555 123 4567; 212-555-0198; 555-0100;
+(646) 555-0175; 555-310-2020; 303 555 0117; 555-404-9090; 718-555-0133; 555-777-1212; (617) 555-0166;
+555 909 4141; 512-555-0182; 555-246-8100; 206 555 0150; 555-313-2727; (702) 555-0149; 555-650-1000;
+408-555-0127; 555-981-7654; 555 222 3333; 312-555-0181; 555-432-1098"""
+
+_MESSAGE_BODIES = """I'm running late; see you at 7; happy birthday; call me when you can; dinner is ready;
+I'll be home soon; the meeting moved to 3pm; can you pick up milk; thanks for today; good luck tomorrow;
+I'm at the station; let's meet at the cafe; don't forget the tickets; I landed safely; the package
+arrived; running 10 minutes late; see you at the gym; the game starts at 8; I got the job; are you
+free tonight; bring an umbrella; the car is ready; I miss you; movie at 9 tonight; leaving work now;
+lunch is on me; practice is cancelled; the doctor said I'm fine; grab some bread please; meet me outside"""
+
+_TIMER_DURATIONS = """5 minutes; 10 minutes; 15 minutes; 20 minutes; 25 minutes; 28 minutes; 45 minutes; 1 hour;
+2 hours; 90 seconds; 30 seconds; 45 seconds; 1 minute; 2 minutes; 3 minutes; 4 minutes; 6 minutes;
+7 minutes; 8 minutes; 12 minutes; 40 minutes; 50 minutes; 1 minute 20 seconds; 2 minutes 30 seconds;
+an hour and a half; half an hour; 1 hour 15 minutes; 3 hours; 18 minutes; 35 minutes; 55 minutes;
+2 hours 30 minutes; 9 minutes; 11 minutes; 14 minutes"""
+
+_EVENT_TITLES = """Dentist appointment; Team lunch; Yoga class; Book club; Parent-teacher meeting; Haircut;
+Project review; Piano lesson; Coffee with Sam; Doctor visit; Soccer practice; Date night; Car service;
+Budget meeting; Birthday party; Movie night; Job interview; Flight to Denver; Gym session; Vet
+appointment; Team offsite; Study group; Farmers market; Language class; Tax appointment; Family dinner;
+Board game night; Guitar lesson; Cooking class; Volunteer shift; Eye exam; Client call; Sprint
+planning; Garden club; Hiking trip; Swim lesson; Wedding rehearsal; Art class; Quarterly review"""
+
+_EVENT_WHEN = """on Friday at 3pm; tomorrow at noon; on Monday at 10am; on June 12; next Thursday; on Saturday
+at 9am; on Wednesday at 6:30pm; tomorrow at 8am; on June 20 at 2pm; on Sunday; next Tuesday at 11am;
+on June 28; today at 5pm; on Thursday at 7pm; next Monday; on June 15 at 4:30pm; on Friday; tomorrow;
+on June 25 at 9:15am; next Friday at 1pm; on Tuesday at 2:30pm; on July 2 at 10am; on June 18; next
+Wednesday at 8pm; on July 5"""
+
+_VIDEO_QUERIES = """Bohemian Rhapsody; Shape of You; Despacito; lofi hip hop; how to tie a tie; Hotel California;
+yoga for beginners; Never Gonna Give You Up; Uptown Funk; cat videos; how to make pancakes; Billie
+Jean; Rolling in the Deep; jazz piano; rain sounds; Smells Like Teen Spirit; how to change a tire;
+Gangnam Style; Sweet Child O Mine; 10 minute ab workout; Take On Me; Hey Jude; piano tutorial;
+Wonderwall; how to knit; Thunderstruck; Bad Guy; Africa by Toto; how to fold a fitted sheet; Blinding
+Lights; Dancing Queen; Stairway to Heaven; guitar lessons for beginners; Lose Yourself; classical
+music for studying; Perfect by Ed Sheeran; origami crane tutorial; morning stretch routine"""
+
+_PHOTO_SUBJECTS = """beach; dog; birthday; sunset; food; city; mountain; cat; flowers; friends; car; concert;
+wedding; snow; garden; museum; lake; graduation; picnic; hiking"""
+
+_EMAIL_ADDRESSES = """anna@example.com; john.smith@gmail.com; tom@work.com; li.wei@example.org; sales@acme.com;
+maria.garcia@mail.com; support@shop.com; ben@startup.io; hr@company.com; jenny.cho@example.com;
+k.nakamura@example.jp; team@club.org; dad@family.net; omar@example.com; lisa.brown@gmail.com;
+prof.adams@university.edu; info@bakery.com; sam.taylor@example.com; ravi@example.in; noah@example.com"""
+
+#: What people call the toggleable settings (closed vocabulary: the phone has these and no others).
+PHONE_SETTING_WORDS = """Wi-Fi; WiFi; Bluetooth; airplane mode; flight mode; dark mode; dark theme; battery saver;
+power saving mode; Do Not Disturb; location; location services; the flashlight; the torch; auto-rotate;
+mobile data; the hotspot"""
+
+_SETTINGS_PAGES = """battery; storage; display; sound; Wi-Fi; Bluetooth; notification; location; security; apps"""
+
+_EMAIL_TOPICS = """the meeting tomorrow; the quarterly report; dinner on Saturday; the project deadline; my
+vacation days; the invoice; the new schedule; the book club; the trip to Rome; the budget; the party;
+the contract; the job offer; the lease renewal; the team photo; the bake sale; the concert tickets;
+the weekly update; the conference; the presentation slides"""
+
 # Apps whose everyday names differ from their launcher label (lower-case name → label).
 #: Lower-case app names as people type them → launcher label (used by the parser).
 APP_ALIASES = {
@@ -247,7 +321,13 @@ SITE_NAMES = {
     "hacker news": "news.ycombinator.com",
     "github": "github.com",
     "stack overflow": "stackoverflow.com",
+    "bbc": "bbc.com",
+    "nytimes": "nytimes.com",
+    "new york times": "nytimes.com",
+    "the new york times": "nytimes.com",
 }
+#: Launcher labels of the phone's own apps (they cannot be uninstalled).
+SYSTEM_APP_LABELS = frozenset(APP_ALIASES.values()) | {"Google"}
 
 
 def _split(s: str, sep: str = ";") -> tuple[str, ...]:
@@ -293,10 +373,78 @@ POOLS: dict[str, tuple[str, ...]] = {
     "shop_product": _split(_SHOP_PRODUCTS),
     "bedrooms": ("1", "2", "3", "4"),
     "tab_phrase": _split(_TAB_PHRASES),
+    "contact": _split(_CONTACTS),
+    "phone_number": _split(_PHONE_NUMBERS),
+    "message_body": _split(_MESSAGE_BODIES),
+    "timer_duration": _split(_TIMER_DURATIONS),
+    "event_title": _split(_EVENT_TITLES),
+    "event_when": _split(_EVENT_WHEN),
+    "video_query": _split(_VIDEO_QUERIES),
+    "photo_subject": _split(_PHOTO_SUBJECTS),
+    "email_address": _split(_EMAIL_ADDRESSES),
+    "email_topic": _split(_EMAIL_TOPICS),
+    # Closed vocabularies of the phone set (shared by both splits, see SHARED_POOLS).
+    "setting_on": _split(PHONE_SETTING_WORDS),
+    "setting_off": _split(PHONE_SETTING_WORDS),
+    "level": ("25%", "50%", "75%", "max", "the minimum", "30 percent", "80%", "10%", "60%", "100%"),
+    "level_dir": ("up", "down"),
+    "settings_page": _split(_SETTINGS_PAGES),
+    "stopwatch_phrase": ("Start the stopwatch", "Start a stopwatch", "Open the stopwatch and start it", "Start timing me"),
+    "photo_phrase": (
+        "Take a picture",
+        "Take a photo",
+        "Take a selfie",
+        "Record a video",
+        "Snap a photo",
+        "Start recording a video",
+    ),
+    "latest_photo_phrase": ("Show me my latest photo", "Open the last picture I took", "Show my most recent photo"),
+    "tabs_phrase": ("Close all tabs in Chrome", "Close all my tabs", "Close this tab", "Close the current Chrome tab"),
+    "browser_page_phrase": (
+        "Show my Chrome bookmarks",
+        "Open my browsing history",
+        "Show me my downloads in Chrome",
+        "Open my bookmarks",
+    ),
+    "shade_phrase": (
+        "Show me my notifications",
+        "Open the notification panel",
+        "Pull down the notification shade",
+        "Check my notifications",
+    ),
+    "clear_phrase": ("Clear all notifications", "Dismiss all my notifications", "Clear my notifications"),
+}
+
+#: Lower-case app names people type without capitals ("open whatsapp") → how the app spells itself.
+KNOWN_APPS: dict[str, str] = {
+    **{a.lower(): a for a in _split(_THIRD_PARTY_APPS)},
+    **{a.lower(): a for a in ("Facebook", "Instagram", "WhatsApp", "Spotify", "Netflix", "Amazon Shopping", "Twitter")},
+    **{a.lower(): a for a in ("YouTube Music", "Google Drive", "Uber", "Lyft", "Snapchat", "Reddit", "Temu", "TikTok")},
+    **APP_ALIASES,
 }
 
 #: Closed vocabularies used by both splits (not entities).
-SHARED_POOLS = frozenset({"news_when", "wallpaper_kind", "home_store", "bedrooms", "tab_phrase"})
+SHARED_POOLS = frozenset(
+    {
+        "news_when",
+        "wallpaper_kind",
+        "home_store",
+        "bedrooms",
+        "tab_phrase",
+        "setting_on",
+        "setting_off",
+        "level",
+        "level_dir",
+        "settings_page",
+        "stopwatch_phrase",
+        "photo_phrase",
+        "latest_photo_phrase",
+        "tabs_phrase",
+        "browser_page_phrase",
+        "shade_phrase",
+        "clear_phrase",
+    }
+)
 
 
 def _in_test(value: str) -> bool:

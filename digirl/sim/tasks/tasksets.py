@@ -1,9 +1,10 @@
-"""The simulator's own task sets (``general``, ``webshop``) and task-file loading.
+"""The simulator's own task sets (``general``, ``webshop``, ``phone``) and task-file loading.
 
-Task sets are generated from digirl's templates and entity lists (:mod:`.entities`) with a fixed
-seed and shipped as ``digirl/sim/tasksets/<name>_<split>.txt``. Phrasing families and their
-proportions follow AitW General / Web Shopping as used by DigiRL; the test split names only
-held-out entities and adds a few held-out phrasings (templates marked ``test_only``).
+Task sets are generated from digirl's templates (:mod:`.templates`) and entity lists
+(:mod:`.entities`) with a fixed seed and shipped as ``digirl/sim/tasksets/<name>_<split>.txt``.
+Phrasing families and their proportions follow AitW General / Web Shopping as used by DigiRL
+(``phone`` poses the on-device families); the test split names only held-out entities and adds a
+few held-out phrasings (each group's ``test_templates``).
 
 Regenerate the shipped files with ``python -m digirl.sim.tasks.tasksets --write``.
 """
@@ -15,13 +16,23 @@ import random
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from digirl.core.errors import UnsupportedInstructionError
 from digirl.core.types import TaskSpec
+from digirl.sim.intents import HORIZONS
 from digirl.sim.tasks.entities import split_pool
-from digirl.sim.tasks.parser import parse_instruction
+from digirl.sim.tasks.parser import explain_instruction, parse_instruction
+from digirl.sim.tasks.taskfile import read_task_file
+from digirl.sim.tasks.templates import (
+    _SHOP_TRIPLE,
+    _SHOP_TRIPLE_TEST,
+    GENERAL_GROUPS,
+    PHONE_GROUPS,
+    SHOP_SITES_ORDER,
+    Group,
+    render_slot,
+)
 
 __all__ = [
     "HORIZONS",
@@ -34,214 +45,20 @@ __all__ = [
     "task_from_instruction",
 ]
 
-TASKSETS = ("general", "webshop")
+TASKSETS = ("general", "webshop", "phone")
 SPLITS = ("train", "test")
-#: DigiRL's horizons: 10 steps for General, 20 for Web Shopping.
-HORIZONS = {"general": 10, "webshop": 20}
 #: Split sizes of DigiRL's AitW task files, which ours mirror.
 SIZES = {
     ("general", "train"): 545,
     ("general", "test"): 432,
     ("webshop", "train"): 438,
     ("webshop", "test"): 360,
+    ("phone", "train"): 450,
+    ("phone", "test"): 300,
 }
 TASKSET_DIR = Path(__file__).resolve().parent.parent / "tasksets"
 #: Share of a test group's lines written with its held-out (test-only) phrasings.
 TEST_PHRASING_SHARE = 0.2
-
-
-@dataclass(frozen=True)
-class Group:
-    """One phrasing family: templates with ``{pool}`` slots, a family and an AitW-like weight."""
-
-    name: str
-    family: str
-    weight: int
-    templates: tuple[str, ...]
-    test_templates: tuple[str, ...] = ()
-
-
-# Weights are line counts per phrasing family in a 545-line General train set (AitW-like mix).
-GENERAL_GROUPS: tuple[Group, ...] = (
-    Group("news_country", "web_search", 40, ("What's the news in {country}?",)),
-    Group(
-        "news_topic",
-        "web_search",
-        12,
-        ("What's the latest news in {news_topic}?", "What's the latest {news_topic} news?"),
-    ),
-    Group("news_when", "web_search", 7, ("What's the news {news_when}?",)),
-    Group("news_subject", "web_search", 5, ("What's the news about {news_subject}?",)),
-    Group(
-        "flights",
-        "web_search",
-        37,
-        ("Search for flights from {world_city} to {world_city2}",),
-        ("Find flights from {world_city} to {world_city2}",),
-    ),
-    Group(
-        "price",
-        "web_search",
-        34,
-        (
-            "How much does the {product} cost?",
-            "What's the price of the {product}?",
-            "What's the price of the {product} on eBay?",
-            "What is the price of a {hardware_item} at {home_store}?",
-            "How much does a {hardware_item} cost at {home_store}?",
-        ),
-    ),
-    Group(
-        "restaurant_city",
-        "web_search",
-        20,
-        ("What's a good restaurant in {us_city}?",),
-        ("Find a good restaurant in {us_city}",),
-    ),
-    Group(
-        "restaurant_cuisine",
-        "web_search",
-        12,
-        (
-            "Search for good {cuisine} restaurants",
-            "Search for the best {cuisine} restaurants",
-            "Search for top rated {cuisine} restaurants",
-        ),
-    ),
-    Group("wallpapers", "web_search", 5, ("Show me some nice {wallpaper_kind} for my {device}",)),
-    Group("buy", "web_search", 10, ("Where can I buy a nice {outdoor_item}?",)),
-    Group(
-        "cosmetics",
-        "web_search",
-        12,
-        ("Search for a new {cosmetic}", "Search for a new {cosmetic} on Sephora"),
-    ),
-    Group("best_selling", "web_search", 2, ("What are the best selling {appliance} at {home_store}?",)),
-    Group("new_products", "web_search", 2, ("What are the new products by {brand}?",)),
-    Group("look_like", "web_search", 2, ("What does the {product} look like?",)),
-    Group(
-        "capital",
-        "web_search",
-        30,
-        ("What is the capital of {country}?", "Google the capital of {country}"),
-        ("What's the capital city of {country}?",),
-    ),
-    Group("rent", "web_search", 29, ("How much does a {bedrooms} bedroom apartment rent for in {us_city}?",)),
-    Group(
-        "hotels", "web_search", 23, ("Search for hotels in {world_city}",), ("Find hotels in {world_city}",)
-    ),
-    Group("menu", "web_search", 19, ("What's on the menu at {restaurant_chain}?",)),
-    Group(
-        "weather",
-        "web_search",
-        19,
-        ("What's the weather like in {world_city}?",),
-        ("What's the weather forecast for {world_city}?",),
-    ),
-    Group("time", "web_search", 14, ("What time is it in {world_city}?", "What's the time in {world_city}?")),
-    Group(
-        "speed", "web_search", 12, ("What is the speed of {moving_thing}?",), ("How fast is {moving_thing}?",)
-    ),
-    Group("exchange", "web_search", 11, ("What's the US dollar exchange rate against the {currency}?",)),
-    Group("size", "web_search", 9, ("How big is {big_thing}?",)),
-    Group("person", "web_search", 4, ("Who is the {role_place}?",)),
-    Group(
-        "youtube_new",
-        "youtube_play",
-        14,
-        ("Play the new {artist} video on YouTube",),
-        ("Watch the new {artist} video on YouTube",),
-    ),
-    Group(
-        "youtube_latest",
-        "youtube_play",
-        12,
-        ("Play the latest video from {channel}", "What's the latest video from {channel}?"),
-    ),
-    Group(
-        "app_settings",
-        "app_settings",
-        21,
-        ("Check the settings for the {app} app",),
-        ("Open the settings for the {app} app",),
-    ),
-    Group(
-        "directions",
-        "maps_directions",
-        21,
-        ("How do I get to the nearest {store_chain}?",),
-        ("Give me directions to the nearest {store_chain}",),
-    ),
-    Group("install", "install_app", 20, ("Install the {app} app",), ("Download the {app} app",)),
-    Group("open_app", "open_app", 20, ("Open the {system_app}", "Open the {system_app} app")),
-    Group(
-        "maps_search",
-        "maps_search",
-        19,
-        (
-            "Find {maps_place} on Maps",
-            "Search for {maps_place} on Google Maps",
-            "Search for top rated {cuisine} restaurants on Maps",
-        ),
-    ),
-    Group("browser_tab", "browser_tab", 17, ("Open a new {tab_phrase}",)),
-    Group("alarm", "set_alarm", 15, ("Set an alarm for {alarm_time}",), ("Wake me up at {alarm_time}",)),
-    Group("open_site", "open_site", 8, ("Go to {site}", "Open {site}"), ("Visit {site}",)),
-    Group(
-        "email",
-        "check_email",
-        4,
-        ("Check my email", "Check my gmail inbox", "Check my inbox", "Check my email inbox"),
-    ),
-    Group(
-        "notifications",
-        "app_notifications",
-        4,
-        (
-            "Turn on notifications for the {app} app",
-            "Turn off notifications for the {app} app",
-            "Toggle notifications for the {app} app",
-        ),
-    ),
-)
-
-SHOP_SITES_ORDER = ("costco.com", "bestbuy.com", "target.com", "walmart.com", "newegg.com", "ebay.com")
-_SHOP_TRIPLE = (
-    "Go to {site}",
-    "Go to {site}, search for {q}",
-    "Go to {site}, search for {q}, and select the first entry",
-)
-# Held-out Web Shopping phrasings (test split only).
-_SHOP_TRIPLE_TEST = (
-    "Open {site}",
-    "Go to {site} and search for {q}",
-    "Go to {site}, search for {q}, and click on the first result",
-)
-
-
-# --------------------------------------------------------------------------- rendering
-def _article(x: str) -> str:
-    return ("an " if x[:1].lower() in "aeiou" else "a ") + x
-
-
-def _alarm_text(hhmm: str) -> str:
-    h, m = (int(v) for v in hhmm.split(":"))
-    h12 = h % 12 or 12
-    ampm = "am" if h < 12 else "pm"
-    return f"{h12}{ampm}" if m == 0 else f"{h12}:{m:02d}{ampm}"
-
-
-def _render(pool: str, value: str) -> str:
-    if pool == "moving_thing":
-        return _article(value)
-    if pool == "alarm_time":
-        return _alarm_text(value)
-    if pool == "system_app":
-        return value.split("=")[0]
-    if pool == "role_place":
-        role, place = value.split("=")
-        return f"{role} of {place}"
-    return value
 
 
 _SLOT = re.compile(r"\{(\w+?)(\d*)\}")
@@ -278,7 +95,7 @@ def _fill(template: str, decks: _Decks) -> str:
         pool = m.group(1)
         v = decks.draw(pool, used)
         used.append(v)
-        return _render(pool, v)
+        return render_slot(pool, v)
 
     return _SLOT.sub(sub, template)
 
@@ -294,10 +111,10 @@ def _quotas(groups: Sequence[Group], n: int) -> list[int]:
     return out
 
 
-def _generate_general(split: str, n: int, rng: random.Random) -> list[tuple[str, str]]:
+def _generate_groups(groups: Sequence[Group], split: str, n: int, rng: random.Random) -> list[tuple[str, str]]:
     decks = _Decks(split, rng)
     lines: list[tuple[str, str]] = []
-    for group, quota in zip(GENERAL_GROUPS, _quotas(GENERAL_GROUPS, n)):
+    for group, quota in zip(groups, _quotas(groups, n)):
         seen: set[str] = set()
         n_test = round(quota * TEST_PHRASING_SHARE) if split == "test" and group.test_templates else 0
         for i in range(quota):
@@ -343,11 +160,13 @@ def _generate(name: str, split: str, seed: int = 0) -> list[tuple[str, str]]:
         raise ValueError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
     rng = random.Random(f"digirl-sim-{name}-{split}-{seed}")  # str seeds are stable across processes
     n = SIZES[(name, split)]
-    return _generate_general(split, n, rng) if name == "general" else _generate_webshop(split, n, rng)
+    if name == "webshop":
+        return _generate_webshop(split, n, rng)
+    return _generate_groups(GENERAL_GROUPS if name == "general" else PHONE_GROUPS, split, n, rng)
 
 
 def generate_taskset(name: str, split: str, seed: int = 0) -> list[str]:
-    """The instructions of task set ``name`` (``general``/``webshop``), ``split`` (``train``/``test``)."""
+    """The instructions of task set ``name`` (``general``/``webshop``/``phone``), ``split`` (``train``/``test``)."""
     return [text for text, _ in _generate(name, split, seed)]
 
 
@@ -355,11 +174,13 @@ def generate_taskset(name: str, split: str, seed: int = 0) -> list[str]:
 def task_from_instruction(text: str, *, taskset: str | None = None, horizon: int | None = None) -> TaskSpec:
     """A :class:`TaskSpec` for one instruction.
 
-    Raises :class:`~digirl.core.errors.UnsupportedInstructionError` (naming the text) if it does not parse.
+    Raises :class:`~digirl.core.errors.UnsupportedInstructionError` naming the text and why it is
+    not a task.
     """
-    intent = parse_instruction(text)
-    if intent is None:
-        raise UnsupportedInstructionError(f"no simulator task family understands {text!r}")
+    found = explain_instruction(text)
+    if found.intent is None:
+        raise UnsupportedInstructionError(f"no simulator task family understands {text!r}: {found.reason}")
+    intent = found.intent
     return _spec(text.strip(), intent.to_dict(), intent.family, taskset or intent.taskset, horizon, "", "")
 
 
@@ -372,10 +193,16 @@ def _spec(
     task_id: str,
     split: str,
 ) -> TaskSpec:
+    from digirl.sim.families import family_source
+
     if taskset not in TASKSETS:
         raise ValueError(f"unknown task set {taskset!r}; known: {', '.join(TASKSETS)}")
     if horizon is not None and horizon <= 0:
         raise ValueError(f"horizon must be positive, got {horizon}")
+    params: dict[str, object] = {"intent": intent}
+    source = family_source(family)
+    if source:  # a user family: how a worker process rebuilds it
+        params["family_source"] = source
     return TaskSpec(
         instruction=text,
         task_id=task_id,
@@ -383,21 +210,8 @@ def _spec(
         split=split,
         horizon=horizon if horizon is not None else HORIZONS[taskset],
         env_id=f"digirl/sim-{taskset}-v0",
-        params={"intent": intent},
+        params=params,
     )
-
-
-def _read_lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise UnsupportedInstructionError(f"{path}: not a UTF-8 text file ({e})") from e
-    out = []
-    for i, line in enumerate(raw.splitlines(), start=1):
-        s = line.strip()
-        if s and not s.startswith("#"):
-            out.append((i, s))
-    return out
 
 
 def load_task_file(
@@ -407,35 +221,27 @@ def load_task_file(
     horizon: int | None = None,
     skip_unsupported: bool = False,
 ) -> list[TaskSpec]:
-    """Tasks from a text file, one instruction per line (blank lines and ``#`` comments skipped).
+    """Tasks from a task file (:mod:`.taskfile`: ``.txt`` one instruction per line, ``.tsv`` with the
+    expected family, ``.yaml`` with user-defined families).
 
-    Lines no family understands raise :class:`UnsupportedInstructionError` naming every such line,
-    unless ``skip_unsupported``. ``taskset`` forces the env (default: each intent's own task set).
+    Lines no family understands raise :class:`UnsupportedInstructionError` naming every such line
+    and why, unless ``skip_unsupported``. ``taskset`` forces the env (default: each intent's own).
     """
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"task file not found: {p}")
     specs: list[TaskSpec] = []
-    bad: list[tuple[int, str]] = []
+    bad: list[tuple[int, str, str]] = []
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", p.stem) or "tasks"
-    for lineno, text in _read_lines(p):
-        intent = parse_instruction(text)
-        if intent is None:
-            bad.append((lineno, text))
+    for line in read_task_file(p):
+        found = explain_instruction(line.text)
+        if found.intent is None:
+            bad.append((line.lineno, line.text, found.reason))
             continue
+        intent = found.intent
         specs.append(
-            _spec(
-                text,
-                intent.to_dict(),
-                intent.family,
-                taskset or intent.taskset,
-                horizon,
-                f"{stem}-{lineno:04d}",
-                "",
-            )
+            _spec(line.text, intent.to_dict(), intent.family, taskset or intent.taskset, horizon, f"{stem}-{line.lineno:04d}", "")
         )
     if bad and not skip_unsupported:
-        shown = "; ".join(f"line {n}: {t!r}" for n, t in bad[:10])
+        shown = "; ".join(f"line {n}: {t!r} ({why})" for n, t, why in bad[:10])
         more = f" (and {len(bad) - 10} more)" if len(bad) > 10 else ""
         raise UnsupportedInstructionError(
             f"{p}: {len(bad)} of {len(bad) + len(specs)} instructions are not supported by the simulator: "
@@ -459,9 +265,7 @@ def load_taskset(name: str, split: str) -> list[TaskSpec]:
         intent = parse_instruction(text)
         if intent is None:  # the shipped files are tested to parse; this guards hand edits
             raise UnsupportedInstructionError(f"{path}: line {i + 1} does not parse: {text!r}")
-        specs.append(
-            _spec(text, intent.to_dict(), intent.family, name, None, f"{name}-{split}-{i:04d}", split)
-        )
+        specs.append(_spec(text, intent.to_dict(), intent.family, name, None, f"{name}-{split}-{i:04d}", split))
     return specs
 
 
@@ -478,13 +282,9 @@ def write_tasksets(directory: Path = TASKSET_DIR, seed: int = 0) -> list[Path]:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m digirl.sim.tasks.tasksets", description=__doc__.splitlines()[0]
-    )
+    ap = argparse.ArgumentParser(prog="python -m digirl.sim.tasks.tasksets", description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help=f"(re)write the shipped task files in {TASKSET_DIR}")
-    ap.add_argument(
-        "--check", action="store_true", help="exit 1 if the shipped files differ from the generator"
-    )
+    ap.add_argument("--check", action="store_true", help="exit 1 if the shipped files differ from the generator")
     args = ap.parse_args(argv)
     if args.write:
         for p in write_tasksets():
@@ -498,9 +298,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         or (TASKSET_DIR / f"{n}_{s}.txt").read_text(encoding="utf-8").splitlines() != generate_taskset(n, s)
     ]
     if stale:
-        sys.stdout.write(
-            f"out of date: {', '.join(stale)} (run python -m digirl.sim.tasks.tasksets --write)\n"
-        )
+        sys.stdout.write(f"out of date: {', '.join(stale)} (run python -m digirl.sim.tasks.tasksets --write)\n")
         return 1
     sys.stdout.write("shipped task files match the generator\n")
     return 0

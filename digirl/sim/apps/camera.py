@@ -1,0 +1,245 @@
+"""Camera (photo, video and portrait modes, front/back camera, shutter; a shot lands in the gallery)
+and Photos (the gallery newest first, search by what is on a photo, a full-screen viewer)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from digirl.sim.apps.base import App, app_bar
+from digirl.sim.device import Photo
+from digirl.sim.ui import (
+    BOTTOM,
+    RED,
+    SUBTLE,
+    TOP,
+    WHITE,
+    Color,
+    View,
+    box,
+    icon_button,
+    input_field,
+    label,
+    scroll_list,
+)
+
+__all__ = ["Camera", "Photos", "photo_matches"]
+
+_MODES = ("Photo", "Video", "Portrait")
+
+
+def photo_matches(p: Photo, query: str) -> bool:
+    """Whether the photo shows what ``query`` names (any of its words is a tag, plurals folded)."""
+    words = [w.rstrip("s") for w in query.lower().split() if len(w) > 2]
+    tags = {t.rstrip("s") for tag in p.tags for t in tag.split()}
+    return bool(words) and any(w in tags for w in words)
+
+
+class Camera(App):
+    key = "camera"
+    label = "Camera"
+    icon = "camera"
+    color = (60, 64, 67)
+    bg = (0, 0, 0)
+    status_color = (0, 0, 0)
+
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        self.mode = "Photo"
+        self.front = False
+        self.recording = False
+        self.shots = 0
+
+    def screen(self) -> str:
+        return "recording" if self.recording else "viewfinder"
+
+    def state(self) -> dict[str, object]:
+        return {"screen": self.screen(), "mode": self.mode, "front": self.front, "shots": self.shots}
+
+    def back(self) -> bool:
+        if self.recording:
+            self._stop()
+            return True
+        return False
+
+    def _save(self, kind: str) -> None:
+        self.shots += 1
+        tags = ("selfie", "me") if self.front else ("camera",)
+        self.phone.gallery.insert(0, Photo(f"c{self.shots}", kind, tags, self.front, "Just now", (92, 100, 84)))
+
+    def _stop(self) -> None:
+        self.recording = False
+        self._save("video")
+
+    def shutter(self) -> None:
+        if self.mode == "Video":
+            if self.recording:
+                self._stop()
+            else:
+                self.recording = True
+        else:
+            self._save("photo")
+
+    def set_mode(self, mode: str) -> None:
+        if not self.recording:
+            self.mode = mode
+
+    def flip(self) -> None:
+        if not self.recording:
+            self.front = not self.front
+
+    def _last(self) -> None:
+        photos = self.phone.apps["photos"]
+        self.phone.launch("photos")
+        photos.view(0)  # type: ignore[attr-defined]
+
+    def build(self) -> list[View]:
+        scene = (120, 110, 100) if self.front else (92, 100, 84)
+        views = [
+            box((0, TOP, 360, BOTTOM), (0, 0, 0)),
+            box((0, TOP + 60, 360, TOP + 540), (58, 66, 62), ref="camera.viewfinder"),
+            box((40, TOP + 300, 320, TOP + 540), scene),
+        ]
+        if self.front:
+            views.append(box((130, TOP + 180, 230, TOP + 300), (200, 170, 150), radius=50))
+        if self.recording:
+            views.append(label((0, TOP + 16, 360, TOP + 44), "● REC 00:01", size=14, fg=RED, align="center", ref="camera.rec"))
+        for i, m in enumerate(_MODES):
+            sel = m == self.mode
+            views.append(
+                View(
+                    (30 + 100 * i, TOP + 552, 130 + 100 * i, TOP + 592),
+                    kind="tab",
+                    text=m.upper(),
+                    size=13,
+                    align="center",
+                    bold=sel,
+                    fg=(255, 213, 79) if sel else WHITE,
+                    ref=f"camera.mode.{m.lower()}",
+                    on_tap=partial(self.set_mode, m),
+                )
+            )
+        views.append(
+            View(
+                (145, TOP + 610, 215, TOP + 680),
+                kind="button",
+                fill=RED if self.mode == "Video" else WHITE,
+                radius=35 if not self.recording else 12,
+                ref="camera.shutter",
+                on_tap=self.shutter,
+                placeholder="Stop recording" if self.recording else ("Record" if self.mode == "Video" else "Shutter"),
+            )
+        )
+        views.append(
+            icon_button((276, TOP + 620, 326, TOP + 670), "flip", self.flip, ref="camera.flip", desc="Switch camera", color=WHITE)
+        )
+        if self.phone.gallery:
+            views.append(
+                box((40, TOP + 622, 86, TOP + 668), self.phone.gallery[0].color, radius=23, ref="camera.last", on_tap=self._last)
+            )
+        return views
+
+
+class Photos(App):
+    key = "photos"
+    label = "Photos"
+    icon = "photos"
+    color = WHITE
+
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        self.viewing: Photo | None = None
+
+    @property
+    def bg(self) -> Color:  # type: ignore[override]
+        return (0, 0, 0) if self.viewing is not None else WHITE
+
+    @property
+    def status_color(self) -> Color:  # type: ignore[override]
+        return self.bg
+
+    def screen(self) -> str:
+        if self.viewing is not None:
+            return "viewer"
+        return "search" if self.fields.get("q") else "grid"
+
+    def state(self) -> dict[str, object]:
+        v = self.viewing
+        return {"screen": self.screen(), "viewing": v.pid if v else None, "query": self.fields.get("q", "")}
+
+    def back(self) -> bool:
+        if self.viewing is not None:
+            self.viewing = None
+            return True
+        if self.fields.get("q"):
+            self.fields["q"] = ""
+            self.blur()
+            return True
+        return False
+
+    def shown(self) -> list[Photo]:
+        q = self.fields.get("q", "").strip()
+        return [p for p in self.phone.gallery if not q or photo_matches(p, q)]
+
+    def view(self, i: int) -> None:
+        shown = self.shown()
+        if 0 <= i < len(shown):
+            self.viewing = shown[i]
+            self.blur()
+
+    def submit(self, name: str) -> None:
+        self.blur()
+
+    def build(self) -> list[View]:
+        if self.viewing is not None:
+            return self._viewer(self.viewing)
+        rows: list[View] = []
+        shown = self.shown()
+        for i, p in enumerate(shown):
+            x, y = 2 + 119 * (i % 3), 30 + 119 * (i // 3)
+            tile = box((x, y, x + 117, y + 117), p.color, ref=f"photos.{i}", on_tap=partial(self.view, i))
+            tile.kind = "list_item"
+            tile.placeholder = f"{p.kind.title()}: {', '.join(p.tags[:2])} · {p.when}"
+            if p.kind == "video":
+                tile.children.append(
+                    View((x + 44, y + 44, x + 74, y + 74), kind="icon", icon="play", icon_color=WHITE, element=False)
+                )
+            rows.append(tile)
+        q = self.fields.get("q", "")
+        rows.append(label((12, 0, 300, 28), f"Results for {q!r}" if q else "Recent", size=15, bold=True))
+        if not shown:
+            rows.append(label((12, 40, 344, 70), "No photos match", size=14, fg=SUBTLE, ref="photos.none"))
+        head = box((0, TOP, 360, TOP + 120), WHITE, blocker=True)
+        head.children.append(app_bar("Photos", ref="photos.bar"))
+        head.children.append(
+            input_field(
+                (12, TOP + 60, 348, TOP + 108),
+                q,
+                placeholder="Search your photos",
+                focused=self.focused == "q",
+                on_tap=self.tap_field("q"),
+                ref="photos.search",
+                on_clear=self.clear_field("q"),
+                fill=(241, 243, 244),
+                border=None,
+            )
+        )
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            scroll_list("photos", (0, TOP + 120, 360, BOTTOM), rows, self.phone.scroll),
+            head,
+        ]
+
+    def _viewer(self, p: Photo) -> list[View]:
+        views: list[View] = [box((0, TOP, 360, BOTTOM), (0, 0, 0), ref="photos.viewer")]
+        views.append(box((0, TOP + 140, 360, TOP + 520), p.color, ref="photos.viewer.image"))
+        if p.kind == "video":
+            views.append(View((150, TOP + 300, 210, TOP + 360), kind="icon", icon="play", icon_color=WHITE, element=False))
+        views.append(
+            label((16, TOP + 540, 344, TOP + 566), f"{p.when} · {', '.join(p.tags)}", size=14, fg=WHITE, ref="photos.viewer.info")
+        )
+        views.append(
+            icon_button(
+                (4, TOP + 8, 48, TOP + 52), "back", self.phone.key_back, ref="photos.viewer.back", desc="Back", color=WHITE
+            )
+        )
+        return views

@@ -1,0 +1,188 @@
+"""Contacts: a searchable list, a contact's page (call, text) and a form to create one."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+from digirl.sim.apps.base import App, app_bar, avatar, fab, person_row
+from digirl.sim.device import Contact, find_contacts
+from digirl.sim.ui import (
+    BLUE,
+    BOTTOM,
+    SUBTLE,
+    TOP,
+    WHITE,
+    View,
+    box,
+    button,
+    input_field,
+    label,
+    list_row,
+    scroll_list,
+)
+
+__all__ = ["Contacts"]
+
+
+class Contacts(App):
+    key = "contacts"
+    label = "Contacts"
+    icon = "person"
+    color = (26, 115, 232)
+
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        self.page = "list"  # list | detail | edit
+        self.shown: Contact | None = None
+        self.error = ""
+
+    def screen(self) -> str:
+        return "contacts" if self.page == "list" else self.page
+
+    def state(self) -> dict[str, object]:
+        return {"screen": self.page, "contact": self.shown.name if self.shown else None, "count": len(self.phone.contacts)}
+
+    def keyboard_action(self) -> str:
+        return "search" if self.focused == "q" else "enter"
+
+    def back(self) -> bool:
+        if self.page != "list":
+            self.page = "list"
+            self.blur()
+            return True
+        if self.fields.get("q"):
+            self.fields["q"] = ""
+            self.blur()
+            return True
+        return False
+
+    def show(self, c: Contact) -> None:
+        self.shown, self.page = c, "detail"
+        self.blur()
+
+    def create(self) -> None:
+        self.page, self.error = "edit", ""
+        for f in ("name", "number", "email"):
+            self.fields[f] = ""
+        self.focus("name")
+
+    def save(self) -> None:
+        name = re.sub(r"\s+", " ", self.fields.get("name", "")).strip()
+        if not name:
+            self.error = "Enter a name"
+            return
+        c = Contact(name, re.sub(r"\D", "", self.fields.get("number", "")), self.fields.get("email", "").strip())
+        self.phone.contacts.append(c)
+        self.show(c)
+
+    def submit(self, name: str) -> None:
+        order = ("name", "number", "email")
+        if name in order[:-1]:
+            self.focus(order[order.index(name) + 1])
+        elif name == "email":
+            self.save()
+        elif name == "q":
+            hits = find_contacts(self.phone.contacts, self.fields.get("q", ""))
+            if len(hits) == 1:
+                self.show(hits[0])
+            self.blur()
+
+    def _call(self, c: Contact) -> None:
+        dialer = self.phone.apps["phone"]
+        self.phone.launch("phone")
+        dialer.call_contact(c)  # type: ignore[attr-defined]
+
+    def _text(self, c: Contact) -> None:
+        msgs = self.phone.apps["messages"]
+        self.phone.launch("messages")
+        msgs.open_thread(c.name)  # type: ignore[attr-defined]
+
+    # ---------------------------------------------------------------- views
+    def build(self) -> list[View]:
+        if self.page == "detail" and self.shown is not None:
+            return self._detail(self.shown)
+        if self.page == "edit":
+            return self._edit()
+        rows = []
+        for i, c in enumerate(find_contacts(self.phone.contacts, self.fields.get("q", ""))):
+            rows.append(person_row(64.0 * i, 64, c.name, ref=f"contacts.row.{i}", on_tap=partial(self.show, c)))
+        if not rows:
+            rows.append(label((16, 16, 344, 48), "No contacts found", size=15, fg=SUBTLE, ref="contacts.none"))
+        head = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
+        head.children.append(
+            input_field(
+                (12, TOP + 8, 348, TOP + 56),
+                self.fields.get("q", ""),
+                placeholder="Search contacts",
+                focused=self.focused == "q",
+                on_tap=self.tap_field("q"),
+                ref="contacts.search",
+                on_clear=self.clear_field("q"),
+                fill=(241, 243, 244),
+                border=None,
+            )
+        )
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            scroll_list("contacts", (0, TOP + 64, 360, BOTTOM), rows, self.phone.scroll),
+            head,
+            fab("plus", self.create, ref="contacts.add", desc="Create contact"),
+        ]
+
+    def _detail(self, c: Contact) -> list[View]:
+        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE), app_bar("", back=self.phone.key_back, ref="contacts.detail.bar")]
+        views.append(avatar(130, TOP + 70, c.name, 100))
+        views.append(label((0, TOP + 180, 360, TOP + 220), c.name, size=26, align="center", ref="contacts.detail.name"))
+        for i, (icon, text, fn) in enumerate(
+            (("phone", "Call", partial(self._call, c)), ("message", "Text", partial(self._text, c)))
+        ):
+            x = 70 + 130 * i
+            views.append(
+                button(
+                    (x, TOP + 240, x + 90, TOP + 284), text, fn, ref=f"contacts.detail.{text.lower()}", style="tonal", icon=icon
+                )
+            )
+        num = c.number
+        pretty = f"({num[:3]}) {num[3:6]}-{num[6:]}" if len(num) == 10 else (num or "No phone number")
+        views.append(
+            list_row(
+                TOP + 310,
+                72,
+                pretty,
+                sub="Mobile",
+                icon="phone",
+                icon_color=BLUE,
+                ref="contacts.detail.number",
+                on_tap=partial(self._call, c),
+            )
+        )
+        views.append(
+            list_row(TOP + 382, 72, c.email or "No email", sub="Email", icon="mail", icon_color=BLUE, ref="contacts.detail.email")
+        )
+        return views
+
+    def _edit(self) -> list[View]:
+        views: list[View] = [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            app_bar("Create contact", back=self.phone.key_back, ref="contacts.edit.bar"),
+            button((262, TOP + 10, 348, TOP + 46), "Save", self.save, ref="contacts.edit.save"),
+        ]
+        for i, (f, ph, icon) in enumerate((("name", "Name", "person"), ("number", "Phone", "phone"), ("email", "Email", "mail"))):
+            y = TOP + 76 + 64 * i
+            views.append(
+                input_field(
+                    (16, y, 344, y + 52),
+                    self.fields.get(f, ""),
+                    placeholder=ph,
+                    focused=self.focused == f,
+                    on_tap=self.tap_field(f),
+                    ref=f"contacts.edit.{f}",
+                    on_clear=self.clear_field(f),
+                    icon=icon,
+                    radius=8,
+                )
+            )
+        if self.error:
+            views.append(label((16, TOP + 272, 344, TOP + 296), self.error, size=13, fg=(217, 48, 37), ref="contacts.edit.error"))
+        return views

@@ -1,0 +1,328 @@
+"""The Phone app: search contacts, a keypad with a number field, recents, and the in-call screen."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+from digirl.sim.apps.base import App, avatar, person_row
+from digirl.sim.device import Contact, find_contacts
+from digirl.sim.ui import (
+    BOTTOM,
+    LIGHT_BLUE,
+    RED,
+    SUBTLE,
+    TEXT,
+    TOP,
+    WHITE,
+    Color,
+    View,
+    box,
+    icon_button,
+    input_field,
+    label,
+    list_row,
+    scroll_list,
+)
+
+__all__ = ["Call", "PhoneApp"]
+
+_GREEN: Color = (52, 168, 83)
+_CALL_BG: Color = (32, 45, 52)
+_TABS = ("Recents", "Contacts", "Keypad")
+
+
+class Call:
+    """A call placed in this episode: who (a contact name, else the number) and the digits dialed."""
+
+    def __init__(self, who: str, number: str) -> None:
+        self.who, self.number = who, number
+
+    def __repr__(self) -> str:
+        return f"Call({self.who!r}, {self.number!r})"
+
+
+def _pretty(number: str) -> str:
+    d = re.sub(r"\D", "", number)
+    return f"({d[:3]}) {d[3:6]}-{d[6:]}" if len(d) == 10 else number
+
+
+class PhoneApp(App):
+    key = "phone"
+    label = "Phone"
+    icon = "phone"
+    color = _GREEN
+
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        self.tab = "Keypad"
+        self.calls: list[Call] = []
+        self.in_call: Call | None = None
+
+    @property
+    def bg(self) -> Color:  # type: ignore[override]
+        return _CALL_BG if self.in_call is not None else WHITE
+
+    @property
+    def status_color(self) -> Color:  # type: ignore[override]
+        return self.bg
+
+    def screen(self) -> str:
+        if self.in_call is not None:
+            return "call"
+        if self.focused == "q" or self.fields.get("q"):
+            return "search"
+        return "dialer" if self.tab == "Keypad" else self.tab.lower()
+
+    def state(self) -> dict[str, object]:
+        return {"screen": self.screen(), "in_call": repr(self.in_call), "calls": [repr(c) for c in self.calls]}
+
+    def keyboard_action(self) -> str:
+        return "search" if self.focused == "q" else "enter"
+
+    def back(self) -> bool:
+        if self.in_call is not None:
+            self.end_call()
+            return True
+        if self.fields.get("q"):
+            self.fields["q"] = ""
+            self.blur()
+            return True
+        return False
+
+    # ---------------------------------------------------------------- calls
+    def call(self, number: str, name: str = "") -> None:
+        digits = re.sub(r"[^\d+*#]", "", number)
+        if not digits and not name:
+            return
+        if not name:
+            known = [c for c in self.phone.contacts if c.number and c.number.endswith(digits.lstrip("+")[-10:])]
+            name = known[0].name if known else ""
+        self.in_call = Call(name or digits, digits)
+        self.calls.append(self.in_call)
+        self.fields["q"] = ""
+        self.blur()
+
+    def call_contact(self, c: Contact) -> None:
+        self.call(c.number, c.name)
+
+    def end_call(self) -> None:
+        self.in_call = None
+
+    def submit(self, name: str) -> None:
+        if name == "number":
+            self.call(self.fields.get("number", ""))
+        elif name == "q":
+            hits = find_contacts(self.phone.contacts, self.fields.get("q", ""))
+            if hits:
+                self.call_contact(hits[0])
+
+    def _press(self, k: str) -> None:
+        self.fields["number"] = (self.fields.get("number", "") + k)[:15]
+
+    def _select(self, tab: str) -> None:
+        self.tab = tab
+        self.blur()
+
+    # ---------------------------------------------------------------- views
+    def build(self) -> list[View]:
+        if self.in_call is not None:
+            return self._call_screen(self.in_call)
+        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+        q = self.fields.get("q", "")
+        if self.focused == "q" or q:
+            views.append(self._results(q))
+        elif self.tab == "Keypad":
+            views += self._keypad()
+        else:
+            views.append(self._list())
+        views.append(
+            box(
+                (0, TOP, 360, TOP + 64),
+                WHITE,
+                blocker=True,
+                children=[
+                    input_field(
+                        (12, TOP + 8, 348, TOP + 56),
+                        q,
+                        placeholder="Search contacts",
+                        focused=self.focused == "q",
+                        on_tap=self.tap_field("q"),
+                        ref="phone.search",
+                        on_clear=self.clear_field("q"),
+                        fill=(241, 243, 244),
+                        border=None,
+                    )
+                ],
+            )
+        )
+        bar = box((0, BOTTOM - 64, 360, BOTTOM), (243, 246, 244), blocker=True, ref="phone.tabs")
+        for i, t in enumerate(_TABS):
+            sel = t == self.tab
+            bar.children.append(
+                View(
+                    (120 * i, BOTTOM - 64, 120 * (i + 1), BOTTOM),
+                    kind="tab",
+                    text=t,
+                    ref=f"phone.tab.{t.lower()}",
+                    size=13,
+                    align="center",
+                    bold=sel,
+                    fg=_GREEN if sel else SUBTLE,
+                    on_tap=partial(self._select, t),
+                )
+            )
+        views.append(bar)
+        return views
+
+    def _row(self, y: float, c: Contact, ref: str) -> View:
+        row = person_row(y, 64, c.name, sub=_pretty(c.number), ref=ref, on_tap=partial(self.call_contact, c))
+        row.children.append(
+            icon_button(
+                (300, y + 12, 340, y + 52),
+                "phone",
+                partial(self.call_contact, c),
+                ref=f"{ref}.call",
+                desc=f"Call {c.name}",
+                color=_GREEN,
+            )
+        )
+        return row
+
+    def _results(self, q: str) -> View:
+        rows = [self._row(64.0 * i, c, f"phone.result.{i}") for i, c in enumerate(find_contacts(self.phone.contacts, q))]
+        digits = re.sub(r"\D", "", q)
+        if len(digits) >= 3:
+            rows.append(
+                list_row(
+                    64.0 * len(rows),
+                    64,
+                    f"Call {q}",
+                    icon="phone",
+                    icon_color=_GREEN,
+                    ref="phone.result.number",
+                    on_tap=partial(self.call, digits),
+                )
+            )
+        if not rows:
+            rows.append(label((16, 16, 344, 48), "No contacts found", size=15, fg=SUBTLE, ref="phone.result.none"))
+        return scroll_list("phone.results", (0, TOP + 64, 360, BOTTOM - 64), rows, self.phone.scroll)
+
+    def _list(self) -> View:
+        if self.tab == "Contacts":
+            rows = [self._row(64.0 * i, c, f"phone.contact.{i}") for i, c in enumerate(find_contacts(self.phone.contacts, ""))]
+        else:
+            rows = [
+                list_row(
+                    64.0 * i,
+                    64,
+                    c.who,
+                    sub=f"{_pretty(c.number)} · just now",
+                    icon="phone",
+                    icon_color=SUBTLE,
+                    ref=f"phone.recent.{i}",
+                    on_tap=partial(self.call, c.number, c.who),
+                )
+                for i, c in enumerate(reversed(self.calls))
+            ] or [label((16, 16, 344, 48), "No recent calls", size=15, fg=SUBTLE, ref="phone.recent.none")]
+        return scroll_list(f"phone.{self.tab.lower()}", (0, TOP + 64, 360, BOTTOM - 64), rows, self.phone.scroll)
+
+    def _keypad(self) -> list[View]:
+        number = self.fields.get("number", "")
+        views: list[View] = [
+            View(
+                (16, TOP + 76, 344, TOP + 132),
+                kind="input",
+                text=number,
+                ref="phone.number",
+                size=30,
+                align="center",
+                icon="",
+                placeholder="Enter a number",
+                focused=self.focused == "number",
+                fill=LIGHT_BLUE if self.focused == "number" else WHITE,
+                radius=12,
+                on_tap=self.tap_field("number"),
+            )
+        ]
+        if number:
+            views.append(
+                icon_button(
+                    (300, TOP + 84, 340, TOP + 124),
+                    "navback",
+                    lambda: self.fields.__setitem__("number", self.fields["number"][:-1]),
+                    ref="phone.backspace",
+                    desc="Backspace",
+                    color=SUBTLE,
+                )
+            )
+        for i, k in enumerate("123456789*0#"):
+            x, y = 50 + 92 * (i % 3), TOP + 150 + 78 * (i // 3)
+            views.append(
+                View(
+                    (x, y, x + 76, y + 70),
+                    kind="button",
+                    text=k,
+                    fill=(241, 243, 244),
+                    radius=35,
+                    size=26,
+                    align="center",
+                    ref=f"phone.key.{k}",
+                    on_tap=partial(self._press, k),
+                )
+            )
+        views.append(
+            View(
+                (146, TOP + 470, 214, TOP + 538),
+                kind="icon",
+                icon="phone",
+                icon_color=WHITE,
+                fill=_GREEN,
+                radius=34,
+                ref="phone.call",
+                on_tap=lambda: self.call(self.fields.get("number", "")),
+                placeholder="Call",
+            )
+        )
+        return views
+
+    def _call_screen(self, c: Call) -> list[View]:
+        views: list[View] = [box((0, TOP, 360, BOTTOM), _CALL_BG, ref="phone.incall")]
+        views.append(avatar(140, TOP + 100, c.who, 80))
+        views.append(label((0, TOP + 200, 360, TOP + 240), c.who, size=26, fg=WHITE, align="center", ref="phone.incall.name"))
+        views.append(
+            label(
+                (0, TOP + 240, 360, TOP + 266),
+                f"Calling {_pretty(c.number)}…" if c.number else "Calling…",
+                size=14,
+                fg=(200, 205, 210),
+                align="center",
+            )
+        )
+        for i, (icon, text) in enumerate((("mic", "Mute"), ("apps", "Keypad"), ("bell", "Speaker"))):
+            x = 50 + 100 * i
+            views.append(
+                icon_button(
+                    (x, TOP + 380, x + 60, TOP + 440),
+                    icon,
+                    lambda: None,
+                    ref=f"phone.incall.{text.lower()}",
+                    desc=text,
+                    color=WHITE,
+                )
+            )
+        views.append(
+            View(
+                (146, TOP + 560, 214, TOP + 628),
+                kind="icon",
+                icon="phone",
+                icon_color=WHITE,
+                fill=RED,
+                radius=34,
+                ref="phone.end",
+                on_tap=self.end_call,
+                placeholder="End call",
+            )
+        )
+        views[-1].fg = TEXT
+        return views

@@ -1,0 +1,205 @@
+"""Messages: conversations, a new chat with a recipient picker, and threads where a sent text stays."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import partial
+
+from digirl.sim.apps.base import App, app_bar, fab, person_row
+from digirl.sim.device import find_contacts
+from digirl.sim.ui import (
+    BLUE,
+    BOTTOM,
+    FAINT,
+    LIGHT_BLUE,
+    SUBTLE,
+    TOP,
+    WHITE,
+    View,
+    box,
+    icon_button,
+    input_field,
+    label,
+    scroll_list,
+)
+
+__all__ = ["Messages", "Msg"]
+
+_INBOX = (
+    "See you at 6!",
+    "Thanks 🙂",
+    "Can you call me?",
+    "Your code is 482913",
+    "On my way",
+    "Sounds good",
+    "Happy birthday!",
+    "Where are you?",
+)
+
+
+@dataclass
+class Msg:
+    text: str
+    outgoing: bool
+    #: Sent during this episode (not part of the initial state).
+    new: bool = False
+
+
+class Messages(App):
+    key = "messages"
+    label = "Messages"
+    icon = "message"
+    color = (26, 115, 232)
+
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        #: Conversation name (a contact's name, else a number) → messages, oldest first.
+        self.threads: dict[str, list[Msg]] = {c.name: [Msg(t, False)] for c, t in zip(self.phone.contacts[:8], _INBOX)}
+        self.order: list[str] = list(self.threads)
+        self.page = "list"  # list | new | thread
+        self.current = ""
+
+    def screen(self) -> str:
+        return "conversations" if self.page == "list" else self.page
+
+    def state(self) -> dict[str, object]:
+        sent = {k: [m.text for m in v if m.new] for k, v in self.threads.items() if any(m.new for m in v)}
+        return {"screen": self.page, "thread": self.current, "sent": sent}
+
+    def keyboard_action(self) -> str:
+        return "send" if self.focused == "compose" else "enter"
+
+    def back(self) -> bool:
+        if self.page == "list":
+            return False
+        self.page = "list"
+        self.blur()
+        return True
+
+    def new_chat(self) -> None:
+        self.page = "new"
+        self.fields["to"] = ""
+        self.focus("to")
+
+    def open_thread(self, name: str) -> None:
+        self.threads.setdefault(name, [])
+        if name in self.order:
+            self.order.remove(name)
+        self.order.insert(0, name)
+        self.current, self.page = name, "thread"
+        self.fields["compose"] = ""
+        self.focus("compose")
+
+    def send(self) -> None:
+        text = self.fields.get("compose", "").strip()
+        if self.page == "thread" and text:
+            self.threads[self.current].append(Msg(text, True, new=True))
+            self.fields["compose"] = ""
+
+    def recipients(self) -> list[tuple[str, str]]:
+        """(conversation name, subtitle) suggestions for what is typed in "To"."""
+        typed = self.fields.get("to", "").strip()
+        out = [(c.name, c.number) for c in find_contacts(self.phone.contacts, typed)][:6]
+        digits = re.sub(r"\D", "", typed)
+        if len(digits) >= 3 and re.fullmatch(r"[\d\s().+\-]+", typed):
+            out.insert(0, (digits, "Send to this number"))
+        return out
+
+    def submit(self, name: str) -> None:
+        if name == "to":
+            sugg = self.recipients()
+            if sugg:
+                self.open_thread(sugg[0][0])
+        elif name == "compose":
+            self.send()
+
+    # ---------------------------------------------------------------- views
+    def build(self) -> list[View]:
+        if self.page == "new":
+            return self._new()
+        if self.page == "thread":
+            return self._thread()
+        rows = []
+        for i, name in enumerate(self.order):
+            last = self.threads[name][-1].text if self.threads[name] else ""
+            rows.append(
+                person_row(
+                    76.0 * i, 76, name, sub=last, ref=f"messages.thread.{i}", on_tap=partial(self.open_thread, name), size=44
+                )
+            )
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            scroll_list("messages", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
+            app_bar("Messages", ref="messages.bar"),
+            fab("message", self.new_chat, ref="messages.new", desc="Start chat", text="Start chat"),
+        ]
+
+    def _new(self) -> list[View]:
+        views: list[View] = [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            app_bar("New conversation", back=self.phone.key_back, ref="messages.newbar"),
+        ]
+        views.append(
+            input_field(
+                (12, TOP + 64, 348, TOP + 112),
+                self.fields.get("to", ""),
+                placeholder="To: type a name or number",
+                focused=self.focused == "to",
+                on_tap=self.tap_field("to"),
+                ref="messages.to",
+                on_clear=self.clear_field("to"),
+                icon="person",
+            )
+        )
+        for i, (name, sub) in enumerate(self.recipients()):
+            y = TOP + 120 + 64 * i
+            views.append(person_row(y, 64, name, sub=sub, ref=f"messages.to.sugg.{i}", on_tap=partial(self.open_thread, name)))
+        return views
+
+    def _thread(self) -> list[View]:
+        msgs = self.threads.get(self.current, [])
+        rows: list[View] = []
+        y = 8.0
+        for i, m in enumerate(msgs):
+            w = min(260, 24 + 8 * len(m.text))
+            x0 = 348 - w if m.outgoing else 12
+            bubble = box(
+                (x0, y, x0 + w, y + 44), LIGHT_BLUE if m.outgoing else (241, 243, 244), radius=18, ref=f"messages.msg.{i}"
+            )
+            bubble.children.append(label((x0 + 12, y, x0 + w - 8, y + 44), m.text, size=14))
+            rows.append(bubble)
+            y += 52
+        views: list[View] = [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            scroll_list("messages.thread", (0, TOP + 56, 360, BOTTOM - 64), rows, {"messages.thread": 1e9}),
+            app_bar(self.current, back=self.phone.key_back, ref="messages.thread.bar"),
+        ]
+        text = self.fields.get("compose", "")
+        bar = box((0, BOTTOM - 64, 360, BOTTOM), WHITE, blocker=True)
+        bar.children.append(box((0, BOTTOM - 64, 360, BOTTOM - 63), FAINT))
+        bar.children.append(
+            input_field(
+                (12, BOTTOM - 56, 296, BOTTOM - 8),
+                text,
+                placeholder="Text message",
+                focused=self.focused == "compose",
+                on_tap=self.tap_field("compose"),
+                ref="messages.compose",
+                icon="",
+                fill=(241, 243, 244),
+                border=None,
+            )
+        )
+        bar.children.append(
+            icon_button(
+                (304, BOTTOM - 56, 352, BOTTOM - 8),
+                "send",
+                self.send if text.strip() else None,
+                ref="messages.send",
+                desc="Send",
+                color=BLUE if text.strip() else SUBTLE,
+            )
+        )
+        views.append(bar)
+        return views

@@ -1,0 +1,123 @@
+"""The notification shade (swipe down from the status bar): quick-settings tiles, a brightness
+slider and the notifications with "Clear all". Not an app of the drawer."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from digirl.sim.apps.base import App
+from digirl.sim.device import get_setting, set_setting
+from digirl.sim.ui import BOTTOM, TOP, WHITE, Color, View, box, button, label, scroll_list, slider
+
+__all__ = ["TILES", "Shade"]
+
+_BG: Color = (32, 33, 36)
+_TILE_OFF: Color = (60, 64, 67)
+_TILE_ON: Color = (168, 199, 250)
+_CARD: Color = (48, 49, 52)
+#: Quick-settings tiles: (setting, label, icon), four per row.
+TILES = (
+    ("wifi", "Internet", "wifi"),
+    ("bluetooth", "Bluetooth", "bluetooth"),
+    ("flashlight", "Flashlight", "flashlight"),
+    ("do_not_disturb", "Do Not Disturb", "moon"),
+    ("airplane_mode", "Airplane mode", "plane"),
+    ("auto_rotate", "Auto-rotate", "rotate"),
+    ("battery_saver", "Battery Saver", "battery"),
+    ("dark_mode", "Dark theme", "moon"),
+    ("location", "Location", "pin"),
+    ("hotspot", "Hotspot", "hotspot"),
+    ("mobile_data", "Mobile data", "signal"),
+)
+
+
+class Shade(App):
+    key = "shade"
+    label = "Notifications"
+    icon = "bell"
+    bg = _BG
+    status_color = _BG
+
+    def screen(self) -> str:
+        return "shade"
+
+    def state(self) -> dict[str, object]:
+        p = self.phone
+        return {"screen": "shade", "notifications": len(p.notices), "from": p.shade_from}
+
+    def back(self) -> bool:
+        self.phone.close_shade()
+        return True
+
+    def _toggle(self, name: str) -> None:
+        set_setting(self.phone, name, not get_setting(self.phone, name))
+
+    def _brightness(self, v: int) -> None:
+        self.phone.settings.brightness = v
+
+    def _open_notice(self, i: int) -> None:
+        p = self.phone
+        if 0 <= i < len(p.notices):
+            app = p.notices.pop(i).app
+            p.shade_from = app if app in p.installed else p.shade_from
+            p.close_shade()
+
+    def _clear(self) -> None:
+        self.phone.notices.clear()
+
+    def build(self) -> list[View]:
+        p = self.phone
+        views: list[View] = [box((0, TOP, 360, BOTTOM), _BG, ref="shade")]
+        h, m = p.clock
+        views.append(label((20, TOP + 6, 200, TOP + 46), f"{h}:{m:02d}", size=26, fg=WHITE, ref="shade.clock"))
+        views.append(label((200, TOP + 6, 340, TOP + 46), "Tue, Jun 4", size=13, fg=(200, 200, 205), align="right"))
+        for i, (name, text, icon) in enumerate(TILES):
+            x, y = 12 + 86 * (i % 4), TOP + 56 + 72 * (i // 4)
+            on = get_setting(p, name)
+            tile = View(
+                (x, y, x + 80, y + 64),
+                kind="button",
+                ref=f"shade.tile.{name}",
+                fill=_TILE_ON if on else _TILE_OFF,
+                radius=18,
+                on_tap=partial(self._toggle, name),
+                placeholder=f"{text} {'on' if on else 'off'}",
+                checked=on,
+            )
+            fg = (32, 33, 36) if on else WHITE
+            tile.children.append(View((x + 28, y + 8, x + 52, y + 32), kind="icon", icon=icon, icon_color=fg, element=False))
+            tile.children.append(label((x + 2, y + 36, x + 78, y + 58), text, size=10, fg=fg, align="center"))
+            views.append(tile)
+        y0 = TOP + 56 + 72 * ((len(TILES) + 3) // 4) + 4.0
+        views.append(
+            slider((24, y0, 336, y0 + 36), p.settings.brightness, self._brightness, ref="shade.brightness", desc="Brightness")
+        )
+        y0 += 48
+        rows: list[View] = []
+        for i, n in enumerate(p.notices):
+            ny = 96.0 * i
+            app = p.apps.get(n.app)
+            card = box((12, ny, 348, ny + 88), _CARD, radius=18, ref=f"shade.notice.{i}", on_tap=partial(self._open_notice, i))
+            card.kind = "list_item"
+            card.children.append(
+                label((28, ny + 8, 300, ny + 28), f"{app.label if app else n.app} · {n.when}", size=11, fg=(190, 192, 198))
+            )
+            card.children.append(label((28, ny + 30, 330, ny + 54), n.title, size=15, fg=WHITE, bold=True))
+            card.children.append(label((28, ny + 54, 330, ny + 78), n.text, size=13, fg=(220, 221, 225)))
+            rows.append(card)
+        if rows:
+            rows.append(
+                button(
+                    (220, 96.0 * len(rows) + 4, 348, 96.0 * len(rows) + 44),
+                    "Clear all",
+                    self._clear,
+                    ref="shade.clear",
+                    style="tonal",
+                )
+            )
+        else:
+            rows.append(
+                label((0, 20, 360, 60), "No notifications", size=15, fg=(190, 192, 198), align="center", ref="shade.empty")
+            )
+        views.append(scroll_list("shade.list", (0, y0, 360, BOTTOM), rows, p.scroll))
+        return views

@@ -1,0 +1,272 @@
+"""Calls, text messages, contacts, email and calendar events."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from digirl.core.actions import Action
+from digirl.sim.content import key_terms, stable_rng, terms_in
+from digirl.sim.device import Contact, find_contacts, same_person
+from digirl.sim.expert import ExpertStep
+from digirl.sim.families import builtin_family
+from digirl.sim.intents import TODAY, Intent
+from digirl.sim.predicates import TaskContext
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from digirl.sim.phone import Phone
+
+
+_FRAGMENTS = frozenset("ll re ve nt".split())
+
+
+def message_terms(text: str) -> list[str]:
+    """The words a matching message or title must contain: :func:`~digirl.sim.content.key_terms`
+    without single letters and contraction fragments ("I'll be late" → ["late"])."""
+    return [w for w in key_terms(text) if (len(w) > 1 or w.isdigit()) and w not in _FRAGMENTS]
+
+
+def _is_number(who: str) -> bool:
+    return bool(re.fullmatch(r"\+?\d{3,}", who.strip()))
+
+
+def ensure_contact(phone: Phone, who: str, rng: np.random.Generator | None = None) -> Contact | None:
+    """The contact a task names, added to the phone if nobody matches (``None`` for a bare number)."""
+    if not who or _is_number(who):
+        return None
+    for c in phone.contacts:
+        if same_person(c.name, who):
+            return c
+    r = stable_rng("contact", who.lower())
+    number = f"{r.choice((206, 312, 415, 512, 617, 718))}555{r.randint(100, 9999):04d}"
+    c = Contact(who, number, f"{re.sub(r'[^a-z]', '.', who.lower()).strip('.')}@example.com")
+    phone.contacts.append(c)
+    return c
+
+
+def _with_contact(slot: str) -> Any:
+    def setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+        ensure_contact(phone, intent.get(slot), rng)
+
+    return setup
+
+
+def _app(phone: Phone, key: str) -> Any:
+    return phone.apps[key]
+
+
+# ---- calls ---------------------------------------------------------------------------------
+def _called(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    want = intent.get("contact")
+    return any(same_person(c.who, want) or same_person(c.number, want) for c in _app(phone, "phone").calls)
+
+
+@builtin_family(
+    "make_call", "phone", predicate=_called, setup=_with_contact("contact"), doc="a call to that contact or number was placed"
+)
+def _call_plan(e: ExpertStep) -> Action:
+    step = e.open_app("phone")
+    if step is not None:
+        return step
+    d, want = _app(e.phone, "phone"), e.intent.get("contact")
+    if d.in_call is not None:
+        return e.goto("phone.end") or Action.back()
+    if _is_number(want):
+        if d.screen() == "search":
+            return Action.back()
+        if d.tab != "Keypad":
+            return e.goto("phone.tab.keypad") or Action.back()
+        return e.type_into(d, "number", "phone.number", want)
+    if d.focused != "q" and not d.fields.get("q"):
+        return e.goto("phone.search") or Action.back()
+    typed = d.fields.get("q", "")
+    hits = find_contacts(e.phone.contacts, typed)
+    for i, c in enumerate(hits):
+        if typed and same_person(c.name, want):
+            return e.goto(f"phone.result.{i}.call") or Action.back()
+    return e.type_into(d, "q", "phone.search", want, submit=False)
+
+
+# ---- messages ------------------------------------------------------------------------------
+def _body(intent: Intent) -> str:
+    return intent.get("body") or "Hi"
+
+
+def _texted(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    want, terms = intent.get("contact"), message_terms(intent.get("body"))
+    for name, msgs in _app(phone, "messages").threads.items():
+        if same_person(name, want) or _number_of(phone, name, want):
+            if any(m.new and m.outgoing and terms_in(terms, m.text) for m in msgs):
+                return True
+    return False
+
+
+def _number_of(phone: Phone, thread: str, want: str) -> bool:
+    """A thread opened with a number belongs to the contact that has it (and vice versa)."""
+    for c in phone.contacts:
+        if (same_person(c.name, want) and same_person(thread, c.number)) or (
+            same_person(c.name, thread) and same_person(c.number, want)
+        ):
+            return True
+    return False
+
+
+@builtin_family(
+    "send_message", "phone", predicate=_texted, setup=_with_contact("contact"), doc="a text with the words was sent to them"
+)
+def _text_plan(e: ExpertStep) -> Action:
+    step = e.open_app("messages")
+    if step is not None:
+        return step
+    m, want = _app(e.phone, "messages"), e.intent.get("contact")
+    if m.page == "thread":
+        if same_person(m.current, want) or _number_of(e.phone, m.current, want):
+            return e.type_into(m, "compose", "messages.compose", _body(e.intent))
+        return Action.back()
+    if m.page == "list":
+        for i, name in enumerate(m.order):
+            if same_person(name, want):
+                return e.goto(f"messages.thread.{i}") or Action.back()
+        return e.goto("messages.new") or Action.back()
+    typed = m.fields.get("to", "")
+    if typed.strip().lower() == want.lower():
+        for i, (name, _) in enumerate(m.recipients()):
+            if same_person(name, want) or _number_of(e.phone, name, want):
+                return e.goto(f"messages.to.sugg.{i}") or Action.back()
+    return e.type_into(m, "to", "messages.to", want, submit=False)
+
+
+# ---- contacts ------------------------------------------------------------------------------
+def _added(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    name, number = intent.get("name").lower(), intent.get("number")
+    before = ctx.initial.get("contacts", 0)
+    return any(c.name.lower() == name and (not number or c.number == number) for c in phone.contacts[before:])
+
+
+def _no_such_contact(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    phone.contacts = [c for c in phone.contacts if c.name.lower() != intent.get("name").lower()]
+    ctx.initial["contacts"] = len(phone.contacts)
+
+
+@builtin_family(
+    "add_contact", "phone", predicate=_added, setup=_no_such_contact, doc="a new contact with that name (and number) exists"
+)
+def _add_plan(e: ExpertStep) -> Action:
+    step = e.open_app("contacts")
+    if step is not None:
+        return step
+    c = _app(e.phone, "contacts")
+    if c.page == "list":
+        return e.goto("contacts.add") or Action.back()
+    if c.page != "edit":
+        return Action.back()
+    name, number = e.intent.get("name"), e.intent.get("number")
+    if c.fields.get("name", "").strip() != name:
+        return e.type_into(c, "name", "contacts.edit.name", name, submit=False)
+    if number and re.sub(r"\D", "", c.fields.get("number", "")) != number:
+        return e.type_into(c, "number", "contacts.edit.number", number, submit=False)
+    return e.goto("contacts.edit.save") or Action.back()
+
+
+def _shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    c = _app(phone, "contacts")
+    return phone.fg == "contacts" and c.page == "detail" and c.shown is not None and same_person(c.shown.name, intent.get("name"))
+
+
+@builtin_family("view_contact", "phone", predicate=_shown, setup=_with_contact("name"), doc="that contact's page is open")
+def _view_plan(e: ExpertStep) -> Action:
+    step = e.open_app("contacts")
+    if step is not None:
+        return step
+    c, want = _app(e.phone, "contacts"), e.intent.get("name")
+    if c.page != "list":
+        return Action.back()
+    typed = c.fields.get("q", "")
+    if typed.strip().lower() == want.lower():
+        for i, person in enumerate(find_contacts(e.phone.contacts, typed)):
+            if same_person(person.name, want):
+                return e.goto(f"contacts.row.{i}") or Action.back()
+    return e.type_into(c, "q", "contacts.search", want, submit=False)
+
+
+# ---- email -----------------------------------------------------------------------------------
+def _recipient_ok(phone: Phone, sent_to: str, want: str) -> bool:
+    if "@" in want:
+        return sent_to.strip().lower() == want.lower()
+    if same_person(sent_to, want):
+        return True
+    return any(same_person(c.name, want) and c.email and c.email.lower() == sent_to.strip().lower() for c in phone.contacts)
+
+
+def _mailed(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    terms = message_terms(f"{intent.get('subject')} {intent.get('body')}")
+    for m in _app(phone, "gmail").sent:
+        if _recipient_ok(phone, m.to, intent.get("to")) and terms_in(terms, f"{m.subject} {m.body}"):
+            return True
+    return False
+
+
+@builtin_family(
+    "send_email", "phone", predicate=_mailed, setup=_with_contact("to"), doc="an email with the words was sent to them"
+)
+def _mail_plan(e: ExpertStep) -> Action:
+    step = e.open_app("gmail")
+    if step is not None:
+        return step
+    g = _app(e.phone, "gmail")
+    if not g.compose:
+        if g.screen() in ("drawer", "email"):
+            return Action.back()
+        return e.goto("gmail.compose") or Action.back()
+    fields = (("to", e.intent.get("to")), ("subject", e.intent.get("subject")), ("body", e.intent.get("body") or "Hi"))
+    for name, want in fields:
+        if g.fields.get(name, "").strip().lower() != want.strip().lower():
+            return e.type_into(g, name, f"gmail.compose.{name}", want, submit=name != "body")
+    return e.goto("gmail.send") or Action.back()
+
+
+# ---- calendar --------------------------------------------------------------------------------
+def _event_date(intent: Intent) -> date:
+    return date.fromisoformat(intent.get("date")) if intent.get("date") else TODAY
+
+
+def _scheduled(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    terms, day, hhmm = message_terms(intent.get("title")), _event_date(intent), intent.get("time")
+    for ev in _app(phone, "calendar").events:
+        if ev.new and terms_in(terms, ev.title) and ev.day == day and (not hhmm or ev.time == hhmm):
+            return True
+    return False
+
+
+def _calendar_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    _event_date(intent)  # validates the date (ValueError → the task cannot be set up)
+
+
+@builtin_family(
+    "create_event",
+    "phone",
+    predicate=_scheduled,
+    setup=_calendar_setup,
+    doc="an event with the title on that day (and time) exists",
+)
+def _event_plan(e: ExpertStep) -> Action:
+    step = e.open_app("calendar")
+    if step is not None:
+        return step
+    cal, day = _app(e.phone, "calendar"), _event_date(e.intent)
+    if not cal.editing:
+        if cal.month != (day.year, day.month):
+            ahead = (day.year, day.month) > cal.month
+            return e.goto("calendar.next" if ahead else "calendar.prev") or Action.back()
+        if cal.day != day:
+            return e.goto(f"calendar.day.{day.day}") or Action.back()
+        return e.goto("calendar.add") or Action.back()
+    if cal.day != day:
+        return Action.back()
+    title = e.intent.get("title")
+    if cal.fields.get("title", "").strip() != title:
+        return e.type_into(cal, "title", "calendar.edit.title", title)
+    return e.type_into(cal, "time", "calendar.edit.time", e.intent.get("time"))

@@ -1,0 +1,193 @@
+"""Settings toggles, brightness and volume, settings pages and the notification shade."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from digirl.core.actions import Action
+from digirl.sim.device import LEVEL_STEP, SETTING_NAMES, get_setting, set_setting
+from digirl.sim.expert import ExpertStep
+from digirl.sim.families import builtin_family
+from digirl.sim.intents import Intent
+from digirl.sim.predicates import TaskContext
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from digirl.sim.phone import Phone
+
+__all__ = ["SETTINGS_PAGE", "level_range", "open_shade", "to_settings_page"]
+
+#: Which Settings page has each toggle (the flashlight is only in the shade's quick settings).
+TOGGLE_PAGE = {
+    "wifi": "network",
+    "mobile_data": "network",
+    "airplane_mode": "network",
+    "hotspot": "network",
+    "bluetooth": "connected",
+    "dark_mode": "display",
+    "auto_rotate": "display",
+    "battery_saver": "battery",
+    "do_not_disturb": "sound",
+    "location": "location",
+}
+#: ``settings_page`` slot → the Settings screen that shows it.
+SETTINGS_PAGE = {
+    "battery": "battery",
+    "storage": "storage",
+    "display": "display",
+    "sound": "sound",
+    "network": "network",
+    "bluetooth": "connected",
+    "about": "about",
+    "apps": "apps",
+    "notifications": "notifications",
+    "location": "location",
+    "security": "security",
+}
+
+
+def to_settings_page(e: ExpertStep, page: str) -> Action | None:
+    """Steps until Settings shows ``page`` (a screen key of the Settings app); None when it does."""
+    step = e.open_app("settings")
+    if step is not None:
+        return step
+    screen = e.phone.apps["settings"].top[0]  # type: ignore[attr-defined]
+    if screen == page:
+        return None
+    if screen == "main":
+        return e.goto(f"settings.{page}") or Action.back()
+    return Action.back()
+
+
+def open_shade(e: ExpertStep) -> Action | None:
+    """Steps until the notification shade is open; None when it is."""
+    if e.phone.fg == "shade":
+        return None
+    return Action.swipe((0.5, 0.01), (0.5, 0.5))
+
+
+# ---- toggle_setting ---------------------------------------------------------------------
+def _wanted(intent: Intent, ctx: TaskContext) -> bool:
+    state = intent.get("state", "toggle").lower()
+    if state in ("on", "off"):
+        return state == "on"
+    return not bool(ctx.initial.get("setting"))
+
+
+def _toggle_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return get_setting(phone, intent.get("setting")) == _wanted(intent, ctx)
+
+
+def _toggle_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    name, state = intent.get("setting"), intent.get("state", "toggle").lower()
+    if name not in SETTING_NAMES:
+        raise ValueError(f"unknown setting {name!r}; known: {', '.join(SETTING_NAMES)}")
+    start = state == "off" if state in ("on", "off") else bool(rng.integers(2))
+    set_setting(phone, name, start)
+    ctx.initial["setting"] = get_setting(phone, name)
+
+
+@builtin_family("toggle_setting", "phone", predicate=_toggle_ok, setup=_toggle_setup, doc="a setting is on / off / flipped")
+def _toggle_plan(e: ExpertStep) -> Action:
+    name = e.intent.get("setting")
+    if name == "flashlight":
+        return open_shade(e) or e.goto(f"shade.tile.{name}") or Action.back()
+    return to_settings_page(e, TOGGLE_PAGE[name]) or e.goto(f"settings.{name}.switch") or Action.back()
+
+
+# ---- brightness, volume -----------------------------------------------------------------
+def level_range(intent: Intent, initial: int) -> tuple[int, int]:
+    """The levels that satisfy ``intent`` (``up``/``down``: at least 10 points away from where it started)."""
+    level = intent.get("level")
+    if level == "up":
+        return min(initial + 10, 100), 100
+    if level == "down":
+        return 0, max(initial - 10, 0)
+    n = int(level)
+    if not 0 <= n <= 100:
+        raise ValueError(f"level must be 0-100, up or down, got {level!r}")
+    return max(0, n - 3), min(100, n + 3)
+
+
+def _level_ok(attr: str) -> Any:
+    def ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+        lo, hi = level_range(intent, int(ctx.initial["level"]))
+        return lo <= int(getattr(phone.settings, attr)) <= hi
+
+    return ok
+
+
+def _level_setup(attr: str) -> Any:
+    def setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+        level = intent.get("level")
+        if level == "up":
+            start = int(rng.integers(2, 13)) * LEVEL_STEP  # 10..60
+        elif level == "down":
+            start = int(rng.integers(8, 19)) * LEVEL_STEP  # 40..90
+        else:
+            n = int(level)
+            if not 0 <= n <= 100:
+                raise ValueError(f"level must be 0-100, up or down, got {level!r}")
+            start = (n + LEVEL_STEP * int(rng.integers(6, 13))) % 105 // LEVEL_STEP * LEVEL_STEP
+        setattr(phone.settings, attr, start)
+        ctx.initial["level"] = start
+
+    return setup
+
+
+def _level_plan(attr: str, page: str) -> Any:
+    def plan(e: ExpertStep) -> Action:
+        lo, hi = level_range(e.intent, int(e.ctx.initial["level"]))
+        target = min(100, -(-lo // LEVEL_STEP) * LEVEL_STEP)  # the lowest slider step in range
+        if e.intent.get("level") == "down":
+            target = hi // LEVEL_STEP * LEVEL_STEP
+        return to_settings_page(e, page) or e.goto(f"settings.{attr}.slider.{target}") or Action.back()
+
+    return plan
+
+
+builtin_family(
+    "set_brightness",
+    "phone",
+    predicate=_level_ok("brightness"),
+    setup=_level_setup("brightness"),
+    doc="screen brightness at a level",
+)(_level_plan("brightness", "display"))
+builtin_family("set_volume", "phone", predicate=_level_ok("volume"), setup=_level_setup("volume"), doc="media volume at a level")(
+    _level_plan("volume", "sound")
+)
+
+
+# ---- settings pages ---------------------------------------------------------------------
+def _page_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return phone.fg == "settings" and phone.apps["settings"].top[0] == SETTINGS_PAGE.get(intent.get("page"))  # type: ignore[attr-defined]
+
+
+@builtin_family("settings_page", "phone", predicate=_page_ok, doc="a Settings page is open")
+def _page_plan(e: ExpertStep) -> Action:
+    page = SETTINGS_PAGE[e.intent.get("page")]
+    return to_settings_page(e, page) or Action.complete()
+
+
+# ---- the shade ------------------------------------------------------------------------------
+def _shade_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return phone.fg == "shade"
+
+
+@builtin_family("show_notifications", "phone", predicate=_shade_ok, doc="the notification shade is open")
+def _shade_plan(e: ExpertStep) -> Action:
+    return open_shade(e) or Action.complete()
+
+
+def _cleared(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return not phone.notices
+
+
+def _some_notices(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    ctx.initial["notices"] = len(phone.notices)
+
+
+@builtin_family("clear_notifications", "phone", predicate=_cleared, setup=_some_notices, doc="no notification is left")
+def _clear_plan(e: ExpertStep) -> Action:
+    return open_shade(e) or e.goto("shade.clear") or Action.back()

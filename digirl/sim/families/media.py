@@ -1,0 +1,224 @@
+"""Camera, Photos, YouTube (play a video, subscribe) and Play Store (uninstall, update) families."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from digirl.core.actions import Action
+from digirl.sim.apps.camera import photo_matches
+from digirl.sim.content import norm_name, store_apps, terms_in, youtube_results
+from digirl.sim.device import Photo
+from digirl.sim.expert import ExpertStep
+from digirl.sim.families import builtin_family
+from digirl.sim.intents import Intent
+from digirl.sim.predicates import TaskContext, query_terms
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from digirl.sim.phone import Phone
+
+
+def _app(phone: Phone, key: str) -> Any:
+    return phone.apps[key]
+
+
+# ---- camera ------------------------------------------------------------------------------
+def _shot(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    mode = intent.get("mode", "photo")
+    old = ctx.initial.get("photos", set())
+    new = [p for p in phone.gallery if p.pid not in old]
+    if mode == "video":
+        return any(p.kind == "video" for p in new) or bool(_app(phone, "camera").recording)
+    return any(p.kind == "photo" and (p.front or mode != "selfie") for p in new)
+
+
+def _gallery_before(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    if intent.get("mode", "photo") not in ("photo", "selfie", "video"):
+        raise ValueError(f"camera mode must be photo, selfie or video, got {intent.get('mode')!r}")
+    ctx.initial["photos"] = {p.pid for p in phone.gallery}
+
+
+@builtin_family(
+    "take_photo", "phone", predicate=_shot, setup=_gallery_before, doc="a new photo / selfie / video is in the gallery"
+)
+def _photo_plan(e: ExpertStep) -> Action:
+    step = e.open_app("camera")
+    if step is not None:
+        return step
+    cam, mode = _app(e.phone, "camera"), e.intent.get("mode", "photo")
+    if (mode == "selfie") != cam.front and not cam.recording:
+        return e.goto("camera.flip") or Action.back()
+    want = "Video" if mode == "video" else "Photo"
+    if (cam.mode == "Video") != (want == "Video"):
+        return e.goto(f"camera.mode.{want.lower()}") or Action.back()
+    return e.goto("camera.shutter") or Action.back()
+
+
+# ---- photos ------------------------------------------------------------------------------
+def _viewing(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    v = _app(phone, "photos").viewing
+    if phone.fg != "photos" or v is None:
+        return False
+    q = intent.get("query")
+    return photo_matches(v, q) if q else bool(phone.gallery) and v.pid == phone.gallery[0].pid
+
+
+def _photo_exists(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    q = intent.get("query")
+    if q and not any(photo_matches(p, q) for p in phone.gallery):
+        tags = tuple(w for w in q.lower().split() if len(w) > 2) or (q.lower(),)
+        phone.gallery.insert(min(3, len(phone.gallery)), Photo("q0", "photo", tags, False, "May 30", (120, 160, 190)))
+
+
+@builtin_family(
+    "view_photo", "phone", predicate=_viewing, setup=_photo_exists, doc="Photos shows the latest photo (or one of what was asked)"
+)
+def _view_photo_plan(e: ExpertStep) -> Action:
+    step = e.open_app("photos")
+    if step is not None:
+        return step
+    ph, q = _app(e.phone, "photos"), e.intent.get("query")
+    if ph.viewing is not None:
+        return Action.back()
+    if q and ph.fields.get("q", "").strip().lower() != q.lower():
+        return e.type_into(ph, "q", "photos.search", q)
+    if not q and ph.fields.get("q"):
+        return e.goto("photos.search.clear") or Action.back()
+    if ph.focused is not None:
+        return Action.back()
+    return e.goto("photos.0") or Action.back()
+
+
+# ---- YouTube ------------------------------------------------------------------------------
+def _watched(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    if phone.fg != "youtube":
+        return False
+    y, terms = _app(phone, "youtube"), query_terms(intent)
+    v = y.playing
+    if v is not None and terms_in(terms, v.title):
+        return True
+    return intent.get("action") == "search" and y.top[0] == "results" and terms_in(terms, str(y.top[1]))
+
+
+@builtin_family(
+    "youtube_video", "phone", predicate=_watched, doc="YouTube plays a video matching the query (or shows its results)"
+)
+def _video_plan(e: ExpertStep) -> Action:
+    step = e.open_app("youtube")
+    if step is not None:
+        return step
+    y, q, terms = _app(e.phone, "youtube"), e.intent.get("query"), query_terms(e.intent)
+    screen, arg = y.top
+    if screen == "search":
+        return e.type_into(y, "q", "yt.query", q)
+    if screen == "results" and terms_in(terms, str(arg)):
+        vids = youtube_results(str(arg), e.phone.dyn.world_version)
+        for i, j in enumerate(e.phone.dyn.order(len(vids), "yt", str(arg).lower())):
+            if terms_in(terms, vids[j].title):
+                return e.goto(f"yt.result.{i}") or Action.back()
+        return Action.back()
+    if screen in ("watch", "channel"):
+        return Action.back()
+    return e.goto("yt.query" if screen == "results" else "yt.search") or Action.back()
+
+
+def _subscribed(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return norm_name(intent.get("channel")) in _app(phone, "youtube").subscriptions
+
+
+@builtin_family("youtube_subscribe", "phone", predicate=_subscribed, doc="subscribed to that channel")
+def _subscribe_plan(e: ExpertStep) -> Action:
+    step = e.open_app("youtube")
+    if step is not None:
+        return step
+    y, ch = _app(e.phone, "youtube"), e.intent.get("channel")
+    screen, arg = y.top
+    if screen == "search":
+        return e.type_into(y, "q", "yt.query", ch)
+    if screen == "results":
+        if norm_name(str(arg)) == norm_name(ch):
+            return e.goto("yt.channel_result") or Action.back()
+        return e.goto("yt.query") or Action.back()
+    if screen == "channel" and norm_name(str(arg)) == norm_name(ch):
+        return e.goto("yt.channel.subscribe") or Action.back()
+    if screen in ("watch", "channel"):
+        return Action.back()
+    return e.goto("yt.search") or Action.back()
+
+
+# ---- Play Store -----------------------------------------------------------------------------
+def _uninstalled(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return not phone.is_installed(intent.get("app"))
+
+
+def _installed_app(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    from digirl.sim.phone import resolve_app
+
+    name = intent.get("app")
+    if name != "all":
+        if intent.family == "uninstall_app" and not resolve_app(name).startswith("x."):
+            raise ValueError(f"{name} is a system app: it cannot be uninstalled")
+        phone.install(name)
+
+
+def _store_to_app(e: ExpertStep, name: str) -> Action | None:
+    """Steps until the Play Store shows ``name``'s page; None when it does."""
+    step = e.open_app("playstore")
+    if step is not None:
+        return step
+    s = _app(e.phone, "playstore")
+    screen, arg = s.top
+    if screen == "app" and norm_name(arg.name) == norm_name(name):
+        return None
+    if screen == "search":
+        return e.type_into(s, "q", "store.query", name)
+    if screen == "results" and norm_name(str(arg)) == norm_name(name):
+        names = [norm_name(a.name) for a in store_apps(str(arg), e.phone.dyn.world_version)]
+        i = names.index(norm_name(name)) if norm_name(name) in names else 0
+        return e.goto(f"store.result.{i}") or Action.back()
+    if screen in ("app", "manage"):
+        return Action.back()
+    return e.goto("store.search") or Action.back()
+
+
+@builtin_family("uninstall_app", "phone", predicate=_uninstalled, setup=_installed_app, doc="the app is no longer installed")
+def _uninstall_plan(e: ExpertStep) -> Action:
+    s = _app(e.phone, "playstore")
+    if e.phone.fg == "playstore" and s.confirm is not None:
+        return e.goto("store.confirm.ok") or Action.back()
+    return _store_to_app(e, e.intent.get("app")) or e.goto("store.app.uninstall") or Action.back()
+
+
+def _updated(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    s, name = _app(phone, "playstore"), intent.get("app")
+    if name == "all":
+        return not s.pending and not s.updating
+    return phone.is_installed(name) and not s.has_update(name)
+
+
+def _update_pending(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    s, name = _app(phone, "playstore"), intent.get("app")
+    if name != "all":
+        phone.install(name)
+        if not s.has_update(name):
+            s.pending.insert(int(rng.integers(len(s.pending) + 1)), name)
+
+
+@builtin_family("update_app", "phone", predicate=_updated, setup=_update_pending, doc="the app (or every app) is up to date")
+def _update_plan(e: ExpertStep) -> Action:
+    step = e.open_app("playstore")
+    if step is not None:
+        return step
+    s, name = _app(e.phone, "playstore"), e.intent.get("app")
+    screen = s.top[0]
+    if screen != "manage":
+        if screen in ("home", "results"):
+            return e.goto("store.account") or Action.back()
+        return Action.back()
+    if name == "all":
+        return e.wait() if s.updating else (e.goto("store.manage.update_all") or Action.back())
+    for i, n in enumerate(s.pending):
+        if norm_name(n) == norm_name(name):
+            return e.wait() if n in s.updating else (e.goto(f"store.manage.{i}.update") or Action.back())
+    return e.wait()

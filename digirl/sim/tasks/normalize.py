@@ -1,0 +1,413 @@
+"""Text helpers of the instruction parser: cleaning, key terms, entity canon, times, durations, levels.
+
+Two levels of normalization exist. :func:`clean_text` is what every rule sees first (AitW typos:
+glued words, stray quotes, trailing punctuation). :func:`normalize_request` is the second pass,
+used only when nothing matched the cleaned text: it drops politeness ("Could you please …",
+"… for me, thanks"), fixes misspelled command words ("bluetoth", "alarn", "Opne") and lower-cases
+shouting, so "CAN YOU TURN OF WIFI?" reads "turn off wifi".
+"""
+
+from __future__ import annotations
+
+import re
+
+from digirl.sim.intents import SHOP_SITES
+from digirl.sim.tasks.entities import APP_ALIASES, SITE_NAMES
+
+__all__ = [
+    "canonical_app",
+    "canonical_shop_site",
+    "canonical_site",
+    "clean_slot",
+    "clean_text",
+    "distinct_terms",
+    "fix_typos",
+    "key_terms_match",
+    "normalize_request",
+    "parse_duration",
+    "parse_level",
+    "parse_time",
+    "parse_time_phrase",
+    "query_terms",
+    "strip_article",
+    "strip_politeness",
+    "subject",
+]
+
+# Words that never make a query distinctive.
+STOP = frozenset(
+    "a an the of and or in on at for to from by with my me i is are was what what's whats how "
+    "does do some this that it its".split()
+)
+# Leading qualifiers of a subject ("a good burger place", "the new iPad"): typed, not required.
+QUALIFIERS = frozenset(
+    "good best top rated top-rated nice new newest latest great cheap popular most selling "
+    "best-selling 5 star 5-star some".split()
+)
+_TOKEN = re.compile(r"[a-z0-9]+(?:\.[a-z0-9]+)*")
+
+_SHOP_KEYS = {s.split(".")[0]: s for s in SHOP_SITES}
+_DOMAIN = re.compile(r"(?:https?://)?(?:www\.)?([a-z0-9][a-z0-9\-]*(?:\.[a-z0-9\-]+)*\.[a-z]{2,})/?", re.I)
+
+
+# --------------------------------------------------------------------------- term helpers
+def query_terms(text: str) -> list[str]:
+    """Lower-case word tokens of ``text``: alphanumeric runs, inner dots kept ("st", "booking.com", "2.5").
+
+    Apostrophes, hyphens and ``&`` split words ("lowe's" → "lowe", "s"), as the simulator's search
+    engine tokenizes submitted queries, so key terms built from these tokens match its words.
+    """
+    return _TOKEN.findall(text.lower())
+
+
+def _stem(t: str) -> str:
+    return t[:-1] if len(t) > 3 and t.endswith("s") and not t.endswith("ss") else t
+
+
+def key_terms_match(query: str, key_terms: str) -> bool:
+    """Whether every key term occurs in ``query`` as a word, ignoring case and a plural ``s``
+    (so "Lowes 12 ft ladders" matches ``"12 ladder lowe"``)."""
+    have = {_stem(t) for t in query_terms(query)}
+    return all(_stem(k) in have for k in query_terms(key_terms))
+
+
+def distinct_terms(*parts: str) -> str:
+    """The distinctive words of ``parts``, space-joined: no stop words, repeats or single letters."""
+    out: list[str] = []
+    for p in parts:
+        for t in query_terms(p):
+            # Single letters ("s" of "lowe's", "t" of "AT&T") are not distinctive; digits are ("2 bedroom").
+            if t not in STOP and t not in out and (len(t) > 1 or t.isdigit()):
+                out.append(t)
+    return " ".join(out)
+
+
+def strip_article(x: str) -> str:
+    return re.sub(r"^(?:the|an?)\s+", "", x.strip(), flags=re.I).strip()
+
+
+def subject(x: str) -> str:
+    """``x`` without leading articles and (lower-case) qualifiers: "a nice beach bag" → "beach bag"."""
+    words = x.split()
+    while words and (words[0].lower() in ("a", "an", "the", "some") or words[0] in QUALIFIERS):
+        words.pop(0)
+    return " ".join(words)
+
+
+def clean_slot(x: str) -> str:
+    x = re.sub(r"[()\[\]]", " ", x)
+    return re.sub(r"\s+", " ", x).strip(" ,;:")
+
+
+# --------------------------------------------------------------------------- entity canon
+def canonical_app(name: str) -> str:
+    """The launcher label for an app name as typed ("the chrome app" → "Chrome")."""
+    n = clean_slot(name)
+    n = re.sub(r"^(?:the|my)\s+", "", n, flags=re.I)
+    n = re.sub(r"\s+app(?:lication)?$", "", n, flags=re.I).strip()
+    alias = APP_ALIASES.get(n.lower())
+    if alias:
+        return alias
+    return n.title() if n.islower() else n
+
+
+def canonical_shop_site(name: str) -> str | None:
+    """``"bestbuy.com"`` for "Best Buy", "www.bestbuy.com", "https://bestbuy.com/"; else ``None``."""
+    n = name.strip().lower()
+    n = re.sub(r"^(?:https?://)?(?:www\.)?", "", n).rstrip("/")
+    n = re.sub(r"\.com$", "", n)
+    key = re.sub(r"[^a-z]", "", n)
+    return _SHOP_KEYS.get(key)
+
+
+def canonical_site(name: str) -> str | None:
+    """A site's domain ("Reddit" → "reddit.com", "www.cnn.com/" → "cnn.com"); ``None`` if not a site."""
+    n = strip_article(name)
+    m = _DOMAIN.fullmatch(n)
+    if m:
+        return m.group(1).lower()
+    return SITE_NAMES.get(n.lower())
+
+
+def parse_time(text: str) -> str | None:
+    """24-hour "HH:MM" for "6pm" (18:00), "6:30 a.m." (06:30), "18:45"; ``None`` if ambiguous ("7")."""
+    t = text.strip().lower()
+    if t == "noon":
+        return "12:00"
+    if t == "midnight":
+        return "00:00"
+    m = re.fullmatch(r"(\d{1,2})(?:[:.](\d{2}))?\s*(?:(a|p)\.?\s*m\.?)?(?:\s*o'?clock)?", t)
+    if not m:
+        return None
+    hour, minute = int(m.group(1)), int(m.group(2) or 0)
+    half = m.group(3)
+    if minute > 59:
+        return None
+    if half:
+        if not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + (12 if half == "p" else 0)
+    elif m.group(2) is None and hour < 13:
+        return None  # "7" could be 07:00 or 19:00
+    if hour > 23:
+        return None
+    return f"{hour:02d}:{minute:02d}"
+
+
+_DAYPART = re.compile(
+    r"^(?P<t>.+?)\s+(?:(?:tomorrow|today|tonight)\s+)?(?:in\s+the\s+|this\s+|tomorrow\s+|at\s+)?"
+    r"(?P<part>morning|afternoon|evening|night)$"
+)
+
+
+def parse_time_phrase(text: str) -> str | None:
+    """:func:`parse_time` plus what people add: "6:30 tomorrow morning", "5:30 in the morning",
+    "9 at night", "7am every day"; "HH:MM" or ``None``."""
+    t = re.sub(r"\s+", " ", text.strip().lower())
+    t = re.sub(r"\s+(?:today|tomorrow|tonight|every\s*day|daily|on\s+weekdays)$", "", t)
+    t = re.sub(r"^(?:at|for)\s+", "", t)
+    hhmm = parse_time(t)
+    if hhmm is not None:
+        return hhmm
+    m = _DAYPART.match(t)
+    if m is None:
+        return None
+    base, part = m.group("t").strip(), m.group("part")
+    if re.search(r"[ap]\.?\s*m\.?$", base):
+        return parse_time(base)
+    if part == "night" and re.fullmatch(r"12(?:[:.]\d{2})?", base):
+        return parse_time(f"{base} am")  # "12 at night" is midnight
+    return parse_time(f"{base} {'am' if part == 'morning' else 'pm'}")
+
+
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "forty-five": 45,
+    "fifty": 50,
+    "sixty": 60,
+    "ninety": 90,
+}
+_UNIT_SECONDS = {"h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600}
+_UNIT_SECONDS.update({u: 60 for u in ("m", "min", "mins", "minute", "minutes")})
+_UNIT_SECONDS.update({u: 1 for u in ("s", "sec", "secs", "second", "seconds")})
+_DUR_PART = re.compile(r"(\d+(?:\.\d+)?|[a-z-]+)\s*-?\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b")
+
+
+def parse_duration(text: str) -> int | None:
+    """Seconds in "5 minutes", "a 10-minute", "1h30m", "an hour and a half", "half an hour", "90 secs"."""
+    t = re.sub(r"\s+", " ", text.strip().lower())
+    t = re.sub(r"^(?:for|of)\s+", "", t)
+    if t in ("half an hour", "a half hour", "half hour"):
+        return 1800
+    half = re.search(r"\s+and\s+a\s+half$", t)
+    if half:
+        t = t[: half.start()]
+    total, pos, last_unit = 0.0, 0, 0
+    for m in _DUR_PART.finditer(t):
+        gap = t[pos : m.start()].strip(" ,")
+        if gap not in ("", "and"):
+            return None
+        num, unit = m.group(1), m.group(2)
+        value = float(num) if num[0].isdigit() else _NUMBER_WORDS.get(num)
+        if value is None:
+            return None
+        last_unit = _UNIT_SECONDS[unit]
+        total += value * last_unit
+        pos = m.end()
+    if pos == 0 or t[pos:].strip(" ,") or total <= 0:
+        return None
+    if half:
+        total += last_unit / 2
+    return round(total) if total < 24 * 3600 else None
+
+
+_LEVEL_WORDS = {
+    "max": "100",
+    "maximum": "100",
+    "full": "100",
+    "highest": "100",
+    "all the way up": "100",
+    "min": "0",
+    "minimum": "0",
+    "lowest": "0",
+    "zero": "0",
+    "all the way down": "0",
+    "half": "50",
+    "halfway": "50",
+    "the middle": "50",
+    "middle": "50",
+}
+
+
+def parse_level(text: str) -> str | None:
+    """A 0–100 level as a string: "50%", "20 percent", "max" → "100", "half" → "50"; else ``None``."""
+    t = re.sub(r"\s+", " ", text.strip().lower()).strip(" .")
+    t = re.sub(r"^(?:the|a|to|at)\s+", "", t)
+    t = re.sub(r"\s+(?:level|brightness|volume)$", "", t)
+    if t in _LEVEL_WORDS:
+        return _LEVEL_WORDS[t]
+    m = re.fullmatch(r"(\d{1,3})\s*(?:%|percent|per\s*cent|pc)?", t)
+    if m and 0 <= int(m.group(1)) <= 100:
+        return str(int(m.group(1)))
+    return None
+
+
+# --------------------------------------------------------------------------- text cleaning
+_QUOTES = {ord("’"): "'", ord("‘"): "'", ord("“"): '"', ord("”"): '"', ord("\t"): " "}
+_GLUE_FUNC = re.compile(r"\b(in|the|for|of|to|at|on|from|a)(?=[A-Z][a-z])")
+_GLUE_NUM = re.compile(r"\b(a)(?=\d+\s)")
+_GLUE_CAPS = re.compile(r"([a-z]{2})([A-Z]{2,})\b")
+
+
+def clean_text(text: str) -> str:
+    """Whitespace, stray wrapping quotes, trailing punctuation and AitW's glued words fixed."""
+    t = text.translate(_QUOTES)
+    t = re.sub(r"\s+", " ", t).strip()
+    for _ in range(3):  # stray wrapping quotes and trailing punctuation, in any order
+        before = t
+        t = re.sub(r"[\s.?!]+$", "", t)
+        for q in "\"'":
+            if t.startswith(q) and (t.endswith(q) or t.count(q) % 2 == 1):
+                t = t[1:]
+                if t.endswith(q) and t.count(q) % 2 == 1:
+                    t = t[:-1]
+            elif t.endswith(q) and t.count(q) % 2 == 1:
+                t = t[:-1]
+        t = t.strip()
+        if t == before:
+            break
+    # Glued words seen in AitW: "inToronto", "theFalkland", "a3 bedroom", "HisenseTV".
+    t = _GLUE_FUNC.sub(r"\1 ", t)
+    t = _GLUE_NUM.sub(r"\1 ", t)
+    return _GLUE_CAPS.sub(r"\1 \2", t)
+
+
+_POLITE_HEAD = re.compile(
+    r"^(?:(?:hey|ok|okay|hi)\s+(?:google|phone|assistant)\s*,?\s+|hey\s*,\s*|ok(?:ay)?\s*,\s*"
+    r"|(?:please|pls|plz|kindly)\s*,?\s+"
+    r"|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|kindly\s+)?(?:help\s+me\s+)?"
+    r"|(?:i\s+(?:want|need|would\s+like|'d\s+like|wanna)\s+(?:you\s+)?to\s+)"
+    r"|(?:i'd\s+like\s+(?:you\s+)?to\s+)|(?:help\s+me\s+)|(?:let's\s+|lets\s+)|(?:go\s+ahead\s+and\s+)"
+    r"|(?:quickly\s+|just\s+))+",
+    re.I,
+)
+_POLITE_TAIL = re.compile(
+    r"(?:\s*,?\s+(?:please|pls|plz|for\s+me|now|right\s+now|thanks|thank\s+you|thx|asap|quickly|real\s+quick))+$",
+    re.I,
+)
+
+
+def strip_politeness(text: str) -> str:
+    """Drop leading "can you (please) / please / I want to / hey google," and trailing "please / for me /
+    thanks", repeatedly: "Could you please turn off wifi for me, thanks" → "turn off wifi"."""
+    t = text.strip()
+    for _ in range(3):
+        before = t
+        t = _POLITE_HEAD.sub("", t).strip(" ,")
+        t = _POLITE_TAIL.sub("", t).strip(" ,")
+        t = re.sub(r"[\s.?!]+$", "", t)
+        if t == before:
+            break
+    return t
+
+
+# Command words people misspell. Single-edit typos of words of 5+ letters (2 edits from 8 letters)
+# are fixed; shorter words only through the explicit list, so "tall" never becomes "call".
+_VOCAB = frozenset(
+    """airplane aeroplane alarm alarms battery bluetooth bookmark bookmarks brightness calendar camera
+    cellular chrome contact contacts delete directions disable display download enable flashlight history
+    hotspot incognito install launch location message messages navigate nearest notification
+    notifications picture pictures photos recipe remove restaurant rotation schedule search selfie
+    settings storage stopwatch subscribe timer toggle translate uninstall update video volume weather
+    youtube calculator bedroom brightness subscribe reminder""".split()
+)
+_SHORT_TYPOS = {
+    "opne": "open",
+    "oepn": "open",
+    "ope": "open",
+    "wify": "wifi",
+    "wfi": "wifi",
+    "wiif": "wifi",
+    "blutooth": "bluetooth",
+    "instal": "install",
+    "insall": "install",
+    "alram": "alarm",
+    "alrm": "alarm",
+    "timr": "timer",
+    "pic": "picture",
+    "pics": "pictures",
+    "vid": "video",
+    "msg": "message",
+    "txt": "text",
+    "plz": "please",
+    "pls": "please",
+    "u": "you",
+    "ur": "your",
+    "whats": "what's",
+}
+
+
+def _edit_distance(a: str, b: str, limit: int) -> int:
+    """Damerau–Levenshtein distance (adjacent swaps count 1), or ``limit + 1`` once it is exceeded."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                cur[j] = min(cur[j], prev2[j - 2] + 1)
+        if min(cur) > limit:
+            return limit + 1
+        prev2, prev = prev, cur
+    return prev[-1]
+
+
+def _fix_word(w: str) -> str:
+    low = w.lower()
+    if low in _SHORT_TYPOS:
+        return _SHORT_TYPOS[low]
+    if len(low) < 5 or low in _VOCAB or not low.isalpha():
+        return w
+    limit = 2 if len(low) >= 8 else 1
+    best = [v for v in _VOCAB if _edit_distance(low, v, limit) <= limit]
+    if len(best) > 1:  # prefer the closest; a tie is ambiguous and left alone
+        scored = sorted((_edit_distance(low, v, limit), v) for v in best)
+        best = [scored[0][1]] if scored[0][0] < scored[1][0] else []
+    return best[0] if best else w
+
+
+def fix_typos(text: str) -> str:
+    """Misspelled command words fixed ("Turn on bluetoth" → "Turn on bluetooth", "Opne" → "open");
+    "turn of X" → "turn off X". Other words are left as written."""
+    t = re.sub(r"\b([A-Za-z']+)\b", lambda m: _fix_word(m.group(1)), text)
+    return re.sub(r"\b(turn|switch|shut)\s+of\b", r"\1 off", t, flags=re.I)
+
+
+def normalize_request(text: str) -> str:
+    """The second-pass form of a cleaned instruction: typos fixed, politeness dropped, shouting lowered."""
+    t = text
+    letters = [c for c in t if c.isalpha()]
+    if letters and sum(c.isupper() for c in letters) / len(letters) > 0.8:
+        t = t.lower()
+    t = fix_typos(t)
+    return strip_politeness(t)

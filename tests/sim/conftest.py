@@ -1,0 +1,38 @@
+"""Shared test helpers for the simulator: where DigiRL's AitW reference task files are (not shipped)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def aitw_dir() -> Path | None:
+    """The folder of the AitW reference lines (``general_train.txt`` ...): ``$DIGIRL_AITW_DIR``, else
+    ``shared/aitw`` next to the checkout (or next to its parent, for a worktree); ``None`` if absent."""
+    env = os.environ.get("DIGIRL_AITW_DIR")
+    candidates = [Path(env)] if env else []
+    candidates += [_REPO.parent / "shared" / "aitw", _REPO.parent.parent / "shared" / "aitw"]
+    for c in candidates:
+        if (c / "general_test.txt").is_file():
+            return c
+    return None
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _forget_user_families() -> Iterator[None]:
+    """Task families a test registers are removed after it (the registry is process-wide)."""
+    from digirl.sim.families import family_names, unregister_family
+    from digirl.sim.intents import FAMILIES
+
+    before = set(family_names())
+    yield
+    for name in set(family_names()) - before - set(FAMILIES):
+        unregister_family(name)
