@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
+from digirl.sim.apps.clock import fmt_compact
 from digirl.sim.content import norm_name, stable_rng
 from digirl.sim.predicates import (
     TaskContext,
@@ -267,11 +268,10 @@ def _set_alarm(e: ExpertStep) -> Action:
     if c.picker is not None:
         want_h, want_m, want_pm = f"{(h % 12) or 12:02d}", f"{m:02d}", h >= 12
         hour, minute = c.fields.get("hour", ""), c.fields.get("minute", "")
-        if hour != want_h or minute != want_m:
-            if c.focused == "hour" and "hour" in c.selected:
-                return Action.type_text(want_h + want_m)
-            if c.focused == "minute" and hour == want_h:
-                return Action.type_text(want_m)  # the field keeps the last two digits typed
+        if hour != want_h or minute != want_m or c.picker.pm != want_pm:
+            if c.focused in ("hour", "minute"):
+                # the time as instructions write it ("6:45pm", "12am"): one word of the instruction
+                return Action.type_text(fmt_compact(h, m))
             return e.goto("clock.picker.hour") or Action.back()
         if c.picker.pm != want_pm:
             return e.goto("clock.picker.pm" if want_pm else "clock.picker.am") or Action.back()

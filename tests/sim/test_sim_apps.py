@@ -138,3 +138,33 @@ def test_content_is_procedural_and_deterministic() -> None:
     assert p1 == products("costco.com", "usb cable") and p1 != p2
     assert products("costco.com", "usb cable", world_version=1) != p1
     assert terms_in(["headphones", "bose"], "Bose headphone") and not terms_in(["bose"], "sony headphones")
+
+
+def test_the_alarm_picker_takes_a_time_as_people_write_it():
+    """Typing "6:45pm" sets hour, minute and PM at once, so a policy that types the instruction's own
+    words can set any alarm; plain digits still fill the fields one by one."""
+    from digirl.core.actions import Action
+    from digirl.policies.features import text_to_mask, words
+    from digirl.sim.env import SimEnv
+
+    env = SimEnv(perturbation=0)
+    for instruction, typed in (("Set an alarm for 6:45pm", "6:45pm"), ("Set an alarm for 12am", "12am")):
+        env.reset(seed=0, options={"task": instruction})
+        texts = []
+        done = False
+        while not done:
+            a = env.cheat()
+            assert a is not None
+            if a.type.name == "TYPE":
+                texts.append(a.text)
+            _, r, term, trunc, _ = env.step(a)
+            done = term or trunc
+        assert r == 1.0 and texts == [typed]
+        assert text_to_mask(typed, words(instruction)).sum() == 1  # one word of the instruction
+    # a wrong time typed as words leaves the alarm wrong (success is read from the alarm list)
+    env.reset(seed=0, options={"task": "Set an alarm for 6:45pm"})
+    for _ in range(2):
+        env.step(env.cheat())
+    env.step(Action.type_text("6:45am"))
+    clock = env.phone.apps["clock"]
+    assert (clock.fields["hour"], clock.fields["minute"], clock.picker.pm) == ("06", "45", False)

@@ -27,7 +27,7 @@ from digirl.sim.ui import (
     switch,
 )
 
-__all__ = ["Alarm", "Clock", "fmt12", "timer_digits"]
+__all__ = ["Alarm", "Clock", "fmt12", "fmt_compact", "timer_digits"]
 
 _BG = (248, 250, 255)
 TABS = ("Alarm", "Clock", "Timer", "Stopwatch")
@@ -45,6 +45,11 @@ class Alarm:
 def fmt12(h: int, m: int) -> tuple[str, str]:
     """(``"7:05"``, ``"AM"``) for 24-hour ``h``:``m``."""
     return f"{(h % 12) or 12}:{m:02d}", "AM" if h < 12 else "PM"
+
+
+def fmt_compact(h: int, m: int) -> str:
+    """A time as instructions write it: ``"6pm"``, ``"6:45pm"``, ``"12am"`` for 24-hour ``h``:``m``."""
+    return f"{(h % 12) or 12}{f':{m:02d}' if m else ''}{'am' if h < 12 else 'pm'}"
 
 
 def timer_digits(seconds: int) -> str:
@@ -133,6 +138,8 @@ class Clock(App):
             digits = (self.fields.get("timer", "") + "".join(c for c in text if c.isdigit()))[-6:]
             self.fields["timer"] = digits.lstrip("0")
             return
+        if self.focused in ("hour", "minute") and self._type_time(text):
+            return
         # Digits fill the focused field; after two hour digits the minute field takes over.
         for ch in text:
             f = self.focused
@@ -148,6 +155,23 @@ class Clock(App):
             )
             if f == "hour" and len(self.fields["hour"]) == 2:
                 self.focus("minute", select_all=True)
+
+    def _type_time(self, text: str) -> bool:
+        """A whole time typed as people write it ("6:45pm", "7 am", "18:30") sets hour, minute and AM/PM."""
+        from digirl.sim.tasks.normalize import parse_time
+
+        t = text.strip()
+        if t.isdigit() or self.picker is None:
+            return False  # plain digits fill the fields one by one
+        hhmm = parse_time(t)
+        if hhmm is None:
+            return False
+        h, m = int(hhmm[:2]), int(hhmm[3:])
+        self.fields["hour"], self.fields["minute"] = f"{(h % 12) or 12:02d}", f"{m:02d}"
+        self.picker.pm = h >= 12
+        self.selected.clear()
+        self.blur()
+        return True
 
     def submit(self, name: str) -> None:
         if name == "timer":
