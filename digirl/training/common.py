@@ -13,6 +13,7 @@ from digirl.envs.vector import EpisodeJob
 from digirl.policies.base import ActingPolicy, ActOutput, Policy, is_trainable
 from digirl.policies.registry import build_policy, resolve_device
 from digirl.training.config import EnvConfig
+from digirl.training.task_sampling import sample_tasks
 
 log = logging.getLogger(__name__)
 
@@ -105,21 +106,3 @@ def policy_act_fn(
 
 def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[EpisodeJob]:
     return [EpisodeJob(task=t, seed=int(s)) for t, s in zip(tasks, seeds)]
-
-
-def sample_tasks(
-    pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator, *, by_family: bool = False
-) -> list[TaskSpec | None]:
-    """``n`` tasks drawn with replacement: uniformly, or (``by_family``) a uniform family, then a task of it."""
-    if not by_family:
-        idx = rng.integers(0, len(pool), size=n)
-        return [pool[int(i)] for i in idx]
-    families: dict[str, list[TaskSpec | None]] = {}
-    for t in pool:
-        families.setdefault(t.family if t is not None else "", []).append(t)
-    names = sorted(families)
-    out: list[TaskSpec | None] = []
-    for f in rng.integers(0, len(names), size=n):
-        members = families[names[int(f)]]
-        out.append(members[int(rng.integers(0, len(members)))])
-    return out

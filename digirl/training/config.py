@@ -110,6 +110,12 @@ class TrainConfig:
     iterations: int = _f(10, "online iterations (each collects rollout_size trajectories, then updates)")
     rollout_size: int = _f(16, "trajectories collected per online iteration (paper: 16)")
     warmup_iterations: int = _f(0, "first online iterations only collect (no update)")
+    task_sampling: Literal["uniform", "family", "uncertainty"] = _f(
+        "uniform",
+        "which train tasks an online iteration collects: uniform over the task list (the paper), family "
+        "(every family equally often), or uncertainty (families weighted by sqrt(p(1-p)) of their smoothed "
+        "success so far; see digirl/training/task_sampling.py)",
+    )
     offline_dataset: str | None = _f(None, "stored dataset for the offline phase (required for offline and off2on)")
     replay_capacity: int = _f(2000, "trajectories kept for training (FIFO; released code: 2000)")
     seed: int = _f(0, "seed of everything in the run")

@@ -42,6 +42,7 @@ from digirl.training.common import (
 )
 from digirl.training.config import TrainConfig
 from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_reports
+from digirl.training.task_sampling import family_outcomes, family_weights
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +150,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
+    families = sorted({t.family for t in train_pool if t is not None})
     history: list[dict[str, Any]] = []
     clock = {"start": time.perf_counter(), "eval_s": 0.0}  # this session's wall-clock, and the part spent evaluating
 
@@ -199,7 +201,8 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                 new = by_iter.get(it)
                 if new is None:  # collect; an iteration already on disk (crash before checkpoint) is reused
                     rng = np.random.default_rng([cfg.seed, it])
-                    tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
+                    weights = family_weights(cfg.task_sampling, families, family_outcomes(buffer.trajectories()))
+                    tasks = sample_tasks(train_pool, cfg.rollout_size, rng, weights)
                     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
                     jobs = jobs_for(tasks, seeds)
                     new = in_job_order(runner.run(act, jobs), jobs)

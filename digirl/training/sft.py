@@ -27,6 +27,7 @@ from digirl.training.common import (
     task_pool,
 )
 from digirl.training.config import CollectConfig, SFTRunConfig
+from digirl.training.task_sampling import family_weights
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,10 @@ def demos(cfg: SFTRunConfig) -> list[Trajectory]:
     """Expert demonstrations on the train split (successful ones only are used for SFT)."""
     rng = np.random.default_rng(cfg.seed)
     pool = task_pool(cfg.env, cfg.env.train_split)
-    tasks = sample_tasks(pool, cfg.sft.demos, rng, by_family=cfg.sft.demo_sampling == "family")
+    weights = (
+        family_weights("family", sorted({t.family for t in pool if t is not None})) if cfg.sft.demo_sampling == "family" else None
+    )
+    tasks = sample_tasks(pool, cfg.sft.demos, rng, weights)
     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
     jobs = jobs_for(tasks, seeds)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)
