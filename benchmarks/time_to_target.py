@@ -10,7 +10,9 @@ counted from the moment the SFT policy exists (offline collection included).
         env.num_envs=16 iterations=40 rollout_size=64 eval.every=4
 
 Everything after ``--`` is passed to ``digirl train`` (and the env/policy keys to sft/collect too).
-Writes ``time_to_target.json`` in ``--out`` and prints the curve.
+The curve is read from the run's ``metrics.jsonl`` (every record carries its wall-clock time), so a
+run stopped by ``--train-timeout`` still reports every evaluation it finished. Writes
+``time_to_target.json`` in ``--out`` and prints the curve.
 """
 
 from __future__ import annotations
@@ -26,15 +28,41 @@ from pathlib import Path
 from typing import Any
 
 
-def _cli(args: list[str], log: Path) -> dict[str, Any]:
+def _cli(args: list[str], log: Path, timeout: float | None = None) -> dict[str, Any] | None:
+    """The command's JSON result; ``None`` when it ran out of ``timeout`` seconds (then it is stopped)."""
     cmd = [sys.executable, "-m", "digirl", *args, "--json"]
     env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
     with open(log, "w") as fh:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=env, check=False)
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=env, check=False, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
     if proc.returncode != 0:
         raise SystemExit(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); see {log}")
     out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
+
+
+def curve_from_metrics(path: Path, t_start: float, offset_s: float) -> list[dict[str, Any]]:
+    """Evaluation points of a run's metrics.jsonl: wall-clock since ``t_start`` (unix) plus ``offset_s``."""
+    curve: list[dict[str, Any]] = []
+    trajectories, eval_s = 0, 0.0
+    for line in path.read_text().splitlines():
+        rec = json.loads(line)
+        trajectories = int(rec.get("data/online_trajectories", trajectories))
+        if "eval/test_success_rate" in rec:
+            took = float(rec.get("timing_s/eval", 0.0))
+            began = rec["time"] - took - t_start + offset_s
+            curve.append(
+                {
+                    "online_trajectories": trajectories,
+                    "wall_s": began,
+                    "train_wall_s": began - eval_s,
+                    "test_success": rec["eval/test_success_rate"],
+                }
+            )
+            eval_s += took
+    return curve
 
 
 def main() -> None:
@@ -45,6 +73,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sft", nargs="*", default=["sft.demos=24", "sft.demo_sampling=family", "sft.steps=150"])
     ap.add_argument("--offline", type=int, default=128, help="SFT rollouts as the offline dataset")
+    ap.add_argument("--train-timeout", type=float, help="stop training after this many seconds (the curve so far is kept)")
     ap.add_argument("train", nargs="*", help="digirl train overrides (after --)")
     a = ap.parse_args()
     out = Path(a.out)
@@ -57,12 +86,13 @@ def main() -> None:
     t_sft = time.perf_counter() - t0
     pol = str(out / "sft" / "policy")
 
-    t1 = time.perf_counter()
+    t1, t1_unix = time.perf_counter(), time.time()
     _cli(
         ["collect", str(out / "offline"), *env, f"policy.init={pol}", f"trajectories={a.offline}", f"seed={a.seed}"],
         out / "collect.log",
     )
     t_collect = time.perf_counter() - t1
+    t_train_unix = time.time()
     res = _cli(
         [
             "train",
@@ -77,18 +107,10 @@ def main() -> None:
             *a.train,
         ],
         out / "train.log",
+        timeout=a.train_timeout,
     )
     total = time.perf_counter() - t1
-    curve = [
-        {
-            "online_trajectories": h["online_trajectories"],
-            "wall_s": t_collect + h["wall_s"],
-            "train_wall_s": t_collect + h["train_wall_s"],
-            "test_success": h["eval/test_success_rate"],
-        }
-        for h in res["history"]
-        if "eval/test_success_rate" in h
-    ]
+    curve = curve_from_metrics(out / "run" / "metrics.jsonl", t_train_unix, t_train_unix - t1_unix)
     hit = next((p for p in curve if p["test_success"] >= a.target), None)
     summary = {
         "command": " ".join(sys.argv),
@@ -102,7 +124,8 @@ def main() -> None:
         "time_to_target_wall_s": None if hit is None else hit["wall_s"],
         "time_to_target_train_s": None if hit is None else hit["train_wall_s"],
         "trajectories_to_target": None if hit is None else hit["online_trajectories"],
-        "final": res["final"],
+        "finished": res is not None,
+        "final": None if res is None else res["final"],
     }
     (out / "time_to_target.json").write_text(json.dumps(summary, indent=2, default=str))
     print(f"SFT {t_sft:.0f} s; offline collection {t_collect:.0f} s; total after SFT {total:.0f} s")
