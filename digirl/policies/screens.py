@@ -6,10 +6,13 @@ screen that differs from the previous one in a band of rows (a typed character, 
 switch). So a small cache keeps recent frames with their shrunk form and, for a frame it has not
 seen, reuses the rows that did not change.
 
-Exact: Pillow resizes in two separable passes, horizontal then vertical, each rounded to uint8
-(``ImagingResample``). Row y of the horizontal pass depends on input row y only, so rows equal
-to those of a cached frame reuse its horizontal pass and changed bands are resized on their own
-(a same-height resize is horizontal only); the vertical pass then runs on the whole. Frames are
+Exact: Pillow resizes in two separable passes, each rounded to uint8 (``ImagingResample``).
+Up to Pillow 12 the horizontal pass always runs first: row y of it depends on input row y only, so rows
+equal to those of a cached frame reuse its horizontal pass and changed bands are resized on their
+own (a same-height resize is horizontal only); the vertical pass then runs on the whole. Pillow 13
+chooses the order from the sizes; where it runs the vertical pass first (probed once per size) no
+such reuse is exact, so a frame not seen before is resized whole and only exact repeats are
+reused. Frames are
 compared with the cached frame's own copy, never by identity, so a caller that mutates its
 arrays cannot get a stale result. ``tests/policies/test_screens.py`` checks every path against
 ``Image.resize`` directly.
@@ -17,6 +20,7 @@ arrays cannot get a stale result. ``tests/policies/test_screens.py`` checks ever
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -30,6 +34,16 @@ from PIL import Image
 __all__ = ["ScreenCache", "resize_screen", "shrink", "shrink_many"]
 
 _BILINEAR = Image.Resampling.BILINEAR
+
+
+@functools.lru_cache(maxsize=64)
+def rows_reusable(height_in: int, width_in: int, width: int, height: int) -> bool:
+    """Whether this Pillow resizes a ``height_in``×``width_in`` screenshot to ``width``×``height``
+    as the horizontal pass followed by the vertical one (probed once per size on random pixels):
+    Pillow 13 picks the order of the passes from the sizes."""
+    x = np.random.default_rng(0).integers(0, 256, (height_in, width_in, 3), dtype=np.uint8)
+    whole = np.asarray(Image.fromarray(x).resize((width, height), _BILINEAR))
+    return bool(np.array_equal(whole, np.asarray(Image.fromarray(_horizontal(x, width)).resize((width, height), _BILINEAR))))
 
 
 def resize_screen(shot: np.ndarray, width: int, height: int) -> np.ndarray:
@@ -77,7 +91,7 @@ class ScreenCache:
             return hit.out
         ent, rows_resized = self._make(shot, base)
         with self._lock:
-            self.stats["partial" if base is not None else "full"] += 1
+            self.stats["partial" if rows_resized < shot.shape[0] else "full"] += 1
             self.stats["rows_resized"] += rows_resized
             self._entries[key] = ent
             self._entries.move_to_end(key)
@@ -87,6 +101,12 @@ class ScreenCache:
 
     def _make(self, shot: np.ndarray, base: _Entry | None) -> tuple[_Entry, int]:
         """A new entry (and how many input rows went through the horizontal pass)."""
+        if not rows_reusable(shot.shape[0], shot.shape[1], self.width, self.height):
+            out = resize_screen(shot, self.width, self.height)
+            out.flags.writeable = False
+            frame = shot.copy()
+            frame.flags.writeable = False
+            return _Entry(frame, np.empty((0, self.width, 3), np.uint8), out), shot.shape[0]
         bands = [(0, shot.shape[0])] if base is None else _bands(_changed_rows(shot, base.frame))
         if base is not None and bands == [(0, shot.shape[0])]:
             base = None
