@@ -138,6 +138,29 @@ def _processor_class_name(p: Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _image_processor(tf: Any, p: Path) -> Any:
+    """The folder's image processor; without torchvision, its pure-PIL variant built from the saved config."""
+    try:
+        return tf.AutoImageProcessor.from_pretrained(str(p), local_files_only=True)
+    except (ImportError, OSError, ValueError) as e:
+        cause: Exception = e
+    cfg: dict[str, Any] = {}
+    if (p / "processor_config.json").is_file():
+        cfg = dict(_json(p / "processor_config.json").get("image_processor") or {})
+    if not cfg and (p / "preprocessor_config.json").is_file():
+        cfg = _json(p / "preprocessor_config.json")
+    name = str(cfg.get("image_processor_type", ""))
+    for cls_name in (name.removesuffix("Fast") + "Pil", name.removesuffix("Fast")):
+        cls = getattr(tf, cls_name, None) if name else None
+        if cls is not None:
+            kwargs = {k: v for k, v in cfg.items() if k not in ("image_processor_type", "processor_class")}
+            try:
+                return cls(**kwargs)
+            except (ImportError, TypeError, ValueError) as e:
+                cause = e
+    raise DataError(f"{p}: could not load the image processor {name or '(unnamed)'} ({type(cause).__name__}: {cause})")
+
+
 def _assemble_processor(p: Path, cause: Exception | None) -> Any:
     tf = hf()
     name = _processor_class_name(p)
@@ -147,9 +170,9 @@ def _assemble_processor(p: Path, cause: Exception | None) -> Any:
         raise DataError(f"{p}: no multimodal processor could be loaded{why}; is this a vision-language model folder?")
     try:
         tokenizer = tf.AutoTokenizer.from_pretrained(str(p), local_files_only=True)
-        image_processor = tf.AutoImageProcessor.from_pretrained(str(p), local_files_only=True)
     except (OSError, ValueError) as e:
-        raise DataError(f"{p}: could not load the tokenizer or image processor ({e})") from e
+        raise DataError(f"{p}: could not load the tokenizer ({e})") from e
+    image_processor = _image_processor(tf, p)
     chat_template = getattr(tokenizer, "chat_template", None)
     for f in ("chat_template.jinja", "chat_template.json"):
         if chat_template is None and (p / f).is_file():
