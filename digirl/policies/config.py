@@ -106,7 +106,7 @@ class HFPolicyConfig:
         "",
         "user prompt template with {instruction}, {history} and {format} fields; empty = the built-in prompt",
     )
-    max_new_tokens: int = _f(64, "cap on generated tokens per action (longer targets cannot be expressed)")
+    max_new_tokens: int = _f(96, "cap on generated tokens per action (longer targets cannot be expressed)")
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = _f(
         "auto", "weights dtype: auto (bfloat16 on CUDA, float32 on CPU), float32, bfloat16, float16"
     )

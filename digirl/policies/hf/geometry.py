@@ -58,14 +58,25 @@ class ImageGeometry:
         raise ValueError(f"unknown coords {coords!r}; expected normalized, pixels or grid1000")
 
 
+def _get(size: Any, name: str) -> Any:
+    """A field of a processor's size spec (a dict, or transformers' ``SizeDict``)."""
+    if size is None:
+        return None
+    if isinstance(size, dict):
+        return size.get(name)
+    return getattr(size, name, None)
+
+
+def _fixed(size: Any) -> tuple[int, int] | None:
+    w, h = _get(size, "width"), _get(size, "height")
+    return (int(w), int(h)) if w and h else None
+
+
 def crops_center(image_processor: Any) -> tuple[int, int] | None:
     """(width, height) of the center crop the processor applies, or ``None`` when it does not crop."""
     if not getattr(image_processor, "do_center_crop", False):
         return None
-    crop = getattr(image_processor, "crop_size", None)
-    if isinstance(crop, dict) and "height" in crop and "width" in crop:
-        return (int(crop["width"]), int(crop["height"]))
-    return None
+    return _fixed(getattr(image_processor, "crop_size", None))
 
 
 def model_image_size(image_processor: Any, width: int, height: int) -> tuple[int, int] | None:
@@ -78,19 +89,16 @@ def model_image_size(image_processor: Any, width: int, height: int) -> tuple[int
     fn = getattr(sys.modules.get(type(image_processor).__module__), "smart_resize", None)
     patch, merge = getattr(image_processor, "patch_size", None), getattr(image_processor, "merge_size", None)
     if callable(fn) and isinstance(patch, int) and isinstance(merge, int):
-        size = getattr(image_processor, "size", None) or {}
-        lo = size.get("shortest_edge", getattr(image_processor, "min_pixels", None))
-        hi = size.get("longest_edge", getattr(image_processor, "max_pixels", None))
+        size = getattr(image_processor, "size", None)
+        lo = _get(size, "shortest_edge") or getattr(image_processor, "min_pixels", None)
+        hi = _get(size, "longest_edge") or getattr(image_processor, "max_pixels", None)
         kw = {k: v for k, v in (("min_pixels", lo), ("max_pixels", hi)) if v is not None}
         h, w = fn(height, width, factor=patch * merge, **kw)
         return (int(w), int(h))
     crop = crops_center(image_processor)
     if crop is not None:
         return crop
-    size = getattr(image_processor, "size", None)
-    if isinstance(size, dict) and "height" in size and "width" in size:
-        return (int(size["width"]), int(size["height"]))
-    return None
+    return _fixed(getattr(image_processor, "size", None))
 
 
 def prepare_image(

@@ -54,7 +54,10 @@ def _json(path: Path) -> dict[str, Any]:
 
 
 def check_model_folder(path: str | Path, *, weights: bool = True) -> Path:
-    """``path`` as a local Hugging Face model folder, or a :class:`DataError` listing what is missing."""
+    """``path`` as a local Hugging Face model folder, or a :class:`DataError` listing what is missing.
+
+    ``weights=False`` checks only for a processor (tokenizer + image processor).
+    """
     p = Path(path)
     if not p.is_dir():
         raise DataError(
@@ -62,7 +65,7 @@ def check_model_folder(path: str | Path, *, weights: bool = True) -> Path:
             "(models are never downloaded)"
         )
     missing: list[str] = []
-    if not (p / "config.json").is_file():
+    if weights and not (p / "config.json").is_file():
         missing.append("config.json (the model config)")
     if weights:
         index = p / "model.safetensors.index.json"
