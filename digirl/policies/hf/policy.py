@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -130,6 +131,7 @@ class HFPolicy:
         self._cache: OrderedDict[str, Encoded] = OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = 1 << 30
+        self._keys: dict[int, tuple[Any, Any, tuple[str, tuple[Action, ...]], str]] = {}
         self._vision: Any = None
         if cfg.fast_vision_attention:
             from digirl.policies.hf.vision import enable_fast_vision_attention
@@ -239,7 +241,23 @@ class HFPolicy:
     # ------------------------------------------------------------------ encoding
     def encode(self, obs: Observation) -> Encoded:
         """The processed prompt of ``obs`` (cached by content)."""
-        key = observation_key(obs)
+        # The same observation object again (updates revisit them): skip hashing its pixels. Arrays
+        # are held weakly, so the memo keeps no screenshot alive.
+        prev = obs.previous_screenshot
+        known = self._keys.get(id(obs))
+        if (
+            known is not None
+            and known[0]() is obs.screenshot
+            and (known[1]() if known[1] is not None else None) is prev
+            and known[2] == (obs.instruction, obs.history)
+        ):
+            key = known[3]
+        else:
+            key = observation_key(obs)
+            pref = weakref.ref(prev) if prev is not None else None
+            self._keys[id(obs)] = (weakref.ref(obs.screenshot), pref, (obs.instruction, obs.history), key)
+            while len(self._keys) > 16384:
+                self._keys.pop(next(iter(self._keys)))
         hit = self._cache.get(key)
         if hit is not None:
             self._cache.move_to_end(key)
