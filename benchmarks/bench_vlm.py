@@ -55,9 +55,13 @@ VARIANTS = {
     "hf_baseline": {"fast_vision_attention": False, "gradient_checkpointing": True, "fused": False},
     "full": {"gradient_checkpointing": True},
     "full_nogc": {"gradient_checkpointing": False},
+    "full_vgc": {"gradient_checkpointing": False, "vision_checkpointing": True},
     "frozen_vision": {"freeze_vision": True, "gradient_checkpointing": False},
     "lora": {"lora_r": 16, "vision_cache": 0, "gradient_checkpointing": False},
     "lora_cached": {"lora_r": 16, "gradient_checkpointing": False},
+    # torch.compile on each language-model decoder layer (fuses RMSNorm, rotary, SwiGLU elementwise ops)
+    "frozen_vision_compiled": {"freeze_vision": True, "gradient_checkpointing": False, "compile_lm": True},
+    "lora_cached_compiled": {"lora_r": 16, "gradient_checkpointing": False, "compile_lm": True},
 }
 
 
@@ -222,7 +226,10 @@ def reset_model(model: Any) -> Any:
         p.grad = None
         p.requires_grad_(True)
     model.gradient_checkpointing_disable()
+    model.model.visual.gradient_checkpointing_disable()
     model.model.visual.config._attn_implementation = "sdpa"
+    for layer in model.model.language_model.layers:
+        layer._compiled_call_impl = None  # undo nn.Module.compile
     return model
 
 
@@ -269,6 +276,9 @@ def _bench_update(
     cfg = replace(cfg, lora_targets="q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
     policy = HFPolicy.from_model(model, processor, cfg, device=device)
     holder["policy"] = policy
+    if v.get("compile_lm"):
+        for layer in model.model.language_model.layers:
+            layer.compile(dynamic=True)
     params = list(policy.parameters())
     fused = v.get("fused", True) and device.type == "cuda"
     opt = torch.optim.AdamW(params, lr=1e-5, fused=fused or None, foreach=None if fused else True)
@@ -298,8 +308,15 @@ def _bench_update(
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     kw = {"batch_size": batch, "grad_accum": 1, "max_grad_norm": 1.0, "rng": rng}
-    bc_update(policy, opt, samples, steps=warmup, **kw)  # warm up (and fill the vision cache)
+    if policy._vision is not None:  # an update revisits its samples: measure the steady state
+        with torch.no_grad():
+            for i in range(0, len(pairs), batch):
+                policy.log_prob_with_mask([o for o, _ in pairs[i : i + batch]], [a for _, a in pairs[i : i + batch]])
+        policy._vision.hits = policy._vision.misses = 0
+    t0 = time.perf_counter()
+    bc_update(policy, opt, samples, steps=warmup, **kw)  # warm up (kernels, allocator, compilation)
     sync(device)
+    warmup_s = time.perf_counter() - t0
     with sdpa_counter() as calls:
         bc_update(policy, opt, samples, steps=1, **kw)
         sync(device)
@@ -307,6 +324,9 @@ def _bench_update(
     bc_update(policy, opt, samples, steps=steps, **kw)
     sync(device)
     dt = (time.perf_counter() - t0) / steps
+    profile = None
+    if args.profile and f"{name}:{batch}" in args.profile and device.type == "cuda":
+        profile = profile_step(policy, opt, samples, kw)
     peak = PEAKS_TFLOPS * 1e12
     out = {
         "variant": name,
@@ -328,7 +348,30 @@ def _bench_update(
         out["vision_cache"] = {"hits": policy._vision.hits, "misses": policy._vision.misses}
         policy._vision.store.clear()
     out["vision_attention"] = mcfg.vision_config._attn_implementation
+    out["warmup_s"] = warmup_s
+    if profile is not None:
+        out["profile"] = profile
     return out
+
+
+def profile_step(policy: Any, opt: Any, samples: list[Any], kw: dict[str, Any]) -> dict[str, Any]:
+    """One update step under torch.profiler: GPU busy time vs wall time, and the top kernels."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from digirl.algorithms.base import bc_update
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        bc_update(policy, opt, samples, steps=1, **kw)
+        torch.cuda.synchronize()
+        wall = time.perf_counter() - t0
+    events = [e for e in prof.key_averages() if e.device_type.name == "CUDA" or getattr(e, "self_device_time_total", 0) > 0]
+    kernels = sorted(events, key=lambda e: getattr(e, "self_device_time_total", 0), reverse=True)
+    gpu = sum(getattr(e, "self_device_time_total", 0) for e in kernels) / 1e6
+    top = [
+        {"kernel": e.key[:120], "gpu_ms": getattr(e, "self_device_time_total", 0) / 1e3, "calls": e.count} for e in kernels[:25]
+    ]
+    return {"wall_s": wall, "gpu_kernel_s": gpu, "kernel_launches": sum(e.count for e in kernels), "top_kernels": top}
 
 
 def bench_vision_tower(
@@ -416,6 +459,47 @@ def bench_acting(policy: Any, n_envs: int, size: tuple[int, int], episodes_per_e
 PEAKS_TFLOPS = 0.0
 
 
+def run_acting(
+    holder: dict[str, Any],
+    processor: Any,
+    size: tuple[int, ...],
+    device: torch.device,
+    args: Any,
+    result: dict[str, Any],
+    t_start: float,
+    save: Any,
+) -> None:
+    """The acting benchmark for each ``--act-envs`` count (sampling, as in collection)."""
+    from digirl.policies.config import HFPolicyConfig
+    from digirl.policies.hf.policy import HFPolicy
+
+    model = reset_model(holder["model"])
+    for p in model.parameters():
+        p.requires_grad_(False)
+    acting = HFPolicy.from_model(
+        model, processor, HFPolicyConfig(prompt=args.prompt, max_new_tokens=args.max_new_tokens), device=device
+    )
+    for n in args.act_envs:
+        if time.perf_counter() - t_start > args.budget_s + args.act_budget_s:
+            result["errors"].append({"acting_envs": n, "error": "skipped: time budget"})
+            continue
+        try:
+            r = bench_acting(acting, n, size, args.act_episodes)
+            result["acting"].append(r)
+            print(
+                f"acting {n:3d} envs: {r['env_steps_per_s']:6.1f} env steps/s, latency median {r['act_latency_s_median']:.2f} s "
+                f"(batch {r['mean_batch']:.1f}, {args.max_new_tokens} new tokens max)",
+                flush=True,
+            )
+        except Exception as e:
+            result["errors"].append({"acting_envs": n, "error": f"{type(e).__name__}: {e}"[:500]})
+            print(f"acting {n}: {type(e).__name__}: {e}", flush=True)
+        save()
+    for p in model.parameters():
+        p.requires_grad_(True)
+    holder["model"] = model
+
+
 def main() -> int:
     global PEAKS_TFLOPS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -435,6 +519,8 @@ def main() -> int:
         "--prompt",
         default="You operate an Android phone. Task: {instruction}\nPrevious actions:\n{history}\nReply with one JSON action.",
     )
+    ap.add_argument("--act-first", action="store_true", help="run the acting benchmark before the updates")
+    ap.add_argument("--profile", nargs="*", default=[], help="VARIANT:BATCH pairs to profile (one step, torch.profiler)")
     ap.add_argument("--no-vision-tower", dest="vision_tower", action="store_false", help="skip the vision-tower micro-benchmark")
     ap.add_argument("--peak-tflops", type=float, default=0.0, help="override the device's dense bf16 peak")
     ap.add_argument("--budget-s", type=float, default=1e9, help="skip update variants that would start after this many seconds")
@@ -483,6 +569,8 @@ def main() -> int:
     pairs = observations(args.pool, size)
     holder: dict[str, Any] = {"model": model}
     save()
+    if args.act_first:
+        run_acting(holder, processor, size, device, args, result, t_start, save)
     if args.vision_tower:
         try:
             result["vision_tower"] = bench_vision_tower(model, processor, pairs, 8, device)
@@ -521,31 +609,8 @@ def main() -> int:
                 if device.type == "cuda":
                     torch.cuda.empty_cache()
                 save()
-    from digirl.policies.config import HFPolicyConfig
-    from digirl.policies.hf.policy import HFPolicy
-
-    model = holder["model"]
-    for p in model.parameters():
-        p.requires_grad_(False)
-    acting = HFPolicy.from_model(
-        model, processor, HFPolicyConfig(prompt=args.prompt, max_new_tokens=args.max_new_tokens), device=device
-    )
-    for n in args.act_envs:
-        if time.perf_counter() - t_start > args.budget_s + args.act_budget_s:
-            result["errors"].append({"acting_envs": n, "error": "skipped: time budget"})
-            continue
-        try:
-            r = bench_acting(acting, n, size, args.act_episodes)
-            result["acting"].append(r)
-            print(
-                f"acting {n:3d} envs: {r['env_steps_per_s']:6.1f} env steps/s, latency median {r['act_latency_s_median']:.2f} s "
-                f"(batch {r['mean_batch']:.1f}, {args.max_new_tokens} new tokens max)",
-                flush=True,
-            )
-        except Exception as e:
-            result["errors"].append({"acting_envs": n, "error": f"{type(e).__name__}: {e}"[:500]})
-            print(f"acting {n}: {type(e).__name__}: {e}", flush=True)
-        save()
+    if not args.act_first:
+        run_acting(holder, processor, size, device, args, result, t_start, save)
     save()
     print(f"wrote {out} ({result['elapsed_s']:.0f} s)")
     return 0

@@ -118,6 +118,10 @@ class HFPolicyConfig:
         "(exact; the Hugging Face default makes thousands of tiny calls per step)",
     )
     gradient_checkpointing: bool = _f(False, "recompute activations in the backward pass (less memory, ~30% slower)")
+    vision_checkpointing: bool = _f(
+        False,
+        "recompute only the vision tower's activations (most of the memory of screenshots, a fraction of the compute)",
+    )
     freeze_vision: bool = _f(False, "full fine-tuning: keep the vision tower (and projector) frozen")
     vision_cache: int = _f(
         2048,

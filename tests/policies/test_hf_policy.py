@@ -19,6 +19,7 @@ from digirl.core.errors import ConfigError, DataError
 from digirl.envs.toy import ToyEnv
 from digirl.policies.base import Policy, is_trainable
 from digirl.policies.config import PolicyConfig
+from digirl.policies.hf.lora import is_vision_param
 from digirl.policies.hf.policy import HFPolicy
 from digirl.policies.registry import build_policy, load_policy, saved_policy_kind
 
@@ -169,12 +170,13 @@ def test_lora_on_top_of_a_fine_tuned_policy(tiny_vlm, tmp_path):
     assert isinstance(q, HFPolicy) and q.is_lora and q.base_model == (tmp_path / "sft").resolve()
 
 
-def test_frozen_vision_features_are_cached_and_exact(tiny_vlm):
-    path = tiny_vlm("qwen2_5_vl")
+@pytest.mark.parametrize("family", ["qwen2_5_vl", "llava"])
+def test_frozen_vision_features_are_cached_and_exact(tiny_vlm, family):
+    path = tiny_vlm(family)
     cached = _policy(path, "hf.freeze_vision=true")
     plain = _policy(path, "hf.freeze_vision=true", "hf.vision_cache=0")
     assert cached._vision is not None and plain._vision is None
-    assert not any("visual" in n for n, x in cached.model.named_parameters() if x.requires_grad)
+    assert not any(is_vision_param(n) for n, x in cached.model.named_parameters() if x.requires_grad)
     pairs = _obs(4)
     obs, acts = [o for o, _ in pairs], [a for _, a in pairs]
     first = cached.log_prob(obs, acts)
@@ -182,6 +184,12 @@ def test_frozen_vision_features_are_cached_and_exact(tiny_vlm):
     assert cached._vision.hits == 4 and cached._vision.misses == 4
     torch.testing.assert_close(first, again, atol=0, rtol=0)
     torch.testing.assert_close(first, plain.log_prob(obs, acts), atol=1e-5, rtol=0)
+    # A batch mixing cached and new screens computes the new ones only, with the same values.
+    more = [o for o, _ in _obs(6, size=(131, 97))][4:]
+    mixed_obs, mixed_acts = [obs[1], more[0], obs[3], more[1]], [acts[1], acts[0], acts[3], acts[2]]
+    mixed = cached.log_prob(mixed_obs, mixed_acts)
+    assert cached._vision.hits == 6 and cached._vision.misses == 6
+    torch.testing.assert_close(mixed, plain.log_prob(mixed_obs, mixed_acts), atol=1e-5, rtol=0)
 
 
 def test_clear_errors_for_bad_folders_and_configs(tiny_vlm, tmp_path):
@@ -197,3 +205,18 @@ def test_clear_errors_for_bad_folders_and_configs(tiny_vlm, tmp_path):
         _policy(tiny_vlm("llava"), "hf.image_fit=stretch")  # CLIP center-crops: coordinates could not map back
     with pytest.raises(ConfigError, match=r"policy\.kind=hf"):
         build_policy(load_config(PolicyConfig, overrides=[f"init={tiny_vlm('qwen2_vl')}", "device=cpu"]), seed=0)
+
+
+def test_vision_checkpointing_gives_the_same_gradients(tiny_vlm):
+    path = tiny_vlm("qwen2_5_vl")
+    pairs = _obs(3)
+    obs, acts = [o for o, _ in pairs], [a for _, a in pairs]
+    grads = []
+    for extra in ([], ["hf.vision_checkpointing=true"]):
+        p = _policy(path, *extra)
+        p.train(True)
+        p.log_prob(obs, acts).sum().backward()
+        grads.append({n: x.grad.clone() for n, x in p.model.named_parameters() if x.grad is not None})
+    assert grads[0].keys() == grads[1].keys() and any("visual" in n for n in grads[0])
+    for n, g in grads[0].items():
+        torch.testing.assert_close(grads[1][n], g, atol=1e-5, rtol=1e-4)

@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -55,6 +56,7 @@ RUNTIME_FIELDS = (
     "attn_implementation",
     "fast_vision_attention",
     "gradient_checkpointing",
+    "vision_checkpointing",
     "freeze_vision",
     "vision_cache",
     "max_new_tokens",
@@ -144,6 +146,8 @@ class HFPolicy:
         set_trainable(self.model, cfg)
         if cfg.gradient_checkpointing:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        elif cfg.vision_checkpointing:
+            _checkpoint_vision(self.model)
         self.model.eval()
 
     # ------------------------------------------------------------------ construction
@@ -239,8 +243,41 @@ class HFPolicy:
         return contextlib.nullcontext()
 
     # ------------------------------------------------------------------ encoding
+    def encode_many(self, observations: Sequence[Observation]) -> list[Encoded]:
+        """:meth:`encode` of each; new screens are processed in parallel threads (image resizing,
+        normalisation and tokenisation release the GIL)."""
+        keys = [self._key(o) for o in observations]
+        todo = {k: o for k, o in zip(keys, observations) if k not in self._cache}
+        if len(todo) > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1, len(todo))) as pool:
+                done = dict(zip(todo, pool.map(lambda kv: self._encode(kv[1], kv[0]), todo.items())))
+            for k, enc in done.items():
+                self._remember(k, enc)
+        return [self._lookup(k, o) for k, o in zip(keys, observations)]
+
     def encode(self, obs: Observation) -> Encoded:
         """The processed prompt of ``obs`` (cached by content)."""
+        return self._lookup(self._key(obs), obs)
+
+    def _lookup(self, key: str, obs: Observation) -> Encoded:
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        enc = self._encode(obs, key)
+        self._remember(key, enc)
+        return enc
+
+    def _remember(self, key: str, enc: Encoded) -> None:
+        self._cache[key] = enc
+        self._cache_bytes += enc.nbytes
+        while self._cache_bytes > self._cache_limit and len(self._cache) > 1:
+            _, old = self._cache.popitem(last=False)
+            self._cache_bytes -= old.nbytes
+
+    def _key(self, obs: Observation) -> str:
         # The same observation object again (updates revisit them): skip hashing its pixels. Arrays
         # are held weakly, so the memo keeps no screenshot alive.
         prev = obs.previous_screenshot
@@ -258,17 +295,7 @@ class HFPolicy:
             self._keys[id(obs)] = (weakref.ref(obs.screenshot), pref, (obs.instruction, obs.history), key)
             while len(self._keys) > 16384:
                 self._keys.pop(next(iter(self._keys)))
-        hit = self._cache.get(key)
-        if hit is not None:
-            self._cache.move_to_end(key)
-            return hit
-        enc = self._encode(obs, key)
-        self._cache[key] = enc
-        self._cache_bytes += enc.nbytes
-        while self._cache_bytes > self._cache_limit and len(self._cache) > 1:
-            _, old = self._cache.popitem(last=False)
-            self._cache_bytes -= old.nbytes
-        return enc
+        return key
 
     def _encode(self, obs: Observation, key: str) -> Encoded:
         cfg = self.cfg
@@ -355,7 +382,7 @@ class HFPolicy:
     def act(self, observations: Sequence[Observation], *, greedy: bool = False, temperature: float = 1.0) -> list[ActOutput]:
         if not observations:
             return []
-        encs = [self.encode(o) for o in observations]
+        encs = self.encode_many(observations)
         was_training = self.model.training
         self.model.eval()
         inputs = self._model_inputs(encs, [e.prompt_ids for e in encs], left=True)
@@ -410,10 +437,12 @@ class HFPolicy:
         rows: list[int] = []
         encs: list[Encoded] = []
         targets: list[list[int]] = []
-        for i, (o, a) in enumerate(zip(observations, actions)):
-            if not a.is_valid:
+        scored = [i for i, a in enumerate(actions) if a.is_valid]
+        encoded = dict(zip(scored, self.encode_many([observations[i] for i in scored])))
+        for i, a in enumerate(actions):
+            if i not in encoded:
                 continue
-            e = self.encode(o)
+            e = encoded[i]
             t = self._target_ids(e, a)
             if t is None:
                 continue
@@ -474,6 +503,17 @@ class HFPolicy:
             return self
         model = self.model.merge_and_unload()
         return HFPolicy(model, self.processor, replace(self.cfg, lora_r=0), device=self.device)
+
+
+def _checkpoint_vision(model: Any) -> None:
+    """Recompute the vision tower's activations in the backward pass, but not the language model's."""
+    from digirl.policies.hf.lora import is_vision_param
+
+    towers = [m for n, m in model.named_modules() if is_vision_param(n) and hasattr(m, "gradient_checkpointing_enable")]
+    if not towers:
+        raise ConfigError("policy.hf.vision_checkpointing: this model's vision tower does not support checkpointing")
+    for m in towers[:1]:
+        m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
 def _read_meta(p: Path) -> dict[str, Any]:

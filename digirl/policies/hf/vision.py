@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -120,6 +121,35 @@ def enable_fast_vision_attention(model: Any) -> int:
     return switched
 
 
+def _subset(pixel_values: Any, args: tuple[Any, ...], kwargs: dict[str, Any], images: list[int], total: int) -> Any:
+    """``get_image_features`` arguments for the listed images only, or ``None`` for an unknown layout.
+
+    Qwen-VL: ``pixel_values`` packs each image's patches as rows (``image_grid_thw`` says how many);
+    LLaVA-like: one image per leading index.
+    """
+    grid = kwargs.get("image_grid_thw")
+    grid_pos = grid is None and bool(args) and torch.is_tensor(args[0]) and args[0].ndim == 2 and args[0].shape[-1] == 3
+    if grid_pos:
+        grid = args[0]
+    if torch.is_tensor(grid):
+        sizes = grid.prod(-1).tolist()
+        if len(sizes) != total or sum(sizes) != pixel_values.shape[0]:
+            return None
+        offs = np.cumsum([0, *sizes])
+        px = torch.cat([pixel_values[int(offs[i]) : int(offs[i + 1])] for i in images])
+        g = grid[torch.tensor(images, device=grid.device)]
+        if grid_pos:
+            return px, (g, *args[1:]), kwargs
+        return px, args, {**kwargs, "image_grid_thw": g}
+    if torch.is_tensor(pixel_values) and pixel_values.shape[0] == total:
+        idx = torch.tensor(images, device=pixel_values.device)
+        kw = dict(kwargs)
+        if torch.is_tensor(kw.get("image_sizes")):
+            kw["image_sizes"] = kw["image_sizes"][idx.to(kw["image_sizes"].device)]
+        return pixel_values[idx], args, kw
+    return None
+
+
 class VisionFeatureCache:
     """Image features of recently seen observations, served instead of running a frozen vision tower.
 
@@ -165,27 +195,34 @@ class VisionFeatureCache:
         keys = self.pending
         if keys is None or not self.enabled:
             return original(pixel_values, *args, **kwargs)
-        if self._template is not None and all(k in self.store for k, _ in keys):
-            self.hits += len(keys)
-            cached = [f for k, _ in keys for f in self.store[k]]
-            for k, _ in keys:
-                self.store.move_to_end(k)
-            return self._wrap(cached)
-        self.misses += len(keys)
-        with torch.no_grad():
-            out = original(pixel_values, *args, **kwargs)
-        feats = self._unwrap(out)
-        if feats is None or len(feats) != sum(n for _, n in keys):
-            self.enabled = False
-            return out
-        pos = 0
-        for k, n in keys:
-            self.store[k] = [f.detach() for f in feats[pos : pos + n]]
+        missing = [j for j, (k, _) in enumerate(keys) if k not in self.store]
+        self.hits += len(keys) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            starts = np.cumsum([0] + [n for _, n in keys])
+            images = [int(i) for j in missing for i in range(starts[j], starts[j + 1])]
+            sub = None
+            if len(missing) < len(keys) and self._template is not None:
+                sub = _subset(pixel_values, args, kwargs, images, int(starts[-1]))
+            if sub is None:  # the whole batch (first call, or a layout we cannot split)
+                sub, images, missing = (pixel_values, args, kwargs), list(range(int(starts[-1]))), list(range(len(keys)))
+            with torch.no_grad():
+                out = original(sub[0], *sub[1], **sub[2])
+            feats = self._unwrap(out)
+            if feats is None or len(feats) != len(images):
+                self.enabled = False
+                return original(pixel_values, *args, **kwargs)
+            pos = 0
+            for j in missing:
+                k, n = keys[j]
+                self.store[k] = [f.detach() for f in feats[pos : pos + n]]
+                pos += n
+        cached = [f for k, _ in keys for f in self.store[k]]
+        for k, _ in keys:
             self.store.move_to_end(k)
-            pos += n
         while len(self.store) > self.capacity:
             self.store.popitem(last=False)
-        return out
+        return self._wrap(cached)
 
     def _unwrap(self, out: Any) -> list[torch.Tensor] | None:
         """Per-image features of a ``get_image_features`` result (a ModelOutput's ``pooler_output``)."""
