@@ -110,7 +110,9 @@ class HFPolicyConfig:
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = _f(
         "auto", "weights dtype: auto (bfloat16 on CUDA, float32 on CPU), float32, bfloat16, float16"
     )
-    autocast: bool = _f(True, "bfloat16 autocast for forward passes on CUDA (no effect on CPU)")
+    autocast: bool = _f(
+        True, "bfloat16 autocast for forward passes on CUDA (no effect on CPU; accelerate launch --mixed_precision overrides)"
+    )
     attn_implementation: str = _f("sdpa", "attention of the language model: sdpa, eager, flash_attention_2, ...")
     fast_vision_attention: bool = _f(
         True,
@@ -121,6 +123,11 @@ class HFPolicyConfig:
     vision_checkpointing: bool = _f(
         False,
         "recompute only the vision tower's activations (most of the memory of screenshots, a fraction of the compute)",
+    )
+    compile_lm: bool = _f(
+        False,
+        "torch.compile each language-model decoder layer (fuses its norm, rotary and MLP elementwise work: "
+        "+29% update throughput measured on an H100; ~20 s of compilation on first use)",
     )
     freeze_vision: bool = _f(False, "full fine-tuning: keep the vision tower (and projector) frozen")
     vision_cache: int = _f(

@@ -220,3 +220,9 @@ def test_vision_checkpointing_gives_the_same_gradients(tiny_vlm):
     assert grads[0].keys() == grads[1].keys() and any("visual" in n for n in grads[0])
     for n, g in grads[0].items():
         torch.testing.assert_close(grads[1][n], g, atol=1e-5, rtol=1e-4)
+
+
+def test_compile_lm_compiles_the_decoder_layers_only(tiny_vlm):
+    p = _policy(tiny_vlm("qwen2_vl"), "hf.compile_lm=true")
+    compiled = [n for n, m in p.model.named_modules() if getattr(m, "_compiled_call_impl", None) is not None]
+    assert compiled == ["model.language_model.layers.0", "model.language_model.layers.1"]

@@ -57,6 +57,7 @@ RUNTIME_FIELDS = (
     "fast_vision_attention",
     "gradient_checkpointing",
     "vision_checkpointing",
+    "compile_lm",
     "freeze_vision",
     "vision_cache",
     "max_new_tokens",
@@ -129,7 +130,7 @@ class HFPolicy:
         mean = getattr(ip, "image_mean", None) or [0.0, 0.0, 0.0]
         r, g, b = (round(255 * float(m)) for m in mean[:3])
         self._fill = (r, g, b)
-        self._autocast = cfg.autocast and device.type == "cuda"
+        self._autocast = _autocast_wanted(cfg.autocast) and device.type == "cuda"
         self._cache: OrderedDict[str, Encoded] = OrderedDict()
         self._cache_bytes = 0
         self._cache_limit = 1 << 30
@@ -148,6 +149,8 @@ class HFPolicy:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         elif cfg.vision_checkpointing:
             _checkpoint_vision(self.model)
+        if cfg.compile_lm:
+            _compile_decoder_layers(self.model)
         self.model.eval()
 
     # ------------------------------------------------------------------ construction
@@ -503,6 +506,31 @@ class HFPolicy:
             return self
         model = self.model.merge_and_unload()
         return HFPolicy(model, self.processor, replace(self.cfg, lora_r=0), device=self.device)
+
+
+def _autocast_wanted(configured: bool) -> bool:
+    """``policy.hf.autocast``, unless ``accelerate launch --mixed_precision`` says otherwise."""
+    mp = os.environ.get("ACCELERATE_MIXED_PRECISION", "").lower()
+    if mp == "fp16":
+        raise ConfigError("accelerate launch --mixed_precision fp16 is not supported by hf policies; use bf16 (or no)")
+    if mp in ("no", "bf16"):
+        return mp == "bf16"
+    return configured
+
+
+def _compile_decoder_layers(model: Any) -> None:
+    """``torch.compile`` every layer of the language model (dynamic shapes: batches differ in length)."""
+    from digirl.policies.hf.lora import is_vision_param
+
+    stacks = [
+        m
+        for n, m in model.named_modules()
+        if n.endswith("layers") and not is_vision_param(n) and isinstance(m, torch.nn.ModuleList)
+    ]
+    if not stacks:
+        raise ConfigError("policy.hf.compile_lm: no decoder layer stack found in this model")
+    for layer in stacks[0]:
+        layer.compile(dynamic=True)
 
 
 def _checkpoint_vision(model: Any) -> None:
