@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +28,17 @@ def tiny_vlm(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
         return built[family]
 
     return make
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """One intra-op thread for the test: tiny models' ops are so small that thread synchronisation
+    dominates, and on a shared 2-core machine spinning threads slow everything down 10x."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -9,6 +9,8 @@ from digirl.core.actions import Action
 from digirl.core.codecs import CoordFrame, get_codec
 from digirl.policies.hf.geometry import ImageGeometry, model_image_size, prepare_image
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 ODD_SIZES = [(271, 601), (97, 211), (1079, 2401), (601, 271), (333, 333), (1081, 1921)]
 
 

@@ -23,6 +23,8 @@ from digirl.policies.hf.lora import is_vision_param
 from digirl.policies.hf.policy import HFPolicy
 from digirl.policies.registry import build_policy, load_policy, saved_policy_kind
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 SHORT = "Task: {instruction}\nHistory: {history}"
 
 
@@ -82,13 +84,14 @@ def test_batched_log_prob_equals_per_sample_and_acting_never_crashes(tiny_vlm, f
 @pytest.mark.parametrize(
     ("family", "overrides"),
     [
-        ("qwen2_vl", []),
         ("qwen2_5_vl", ["hf.coords=pixels", "hf.action_format=autoui", "hf.max_new_tokens=64"]),
         ("llava", ["hf.coords=grid1000"]),
     ],
 )
 def test_a_fitted_policy_writes_actions_that_parse_back(tiny_vlm, family, overrides):
-    """Overfit a few demonstrations, then greedy acting reproduces them through the codec and frame."""
+    """Overfit a few demonstrations, then greedy acting reproduces them through the codec and frame.
+
+    (qwen2_vl with json / normalized coordinates is the learning test in tests/training.)"""
     p = _policy(tiny_vlm(family), *overrides)
     pairs = _obs(4)
     samples = [Sample(o, a) for o, a in pairs]

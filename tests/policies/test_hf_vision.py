@@ -8,6 +8,8 @@ import torch
 
 pytest.importorskip("transformers")
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 @pytest.mark.parametrize("family", ["qwen2_vl", "qwen2_5_vl"])
 def test_varlen_vision_attention_matches_the_reference_forward_and_backward(tiny_vlm, family):

@@ -8,6 +8,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 
 @pytest.mark.parametrize("family", ["qwen2_vl", "qwen2_5_vl", "llava"])
 def test_tiny_folders_load_with_the_auto_classes(tiny_vlm, family):

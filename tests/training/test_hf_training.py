@@ -20,6 +20,8 @@ from digirl.cli.main import main
 from digirl.data.store import TrajectoryStore
 from digirl.training.checkpoint import latest_checkpoint, load_checkpoint
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 EASY = ["Check my email inbox", "Open the Chrome app", "Open the calculator app", "Open the clock"]
 SHORT_PROMPT = 'policy.hf.prompt="Task: {instruction}\\nHistory: {history}"'
 
@@ -40,6 +42,7 @@ def _sim(task_file: Path) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.learning
+@pytest.mark.timeout(900)  # ~60 s alone; more on a shared 2-core machine
 def test_sft_teaches_a_tiny_vlm_a_small_simulator_task_set(tiny_vlm, tmp_path, capsys):
     """Random init: every output is garbage. After SFT on 32 expert demos: valid actions, tasks solved."""
     base = tiny_vlm("qwen2_vl")
@@ -67,8 +70,10 @@ def test_train_runs_unchanged_on_a_hf_policy(tiny_vlm, tmp_path, algo):
     args = [
         "train",
         str(run),
-        *_hf(base),
-        *_sim(_task_file(tmp_path, 1)),
+        *_hf(base, "policy.hf.max_new_tokens=16"),
+        "env.id=digirl/toy-mixed-v0",
+        "env.runner=inline",
+        "env.num_envs=2",
         "mode=online",
         "iterations=2",
         "rollout_size=4",

@@ -19,6 +19,8 @@ from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy
 from digirl.utils import distributed as dist
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 SMALL = EncoderConfig(dim=32, layers=1, heads=2)
 
 
@@ -83,9 +85,7 @@ def _run(out: Path | None) -> dict[str, torch.Tensor]:
 
 
 def _worker(rank: int, world: int, port: int, out: str) -> None:
-    os.environ.update(
-        RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
-    )
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     os.environ["DIGIRL_DIST_BACKEND"] = "gloo"
     torch.set_num_threads(1)
     assert dist.init()

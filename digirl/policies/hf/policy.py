@@ -133,7 +133,7 @@ class HFPolicy:
         self._autocast = _autocast_wanted(cfg.autocast) and device.type == "cuda"
         self._cache: OrderedDict[str, Encoded] = OrderedDict()
         self._cache_bytes = 0
-        self._cache_limit = 1 << 30
+        self._cache_limit = 1 << 30  # bytes of processed prompts (mostly pixel tensors) kept for revisits
         self._keys: dict[int, tuple[Any, Any, tuple[str, tuple[Action, ...]], str]] = {}
         self._vision: Any = None
         if cfg.fast_vision_attention:
@@ -493,7 +493,10 @@ class HFPolicy:
         p.mkdir(parents=True, exist_ok=True)
         meta: dict[str, Any] = {"kind": self.kind, "config": asdict(self.cfg), "lora": self.is_lora}
         if self.is_lora:
-            assert self.base_model is not None
+            if self.base_model is None:
+                raise ValueError(
+                    "this LoRA policy was built on an in-memory model, which has no folder to refer to; merge it first"
+                )
             meta["base_model"] = str(self.base_model)
             meta["base_fingerprint"] = _fingerprint(self.base_model)
         self.model.save_pretrained(str(p), safe_serialization=True)
