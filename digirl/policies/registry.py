@@ -80,6 +80,12 @@ register_policy_kind(
     "digirl.policies.api:APIPolicy",
     description="act-only agent behind an OpenAI-compatible chat endpoint (vLLM, hosted VLMs, served CogAgent)",
 )
+register_policy_kind(
+    "hf",
+    "digirl.policies.hf.policy:HFPolicy",
+    description="a local Hugging Face vision-language model (Qwen2-VL, Qwen2.5-VL, LLaVA, ...), full or LoRA fine-tuning",
+    requires="hf",
+)
 
 
 def policy_kinds() -> list[str]:
@@ -148,5 +154,7 @@ def build_policy(cfg: PolicyConfig, *, seed: int) -> ActingPolicy:
             return policy
         if not Path(cfg.init).is_dir():
             raise DataError(f"policy.init={cfg.init}: no such folder")
+        if cfg.kind == "default" and (Path(cfg.init) / "config.json").is_file():
+            raise ConfigError(f"policy.init={cfg.init} is a Hugging Face model folder; add policy.kind=hf to use it")
     built: ActingPolicy = policy_class(cfg.kind).from_config(cfg, device=device, seed=seed)
     return built
