@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update
+from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.algorithms.digiq.critic import CriticInputs, DigiQCritic, TDBatch, action_inputs, state_inputs
 from digirl.algorithms.digiq.features import FeatureBackend
 from digirl.algorithms.digiq.functional import best_of_n
@@ -48,17 +49,31 @@ from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 
-__all__ = ["DigiQ", "is_heldout"]
+__all__ = ["DigiQ", "critic_trains_on", "fold_of", "is_heldout"]
 
 log = logging.getLogger(__name__)
 
 
+def _hash01(traj_id: str) -> float:
+    return int(hashlib.blake2b(traj_id.encode(), digest_size=4).hexdigest(), 16) / 2**32
+
+
 def is_heldout(traj_id: str, fraction: float) -> bool:
-    """Whether the critic never trains on this trajectory (a stable hash of its id)."""
-    if fraction <= 0:
-        return False
-    h = int(hashlib.blake2b(traj_id.encode(), digest_size=4).hexdigest(), 16)
-    return h / 2**32 < fraction
+    """With one critic: whether it never trains on this trajectory (a stable hash of its id)."""
+    return fraction > 0 and _hash01(traj_id) < fraction
+
+
+def fold_of(traj_id: str, folds: int) -> int:
+    """The trajectory's fold (stable across runs and resumes); its states are scored by the critic
+    trained on the other folds."""
+    return min(folds - 1, int(_hash01(traj_id) * folds)) if folds > 1 else 0
+
+
+def critic_trains_on(traj_id: str, fold: int, cfg: DigiQConfig) -> bool:
+    """Whether critic ``fold`` learns from this trajectory."""
+    if cfg.folds > 1:
+        return fold_of(traj_id, cfg.folds) != fold
+    return not is_heldout(traj_id, cfg.holdout)
 
 
 class _Table:
@@ -91,6 +106,23 @@ class _Table:
         self.pair_valid = np.array([a.is_valid for a in p_act], dtype=bool)
         self.device = device
 
+    def score(self, critics: Sequence[DigiQCritic], cfg: DigiQConfig) -> tuple[np.ndarray, np.ndarray]:
+        """(Q of every pair, V of every state), each from the critic of its trajectory's fold."""
+        q = np.zeros(len(self.pairs))
+        v = np.zeros(len(self.state_pos))
+        pair_fold = np.array([fold_of(t.traj_id, cfg.folds) for _, t, _, _ in self.pairs])
+        state_fold = np.zeros(len(self.state_pos), dtype=np.int64)
+        for (tid, _), row in self.state_pos.items():
+            state_fold[row] = fold_of(tid, cfg.folds)
+        for f, c in enumerate(critics):
+            pi = np.flatnonzero(pair_fold == f)
+            si = np.flatnonzero(state_fold == f)
+            if len(pi):
+                q[pi] = c.q_of(self.pair_inputs.index(torch.from_numpy(pi).to(self.device)))
+            if len(si):
+                v[si] = c.v_of(self.states.index(torch.from_numpy(si).to(self.device)))
+        return q, v
+
     def transitions(self, keep: Sequence[Trajectory], gamma_bootstrap_truncated: bool) -> TDBatch:
         """TD transitions (s_h, a_data, r_h, s_{h+1}, done) of the trajectories ``keep``."""
         ids = {t.traj_id for t in keep}
@@ -104,6 +136,14 @@ class _Table:
             reward.append(float(t.steps[h].reward))
             done.append(float(last and (t.terminated or not gamma_bootstrap_truncated)))
         idx = torch.tensor(sel, dtype=torch.long, device=self.device)
+        rows_of: dict[int, list[int]] = {}
+        for p, (row, _, _, _) in enumerate(self.pairs):
+            rows_of.setdefault(row, []).append(p)
+        width = max((len(v) for v in rows_of.values()), default=1)
+        cands = torch.full((len(sel), width), -1, dtype=torch.long)
+        for k, row in enumerate(s):
+            ps = rows_of[row]
+            cands[k, : len(ps)] = torch.tensor(ps)
         x = self.pair_inputs
         assert x.kind is not None and x.text is not None and x.f is not None
         dev = self.device
@@ -116,6 +156,8 @@ class _Table:
             f=x.f[idx],
             reward=torch.tensor(reward, dtype=torch.float32, device=dev),
             done=torch.tensor(done, dtype=torch.float32, device=dev),
+            pairs=self.pair_inputs,
+            cands=cands.to(dev),
         )
 
 
@@ -134,15 +176,18 @@ class DigiQ:
         self.rng = np.random.default_rng(seed)
         self.sidecar = Sidecar(self.dq.data)
         self.backend: FeatureBackend | None = None
-        self.critic: DigiQCritic | None = None
+        #: One critic per fold (``algo.digiq.folds``); critic f never trains on fold f's trajectories.
+        self.critics: list[DigiQCritic] = []
         self._annotations: list[StepAnnotation] = []
-        self.last_scores: dict[tuple[str, int], dict[str, Any]] = {}
 
-    def _make_critic(self, d_phi: int, d_f: int) -> DigiQCritic:
-        if self.critic is None or self.critic.dims != (d_phi, d_f):
-            self.critic = DigiQCritic(d_phi, d_f, self.dq, gamma=self.cfg.gamma, device=self.device, backend=self.backend)
-        self.critic.backend = self.backend
-        return self.critic
+    def _make_critics(self, d_phi: int, d_f: int) -> list[DigiQCritic]:
+        if len(self.critics) != self.dq.folds or any(c.dims != (d_phi, d_f) for c in self.critics):
+            self.critics = [
+                DigiQCritic(d_phi, d_f, self.dq, gamma=self.cfg.gamma, device=self.device) for _ in range(self.dq.folds)
+            ]
+        for c in self.critics:
+            c.backend = self.backend
+        return self.critics
 
     # ------------------------------------------------------------------ the update
     def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
@@ -161,14 +206,16 @@ class DigiQ:
             self.backend, m = representation(trajs, cands, labels, self.policy, dq, self.sidecar, seed=self.seed)
             metrics |= m
         feats = featurize(trajs, cands, self.backend, self.sidecar)
-        # 5. the critic: in-sample TD on the critic's trajectories
+        # 5. the critics: in-sample TD, one critic per fold, each on the other folds' trajectories
         table = _Table(trajs, feats, cands, self.device)
-        train = [t for t in trajs if not is_heldout(t.traj_id, dq.holdout)]
-        critic = self._make_critic(feats.phi.shape[1], feats.f.shape[1])
-        metrics |= critic.fit(table.transitions(train or trajs, dq.bootstrap_truncated), dq.critic_steps, self.rng)
-        # 6. best-of-N extraction over every state
-        q_all = critic.q_of(table.pair_inputs)
-        v_all = critic.v_of(table.states)
+        critics = self._make_critics(feats.phi.shape[1], feats.f.shape[1])
+        parts = []
+        for f, critic in enumerate(critics):
+            train = [t for t in trajs if critic_trains_on(t.traj_id, f, dq)] or trajs
+            parts.append(critic.fit(table.transitions(train, dq.bootstrap_truncated), dq.critic_steps, self.rng))
+        metrics |= {k: float(np.mean([p[k] for p in parts])) for k in parts[0]} if parts and parts[0] else {}
+        # 6. best-of-N extraction over every state, scored by the critic of its fold
+        q_all, v_all = table.score(critics, dq)
         steps = [(t, h) for t in trajs for h in range(len(t.steps))]
         n_max = max(len(cands[(t.traj_id, h)]) for t, h in steps)
         q = np.zeros((len(steps), n_max))
@@ -177,21 +224,28 @@ class DigiQ:
         for p, (_, t, h, j) in enumerate(table.pairs):
             q[row_of[(t.traj_id, h)], j] = q_all[p]
             valid[row_of[(t.traj_id, h)], j] = table.pair_valid[p]
+        if dq.skip_unchanged:  # a candidate known not to change the screen is treated like an invalid one
+            for i, (t, h) in enumerate(steps):
+                for j in range(len(cands[(t.traj_id, h)])):
+                    if labels.get((t.traj_id, h, j)) is False:
+                        valid[i, j] = False
         v = np.array([v_all[table.state_pos[(t.traj_id, h)]] for t, h in steps])
-        chosen, adv, keep = best_of_n(q, v, valid, dq.delta, use_candidates=dq.best_of_n)
+        if dq.extract_candidates > 1:  # best of the first k only
+            valid[:, dq.extract_candidates :] = False
+        chosen, adv, keep = best_of_n(q, v, valid, dq.delta, use_candidates=dq.extract_candidates != 1)
         samples = [
             Sample(t.steps[h].observation, cands[(t.traj_id, h)][int(j)]) for (t, h), j, k in zip(steps, chosen, keep) if k
         ]
         metrics |= self._heldout_metrics(trajs, steps, q, v)
         kept = int(keep.sum())
         metrics |= {
-            "digiq/kept_state_fraction": kept / len(steps),
-            "digiq/kept_states": float(kept),
-            "digiq/chosen_dataset_fraction": float((chosen[keep] == 0).mean()) if kept else 0.0,
-            "digiq/best_adv_mean": float(adv[np.arange(len(chosen)), chosen].mean()),
-            "digiq/adv_dataset_mean": float(adv[:, 0].mean()),
-            "digiq/v_mean": float(v.mean()),
-            "digiq/critic_trajectories": float(len(train)),
+            "train/digiq_kept_state_fraction": kept / len(steps),
+            "train/digiq_kept_states": float(kept),
+            "train/digiq_chosen_dataset_fraction": float((chosen[keep] == 0).mean()) if kept else 0.0,
+            "train/digiq_best_adv_mean": float(adv[np.arange(len(chosen)), chosen].mean()),
+            "train/digiq_adv_dataset_mean": float(adv[:, 0].mean()),
+            "train/digiq_v_mean": float(v.mean()),
+            "train/digiq_critic_folds": float(dq.folds),
         }
         self._annotate(trajs, steps, cands, labels, q, v, adv, chosen, keep, valid, v_all, table)
         metrics |= bc_update(
@@ -206,6 +260,10 @@ class DigiQ:
         )
         return metrics
 
+    def _heldout(self, traj_id: str) -> bool:
+        """Whether the critic that scores this trajectory never trained on it."""
+        return not critic_trains_on(traj_id, fold_of(traj_id, self.dq.folds), self.dq)
+
     def _heldout_metrics(
         self, trajs: Sequence[Trajectory], steps: list[tuple[Trajectory, int]], q: np.ndarray, v: np.ndarray
     ) -> dict[str, float]:
@@ -214,7 +272,7 @@ class DigiQ:
         out: dict[str, float] = {}
         g = {(t.traj_id, h): r for t in trajs for h, r in enumerate(t.mc_returns(self.cfg.gamma))}
         for name, want in (("train", False), ("heldout", True)):
-            idx = [i for i, (t, _) in enumerate(steps) if is_heldout(t.traj_id, self.dq.holdout) == want]
+            idx = [i for i, (t, _) in enumerate(steps) if self._heldout(t.traj_id) == want]
             if len(idx) < 2:
                 continue
             y = np.array([g[(steps[i][0].traj_id, steps[i][1])] for i in idx])
@@ -232,7 +290,7 @@ class DigiQ:
         for i, (t, _) in enumerate(steps):
             by_traj.setdefault(t.traj_id, []).append(i)
         for t in trajs:
-            held = is_heldout(t.traj_id, self.dq.holdout)
+            held = self._heldout(t.traj_id)
             final_v = float(v_all[table.state_pos[(t.traj_id, len(t.steps))]])
             notes.append(StepAnnotation(t.traj_id, -1, value=final_v, extra={"final_state_value": True, "heldout": held}))
             for i in by_traj[t.traj_id]:
@@ -270,15 +328,18 @@ class DigiQ:
     def state_dict(self) -> dict[str, Any]:
         return {
             "optimizer": self.optimizer.state_dict(),
-            "critic": self.critic.state_dict() if self.critic is not None else None,
+            "critics": [c.state_dict() for c in self.critics],
             "rng": self.rng.bit_generator.state,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
         self.rng.bit_generator.state = state["rng"]
-        cs = state.get("critic")
-        if cs is not None:
+        self.critics = []
+        for cs in state.get("critics") or []:
             d_phi, d_f = (int(x) for x in cs["dims"])
-            self.critic = DigiQCritic(d_phi, d_f, self.dq, gamma=self.cfg.gamma, device=self.device)
-            self.critic.load_state_dict(cs)
+            c = DigiQCritic(d_phi, d_f, self.dq, gamma=self.cfg.gamma, device=self.device)
+            c.load_state_dict(cs)
+            self.critics.append(c)
+        if self.critics and len(self.critics) != self.dq.folds:
+            raise ValueError(f"the checkpoint has {len(self.critics)} critic fold(s) but algo.digiq.folds={self.dq.folds}")

@@ -85,14 +85,32 @@ class DigiQConfig:
     polyak_every: int = _f(0, "optimizer steps between target updates (0: once per pass over the transitions, as released)")
     loss: Literal["mse", "ce"] = _f("mse", "TD loss: squared error (released) or cross-entropy with the soft TD target")
     twin: Literal["max", "min", "mean"] = _f("max", "how twin heads combine (released: max for both Q and V)")
-    holdout: float = _f(0.2, "fraction of trajectories (by id hash) the critic never trains on (released: 80/20 split)")
+    conservative: float = _f(
+        0.0,
+        "weight of a CQL penalty over each state's candidates (logsumexp_j Q(s, a_j) − Q(s, a_data)): pessimism about "
+        "proposals the data never tried (0: off, as released)",
+    )
+    folds: int = _f(
+        5,
+        "cross-fitting: K critics, each trained on the other folds' trajectories, score their own fold, so no advantage "
+        "comes from a critic that saw the state (an in-sample V(s) memorizes Q(s, a_data) on unique screens); "
+        "1 = one critic, as released",
+    )
+    holdout: float = _f(0.2, "with folds=1: fraction of trajectories (by id hash) the critic never trains on (released: 80/20)")
     bootstrap_truncated: bool = _f(
         False,
         "bootstrap V(s′) after a truncated last step (false: the episode's end is terminal, as the horizon is part of the task)",
     )
     time_feature: bool = _f(True, "V and Q also see the step index (the horizon makes values depend on it)")
     delta: float = _f(0.10, "keep a state when its best advantage exceeds δ (released: 0.10 General, 0.05 Web Shopping)")
-    best_of_n: bool = _f(True, "extract the best of the N candidates (false: the N = 1 ablation, dataset actions only)")
+    skip_unchanged: bool = _f(
+        True,
+        "candidates labelled 'No' (the screen does not change: a no-op in a deterministic app) are never chosen, "
+        "like invalid ones (our addition; the released code uses the labels for fine-tuning only)",
+    )
+    extract_candidates: int = _f(
+        0, "best-of-N over the first k candidates only (0: all N; 1: the N = 1 ablation, dataset actions only)"
+    )
     workers: int = _f(1, "processes of the exact-label and oracle stages")
 
     def __post_init__(self) -> None:
@@ -104,7 +122,11 @@ class DigiQConfig:
             raise ValueError(f"algo.digiq.tau must be in [0, 1], got {self.tau}")
         if not 0.0 <= self.holdout < 1.0:
             raise ValueError(f"algo.digiq.holdout must be in [0, 1), got {self.holdout}")
+        if self.conservative < 0:
+            raise ValueError(f"algo.digiq.conservative must be >= 0, got {self.conservative}")
+        if self.extract_candidates < 0:
+            raise ValueError(f"algo.digiq.extract_candidates must be >= 0, got {self.extract_candidates}")
         if self.delta < 0:
             raise ValueError(f"algo.digiq.delta must be >= 0, got {self.delta}")
-        if min(self.repft_batch, self.feature_batch, self.critic_batch, self.workers) < 1:
+        if min(self.repft_batch, self.feature_batch, self.critic_batch, self.workers, self.folds) < 1:
             raise ValueError("algo.digiq batch sizes and workers must be >= 1")

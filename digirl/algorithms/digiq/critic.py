@@ -176,6 +176,8 @@ class TDBatch:
     f: torch.Tensor  # [T, D_a]
     reward: torch.Tensor  # [T]
     done: torch.Tensor  # [T] float 0/1
+    pairs: CriticInputs | None = None  # every (state, candidate) pair, for the conservative penalty
+    cands: torch.Tensor | None = None  # [T, N] rows of ``pairs`` of each transition's candidates (-1: none)
 
 
 class DigiQCritic:
@@ -241,7 +243,7 @@ class DigiQCritic:
         self.target.set_stats(data.states.phi, data.f)
         every = cfg.polyak_every or max(1, -(-n // cfg.critic_batch))  # 0: once per pass over the data
         self.net.train()
-        q_losses, v_losses, qs, vs = [], [], [], []
+        q_losses, v_losses, qs, vs, gaps = [], [], [], [], []
         for step in range(1, steps + 1):
             idx = torch.from_numpy(rng.integers(0, n, size=min(cfg.critic_batch, n))).to(self.device)
             s = data.states.index(data.s[idx])
@@ -254,6 +256,10 @@ class DigiQCritic:
             q_loss = sum(value_loss(h, y_q, cfg.loss) for h in q_logits)
             v_loss = sum(value_loss(h, y_v, cfg.loss) for h in v_logits)
             loss = q_loss + v_loss
+            if cfg.conservative > 0 and data.pairs is not None and data.cands is not None:
+                gap = self._candidate_gap(data.pairs, data.cands[idx], q_logits)
+                loss = loss + cfg.conservative * gap
+                gaps.append(float(gap.detach()))
             assert isinstance(loss, torch.Tensor) and isinstance(q_loss, torch.Tensor) and isinstance(v_loss, torch.Tensor)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
@@ -267,13 +273,23 @@ class DigiQCritic:
             vs.append(float(y_v.mean()))
         self.net.eval()
         tail = max(1, steps // 10)
-        return {
+        extra = {"critic/conservative_gap": float(np.mean(gaps[-tail:]))} if gaps else {}
+        return extra | {
             "critic/q_loss": float(np.mean(q_losses[-tail:])),
             "critic/v_loss": float(np.mean(v_losses[-tail:])),
             "critic/q_target_mean": float(np.mean(qs[-tail:])),
             "critic/v_target_mean": float(np.mean(vs[-tail:])),
             "critic/polyak_every": float(every),
         }
+
+    def _candidate_gap(self, pairs: CriticInputs, cands: torch.Tensor, data_logits: torch.Tensor) -> torch.Tensor:
+        """CQL's regularizer over the candidate set: logsumexp_j Q(s, a_j) − Q(s, a_data), per head,
+        averaged over states (Kumar et al., 2020). It pushes down proposals the data never tried."""
+        ok = cands >= 0
+        logits = self.net.q(pairs.index(cands[ok]))  # [2, P]
+        full = torch.full((2, *cands.shape), float("-inf"), device=logits.device, dtype=logits.dtype)
+        full[:, ok] = logits
+        return (torch.logsumexp(full, -1) - data_logits).mean(-1).sum()
 
     # ------------------------------------------------------------------ checkpointing
     def state_dict(self) -> dict[str, Any]:

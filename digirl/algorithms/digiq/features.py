@@ -66,7 +66,7 @@ class FeatureBackend(Protocol):
         batch_size: int,
         seed: int,
     ) -> dict[str, float]:
-        """Representation fine-tuning on the Yes/No labels; returns metrics (``repft/…``)."""
+        """Representation fine-tuning on the Yes/No labels; returns metrics (``critic/repft_…``)."""
         ...
 
     def identity(self) -> dict[str, Any]:

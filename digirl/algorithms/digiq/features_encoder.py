@@ -220,7 +220,7 @@ class EncoderBackend:
         examples are held out to report accuracy (the labels must be learnable from the features)."""
         n = len(labels)
         if n == 0 or steps <= 0:
-            return {"repft/examples": float(n)}
+            return {"critic/repft_examples": float(n)}
         y = np.asarray(labels, dtype=np.float32)
         rng = np.random.default_rng(seed)
         order = rng.permutation(n)
@@ -245,10 +245,10 @@ class EncoderBackend:
         self.net.eval()
         self.finetuned = True
         metrics = {
-            "repft/loss": float(np.mean(losses[-20:])),
-            "repft/acc_train": float(np.mean(accs[-20:])),
-            "repft/examples": float(n),
-            "repft/yes_fraction": float(y.mean()),
+            "critic/repft_loss": float(np.mean(losses[-20:])),
+            "critic/repft_acc_train": float(np.mean(accs[-20:])),
+            "critic/repft_examples": float(n),
+            "critic/repft_yes_fraction": float(y.mean()),
         }
         if n_held:
             with torch.no_grad():
@@ -260,8 +260,8 @@ class EncoderBackend:
                         for j in range(0, n_held, self.chunk)
                     ]
                 )
-            metrics["repft/acc_heldout"] = float(((logit.cpu() > 0).numpy() == (y[held] > 0.5)).mean())
-            metrics["repft/acc_heldout_majority"] = float(max(y[held].mean(), 1 - y[held].mean()))
+            metrics["critic/repft_acc_heldout"] = float(((logit.cpu() > 0).numpy() == (y[held] > 0.5)).mean())
+            metrics["critic/repft_acc_heldout_majority"] = float(max(y[held].mean(), 1 - y[held].mean()))
         return metrics
 
     def _logits(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:

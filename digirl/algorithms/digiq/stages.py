@@ -109,8 +109,8 @@ def propose(trajs: Sequence[Trajectory], policy: ActingPolicy, cfg: DigiQConfig,
     cands_all = load_candidates(sidecar)
     counts = [len(cands_all.get((t.traj_id, h), ())) for t in trajs for h in range(len(t.steps))]
     return {
-        "digiq/candidates_per_state": float(np.mean(counts)) if counts else 0.0,
-        "digiq/proposals_sampled": float(sampled),
+        "train/digiq_candidates_per_state": float(np.mean(counts)) if counts else 0.0,
+        "train/digiq_proposals_sampled": float(sampled),
     }
 
 
@@ -148,20 +148,27 @@ def label_pixel(trajs: Sequence[Trajectory], cfg: DigiQConfig, sidecar: Sidecar)
                 part = todo[i : i + 256]
                 rows: dict[str, list[Any]] = {"traj_id": [], "step": [], "cand": [], "label": [], "method": [], "score": []}
                 for t, h in part:
+                    a = t.steps[h].action
                     score = pixel_change(t.steps[h].observation.screenshot, observation_at(t, h + 1).screenshot)
                     rows["traj_id"].append(t.traj_id)
                     rows["step"].append(h)
                     rows["cand"].append(0)
-                    rows["label"].append(bool(score > cfg.pixel_threshold))
+                    # ending the episode: the question does not apply; an unreadable action changes nothing
+                    rows["label"].append(None if a.ends_episode else bool(a.is_valid and score > cfg.pixel_threshold))
                     rows["method"].append("pixel")
                     rows["score"].append(float(min(score, 1e9)))
                 stage.write_rows(rows)
                 bar.advance(len(part))
-    return {"digiq/pixel_labels": float(len(todo))}
+    return {"train/digiq_pixel_labels": float(len(todo))}
 
 
 def load_labels(sidecar: Sidecar) -> dict[Key, bool]:
-    return {(str(r["traj_id"]), int(r["step"]), int(r["cand"])): bool(r["label"]) for r in sidecar.stage("labels").rows()}
+    """Yes/No labels by key (actions that end the episode have none)."""
+    return {
+        (str(r["traj_id"]), int(r["step"]), int(r["cand"])): bool(r["label"])
+        for r in sidecar.stage("labels").rows()
+        if r["label"] is not None
+    }
 
 
 # ---------------------------------------------------------------------------- representation fine-tuning
