@@ -24,6 +24,7 @@ from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 from digirl.policies.config import EncoderConfig
+from digirl.utils import distributed as dist
 
 
 def _f(default: Any, help: str) -> Any:
@@ -134,7 +135,12 @@ def bc_update(
     max_grad_norm: float,
     rng: np.random.Generator,
 ) -> dict[str, float]:
-    """(Weighted) behaviour cloning: minimize −Σ w·log π(a|s) / Σ w over random minibatches."""
+    """(Weighted) behaviour cloning: minimize −Σ w·log π(a|s) / Σ w over random minibatches.
+
+    Data parallel (:mod:`digirl.utils.distributed`): every rank draws the same minibatch, scores
+    its slice, divides by the global weight sum, and gradients are summed over ranks before
+    clipping, so the step equals the one-process step on the whole minibatch.
+    """
     usable = [s for s in samples if s.action.is_valid]
     if not usable or steps <= 0:
         return {"train/actor_loss": float("nan"), "train/actor_samples": float(len(usable))}
@@ -145,24 +151,38 @@ def bc_update(
         optimizer.zero_grad(set_to_none=True)
         for _ in range(grad_accum):
             idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
-            mb = [usable[i] for i in idx]
-            lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
+            mb = dist.shard([usable[i] for i in idx])
+            if mb:
+                lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
+            else:  # more ranks than samples: this rank contributes nothing but joins the sums
+                lp, valid = torch.zeros(0), torch.zeros(0, dtype=torch.bool)
             w = torch.tensor([s.weight for s in mb], dtype=lp.dtype, device=lp.device) * valid.to(lp.dtype)
             dropped += int((~valid).sum())
-            denom = w.sum().clamp(min=1e-8)
+            denom = dist.all_sum(w.sum()).clamp(min=1e-8)
             loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
-            if not torch.isfinite(loss):
-                raise NonFiniteLoss(f"actor loss is {loss.item()} (check the learning rate and the data)")
-            loss.backward()  # type: ignore[no-untyped-call]
-            losses.append(float(loss.detach()) * grad_accum)
+            total = float(dist.all_sum(loss.detach()))
+            if not math.isfinite(total):
+                raise NonFiniteLoss(f"actor loss is {total} (check the learning rate and the data)")
+            if loss.requires_grad:
+                loss.backward()  # type: ignore[no-untyped-call]
+            losses.append(total * grad_accum)
+        dist.sum_grads(policy.parameters())
         torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
         optimizer.step()
     policy.train(False)
+    dropped = int(dist.all_sum(torch.tensor(float(dropped))))
     return {
         "train/actor_loss": float(np.mean(losses)),
         "train/actor_samples": float(len(usable)),
         "train/actor_unexpressible": float(dropped) / max(1, steps * grad_accum * batch_size),
     }
+
+
+def make_optimizer(params: Any, lr: float) -> torch.optim.Optimizer:
+    """AdamW over ``params`` (the trainable parameters); the fused CUDA kernel when they are on a GPU."""
+    ps = list(params)
+    fused = bool(ps) and all(p.is_cuda for p in ps)
+    return torch.optim.AdamW(ps, lr=lr, fused=fused or None)
 
 
 def steps_of(trajectories: Sequence[Trajectory]) -> list[tuple[Trajectory, int]]:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update, finite_or_raise
+from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update, finite_or_raise, make_optimizer
 from digirl.algorithms.critics import InstructionCritic, StepCritic
 from digirl.algorithms.functional import (
     awr_weights,
@@ -36,6 +36,7 @@ from digirl.algorithms.functional import (
 from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
+from digirl.utils import distributed as dist
 
 
 class DigiRL:
@@ -48,11 +49,14 @@ class DigiRL:
         self.folds = cfg.critic_folds
         self.critics = [StepCritic(cfg.critic, twin=cfg.twin_critic).to(self.device) for _ in range(self.folds)]
         self.instruct_critics = [InstructionCritic(buckets=cfg.critic.buckets).to(self.device) for _ in range(self.folds)]
-        self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
+        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
+        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
         self.critic_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.critics]
         self.instruct_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.instruct_critics]
         self.rng = np.random.default_rng(seed)
         self._value_loss = bce_value_loss if cfg.value_loss == "bce" else mse_value_loss
+        for module in (*self.critics, *self.instruct_critics):  # identical start on every rank
+            dist.broadcast_parameters(module.parameters())
         self._annotations: list[StepAnnotation] = []
 
     # ------------------------------------------------------------------ critics
@@ -101,14 +105,20 @@ class DigiRL:
         critic.train()
         for _ in range(steps):
             idx = self.rng.integers(0, len(instr), size=min(self.cfg.critic_batch_size, len(instr)))
-            logits = critic.logits([instr[i] for i in idx])
-            y = labels[torch.from_numpy(idx).to(self.device)]
-            loss = self._value_loss(logits, y)
+            local = dist.shard(idx.tolist())  # this rank's slice (all of it in one process)
             opt.zero_grad(set_to_none=True)
-            loss.backward()  # type: ignore[no-untyped-call]
+            if len(local):
+                logits = critic.logits([instr[i] for i in local])
+                y = labels[torch.tensor(local, device=self.device)]
+                loss = self._value_loss(logits, y) * (len(local) / len(idx))  # this slice's share of the mean
+                loss.backward()  # type: ignore[no-untyped-call]
+                acc = float(((logits > 0).float() == y).float().sum())
+            else:
+                loss, acc = torch.zeros((), device=self.device), 0.0
+            dist.sum_grads(critic.parameters())
             opt.step()
-            losses.append(finite_or_raise("instruction-critic loss", float(loss.detach())))
-            accs.append(float(((logits > 0).float() == y).float().mean()))
+            losses.append(finite_or_raise("instruction-critic loss", float(dist.all_sum(loss.detach()))))
+            accs.append(float(dist.all_sum(torch.tensor(acc))) / len(idx))
         return {"critic/instruct_loss": float(np.mean(losses)), "critic/instruct_acc": float(np.mean(accs))}
 
     def _fit_step_critic(self, f: int, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
@@ -116,19 +126,26 @@ class DigiRL:
         pairs = [(s.observation, float(t.success)) for t in trajs for s in t.steps]
         losses, accs = [], []
         critic.train()
+        heads = len(critic.heads)
         for _ in range(steps):
             idx = self.rng.integers(0, len(pairs), size=min(self.cfg.critic_batch_size, len(pairs)))
-            obs = [pairs[i][0] for i in idx]
-            y = torch.tensor([pairs[i][1] for i in idx], device=self.device)
-            logits = critic.logits(obs)  # [heads, B]
-            loss = sum(self._value_loss(head, y) for head in logits)
-            assert isinstance(loss, torch.Tensor)
+            local = dist.shard(idx.tolist())  # this rank's slice (all of it in one process)
             opt.zero_grad(set_to_none=True)
-            loss.backward()  # type: ignore[no-untyped-call]
+            if len(local):
+                y = torch.tensor([pairs[i][1] for i in local], device=self.device)
+                logits = critic.logits([pairs[i][0] for i in local])  # [heads, B]
+                loss = sum(self._value_loss(head, y) for head in logits)
+                assert isinstance(loss, torch.Tensor)
+                loss = loss * (len(local) / len(idx))  # this slice's share of the mean
+                loss.backward()  # type: ignore[no-untyped-call]
+                acc = float(((logits[0] > 0).float() == y).float().sum())
+            else:
+                loss, acc = torch.zeros((), device=self.device), 0.0
+            dist.sum_grads(critic.parameters())
             torch.nn.utils.clip_grad_norm_(critic.parameters(), self.cfg.max_grad_norm)
             opt.step()
-            losses.append(finite_or_raise("step-critic loss", float(loss.detach()) / len(logits)))
-            accs.append(float(((logits[0] > 0).float() == y).float().mean()))
+            losses.append(finite_or_raise("step-critic loss", float(dist.all_sum(loss.detach())) / heads))
+            accs.append(float(dist.all_sum(torch.tensor(acc))) / len(idx))
         return {"critic/step_loss": float(np.mean(losses)), "critic/step_acc": float(np.mean(accs))}
 
     # ------------------------------------------------------------------ advantages

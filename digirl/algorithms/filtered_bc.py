@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
-from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update
+from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update, make_optimizer
 from digirl.algorithms.functional import filtered_bc_keep
 from digirl.core.types import Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
+from digirl.utils import distributed as dist
 
 
 class FilteredBC:
@@ -21,7 +21,8 @@ class FilteredBC:
     def __init__(self, policy: Policy, cfg: AlgoConfig, *, seed: int = 0) -> None:
         self.policy = policy
         self.cfg = cfg
-        self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
+        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
+        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
         self.rng = np.random.default_rng(seed)
         self._annotations: list[StepAnnotation] = []
 

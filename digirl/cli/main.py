@@ -18,6 +18,7 @@ _COMMAND_MODULES = (
     "digirl.cli.quickstart",
     "digirl.cli.train",
     "digirl.cli.digiq",
+    "digirl.cli.policy",
     "digirl.cli.envs",
     "digirl.cli.sim",
     "digirl.cli.data",

@@ -29,12 +29,21 @@ def _load(cls: type, args: argparse.Namespace, existing: Path | None = None, ext
     return load_config(cls, preset=preset, overrides=[*(extra or []), *args.overrides])
 
 
+def _main_process() -> bool:
+    """Under accelerate launch / torchrun only rank 0 reports."""
+    from digirl.utils import distributed
+
+    return distributed.is_main()
+
+
 def _cmd_sft(args: argparse.Namespace) -> int:
     from digirl.training.config import SFTRunConfig
     from digirl.training.sft import sft
 
     cfg = _load(SFTRunConfig, args)
     result = sft(cfg, args.out)
+    if not _main_process():
+        return 0
     if args.json:
         emit_json(result)
     else:
@@ -70,6 +79,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     cfg = _load(TrainConfig, args, existing=run_dir / "config.yaml")
     result = train(cfg, run_dir)
+    if not _main_process():
+        return 0
     if args.json:
         emit_json(result)
     else:

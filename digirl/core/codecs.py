@@ -18,6 +18,11 @@ Three codecs ship (``CODECS``):
     One compact JSON object with a fixed key order; exact round trip. Also the shape of
     :func:`action_to_dict`, which the trajectory store uses.
 
+The ``autoui`` and ``json`` codecs take an optional :class:`CoordFrame`: the units a model writes
+points in when they are not the screen's own fractions (integer pixels of a resized image, a
+0–1000 grid, an image padded beyond the screen). Parsing maps the written numbers back to the
+screen in the same single pass.
+
 See ``docs/actions.md`` for the exact strings.
 """
 
@@ -28,6 +33,7 @@ import logging
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from digirl.core.actions import Action, ActionType, Point, SwipeDirection
@@ -38,6 +44,7 @@ __all__ = [
     "ActionCodec",
     "AutoUICodec",
     "CogAgentCodec",
+    "CoordFrame",
     "JSONCodec",
     "action_from_dict",
     "action_to_dict",
@@ -147,6 +154,61 @@ def _on_screen(x: float, y: float, what: str) -> Point:
     return (x, y)
 
 
+@dataclass(frozen=True, slots=True)
+class CoordFrame:
+    """The units a model writes points in: ``written = scale * screen + offset`` on each axis.
+
+    ``screen`` is the action's normalized coordinate in [0, 1]. The default is the identity (the
+    codecs' native form). A model that names integer pixels of a 952×448 resized screenshot uses
+    ``CoordFrame(952, 448, integer=True)``; padding the screenshot before resizing adds offsets.
+    With ``integer`` the written numbers are rounded to whole units, so a round trip moves a point
+    by at most half a unit.
+    """
+
+    scale_x: float = 1.0
+    scale_y: float = 1.0
+    offset_x: float = 0.0
+    offset_y: float = 0.0
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        vals = (self.scale_x, self.scale_y, self.offset_x, self.offset_y)
+        if not all(math.isfinite(v) for v in vals) or self.scale_x <= 0 or self.scale_y <= 0:
+            raise ValueError(f"a coordinate frame needs finite offsets and positive scales, got {vals}")
+
+    @property
+    def is_identity(self) -> bool:
+        return (self.scale_x, self.scale_y, self.offset_x, self.offset_y, self.integer) == (1.0, 1.0, 0.0, 0.0, False)
+
+    def to_written(self, p: Point) -> tuple[float, float]:
+        """Screen point → the numbers a model writes (rounded to whole units for ``integer`` frames)."""
+        x = self.scale_x * p[0] + self.offset_x
+        y = self.scale_y * p[1] + self.offset_y
+        if self.integer:
+            return (float(round(x)), float(round(y)))
+        return (round(x, 4) + 0.0, round(y, 4) + 0.0)
+
+    def to_screen(self, x: float, y: float) -> tuple[float, float]:
+        """Written numbers → the screen's normalized point (not range-checked)."""
+        return ((x - self.offset_x) / self.scale_x, (y - self.offset_y) / self.scale_y)
+
+    def number(self, v: float) -> str:
+        """One written coordinate as text."""
+        return str(int(v)) if self.integer else f"{v:.4f}"
+
+
+_IDENTITY = CoordFrame()
+
+
+def _from_frame(frame: CoordFrame, x: float, y: float, what: str) -> Point:
+    if frame.is_identity:
+        return _on_screen(x, y, what)
+    sx, sy = frame.to_screen(x, y)
+    if not (0.0 <= sx <= 1.0 and 0.0 <= sy <= 1.0):
+        raise _Reject(f"{what} ({x:g}, {y:g}) lies outside the screen in the model's coordinate frame")
+    return (sx, sy)
+
+
 def _check_not_invalid(action: Action, codec: str) -> None:
     if not isinstance(action, Action):
         raise ValueError(f"{codec} codec formats Action values, got {type(action).__name__}")
@@ -209,13 +271,16 @@ class AutoUICodec(_CodecBase):
 
     name = "autoui"
 
+    def __init__(self, frame: CoordFrame | None = None) -> None:
+        #: The units points are written in (see :class:`CoordFrame`); the identity by default.
+        self.frame = frame or _IDENTITY
+
     def format(self, action: Action) -> str:
         _check_not_invalid(action, self.name)
         t = action.type.value
         if action.type is ActionType.DUAL_POINT:
             assert action.touch is not None and action.lift is not None
-            touch = f'"[{action.touch[1]:.4f}, {action.touch[0]:.4f}]"'
-            lift = f'"[{action.lift[1]:.4f}, {action.lift[0]:.4f}]"'
+            touch, lift = self._written(action.touch), self._written(action.lift)
         else:
             touch = lift = _NO_POINT
         return (
@@ -245,6 +310,12 @@ class AutoUICodec(_CodecBase):
             return Action.type_text(self._typed_text(body, fields["typed_text"]))
         return Action(atype)
 
+    def _written(self, p: Point) -> str:
+        if self.frame.is_identity:
+            return f'"[{p[1]:.4f}, {p[0]:.4f}]"'
+        x, y = self.frame.to_written(p)
+        return f'"[{self.frame.number(y)}, {self.frame.number(x)}]"'
+
     @staticmethod
     def _raw_value(body: str, i: int, key: str) -> str:
         if i < len(body) and body[i] in "\"'":
@@ -273,8 +344,7 @@ class AutoUICodec(_CodecBase):
             return ActionType[name]
         raise _Reject(f"unknown action_type {raw!r} (expected one of {_VALID_TYPE_NAMES})")
 
-    @staticmethod
-    def _point(raw: str, what: str) -> Point:
+    def _point(self, raw: str, what: str) -> Point:
         # Split by hand rather than with one regex: nested optional whitespace backtracks badly.
         s = raw.strip()
         if s[:1] in ("[", "("):
@@ -286,7 +356,7 @@ class AutoUICodec(_CodecBase):
             raise _Reject(f"{what} {raw[:60]!r} is not a pair [y, x]")
         y = _number(parts[0].strip(), what)
         x = _number(parts[1].strip(), what)
-        return _on_screen(x, y, what)
+        return _from_frame(self.frame, x, y, what)
 
     @staticmethod
     def _typed_text(body: str, i: int) -> str:
@@ -522,9 +592,18 @@ class JSONCodec(_CodecBase):
 
     name = "json"
 
+    def __init__(self, frame: CoordFrame | None = None) -> None:
+        #: The units points are written in (see :class:`CoordFrame`); the identity by default.
+        self.frame = frame or _IDENTITY
+
     def format(self, action: Action) -> str:
         _check_not_invalid(action, self.name)
-        return json.dumps(action_to_dict(action), ensure_ascii=False)
+        d = action_to_dict(action)
+        if not self.frame.is_identity and action.type is ActionType.DUAL_POINT:
+            for key in ("touch", "lift"):
+                x, y = self.frame.to_written((d[key][0], d[key][1]))
+                d[key] = [int(x), int(y)] if self.frame.integer else [x, y]
+        return json.dumps(d, ensure_ascii=False)
 
     def _parse(self, text: str) -> Action:
         obj = self._first_object(text)
@@ -562,8 +641,7 @@ class JSONCodec(_CodecBase):
             i = text.find("{", i + 1)
         raise _Reject("no JSON object found")
 
-    @staticmethod
-    def _point(p: Any, what: str) -> Point:
+    def _point(self, p: Any, what: str) -> Point:
         if p is None:
             raise _Reject(f'DUAL_POINT needs "{what}": [x, y]')
         if not isinstance(p, list) or len(p) != 2:
@@ -579,19 +657,30 @@ class JSONCodec(_CodecBase):
             if not math.isfinite(fv):
                 raise _Reject(f"{what} has a non-finite coordinate")
             vals.append(fv)
-        return _on_screen(vals[0], vals[1], what)
+        return _from_frame(self.frame, vals[0], vals[1], what)
 
 
 # ------------------------------------------------------------------------------------ registry
 CODECS: Mapping[str, ActionCodec] = {c.name: c for c in (AutoUICodec(), CogAgentCodec(), JSONCodec())}
 
 
-def get_codec(name: str) -> ActionCodec:
-    """The codec called ``name`` (``autoui``, ``cogagent``, ``json``). Unknown names: ``ValueError``."""
+_FRAMED: Mapping[str, type[AutoUICodec] | type[JSONCodec]] = {"autoui": AutoUICodec, "json": JSONCodec}
+
+
+def get_codec(name: str, frame: CoordFrame | None = None) -> ActionCodec:
+    """The codec called ``name`` (``autoui``, ``cogagent``, ``json``). Unknown names: ``ValueError``.
+
+    ``frame``: the units the model writes points in (``autoui`` and ``json`` only; ``cogagent``
+    has its own 0–1000 grid).
+    """
     codec = CODECS.get(name) if isinstance(name, str) else None
     if codec is None:
         raise ValueError(f"unknown action codec {name!r}; available: {', '.join(sorted(CODECS))}")
-    return codec
+    if frame is None or frame.is_identity:
+        return codec
+    if name not in _FRAMED:
+        raise ValueError(f"the {name} codec writes its own coordinate grid; a coordinate frame needs autoui or json")
+    return _FRAMED[name](frame)
 
 
 def parse_action(text: str, codec: str = "json") -> Action:

@@ -9,11 +9,11 @@ local folder. This module imports nothing heavy, so configs load without torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from digirl.core.errors import DataError
 
-__all__ = ["EncoderConfig", "PolicyConfig", "PolicyNetConfig"]
+__all__ = ["EncoderConfig", "HFPolicyConfig", "PolicyConfig", "PolicyNetConfig"]
 
 
 def _f(default: Any, help: str) -> Any:
@@ -75,6 +75,87 @@ class EncoderConfig:
         return cls(**d)
 
 
+@dataclass(frozen=True)
+class HFPolicyConfig:
+    """A Hugging Face vision-language model as the policy (``policy.kind=hf``, needs the ``hf`` extra).
+
+    ``policy.init`` is a local model folder (anything ``AutoModelForImageTextToText`` and
+    ``AutoProcessor`` load: Qwen2-VL, Qwen2.5-VL, Qwen3-VL, SmolVLM/Idefics3, PaliGemma, LLaVA) or a
+    saved ``hf`` policy. Nothing is ever downloaded.
+    """
+
+    action_format: Literal["json", "autoui"] = _f(
+        "json", "action text the model reads and writes: json or autoui (digirl.core.codecs)"
+    )
+    coords: Literal["normalized", "pixels", "grid1000"] = _f(
+        "normalized",
+        "how the model writes points: normalized (fractions of the image, 0-1), pixels (integer pixels of the "
+        "image the model sees after the processor's resize; Qwen2.5-VL's convention) or grid1000 (integers 0-1000; "
+        "Qwen2-VL/Qwen3-VL's convention). Points map back to the screen exactly, whatever the screen size",
+    )
+    image_fit: Literal["auto", "stretch", "pad"] = _f(
+        "auto",
+        "how the screenshot becomes the model's image: stretch (the processor resizes the whole screen), pad (pad "
+        "to the processor's aspect ratio first, for processors that center-crop, e.g. CLIP/LLaVA), auto (pad when "
+        "the processor crops, else stretch)",
+    )
+    max_image_pixels: int = _f(0, "downscale screenshots to at most this many pixels before the processor (0 = keep)")
+    history: int = _f(4, "previous actions of the episode shown in the prompt (the last K)")
+    previous_screenshot: bool = _f(False, "also show the previous screenshot (DigiRL stacks two frames)")
+    prompt: str = _f(
+        "",
+        "user prompt template with {instruction}, {history} and {format} fields; empty = the built-in prompt",
+    )
+    max_new_tokens: int = _f(96, "cap on generated tokens per action (longer targets cannot be expressed)")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = _f(
+        "auto", "weights dtype: auto (bfloat16 on CUDA, float32 on CPU), float32, bfloat16, float16"
+    )
+    autocast: bool = _f(True, "bfloat16 autocast for forward passes on CUDA (no effect on CPU)")
+    attn_implementation: str = _f("sdpa", "attention of the language model: sdpa, eager, flash_attention_2, ...")
+    fast_vision_attention: bool = _f(
+        True,
+        "Qwen-VL vision towers: one batched attention call per window size instead of one call per window "
+        "(exact; the Hugging Face default makes thousands of tiny calls per step)",
+    )
+    gradient_checkpointing: bool = _f(False, "recompute activations in the backward pass (less memory, ~30% slower)")
+    freeze_vision: bool = _f(False, "full fine-tuning: keep the vision tower (and projector) frozen")
+    vision_cache: int = _f(
+        2048,
+        "screenshots whose vision features are cached during updates when the vision tower is frozen "
+        "(freeze_vision or LoRA on the language model only); 0 = off",
+    )
+    lora_r: int = _f(0, "LoRA rank; 0 = full fine-tuning")
+    lora_alpha: float = _f(32.0, "LoRA alpha (the update is scaled by alpha / r)")
+    lora_dropout: float = _f(0.0, "LoRA dropout")
+    lora_targets: str = _f(
+        "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj",
+        "comma-separated names of the linear layers that get adapters",
+    )
+    lora_vision: bool = _f(False, "LoRA also on the vision tower's matching layers (default: language model only)")
+
+    def __post_init__(self) -> None:
+        if self.action_format not in ("json", "autoui"):
+            raise ValueError(f"policy.hf.action_format must be json or autoui, got {self.action_format!r}")
+        if self.coords not in ("normalized", "pixels", "grid1000"):
+            raise ValueError(f"policy.hf.coords must be normalized, pixels or grid1000, got {self.coords!r}")
+        if self.image_fit not in ("auto", "stretch", "pad"):
+            raise ValueError(f"policy.hf.image_fit must be auto, stretch or pad, got {self.image_fit!r}")
+        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise ValueError(f"policy.hf.dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
+        if self.max_new_tokens < 1 or self.history < 0 or self.lora_r < 0 or self.max_image_pixels < 0 or self.vision_cache < 0:
+            raise ValueError("policy.hf: max_new_tokens must be >= 1; history, lora_r, max_image_pixels, vision_cache >= 0")
+        if self.lora_r and not [t for t in self.lora_targets.split(",") if t.strip()]:
+            raise ValueError("policy.hf.lora_targets is empty")
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> HFPolicyConfig:
+        """From a saved ``policy.json`` config; unknown keys are a :class:`DataError`."""
+        unknown = set(d) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise DataError(f"hf policy config has unknown keys {sorted(unknown)}")
+        return cls(**d)
+
+
 #: The default policy's network config (the same fields as its encoder).
 PolicyNetConfig = EncoderConfig
 
@@ -92,6 +173,7 @@ class PolicyConfig:
     temperature: float = _f(1.0, "sampling temperature during collection (paper: 1.0)")
     device: str = _f("auto", "cpu, cuda, cuda:N, or auto (cuda when available)")
     default: EncoderConfig = _sub(EncoderConfig, "the default policy's network (kind=default)")
+    hf: HFPolicyConfig = _sub(HFPolicyConfig, "a Hugging Face vision-language model (kind=hf; needs the hf extra)")
 
     def __post_init__(self) -> None:
         from digirl.policies.registry import policy_kinds

@@ -69,6 +69,12 @@ def register_policy_kind(name: str, entry_point: str, *, description: str = "", 
 register_policy_kind(
     "default", "digirl.policies.default:DefaultPolicy", description="small from-scratch multimodal policy (CPU-friendly)"
 )
+register_policy_kind(
+    "hf",
+    "digirl.policies.hf.policy:HFPolicy",
+    description="a local Hugging Face vision-language model (Qwen2-VL, Qwen2.5-VL, LLaVA, ...), full or LoRA fine-tuning",
+    requires="hf",
+)
 
 
 def policy_kinds() -> list[str]:
@@ -137,5 +143,7 @@ def build_policy(cfg: PolicyConfig, *, seed: int) -> ActingPolicy:
             return policy
         if not Path(cfg.init).is_dir():
             raise DataError(f"policy.init={cfg.init}: no such folder")
+        if cfg.kind == "default" and (Path(cfg.init) / "config.json").is_file():
+            raise ConfigError(f"policy.init={cfg.init} is a Hugging Face model folder; add policy.kind=hf to use it")
     built: ActingPolicy = policy_class(cfg.kind).from_config(cfg, device=device, seed=seed)
     return built

@@ -12,6 +12,11 @@ counters). If the process dies after an iteration's shard was written but before
 the resumed run finds that shard and does not collect the iteration again, so nothing is lost or
 duplicated. After each update the algorithm's per-step numbers (values, advantages, kept) go to
 ``annotations/iter-NNNNNN.parquet`` for the viewer.
+
+Several processes (``accelerate launch`` / ``torchrun``): rank 0 collects, appends the shard,
+evaluates, logs and writes checkpoints; after a barrier every rank reads the new shard back from
+the store and the update is data parallel (:mod:`digirl.utils.distributed`), so every rank holds
+the same weights.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from digirl.training.common import (
 )
 from digirl.training.config import TrainConfig
 from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_reports
+from digirl.utils import distributed as dist
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +91,27 @@ def _eval_metrics(reports: list[EvalReport]) -> dict[str, float]:
     return out
 
 
+class _Quiet:
+    """The metrics logger of ranks other than 0: they log nothing."""
+
+    def log(self, metrics: dict[str, float], step: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _read_iteration(store: Any, it: int) -> list[Trajectory]:
+    """The shard rank 0 just appended for online iteration ``it``, as read back from the store."""
+    from digirl.core.errors import DataError
+
+    shard = store.shard_ids()[-1]
+    trajs: list[Trajectory] = store.load(shards=[shard])
+    if any(int(t.metadata.get("iteration", -1)) != it for t in trajs):
+        raise DataError(f"{store.path}: shard {shard} is not online iteration {it} (another process writes this run?)")
+    return trajs
+
+
 def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     from digirl.config.core import config_to_dict, save_config
     from digirl.data.annotations import ANNOTATIONS_DIR, write_annotations
@@ -93,9 +120,12 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     from digirl.utils.metrics import MetricsLogger
     from digirl.utils.rng import seed_everything
 
+    distributed = dist.init()
+    main = dist.is_main()
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    save_config(cfg, run_dir / "config.yaml")
+    if main:
+        save_config(cfg, run_dir / "config.yaml")
     seed_everything(cfg.seed)
 
     # ---------------------------------------------------------------- resume or initialise
@@ -118,11 +148,14 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         m = algo.update(trajectories, phase)
         state.updates += 1
         notes = algo.annotations()
-        if notes:
+        if notes and main:
             write_annotations(run_dir / ANNOTATIONS_DIR, step, notes)
         return m | {f"timing_s/{phase}_update": time.perf_counter() - t0}
 
-    store = TrajectoryStore(run_dir / "data", info={"env_id": cfg.env.id, "producer": "digirl train"})
+    info = {"env_id": cfg.env.id, "producer": "digirl train"}
+    store = TrajectoryStore(run_dir / "data", info=info) if main else None
+    dist.barrier()  # rank 0 created the store; the others open it
+    store = store or TrajectoryStore(run_dir / "data", create=False)
     online = store.load()  # this run's online trajectories so far (complete shards only)
     by_iter: dict[int, list[Trajectory]] = {}
     for t in online:
@@ -136,15 +169,19 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     buffer.add([t for t in offline if not t.env_failure])
     buffer.add([t for t in online if not t.env_failure])
 
-    metrics = MetricsLogger(
-        run_dir,
-        tensorboard=cfg.log.tensorboard,
-        wandb=cfg.log.wandb,
-        wandb_project=cfg.log.wandb_project,
-        config=config_to_dict(cfg, for_save=True),
+    metrics: MetricsLogger | _Quiet = (
+        MetricsLogger(
+            run_dir,
+            tensorboard=cfg.log.tensorboard,
+            wandb=cfg.log.wandb,
+            wandb_project=cfg.log.wandb_project,
+            config=config_to_dict(cfg, for_save=True),
+        )
+        if main
+        else _Quiet()
     )
     needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0
-    runner = make_runner(cfg.env) if needs_env else None
+    runner = make_runner(cfg.env) if needs_env and main else None
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
@@ -173,13 +210,15 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             state.offline_done = True
             if etasks and runner is not None:
                 do_eval(0, 0)
-            save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
-        elif not state.offline_done and state.iteration == 0 and etasks and runner is not None and cfg.eval.every:
+            if main:
+                save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+            dist.barrier()
+        elif not state.offline_done and state.iteration == 0 and etasks and runner is not None and cfg.eval.every and main:
             do_eval(0, 0)  # the starting policy's score, for the learning curve
 
         # ------------------------------------------------------------ online phase
         if cfg.mode in ("online", "off2on"):
-            assert runner is not None
+            assert runner is not None or not main
             act = policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)
             for it in range(state.iteration, cfg.iterations):
                 step = it + 1
@@ -187,14 +226,20 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 new = by_iter.get(it)
                 if new is None:  # collect; an iteration already on disk (crash before checkpoint) is reused
-                    rng = np.random.default_rng([cfg.seed, it])
-                    tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
-                    seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
-                    new = list(runner.run(act, jobs_for(tasks, seeds)))
-                    for t in new:
-                        t.metadata["iteration"] = it
-                        t.policy_version = state.updates
-                    store.append(new)
+                    if main:
+                        assert runner is not None
+                        rng = np.random.default_rng([cfg.seed, it])
+                        tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
+                        seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
+                        new = list(runner.run(act, jobs_for(tasks, seeds)))
+                        for t in new:
+                            t.metadata["iteration"] = it
+                            t.policy_version = state.updates
+                        store.append(new)
+                    if distributed:  # every rank learns from the same stored shard
+                        dist.barrier()
+                        new = _read_iteration(store, it)
+                assert new is not None
                 m["timing_s/collect"] = time.perf_counter() - t0
                 buffer.add([t for t in new if not t.env_failure])
                 m |= rollout_metrics(new)
@@ -205,14 +250,18 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                 m["data/online_trajectories"] = float(state.trajectories_seen)
                 m["data/replay_trajectories"] = float(len(buffer))
                 metrics.log(m, step)
-                if etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations:
+                if etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations and main:
                     do_eval(step, state.trajectories_seen)
-                save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+                if main:
+                    save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+                dist.barrier()
 
         final = do_eval(state.iteration, state.trajectories_seen) if etasks and runner is not None else []
         if final:
             write_reports(final, run_dir, name="eval")
-        policy.save(run_dir / "policy")
+        if main:
+            policy.save(run_dir / "policy")
+        dist.barrier()
         return {"run_dir": str(run_dir), "iterations": state.iteration, "final": [r.to_dict() for r in final], "history": history}
     finally:
         metrics.close()

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
-from digirl.algorithms.base import Sample, bc_update
+from digirl.algorithms.base import Sample, bc_update, make_optimizer
 from digirl.core.types import Trajectory
 from digirl.training.common import (
     build_policy,
@@ -104,23 +103,34 @@ def sft(cfg: SFTRunConfig, out_dir: str | Path, *, trajectories: list[Trajectory
     """Behaviour-clone demonstrations into a policy saved at ``out_dir/policy``."""
     from digirl.config.core import save_config
     from digirl.data.store import TrajectoryStore
+    from digirl.utils import distributed as dist
     from digirl.utils.progress import progress
     from digirl.utils.rng import seed_everything
 
+    distributed = dist.init()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    save_config(cfg, out / "config.yaml")
+    if dist.is_main():
+        save_config(cfg, out / "config.yaml")
     seed_everything(cfg.seed)
     if trajectories is None:
         if cfg.sft.dataset:
             trajectories = TrajectoryStore(cfg.sft.dataset, create=False).load()
         else:
-            trajectories = demos(cfg)
-            TrajectoryStore(out / "demos", info={"env_id": cfg.env.id, "producer": "digirl sft"}).append(trajectories)
+            # Rank 0 collects the demos; every rank learns from them as stored.
+            if dist.is_main():
+                trajectories = demos(cfg)
+                TrajectoryStore(out / "demos", info={"env_id": cfg.env.id, "producer": "digirl sft"}).append(trajectories)
+            if distributed:
+                dist.barrier()
+                store = TrajectoryStore(out / "demos", create=False)
+                trajectories = store.load(shards=store.shard_ids()[-1:])
+    assert trajectories is not None
     good = [t for t in trajectories if t.success]
     samples = [Sample(s.observation, s.action) for t in good for s in t.steps]
     policy = require_trainable(build_policy(cfg.policy, seed=cfg.seed), "digirl sft")
-    opt = torch.optim.AdamW(policy.parameters(), lr=cfg.sft.lr)
+    dist.broadcast_parameters(policy.parameters())  # identical start on every rank
+    opt = make_optimizer(policy.parameters(), cfg.sft.lr)
     rng = np.random.default_rng(cfg.seed)
     losses: list[float] = []
     chunk = max(1, cfg.sft.steps // 10)
@@ -141,7 +151,9 @@ def sft(cfg: SFTRunConfig, out_dir: str | Path, *, trajectories: list[Trajectory
             losses.append(m["train/actor_loss"])
             done += n
             bar.advance(n)
-    policy.save(out / "policy")
+    if dist.is_main():
+        policy.save(out / "policy")
+    dist.barrier()
     result = {
         "policy": str(out / "policy"),
         "demos": len(trajectories),
