@@ -127,7 +127,9 @@ def add_commands(sub: Any) -> None:
         s = add_parser(dsub, name, text + " (runs the stages before it when missing)", _EXAMPLE.format(cmd=name))
         _common(s)
         s.set_defaults(func=_stage(name))
-    t = add_parser(dsub, "train", "every missing stage, then the offline training loop (algo.name=digiq)", _EXAMPLE.format(cmd="train"))
+    t = add_parser(
+        dsub, "train", "every missing stage, then the offline training loop (algo.name=digiq)", _EXAMPLE.format(cmd="train")
+    )
     _common(t)
     t.set_defaults(func=_cmd_train)
     o = add_parser(
@@ -141,7 +143,12 @@ def add_commands(sub: Any) -> None:
     o.add_argument("--rollouts", type=int, default=4, help="rollouts per candidate with continuation=policy")
     o.add_argument("--states", type=int, default=400, help="held-out states evaluated (at least 200 recommended)")
     o.set_defaults(func=_cmd_oracle)
-    r = add_parser(dsub, "report", "static HTML + PNG: per step V, Q, Q − V and the candidates on the screenshot", "digirl digiq report runs/digiq")
+    r = add_parser(
+        dsub,
+        "report",
+        "static HTML + PNG: per step V, Q, Q − V and the candidates on the screenshot",
+        "digirl digiq report runs/digiq",
+    )
     _common(r, config=False)
     r.add_argument("--out", help="output folder (default RUN/digiq-report)")
     r.add_argument("--trajectories", type=int, default=6, help="trajectories shown (held-out first)")

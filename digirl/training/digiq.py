@@ -86,7 +86,9 @@ def _deepcopy_function(f: types.FunctionType, memo: dict[int, Any]) -> types.Fun
     view's ``on_tap`` closure would still act on the original phone)."""
     if not f.__closure__ and not f.__defaults__ and not f.__kwdefaults__:
         return f
-    cells = tuple(types.CellType(copy.deepcopy(c.cell_contents, memo)) if _filled(c) else types.CellType() for c in f.__closure__ or ())
+    cells = tuple(
+        types.CellType(copy.deepcopy(c.cell_contents, memo)) if _filled(c) else types.CellType() for c in f.__closure__ or ()
+    )
     g = types.FunctionType(f.__code__, f.__globals__, f.__name__, copy.deepcopy(f.__defaults__, memo), cells or f.__closure__)
     g.__kwdefaults__ = copy.deepcopy(f.__kwdefaults__, memo)
     g.__dict__.update(f.__dict__)
@@ -131,7 +133,9 @@ def _shot_hash(a: np.ndarray) -> str:
     return hashlib.blake2b(np.ascontiguousarray(a).tobytes(), digest_size=12).hexdigest()
 
 
-def _payload(t: Trajectory, cands: dict[tuple[str, int], list[Action]] | None = None, *, with_hashes: bool = True) -> dict[str, Any]:
+def _payload(
+    t: Trajectory, cands: dict[tuple[str, int], list[Action]] | None = None, *, with_hashes: bool = True
+) -> dict[str, Any]:
     """What a replay worker needs of a trajectory (no screenshots: their hashes)."""
     return {
         "traj_id": t.traj_id,
@@ -201,7 +205,8 @@ def _exact_labels_job(env_id: str, env_kwargs: dict[str, Any], payloads: list[di
         try:
             for h, e, obs in replay_states(env, p):
                 noop = _noop(obs)
-                base = _screen_after(e, noop) if noop is not None else obs.screenshot
+                after_noop = _screen_after(e, noop) if noop is not None else None
+                base: np.ndarray = after_noop if after_noop is not None else obs.screenshot
                 for j, d in enumerate(p["cands"][h]):
                     a = action_from_dict(d)
                     label: bool | None = None  # ending the episode: the question does not apply
@@ -266,7 +271,11 @@ def label_exact(cfg: TrainConfig, trajs: Sequence[Trajectory], sidecar: Sidecar)
                 bar.advance(len(job[2]))
     if failed:
         log.warning("%d trajectories did not replay (pixel labels for them), e.g. %s", len(failed), failed[0])
-    return {"train/digiq_exact_labels": float(n_all), "train/digiq_exact_yes_fraction": n_yes / max(1, n_all), "train/digiq_replay_failures": float(len(failed))}
+    return {
+        "train/digiq_exact_labels": float(n_all),
+        "train/digiq_exact_yes_fraction": n_yes / max(1, n_all),
+        "train/digiq_replay_failures": float(len(failed)),
+    }
 
 
 # ---------------------------------------------------------------------------- the stages
@@ -289,14 +298,19 @@ def run_stages(cfg: TrainConfig, run_dir: str | Path, upto: str = "featurize") -
     trajs = load_dataset(cfg)
     sidecar = Sidecar(dq.data)
     policy = build_policy(cfg.policy, seed=cfg.seed)
-    metrics: dict[str, float] = {"train/digiq_trajectories": float(len(trajs)), "train/digiq_steps": float(sum(t.length for t in trajs))}
+    metrics: dict[str, float] = {
+        "train/digiq_trajectories": float(len(trajs)),
+        "train/digiq_steps": float(sum(t.length for t in trajs)),
+    }
     metrics |= propose(trajs, policy, dq, sidecar)
     if upto == "propose":
         return metrics
     if dq.label != "pixel" and _is_sim(cfg):
         metrics |= label_exact(cfg, trajs, sidecar)
     elif dq.label == "exact":
-        raise ValueError(f"algo.digiq.label=exact needs a simulator dataset; {cfg.offline_dataset} is not one (use auto or pixel)")
+        raise ValueError(
+            f"algo.digiq.label=exact needs a simulator dataset; {cfg.offline_dataset} is not one (use auto or pixel)"
+        )
     metrics |= label_pixel(trajs, dq, sidecar)  # what the exact labels could not cover
     if upto == "label":
         return metrics

@@ -128,10 +128,20 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
     ]
     th = _threads(cfg)
     demos = cfg.demos.get(tset, 6)
-    _cli(["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={cfg.sft_steps}"], d / "sft.log", gpu, th)
+    _cli(
+        ["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={cfg.sft_steps}"], d / "sft.log", gpu, th
+    )
     pol = str(d / "sft" / "policy")
     ev = _cli(
-        ["eval", pol, "--out", str(d / "sft-eval"), *env, f"eval.test_tasks={cfg.test_tasks}", f"eval.train_tasks={cfg.train_tasks}"],
+        [
+            "eval",
+            pol,
+            "--out",
+            str(d / "sft-eval"),
+            *env,
+            f"eval.test_tasks={cfg.test_tasks}",
+            f"eval.train_tasks={cfg.train_tasks}",
+        ],
         d / "sft-eval.log",
         gpu,
         th,
@@ -147,7 +157,15 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
     variants = [()] + ([o for k, _, c, o in ABLATIONS if c == "digiq" and "repft" in " ".join(o)] if cfg.ablations else [])
     for i, extra in enumerate(variants):  # each feature variant once, before the runs share them
         _cli(
-            ["digiq", "featurize", str(d / f"digiq-prep-{i}"), *env, *_common(cfg, prep, seed), *_digiq_args(cfg, tset, d, seed), *extra],
+            [
+                "digiq",
+                "featurize",
+                str(d / f"digiq-prep-{i}"),
+                *env,
+                *_common(cfg, prep, seed),
+                *_digiq_args(cfg, tset, d, seed),
+                *extra,
+            ],
             d / f"digiq-prep-{i}.log",
             gpu,
             max(th, cfg.stage_workers),
@@ -170,7 +188,14 @@ def _common(cfg: DigiQBenchConfig, prep: dict[str, Any], seed: int) -> list[str]
 
 
 def _run(
-    cfg: DigiQBenchConfig, prep: dict[str, Any], tset: str, seed: int, key: str, command: str, overrides: tuple[str, ...], gpu: int | None
+    cfg: DigiQBenchConfig,
+    prep: dict[str, Any],
+    tset: str,
+    seed: int,
+    key: str,
+    command: str,
+    overrides: tuple[str, ...],
+    gpu: int | None,
 ) -> dict[str, Any] | None:
     d: Path = prep["dir"]
     run = d / key
@@ -225,11 +250,15 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
     with ThreadPoolExecutor(max_workers=max(1, min(len(cells), cfg.parallel // max(1, cfg.stage_workers)))) as pool:
         preps = dict(zip(cells, pool.map(prep_cell, enumerate(cells))))
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
-    jobs = [(c, key, cmd, o) for c in cells if preps[c] is not None for key, _, cmd, o in methods(cfg)]
+    ready = {c: p for c, p in preps.items() if p is not None}
+    jobs = [(c, key, cmd, o) for c in cells if c in ready for key, _, cmd, o in methods(cfg)]
+
+    def run_job(ij: tuple[int, tuple[tuple[str, int], str, str, tuple[str, ...]]]) -> dict[str, Any] | None:
+        i, ((tset, seed), key, cmd, o) = ij
+        return _run(cfg, ready[(tset, seed)], tset, seed, key, cmd, o, gpu_of(i))
+
     with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
-        results = list(
-            pool.map(lambda ij: _run(cfg, preps[ij[1][0]], ij[1][0][0], ij[1][0][1], ij[1][1], ij[1][2], ij[1][3], gpu_of(ij[0])), enumerate(jobs))  # type: ignore[arg-type]
-        )
+        results = list(pool.map(run_job, enumerate(jobs)))
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
     counts: dict[str, dict[str, dict[str, list[list[int]]]]] = {}
     oracle: dict[str, dict[str, list[dict[str, float]]]] = {}
@@ -253,10 +282,17 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
             continue
         add(c[0], key, res["final"])
         if "oracle" in res:
-            oracle.setdefault(c[0], {}).setdefault(key, []).append({k: v for k, v in res["oracle"].items() if k.startswith("oracle/")})
+            oracle.setdefault(c[0], {}).setdefault(key, []).append(
+                {k: v for k, v in res["oracle"].items() if k.startswith("oracle/")}
+            )
     summary = {
         "command": " ".join(sys.argv),
-        "machine": {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(), "gpu": _gpu_name()},
+        "machine": {
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "gpu": _gpu_name(),
+        },
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,
@@ -326,8 +362,16 @@ def table_markdown(
         + ".",
     ]
     if oracle:
-        keys = ("oracle/spearman", "oracle/spearman_within_state", "oracle/top1_agreement", "oracle/top1_random",
-                "oracle/top1_dataset_action", "oracle/value_chosen", "oracle/value_dataset_action", "oracle/value_best")  # fmt: skip
+        keys = (
+            "oracle/spearman",
+            "oracle/spearman_within_state",
+            "oracle/top1_agreement",
+            "oracle/top1_random",
+            "oracle/top1_dataset_action",
+            "oracle/value_chosen",
+            "oracle/value_dataset_action",
+            "oracle/value_best",
+        )
         lines += ["", "Critic against ground truth (expert continuation, held-out states; mean over seeds):", ""]
         lines.append("| set | run | states | " + " | ".join(k.removeprefix("oracle/") for k in keys) + " |")
         lines.append("|---|---|---|" + "---|" * len(keys))
@@ -351,7 +395,9 @@ def draw(raw: dict[str, Any], oracle: dict[str, Any], cfg: DigiQBenchConfig, pat
         from digirl.training.plot import line_chart
 
         series = {
-            f"{s}/digiq": [(float(n), float(np.mean(raw[s][k]["test"]))) for n, k in _n_points(cfg) if raw[s].get(k, {}).get("test")]
+            f"{s}/digiq": [
+                (float(n), float(np.mean(raw[s][k]["test"]))) for n, k in _n_points(cfg) if raw[s].get(k, {}).get("test")
+            ]
             for s in raw
         }
         line_chart(series, path, x_label="candidates N", y_label="test success")

@@ -50,7 +50,7 @@ def rank_average(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+def spearman(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Spearman's rank correlation (Pearson on average ranks); NaN when either side is constant."""
     ra, rb = rank_average(np.asarray(a)), rank_average(np.asarray(b))
     if len(ra) < 2 or ra.std() == 0 or rb.std() == 0:

@@ -58,7 +58,9 @@ def draw_candidates(screenshot: np.ndarray, candidates: list[dict[str, Any]], ch
             y = 40 * scale + side * 18 * scale
             side += 1
             label = f"{j}: {a}"[:28]
-            draw.rectangle((2, y - 2, 2 + 9 * len(label) * scale // 2 + 8, y + 14 * scale), fill=(255, 255, 255), outline=col, width=2)
+            draw.rectangle(
+                (2, y - 2, 2 + 9 * len(label) * scale // 2 + 8, y + 14 * scale), fill=(255, 255, 255), outline=col, width=2
+            )
             draw.text((6, y), label, fill=col, font=font)
     return np.asarray(img)
 
@@ -86,8 +88,12 @@ def _chart(rows: list[StepAnnotation], path: Path, title: str) -> None:
     except ModuleNotFoundError:
         from digirl.training.plot import line_chart
 
-        line_chart({"V(s)": list(zip(steps, v)), "Q(s, a)": list(zip(steps, q)), "Q - V (+0.5)": [(s, a + 0.5) for s, a in zip(steps, adv)]},
-                   path, x_label="step", title=title)  # fmt: skip
+        series = {
+            "V(s)": list(zip(steps, v)),
+            "Q(s, a)": list(zip(steps, q)),
+            "Q - V (+0.5)": [(s, a + 0.5) for s, a in zip(steps, adv)],
+        }
+        line_chart(series, path, x_label="step", title=title)
         return
     fig, ax = plt.subplots(figsize=(5.5, 2.8))
     ax.plot(steps, v, marker="o", label="V(s)")
@@ -102,7 +108,9 @@ def _chart(rows: list[StepAnnotation], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def write_report(run_dir: str | Path, *, out: str | Path | None = None, trajectories: int = 6, dataset: str | None = None) -> Path:
+def write_report(
+    run_dir: str | Path, *, out: str | Path | None = None, trajectories: int = 6, dataset: str | None = None
+) -> Path:
     """Write ``OUT/index.html`` (default ``RUN/digiq-report``) for the first ``trajectories`` annotated
     trajectories (held-out ones first); returns its path."""
     from PIL import Image

@@ -34,7 +34,9 @@ def _chain(n_states: int = 4) -> TDBatch:
 
 def test_td_recovers_discounted_values_of_a_chain():
     torch.manual_seed(0)
-    cfg = DigiQConfig(critic_steps=0, critic_batch=3, critic_hidden=32, critic_lr=1e-2, tau=0.2, polyak_every=1, time_feature=False)
+    cfg = DigiQConfig(
+        critic_steps=0, critic_batch=3, critic_hidden=32, critic_lr=1e-2, tau=0.2, polyak_every=1, time_feature=False
+    )
     critic = DigiQCritic(4, 4, cfg, gamma=0.5, device=torch.device("cpu"))
     data = _chain()
     m = critic.fit(data, 1500, np.random.default_rng(0))
@@ -74,7 +76,13 @@ def test_conservative_penalty_pushes_down_untried_candidates():
     out = {}
     for w in (0.0, 1.0):
         torch.manual_seed(0)
-        c = DigiQCritic(4, 4, DigiQConfig(critic_hidden=32, critic_lr=1e-2, conservative=w, time_feature=False), gamma=0.5, device=torch.device("cpu"))
+        c = DigiQCritic(
+            4,
+            4,
+            DigiQConfig(critic_hidden=32, critic_lr=1e-2, conservative=w, time_feature=False),
+            gamma=0.5,
+            device=torch.device("cpu"),
+        )
         m = c.fit(data, 400, np.random.default_rng(0))
         out[w] = c.q_of(pairs.index(torch.tensor([3, 4, 5]))).mean()
         assert ("critic/conservative_gap" in m) == (w > 0)

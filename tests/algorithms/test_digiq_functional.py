@@ -186,3 +186,18 @@ def test_pixel_change():
     # a uniform change survives downscaling exactly
     assert pixel_change(a, a + 10) == pytest.approx(100.0)
     assert pixel_change(a, np.zeros((4, 8, 3), np.uint8)) == float("inf")
+
+
+def test_best_of_n_margin_keeps_the_dataset_action_unless_clearly_beaten():
+    # A = [.15, .2, .4]: with margin .1 the proposal at .2 does not beat .15 by more than .1, the one at .4 does
+    q = [[0.65, 0.7, 0.9], [0.65, 0.7, 0.6]]
+    v = [0.5, 0.5]
+    ok = np.ones((2, 3), bool)
+    assert best_of_n(q, v, ok, 0.1)[0].tolist() == [2, 1]  # released rule: plain argmax
+    chosen, _, keep = best_of_n(q, v, ok, 0.1, margin=0.1)
+    assert chosen.tolist() == [2, 0] and keep.tolist() == [True, True]
+    # an invalid dataset action never holds a proposal back
+    chosen, _, keep = best_of_n([[0.0, 0.7]], [0.5], [[False, True]], 0.1, margin=0.5)
+    assert chosen.tolist() == [1] and keep.tolist() == [True]
+    with pytest.raises(ValueError):
+        best_of_n(q, v, ok, 0.1, margin=-0.1)

@@ -42,7 +42,7 @@ def test_corrupt_part_names_the_file_and_temp_files_are_cleaned(tmp_path):
     st.write_rows({"traj_id": ["a"], "step": [0], "cand": [0], "label": [True]})
     bad = tmp_path / "labels" / "part-bad.parquet"
     bad.write_bytes(b"not parquet")
-    with pytest.raises(DataError, match="part-bad.parquet"):
+    with pytest.raises(DataError, match=r"part-bad\.parquet"):
         st.rows()
     bad.unlink()
     (tmp_path / "labels" / ".tmp-123-part-x.parquet").write_bytes(b"half written")

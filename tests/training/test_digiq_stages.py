@@ -17,7 +17,6 @@ from digirl.algorithms.digiq.stages import load_candidates, load_labels
 from digirl.cli.main import main
 from digirl.config.core import load_config
 from digirl.core.actions import Action
-from digirl.core.codecs import action_to_dict
 from digirl.data.store import TrajectoryStore
 from digirl.envs.registry import make
 from digirl.training.config import CollectConfig, TrainConfig
@@ -76,25 +75,29 @@ def test_a_fork_never_changes_the_original():
                 break
 
 
-def test_exact_labels_compare_with_a_noop(dataset):
-    t = TrajectoryStore(dataset, create=False).load()[0]
-    env = make("digirl/sim-general-v0", perturbation=0)
-    obs, _ = env.reset(seed=t.seed, options={"task": t.task})
-    clock = next(e for e in obs.elements if e.ref == "status.clock")
+def test_exact_labels_compare_with_a_noop():
+    from digirl.envs.vector import EpisodeJob, env_factory, run_expert
+
+    fn = env_factory("digirl/sim-general-v0", perturbation=0)
+    t = run_expert(fn, [EpisodeJob("What's the news in Albania?", seed=0)], mode="inline")[0]
+    assert t.steps[0].action.is_tap and t.length >= 3  # tap the search box, type, enter
+    obs = t.steps[0].observation
+    clock = next(e for e in obs.elements or () if e.ref == "status.clock")
     cands = {(t.traj_id, h): [s.action] for h, s in enumerate(t.steps)}
     cands[(t.traj_id, 0)] = [t.steps[0].action, Action.tap(*clock.center), Action.home(), Action.complete(), Action.invalid("?")]
-    if "home" in str(t.steps[0].action) or not t.steps[0].action.is_tap:
-        pytest.skip("the first step is not a tap")
+    cands[(t.traj_id, 1)] = [t.steps[1].action, Action.enter()]  # typing changes the field; ENTER on an empty query does not
     rows = _exact_labels_job("digirl/sim-general-v0", {"perturbation": 0}, [_payload(t, cands)])
-    first = [r["label"] for r in rows if r["step"] == 0]
-    # the clock tap and HOME on the home screen change nothing; ending the episode has no label
-    assert first[1:] == [False, False, None, False]
+    by_step = {h: [r["label"] for r in rows if r["step"] == h] for h in range(t.length)}
+    # the expert's tap opens the search box; the clock tap and HOME on the home screen change nothing;
+    # ending the episode has no label; an unreadable action changes nothing
+    assert by_step[0] == [True, False, False, None, False]
+    assert by_step[1][0] is True
     # a replay that does not reproduce the stored screens is reported, not labelled
     bad = _payload(t, cands)
     bad["hashes"][1] = "0" * 24
     assert _exact_labels_job("digirl/sim-general-v0", {"perturbation": 0}, [bad]) == [
         {"traj_id": t.traj_id, "failed": f"trajectory {t.traj_id}: replayed screen 1 differs from the stored one"}
-    ] or len(t.steps) < 2
+    ]
 
 
 def test_stages_label_every_candidate_exactly(dataset, tmp_path):
@@ -131,7 +134,7 @@ def test_kill9_during_the_stages_then_resume(dataset, tmp_path):
     proc.wait()
     assert list((run / "digiq" / "candidates").glob("part-*.parquet")), "the candidates stage had finished"
     assert not (run / "digiq" / "repft" / "backend").exists()
-    out = subprocess.run([*cmd[:5], "--json"], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run([*cmd[:6], "--json"], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     sc = Sidecar(run / "digiq")
     rows = sc.stage("candidates").rows()

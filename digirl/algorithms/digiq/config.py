@@ -108,6 +108,11 @@ class DigiQConfig:
         "candidates labelled 'No' (the screen does not change: a no-op in a deterministic app) are never chosen, "
         "like invalid ones (our addition; the released code uses the labels for fine-tuning only)",
     )
+    margin: float = _f(
+        0.0,
+        "a proposal replaces a valid dataset action only when its advantage is higher by more than this "
+        "(0: the released argmax; a guard against proposals the critic overrates)",
+    )
     extract_candidates: int = _f(
         0, "best-of-N over the first k candidates only (0: all N; 1: the N = 1 ablation, dataset actions only)"
     )
@@ -126,7 +131,7 @@ class DigiQConfig:
             raise ValueError(f"algo.digiq.conservative must be >= 0, got {self.conservative}")
         if self.extract_candidates < 0:
             raise ValueError(f"algo.digiq.extract_candidates must be >= 0, got {self.extract_candidates}")
-        if self.delta < 0:
-            raise ValueError(f"algo.digiq.delta must be >= 0, got {self.delta}")
+        if self.delta < 0 or self.margin < 0:
+            raise ValueError(f"algo.digiq.delta and algo.digiq.margin must be >= 0, got {self.delta}, {self.margin}")
         if min(self.repft_batch, self.feature_batch, self.critic_batch, self.workers, self.folds) < 1:
             raise ValueError("algo.digiq batch sizes and workers must be >= 1")

@@ -178,12 +178,13 @@ def draw_action(screenshot: np.ndarray, action: Action) -> np.ndarray:
     w, h = img.size
     assert action.touch is not None and action.lift is not None
     x0, y0 = action.touch[0] * (w - 1), action.touch[1] * (h - 1)
-    r = max(3.0, 0.04 * w)
+    r = max(4.0, 0.04 * w)
     red, white = (230, 20, 20), (255, 255, 255)
     if action.is_tap:
         draw.ellipse((x0 - r - 1, y0 - r - 1, x0 + r + 1, y0 + r + 1), outline=white, width=2)
         draw.ellipse((x0 - r, y0 - r, x0 + r, y0 + r), outline=red, width=max(2, int(r / 3)))
-        draw.ellipse((x0 - r / 3, y0 - r / 3, x0 + r / 3, y0 + r / 3), fill=red)
+        dot = max(2.0, r / 2.5)
+        draw.ellipse((x0 - dot, y0 - dot, x0 + dot, y0 + dot), fill=red)
     else:
         x1, y1 = action.lift[0] * (w - 1), action.lift[1] * (h - 1)
         width = max(2, int(0.015 * w))

@@ -86,7 +86,13 @@ class HFBackend:
             meta = json.loads((p / "backend.json").read_text())
         except (OSError, ValueError) as e:
             raise DataError(f"{p / 'backend.json'}: not a saved hf backend ({e})") from e
-        return cls(cfg.hf, p, chunk=cfg.feature_batch, finetuned=bool(meta.get("finetuned")), fingerprint=str(meta.get("fingerprint", "")))
+        return cls(
+            cfg.hf,
+            p,
+            chunk=cfg.feature_batch,
+            finetuned=bool(meta.get("finetuned")),
+            fingerprint=str(meta.get("fingerprint", "")),
+        )
 
     def save(self, path: str | Path) -> None:
         p = Path(path)
@@ -116,7 +122,9 @@ class HFBackend:
         img = Image.fromarray(screenshot)
         if self.cfg.image_scale < 1.0:
             w, h = img.size
-            img = img.resize((max(28, int(w * self.cfg.image_scale)), max(28, int(h * self.cfg.image_scale))), Image.Resampling.BILINEAR)
+            img = img.resize(
+                (max(28, int(w * self.cfg.image_scale)), max(28, int(h * self.cfg.image_scale))), Image.Resampling.BILINEAR
+            )
         return img
 
     def _plain(self, image: Image.Image, text: str) -> tuple[Image.Image, str]:
@@ -132,7 +140,9 @@ class HFBackend:
                 out[k] = v.to(self.device, dtype=self.dtype) if v.is_floating_point() else v.to(self.device)
         return out
 
-    def _hidden(self, items: Sequence[tuple[Image.Image, str]], batch: dict[str, torch.Tensor] | None = None) -> tuple[torch.Tensor, ...]:
+    def _hidden(
+        self, items: Sequence[tuple[Image.Image, str]], batch: dict[str, torch.Tensor] | None = None
+    ) -> tuple[torch.Tensor, ...]:
         b = batch if batch is not None else self._batch(items)
         hs: tuple[torch.Tensor, ...] = self.model(**b, output_hidden_states=True).hidden_states
         return hs
@@ -154,7 +164,10 @@ class HFBackend:
         return torch.cat(out).numpy() if out else np.zeros((0, 0), np.float32)
 
     def _action_items(self, observations: Sequence[Observation], actions: Sequence[Action]) -> list[tuple[Image.Image, str]]:
-        return [self._plain(self._image(draw_action(o.screenshot, a)), question(a, o.instruction)) for o, a in zip(observations, actions)]
+        return [
+            self._plain(self._image(draw_action(o.screenshot, a)), question(a, o.instruction))
+            for o, a in zip(observations, actions)
+        ]
 
     # ------------------------------------------------------------------ features
     def action_features(self, observations: Sequence[Observation], actions: Sequence[Action]) -> np.ndarray:
@@ -206,7 +219,13 @@ class HFBackend:
         if self.cfg.lora_r > 0:
             from peft import LoraConfig, get_peft_model
 
-            targets = sorted({name.rsplit(".", 1)[-1] for name, m in model.named_modules() if isinstance(m, torch.nn.Linear) and "proj" in name})
+            targets = sorted(
+                {
+                    name.rsplit(".", 1)[-1]
+                    for name, m in model.named_modules()
+                    if isinstance(m, torch.nn.Linear) and "proj" in name
+                }
+            )
             model = get_peft_model(model, LoraConfig(r=self.cfg.lora_r, lora_alpha=2 * self.cfg.lora_r, target_modules=targets))
             self.model = model
         params = [p for p in model.parameters() if p.requires_grad]

@@ -84,6 +84,7 @@ def best_of_n(
     delta: float,
     *,
     use_candidates: bool = True,
+    margin: float = 0.0,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
     """Best-of-N policy extraction over S states with N candidates each.
 
@@ -91,6 +92,9 @@ def best_of_n(
     lowest index, so the dataset action a_0 wins a tie); the state is kept for behaviour cloning of
     a_{j*} when clamp(A_{j*}, 0, 1) > δ. The clamp only decides the weight; no probability is clamped.
     ``use_candidates=False`` is the N = 1 ablation: only the dataset action is considered.
+    ``margin`` > 0 (not in the released code) keeps the dataset action unless a proposal's advantage
+    exceeds it by more than ``margin``: a guard against proposals the critic overrates because the
+    data never tried them (the argmax of N noisy estimates is biased upwards).
 
     Returns (j* [S], A [S, N], keep [S]).
     """
@@ -101,11 +105,15 @@ def best_of_n(
         raise ValueError(f"shapes: q {qa.shape} and valid {ok.shape} must be [S, N], v {va.shape} must be [S]")
     if qa.shape[1] == 0:
         raise ValueError("best_of_n needs at least one candidate per state")
-    if delta < 0:
-        raise ValueError(f"delta must be >= 0 (an invalid candidate has advantage 0), got {delta}")
+    if delta < 0 or margin < 0:
+        raise ValueError(f"delta and margin must be >= 0 (an invalid candidate has advantage 0), got {delta}, {margin}")
     adv: NDArray[np.float64] = np.where(ok, qa - va[:, None], 0.0)
     scored = adv if use_candidates else adv[:, :1]
     chosen: NDArray[np.int64] = np.argmax(scored, axis=1).astype(np.int64)  # first maximum
+    if margin > 0:
+        rows = np.arange(len(chosen))
+        stay = ok[:, 0] & (adv[rows, chosen] <= adv[:, 0] + margin)
+        chosen[stay] = 0
     best = np.clip(adv[np.arange(len(chosen)), chosen], 0.0, 1.0)
     keep: NDArray[np.bool_] = (best > delta) & ok[np.arange(len(chosen)), chosen]
     return chosen, adv, keep
