@@ -247,7 +247,8 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
             log.error("%s", e)
             return None
 
-    with ThreadPoolExecutor(max_workers=max(1, min(len(cells), cfg.parallel // max(1, cfg.stage_workers)))) as pool:
+    # preparation is CPU-bound (replays, rendering): as many cells at once as the cores allow
+    with ThreadPoolExecutor(max_workers=max(1, min(len(cells), (os.cpu_count() or 1) // max(1, cfg.stage_workers)))) as pool:
         preps = dict(zip(cells, pool.map(prep_cell, enumerate(cells))))
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
     ready = {c: p for c, p in preps.items() if p is not None}
@@ -377,10 +378,15 @@ def table_markdown(
         lines.append("|---|---|---|" + "---|" * len(keys))
         for s in sets:
             for key, runs in oracle.get(s, {}).items():
-                vals = [np.nanmean([r.get(k, math.nan) for r in runs]) for k in keys]
+                vals = [_nanmean([r.get(k, math.nan) for r in runs]) for k in keys]
                 states = np.mean([r.get("oracle/states", 0) for r in runs])
                 lines.append(f"| {s} | {key} | {states:.0f} | " + " | ".join(f"{v:.3f}" for v in vals) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _nanmean(xs: list[float]) -> float:
+    finite = [x for x in xs if isinstance(x, (int, float)) and math.isfinite(x)]
+    return float(np.mean(finite)) if finite else math.nan
 
 
 def draw(raw: dict[str, Any], oracle: dict[str, Any], cfg: DigiQBenchConfig, path: Path) -> None:

@@ -72,3 +72,13 @@ def test_folds_and_holdout_are_stable_partitions():
     assert 0.12 < held < 0.28
     one = DigiQConfig(folds=1, holdout=0.2)
     assert all(critic_trains_on(i, 0, one) == (not is_heldout(i, 0.2)) for i in ids)
+
+
+def test_a_second_update_scores_new_trajectories_with_the_same_backend(trajs):
+    algo = _algo()
+    algo.update(trajs[:4], "offline")
+    backend = algo.backend
+    m = algo.update(trajs, "online")  # new trajectories: proposed, labelled and featurized on the fly
+    assert algo.backend is backend  # representation fine-tuning happens once
+    assert m["train/digiq_proposals_sampled"] > 0
+    assert len([a for a in algo.annotations() if a.step >= 0]) == sum(t.length for t in trajs)

@@ -34,7 +34,6 @@ class HFFeatureConfig:
     device: str = _f("auto", "cpu, cuda, cuda:N or auto")
     image_scale: float = _f(0.5, "screenshots are resized by this factor before the processor (released code: 0.25)")
     lora_r: int = _f(0, "representation fine-tuning with LoRA adapters of this rank (0: full fine-tuning; needs peft)")
-    trust_remote_code: bool = _f(False, "allow custom modelling code in the model folder")
 
     def __post_init__(self) -> None:
         if not 0.0 < self.image_scale <= 1.0:
@@ -66,9 +65,10 @@ class DigiQConfig:
     )
     pixel_threshold: float = _f(30.0, "pixel label: Yes when the mean squared difference of ×0.25 screenshots exceeds this")
     features: str = _f("encoder", "feature backend: encoder (the default policy's screen encoder, CPU), hf (a local VLM)")
-    encoder: EncoderConfig = _sub(EncoderConfig, "the encoder backend's network (algo.digiq.encoder.*)")
+    encoder: EncoderConfig = _sub(EncoderConfig, "the encoder backend's network when the policy is not the default kind")
     encoder_init: Literal["policy", "random"] = _f(
-        "policy", "encoder backend: start from the behaviour policy's encoder weights (when the sizes match) or random"
+        "policy",
+        "encoder backend: start from the behaviour policy's encoder weights, or random ones (same architecture)",
     )
     hf: HFFeatureConfig = _sub(HFFeatureConfig, "the hf backend (algo.digiq.hf.*)")
     repft: bool = _f(True, "representation fine-tuning on the Yes/No labels (false: the ablation)")
