@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import torch
 
+from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.core.actions import Action
 from digirl.core.errors import DigirlError
 from digirl.core.types import Observation, Trajectory
@@ -68,6 +69,8 @@ class AlgoConfig:
     critic: EncoderConfig = field(
         default_factory=EncoderConfig, metadata={"help": "the step critic's own screen encoder (not the policy's)"}
     )
+    # --- Digi-Q
+    digiq: DigiQConfig = field(default_factory=DigiQConfig, metadata={"help": "Digi-Q (algo.name=digiq): its own options"})
 
     def __post_init__(self) -> None:
         from digirl.algorithms.registry import algorithm_names

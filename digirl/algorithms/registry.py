@@ -21,6 +21,7 @@ __all__ = ["algorithm_names", "make_algorithm", "register_algorithm"]
 _ALGORITHMS: dict[str, str] = {
     "filtered_bc": "digirl.algorithms.filtered_bc:FilteredBC",
     "digirl": "digirl.algorithms.digirl:DigiRL",
+    "digiq": "digirl.algorithms.digiq.algorithm:DigiQ",
 }
 
 

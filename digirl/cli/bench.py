@@ -43,6 +43,20 @@ def _cmd_nonstationary(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_digiq(args: argparse.Namespace) -> int:
+    from digirl.config.core import load_config
+    from digirl.training.digiq_bench import DigiQBenchConfig, run_digiq_bench
+
+    cfg = load_config(DigiQBenchConfig, preset=args.preset, overrides=args.overrides)
+    summary = run_digiq_bench(cfg, args.out)
+    if args.json:
+        emit_json(summary)
+    else:
+        print((__import__("pathlib").Path(args.out) / "digiq.md").read_text())
+        print(f"wrote {args.out}/digiq.md, digiq.json and curves.png ({summary['wall_s']:.0f} s)")
+    return 0
+
+
 def add_commands(sub: Any) -> None:
     p = add_parser(
         sub,
@@ -72,4 +86,15 @@ def add_commands(sub: Any) -> None:
     n.add_argument("overrides", nargs="*", metavar="key=value")
     add_json_flag(n)
     n.set_defaults(func=_cmd_nonstationary)
+    q = add_parser(
+        bsub,
+        "digiq",
+        "Digi-Q vs SFT / offline Filtered BC / offline DigiRL on the same SFT rollouts, ablations, critic vs ground truth",
+        "digirl bench digiq runs/digiq-bench --preset digiq-smoke",
+    )
+    q.add_argument("out", help="output folder (runs, digiq.md, digiq.json, curves.png)")
+    q.add_argument("--preset", help="digiq-gpu (one H200 + 16 CPU cores, both sets, 3 seeds) or digiq-smoke (CPU, CI)")
+    q.add_argument("overrides", nargs="*", metavar="key=value")
+    add_json_flag(q)
+    q.set_defaults(func=_cmd_digiq)
     p.set_defaults(func=_help(p))

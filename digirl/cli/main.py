@@ -17,6 +17,7 @@ from collections.abc import Sequence
 _COMMAND_MODULES = (
     "digirl.cli.quickstart",
     "digirl.cli.train",
+    "digirl.cli.digiq",
     "digirl.cli.policy",
     "digirl.cli.envs",
     "digirl.cli.sim",

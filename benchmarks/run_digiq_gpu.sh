@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Digi-Q benchmark (both task sets, 3 seeds, ablations, critic vs ground truth) in one command on one
+# nvidia-h200 with 16 CPU cores: `digirl bench digiq --preset digiq-gpu` (about 10 minutes).
+# Usage: benchmarks/run_digiq_gpu.sh OUT_DIR [key=value ...]
+#   e.g. ... OUT sets=[general]            one set (half the time)
+#        ... OUT candidates=16             the released N (the stages take about twice as long)
+set -euo pipefail
+out=${1:?usage: $0 OUT_DIR [key=value ...]}
+shift
+export DIGIRL_NO_PROGRESS=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+exec python3 -m digirl bench digiq "$out" --preset digiq-gpu "$@"

@@ -1,0 +1,345 @@
+"""Digi-Q (``algo.name=digiq``): a TD critic on (fine-tuned) features, best-of-N policy extraction.
+
+One ``update`` reads top to bottom:
+
+1. propose N − 1 candidate actions per stored step with the behaviour policy (candidate 0 is the
+   dataset action; de-duplicated);
+2. label (screen, action) pairs "does this action change the screen?" — exact simulator labels
+   written by ``digirl digiq label`` are used when present, the pixel heuristic fills the rest;
+3. fine-tune the feature backend on those labels (once; ``algo.digiq.repft=false`` skips it);
+4. extract f(s, a) for every candidate and φ(s) for every state, once, into float16 sidecars;
+5. fit twin Q and twin V heads by in-sample TD with Polyak targets on the critic's trajectories
+   (``algo.digiq.holdout`` of them are held out and only scored);
+6. for every state, A_j = Q(s, a_j) − V(s) over the candidates; behaviour-clone the best one where its
+   advantage exceeds δ.
+
+Stages write to ``algo.digiq.data`` (``digirl digiq`` commands set it) and resume from it; without
+it they run in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update
+from digirl.algorithms.digiq.config import DigiQConfig
+from digirl.algorithms.digiq.critic import CriticInputs, DigiQCritic, TDBatch, action_inputs, state_inputs
+from digirl.algorithms.digiq.features import FeatureBackend
+from digirl.algorithms.digiq.functional import best_of_n
+from digirl.algorithms.digiq.sidecar import Sidecar
+from digirl.algorithms.digiq.stages import (
+    Candidates,
+    Features,
+    featurize,
+    label_pixel,
+    load_candidates,
+    load_labels,
+    observation_at,
+    propose,
+    representation,
+)
+from digirl.core.codecs import action_to_dict
+from digirl.core.types import Observation, Trajectory
+from digirl.data.annotations import StepAnnotation
+from digirl.policies.base import Policy
+
+__all__ = ["DigiQ", "critic_trains_on", "fold_of", "is_heldout"]
+
+log = logging.getLogger(__name__)
+
+
+def _hash01(traj_id: str) -> float:
+    return int(hashlib.blake2b(traj_id.encode(), digest_size=4).hexdigest(), 16) / 2**32
+
+
+def is_heldout(traj_id: str, fraction: float) -> bool:
+    """With one critic: whether it never trains on this trajectory (a stable hash of its id)."""
+    return fraction > 0 and _hash01(traj_id) < fraction
+
+
+def fold_of(traj_id: str, folds: int) -> int:
+    """The trajectory's fold (stable across runs and resumes); its states are scored by the critic
+    trained on the other folds."""
+    return min(folds - 1, int(_hash01(traj_id) * folds)) if folds > 1 else 0
+
+
+def critic_trains_on(traj_id: str, fold: int, cfg: DigiQConfig) -> bool:
+    """Whether critic ``fold`` learns from this trajectory."""
+    if cfg.folds > 1:
+        return fold_of(traj_id, cfg.folds) != fold
+    return not is_heldout(traj_id, cfg.holdout)
+
+
+class _Table:
+    """States (s_h for h = 0..H, the last being the observation after the last step) and transitions."""
+
+    def __init__(self, trajs: Sequence[Trajectory], feats: Features, cands: Candidates, device: torch.device) -> None:
+        self.trajs = list(trajs)
+        self.state_pos: dict[tuple[str, int], int] = {}
+        obs: list[Observation] = []
+        rows: list[int] = []
+        for t in self.trajs:
+            for h in range(len(t.steps) + 1):
+                self.state_pos[(t.traj_id, h)] = len(obs)
+                obs.append(observation_at(t, h))
+                rows.append(feats.phi_index[(t.traj_id, h, -1)])
+        self.states = state_inputs(obs, feats.phi[rows].astype(np.float32), device)
+        # candidates of every step, flattened: (state row, step's traj, h, j)
+        self.pairs: list[tuple[int, Trajectory, int, int]] = []
+        for t in self.trajs:
+            for h in range(len(t.steps)):
+                for j in range(len(cands[(t.traj_id, h)])):
+                    self.pairs.append((self.state_pos[(t.traj_id, h)], t, h, j))
+        p_obs = [t.steps[h].observation for _, t, h, _ in self.pairs]
+        p_act = [cands[(t.traj_id, h)][j] for _, t, h, j in self.pairs]
+        kind, text, f = action_inputs(
+            p_obs, p_act, feats.f[[feats.f_index[(t.traj_id, h, j)] for _, t, h, j in self.pairs]], device
+        )
+        s_rows = torch.tensor([s for s, _, _, _ in self.pairs], dtype=torch.long, device=device)
+        self.pair_inputs: CriticInputs = self.states.index(s_rows).with_action(kind, text, f)
+        self.pair_valid = np.array([a.is_valid for a in p_act], dtype=bool)
+        self.device = device
+
+    def score(self, critics: Sequence[DigiQCritic], cfg: DigiQConfig) -> tuple[np.ndarray, np.ndarray]:
+        """(Q of every pair, V of every state), each from the critic of its trajectory's fold."""
+        q = np.zeros(len(self.pairs))
+        v = np.zeros(len(self.state_pos))
+        pair_fold = np.array([fold_of(t.traj_id, cfg.folds) for _, t, _, _ in self.pairs])
+        state_fold = np.zeros(len(self.state_pos), dtype=np.int64)
+        for (tid, _), row in self.state_pos.items():
+            state_fold[row] = fold_of(tid, cfg.folds)
+        for f, c in enumerate(critics):
+            pi = np.flatnonzero(pair_fold == f)
+            si = np.flatnonzero(state_fold == f)
+            if len(pi):
+                q[pi] = c.q_of(self.pair_inputs.index(torch.from_numpy(pi).to(self.device)))
+            if len(si):
+                v[si] = c.v_of(self.states.index(torch.from_numpy(si).to(self.device)))
+        return q, v
+
+    def transitions(self, keep: Sequence[Trajectory], gamma_bootstrap_truncated: bool) -> TDBatch:
+        """TD transitions (s_h, a_data, r_h, s_{h+1}, done) of the trajectories ``keep``."""
+        ids = {t.traj_id for t in keep}
+        sel = [i for i, (_, t, _, j) in enumerate(self.pairs) if j == 0 and t.traj_id in ids]
+        s, s_next, reward, done = [], [], [], []
+        for i in sel:
+            row, t, h, _ = self.pairs[i]
+            last = h == len(t.steps) - 1
+            s.append(row)
+            s_next.append(self.state_pos[(t.traj_id, h + 1)])
+            reward.append(float(t.steps[h].reward))
+            done.append(float(last and (t.terminated or not gamma_bootstrap_truncated)))
+        idx = torch.tensor(sel, dtype=torch.long, device=self.device)
+        rows_of: dict[int, list[int]] = {}
+        for p, (row, _, _, _) in enumerate(self.pairs):
+            rows_of.setdefault(row, []).append(p)
+        width = max((len(v) for v in rows_of.values()), default=1)
+        cands = torch.full((len(sel), width), -1, dtype=torch.long)
+        for k, row in enumerate(s):
+            ps = rows_of[row]
+            cands[k, : len(ps)] = torch.tensor(ps)
+        x = self.pair_inputs
+        assert x.kind is not None and x.text is not None and x.f is not None
+        dev = self.device
+        return TDBatch(
+            states=self.states,
+            s=torch.tensor(s, dtype=torch.long, device=dev),
+            s_next=torch.tensor(s_next, dtype=torch.long, device=dev),
+            kind=x.kind[idx],
+            text=x.text[idx],
+            f=x.f[idx],
+            reward=torch.tensor(reward, dtype=torch.float32, device=dev),
+            done=torch.tensor(done, dtype=torch.float32, device=dev),
+            pairs=self.pair_inputs,
+            cands=cands.to(dev),
+        )
+
+
+class DigiQ:
+    """See the module docstring. Implements :class:`~digirl.algorithms.base.Algorithm`."""
+
+    name = "digiq"
+
+    def __init__(self, policy: Policy, cfg: AlgoConfig, *, seed: int = 0) -> None:
+        self.policy = policy
+        self.cfg = cfg
+        self.dq = cfg.digiq
+        self.seed = seed
+        self.device = policy.device
+        self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
+        self.rng = np.random.default_rng(seed)
+        self.sidecar = Sidecar(self.dq.data)
+        self.backend: FeatureBackend | None = None
+        #: One critic per fold (``algo.digiq.folds``); critic f never trains on fold f's trajectories.
+        self.critics: list[DigiQCritic] = []
+        self._annotations: list[StepAnnotation] = []
+
+    def _make_critics(self, d_phi: int, d_f: int) -> list[DigiQCritic]:
+        if len(self.critics) != self.dq.folds or any(c.dims != (d_phi, d_f) for c in self.critics):
+            self.critics = [
+                DigiQCritic(d_phi, d_f, self.dq, gamma=self.cfg.gamma, device=self.device) for _ in range(self.dq.folds)
+            ]
+        for c in self.critics:
+            c.backend = self.backend
+        return self.critics
+
+    # ------------------------------------------------------------------ the update
+    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+        dq = self.dq
+        trajs = [t for t in trajectories if not t.env_failure and t.steps]
+        if not trajs:
+            return {}
+        metrics: dict[str, float] = {}
+        # 1-2. candidates from the behaviour policy; labels (exact ones from `digirl digiq label` when present)
+        metrics |= propose(trajs, self.policy, dq, self.sidecar)
+        cands = load_candidates(self.sidecar)
+        metrics |= label_pixel(trajs, dq, self.sidecar)
+        labels = load_labels(self.sidecar)
+        # 3-4. representation fine-tuning (once), then features of every candidate and state
+        if self.backend is None:
+            self.backend, m = representation(trajs, cands, labels, self.policy, dq, self.sidecar, seed=self.seed)
+            metrics |= m
+        feats = featurize(trajs, cands, self.backend, self.sidecar)
+        # 5. the critics: in-sample TD, one critic per fold, each on the other folds' trajectories
+        table = _Table(trajs, feats, cands, self.device)
+        critics = self._make_critics(feats.phi.shape[1], feats.f.shape[1])
+        parts = []
+        for f, critic in enumerate(critics):
+            train = [t for t in trajs if critic_trains_on(t.traj_id, f, dq)] or trajs
+            parts.append(critic.fit(table.transitions(train, dq.bootstrap_truncated), dq.critic_steps, self.rng))
+        metrics |= {k: float(np.mean([p[k] for p in parts])) for k in parts[0]} if parts and parts[0] else {}
+        # 6. best-of-N extraction over every state, scored by the critic of its fold
+        q_all, v_all = table.score(critics, dq)
+        steps = [(t, h) for t in trajs for h in range(len(t.steps))]
+        n_max = max(len(cands[(t.traj_id, h)]) for t, h in steps)
+        q = np.zeros((len(steps), n_max))
+        valid = np.zeros((len(steps), n_max), dtype=bool)
+        row_of = {(t.traj_id, h): i for i, (t, h) in enumerate(steps)}
+        for p, (_, t, h, j) in enumerate(table.pairs):
+            q[row_of[(t.traj_id, h)], j] = q_all[p]
+            valid[row_of[(t.traj_id, h)], j] = table.pair_valid[p]
+        if dq.skip_unchanged:  # a candidate known not to change the screen is treated like an invalid one
+            for i, (t, h) in enumerate(steps):
+                for j in range(len(cands[(t.traj_id, h)])):
+                    if labels.get((t.traj_id, h, j)) is False:
+                        valid[i, j] = False
+        v = np.array([v_all[table.state_pos[(t.traj_id, h)]] for t, h in steps])
+        if dq.extract_candidates > 1:  # best of the first k only
+            valid[:, dq.extract_candidates :] = False
+        chosen, adv, keep = best_of_n(q, v, valid, dq.delta, use_candidates=dq.extract_candidates != 1, margin=dq.margin)
+        samples = [
+            Sample(t.steps[h].observation, cands[(t.traj_id, h)][int(j)]) for (t, h), j, k in zip(steps, chosen, keep) if k
+        ]
+        metrics |= self._heldout_metrics(trajs, steps, q, v)
+        kept = int(keep.sum())
+        metrics |= {
+            "train/digiq_kept_state_fraction": kept / len(steps),
+            "train/digiq_kept_states": float(kept),
+            "train/digiq_chosen_dataset_fraction": float((chosen[keep] == 0).mean()) if kept else 0.0,
+            "train/digiq_best_adv_mean": float(adv[np.arange(len(chosen)), chosen].mean()),
+            "train/digiq_adv_dataset_mean": float(adv[:, 0].mean()),
+            "train/digiq_v_mean": float(v.mean()),
+            "train/digiq_critic_folds": float(dq.folds),
+        }
+        self._annotate(trajs, steps, cands, labels, q, v, adv, chosen, keep, valid, v_all, table)
+        metrics |= bc_update(
+            self.policy,
+            self.optimizer,
+            samples,
+            steps=self.cfg.offline_actor_steps if phase == "offline" else self.cfg.actor_steps,
+            batch_size=self.cfg.batch_size,
+            grad_accum=self.cfg.grad_accum,
+            max_grad_norm=self.cfg.max_grad_norm,
+            rng=self.rng,
+        )
+        return metrics
+
+    def _heldout(self, traj_id: str) -> bool:
+        """Whether the critic that scores this trajectory never trained on it."""
+        return not critic_trains_on(traj_id, fold_of(traj_id, self.dq.folds), self.dq)
+
+    def _heldout_metrics(
+        self, trajs: Sequence[Trajectory], steps: list[tuple[Trajectory, int]], q: np.ndarray, v: np.ndarray
+    ) -> dict[str, float]:
+        """Q(s, a_data) and V(s) against the discounted Monte-Carlo return of the behaviour policy (what
+        in-sample TD estimates), on the critic's own and on held-out trajectories."""
+        out: dict[str, float] = {}
+        g = {(t.traj_id, h): r for t in trajs for h, r in enumerate(t.mc_returns(self.cfg.gamma))}
+        for name, want in (("train", False), ("heldout", True)):
+            idx = [i for i, (t, _) in enumerate(steps) if self._heldout(t.traj_id) == want]
+            if len(idx) < 2:
+                continue
+            y = np.array([g[(steps[i][0].traj_id, steps[i][1])] for i in idx])
+            for label, pred in (("q", q[idx, 0]), ("v", v[idx])):
+                out[f"critic/{label}_mc_mse_{name}"] = float(np.mean((pred - y) ** 2))
+                if y.std() > 0 and pred.std() > 0:
+                    out[f"critic/{label}_mc_corr_{name}"] = float(np.corrcoef(pred, y)[0, 1])
+        return out
+
+    def _annotate(self, trajs: Sequence[Trajectory], steps: list[tuple[Trajectory, int]], cands: Candidates,
+                  labels: dict[tuple[str, int, int], bool], q: np.ndarray, v: np.ndarray, adv: np.ndarray,
+                  chosen: np.ndarray, keep: np.ndarray, valid: np.ndarray, v_all: np.ndarray, table: _Table) -> None:  # fmt: skip
+        notes: list[StepAnnotation] = []
+        by_traj: dict[str, list[int]] = {}
+        for i, (t, _) in enumerate(steps):
+            by_traj.setdefault(t.traj_id, []).append(i)
+        for t in trajs:
+            held = self._heldout(t.traj_id)
+            final_v = float(v_all[table.state_pos[(t.traj_id, len(t.steps))]])
+            notes.append(StepAnnotation(t.traj_id, -1, value=final_v, extra={"final_state_value": True, "heldout": held}))
+            for i in by_traj[t.traj_id]:
+                h = steps[i][1]
+                cs = cands[(t.traj_id, h)]
+                j = int(chosen[i])
+                extra = {
+                    "heldout": held,
+                    "chosen": j,
+                    "candidates": [
+                        {
+                            "action": action_to_dict(a),
+                            "q": float(q[i, c]),
+                            "advantage": float(adv[i, c]),
+                            "valid": bool(valid[i, c]),
+                            "label": labels.get((t.traj_id, h, c)),
+                        }
+                        for c, a in enumerate(cs)
+                    ],
+                }
+                notes.append(
+                    StepAnnotation(
+                        t.traj_id, h, value=float(v[i]), q=float(q[i, 0]), advantage=float(adv[i, j]),
+                        kept=bool(keep[i]), weight=float(keep[i]), extra=extra,
+                    )
+                )  # fmt: skip
+        self._annotations = notes
+
+    def annotations(self) -> list[StepAnnotation]:
+        """Per step: V(s), Q(s, a_data), the chosen candidate's advantage, kept; ``extra``: every
+        candidate with its Q, advantage, validity and label. Step -1: V of the final observation."""
+        return list(self._annotations)
+
+    # ------------------------------------------------------------------ checkpointing
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "critics": [c.state_dict() for c in self.critics],
+            "rng": self.rng.bit_generator.state,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.rng.bit_generator.state = state["rng"]
+        self.critics = []
+        for cs in state.get("critics") or []:
+            d_phi, d_f = (int(x) for x in cs["dims"])
+            c = DigiQCritic(d_phi, d_f, self.dq, gamma=self.cfg.gamma, device=self.device)
+            c.load_state_dict(cs)
+            self.critics.append(c)
+        if self.critics and len(self.critics) != self.dq.folds:
+            raise ValueError(f"the checkpoint has {len(self.critics)} critic fold(s) but algo.digiq.folds={self.dq.folds}")

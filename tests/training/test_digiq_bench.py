@@ -1,0 +1,55 @@
+"""``digirl bench digiq``: the smoke preset end to end, and the table/interval helpers."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from digirl.cli.main import main
+from digirl.training.digiq_bench import DigiQBenchConfig, methods, seed_interval, table_markdown
+
+
+def test_seed_interval():
+    assert seed_interval([0.5]) == (0.5, 0.5)
+    lo, hi = seed_interval([0.4, 0.5, 0.6])  # mean .5, sd .1, t(2) = 4.30 → ± .248
+    assert lo == pytest.approx(0.5 - 4.30 * 0.1 / 3**0.5) and hi == pytest.approx(0.5 + 4.30 * 0.1 / 3**0.5)
+
+
+def test_table_lists_every_method_with_intervals():
+    cfg = DigiQBenchConfig(sets=["general"], seeds=[0, 1])
+    raw = {"general": {"sft": {"test": [0.1, 0.2]}, "digiq_offline": {"test": [0.5, 0.7], "train": [0.6, 0.6]}}}
+    counts = {"general": {"digiq_offline": {"test": [[48, 96], [67, 96]]}}}
+    oracle = {"general": {"digiq_offline": [{"oracle/spearman": 0.4, "oracle/states": 200}]}}
+    md = table_markdown(raw, counts, oracle, cfg)
+    assert "| Offline · Digi-Q | 60.0 ± 10.0 [" in md and "Ablation · Digi-Q, random features" in md
+    assert "| general | digiq_offline | 200 | 0.400 |" in md
+    assert len(methods(cfg)) == 7 and len(methods(DigiQBenchConfig(ablations=False))) == 3
+
+
+@pytest.mark.slow
+def test_digiq_smoke_preset(tmp_path: Path, capsys):
+    assert main(["bench", "digiq", str(tmp_path / "b"), "--preset", "digiq-smoke", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert s["failed_runs"] == []
+    rows = s["results"]["general"]
+    assert set(rows) == {
+        "sft",
+        "fbc_offline",
+        "digirl_offline",
+        "digiq_offline",
+        "digiq_no_repft",
+        "digiq_n1",
+        "digiq_n4",
+        "digiq_random",
+    }
+    assert all(len(r["test"]) == 1 for r in rows.values())
+    assert set(s["oracle"]["general"]) == {"digiq_offline", "digiq_no_repft", "digiq_n1", "digiq_n4", "digiq_random"}
+    assert "bench digiq" in s["command"] or s["command"]
+    md = (tmp_path / "b" / "digiq.md").read_text()
+    assert "Offline · Digi-Q" in md and "Critic against ground truth" in md
+    assert (tmp_path / "b" / "curves.png").is_file()
+    cell = tmp_path / "b" / "general-s0"
+    # the ablations got their overrides and all Digi-Q runs shared one stage folder
+    assert "repft: false" in (cell / "digiq_no_repft" / "config.yaml").read_text()
+    assert "encoder_init: random" in (cell / "digiq_random" / "config.yaml").read_text()
+    assert len(list((cell / "digiq-stages" / "features").iterdir())) == 3  # fine-tuned, base, random
