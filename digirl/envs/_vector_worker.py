@@ -18,7 +18,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -31,7 +31,17 @@ logger = logging.getLogger("digirl.envs.vector")
 EnvFn = Callable[[], DeviceEnv]
 
 
-__all__ = ["EnvFn", "Fault", "Handle", "InlineHandle", "ProcessHandle", "preload_forkserver", "shutdown"]
+__all__ = [
+    "EnvFn",
+    "Fault",
+    "Handle",
+    "InlineHandle",
+    "ProcessHandle",
+    "fault_of",
+    "preload_forkserver",
+    "serve",
+    "shutdown",
+]
 
 
 # --------------------------------------------------------------------------- worker side
@@ -45,7 +55,7 @@ class Fault:
     traceback: str
 
 
-def _fault(kind: str, e: BaseException) -> Fault:
+def fault_of(kind: str, e: BaseException) -> Fault:
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     return Fault(kind, type(e).__name__, str(e), tb)
 
@@ -72,7 +82,22 @@ def _safe_execute(env: DeviceEnv, cmd: str, payload: Any) -> tuple[str, Any]:
         return ("ok", _execute(env, cmd, payload))
     except Exception as e:
         kind = "task" if cmd == "reset" and isinstance(e, UnsupportedInstructionError) else "env"
-        return ("err", _fault(kind, e))
+        return ("err", fault_of(kind, e))
+
+
+def serve(env: DeviceEnv, cmd: str, payload: Any, last_shot: np.ndarray | None) -> tuple[tuple[str, Any], np.ndarray | None]:
+    """Answer one command for a worker (process or Ray actor): ``(reply, frame to remember)``.
+
+    The caller already holds the previous frame, so an observation whose ``previous_screenshot`` is
+    the frame sent last time goes without it (``dedup`` in the reply; the caller restores it).
+    """
+    status, out = _safe_execute(env, cmd, payload)
+    if status != "ok":
+        return (status, out), last_shot
+    obs: Observation = out[0]
+    dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
+    shipped = replace(obs, previous_screenshot=None) if dedup else obs
+    return (status, (shipped, dedup, *out[1:])), obs.screenshot
 
 
 def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
@@ -83,7 +108,7 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
     try:
         env = env_fn()
     except Exception as e:
-        build_fault = _fault("build", e)  # reported on the first command; the parent decides
+        build_fault = fault_of("build", e)  # reported on the first command; the parent decides
     last_shot: np.ndarray | None = None
     parent = os.getppid()
     try:
@@ -101,20 +126,13 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
                 assert build_fault is not None
                 conn.send(("err", build_fault))
                 continue
-            status, out = _safe_execute(env, cmd, payload)
-            if status == "ok":
-                obs: Observation = out[0]
-                # The parent already holds the previous frame: do not ship it twice.
-                dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
-                shipped = replace(obs, previous_screenshot=None) if dedup else obs
-                last_shot = obs.screenshot
-                out = (shipped, dedup, *out[1:])
+            reply, last_shot = serve(env, cmd, payload, last_shot)
             try:
-                conn.send((status, out))
+                conn.send(reply)
             except (OSError, EOFError):
                 break
             except Exception as e:  # an info dict that cannot be pickled, for instance
-                conn.send(("err", _fault("env", e)))
+                conn.send(("err", fault_of("env", e)))
     finally:
         if env is not None:
             try:
@@ -199,7 +217,7 @@ class ProcessHandle:
             except (EOFError, OSError):
                 pass
             except Exception as e:  # the reply could not be unpickled here
-                return ("err", _fault("env", e))
+                return ("err", fault_of("env", e))
         self.proc.join(1.0)
         return ("crash", f"worker process died during {cmd} (exit code {self.proc.exitcode})")
 
@@ -257,7 +275,7 @@ class InlineHandle:
             try:
                 self.env = self._env_fn()
             except Exception as e:
-                self._reply = ("err", _fault("build", e))
+                self._reply = ("err", fault_of("build", e))
                 return started
         assert self.env is not None
         status, out = _safe_execute(self.env, cmd, payload)
@@ -283,7 +301,36 @@ class InlineHandle:
         self.kill()
 
 
-Handle = ProcessHandle | InlineHandle
+class Handle(Protocol):
+    """One env slot of a runner, whatever carries the commands (a process, the caller, a Ray actor).
+
+    ``request`` sends a command (starting a fresh worker first when there is none) and says whether
+    it had to start one; ``waitable`` is what the runner's wait function watches (``None``: the reply is
+    known already); ``receive`` returns ``("ok", out)``, ``("err", Fault)`` or ``("crash", why)``.
+    """
+
+    index: int
+    starts: int
+    pids: list[int]
+    cmd: str | None
+    deadline: float
+    timeout: float
+    sent: float
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def waitable(self) -> Any: ...
+
+    def request(self, cmd: str, payload: Any, timeout: float) -> bool: ...
+
+    def receive(self) -> tuple[str, Any]: ...
+
+    def kill(self) -> None: ...
+
+    def begin_close(self) -> None: ...
+
+    def finish_close(self, deadline: float) -> None: ...
 
 
 def shutdown(handles: list[Handle], grace_s: float = 5.0) -> None:

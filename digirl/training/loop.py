@@ -12,14 +12,19 @@ counters). If the process dies after an iteration's shard was written but before
 the resumed run finds that shard and does not collect the iteration again, so nothing is lost or
 duplicated. After each update the algorithm's per-step numbers (values, advantages, kept) go to
 ``annotations/iter-NNNNNN.parquet`` for the viewer.
+
+With ``asynchronous.max_staleness`` = k ≥ 1 the online phase is :mod:`digirl.training.async_loop`
+instead (the envs keep collecting while the learner updates); it shares this module's pieces: the
+iteration's jobs, how an iteration's trajectories are stored, the update and the end of an iteration.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +32,7 @@ from digirl.algorithms.base import Algorithm, Phase
 from digirl.algorithms.registry import make_algorithm
 from digirl.core.types import TaskSpec, Trajectory
 from digirl.envs.collector import Collector
+from digirl.envs.vector import EpisodeJob
 from digirl.policies.base import ActingPolicy
 from digirl.policies.registry import load_policy
 from digirl.training.checkpoint import LoopState, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
@@ -43,6 +49,9 @@ from digirl.training.common import (
 from digirl.training.config import TrainConfig
 from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_reports
 
+if TYPE_CHECKING:
+    from digirl.data.store import TrajectoryStore
+
 log = logging.getLogger(__name__)
 
 
@@ -57,6 +66,23 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
         / max(1, sum(t.length for t in scored)),
         f"{prefix}/trajectories": float(len(trajs)),
     }
+
+
+def iteration_jobs(cfg: TrainConfig, train_pool: Sequence[TaskSpec | None], it: int) -> list[EpisodeJob]:
+    """The episodes of online iteration ``it``: a pure function of the seed and ``it`` (resume collects the same)."""
+    rng = np.random.default_rng([cfg.seed, it])
+    tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
+    seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
+    return jobs_for(tasks, seeds)
+
+
+def store_iteration(store: TrajectoryStore, trajs: list[Trajectory], it: int, policy_version: int) -> list[Trajectory]:
+    """Tag an iteration's trajectories (iteration, the policy version that acted) and store them as one shard."""
+    for t in trajs:
+        t.metadata["iteration"] = it
+        t.policy_version = policy_version
+    store.append(trajs)
+    return trajs
 
 
 def evaluate_policy(
@@ -113,10 +139,10 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         policy = require_trainable(build_policy(cfg.policy, seed=cfg.seed), "digirl train")
         algo = make_algorithm(policy, cfg.algo, seed=cfg.seed)
 
-    def update(trajectories: list[Trajectory], phase: Phase, step: int) -> dict[str, float]:
+    def update(trajectories: list[Trajectory], phase: Phase, step: int, **kw: Any) -> dict[str, float]:
         """One learner update; the policy's version counts updates, and the update's annotations are kept."""
         t0 = time.perf_counter()
-        m = algo.update(trajectories, phase)
+        m = algo.update(trajectories, phase, **kw)  # kw: the async driver's step_weights
         state.updates += 1
         notes = algo.annotations()
         if notes:
@@ -146,6 +172,11 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     )
     needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0
     runner = make_runner(cfg.env, deterministic=cfg.deterministic) if needs_env else None
+    asynchronous = cfg.mode != "offline" and cfg.asynchronous.max_staleness > 0
+    if asynchronous and runner is not None:
+        from digirl.training.async_loop import SharedCollector
+
+        runner = SharedCollector(runner)  # the collector thread and evaluation take turns
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
@@ -167,6 +198,17 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             log.info("eval %s @ iter %d: %.1f%% (%d/%d)", r.split, step, 100 * r.success_rate, r.successes, r.episodes)
         return reports
 
+    def end_iteration(step: int, m: dict[str, float], collected: int) -> None:
+        """Count, log, evaluate (every eval.every iterations) and checkpoint a finished online iteration."""
+        state.iteration = step
+        state.trajectories_seen += collected
+        m["data/online_trajectories"] = float(state.trajectories_seen)
+        m["data/replay_trajectories"] = float(len(buffer))
+        metrics.log(m, step)
+        if etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations:
+            do_eval(step, state.trajectories_seen)
+        save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+
     try:
         # ------------------------------------------------------------ offline phase (once)
         if cfg.mode in ("offline", "off2on") and not state.offline_done:
@@ -179,7 +221,14 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             do_eval(0, 0)  # the starting policy's score, for the learning curve
 
         # ------------------------------------------------------------ online phase
-        if cfg.mode in ("online", "off2on"):
+        if cfg.mode in ("online", "off2on") and asynchronous:
+            from digirl.training.async_loop import OnlinePhase, run_online_async
+
+            assert runner is not None
+            run_online_async(
+                OnlinePhase(cfg, state, policy, algo, runner, store, buffer, by_iter, train_pool, update, end_iteration)
+            )
+        elif cfg.mode in ("online", "off2on"):
             assert runner is not None
             act = policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)
             for it in range(state.iteration, cfg.iterations):
@@ -188,28 +237,14 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                 t0 = time.perf_counter()
                 new = by_iter.get(it)
                 if new is None:  # collect; an iteration already on disk (crash before checkpoint) is reused
-                    rng = np.random.default_rng([cfg.seed, it])
-                    tasks = sample_tasks(train_pool, cfg.rollout_size, rng)
-                    seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
-                    jobs = jobs_for(tasks, seeds)
-                    new = in_job_order(runner.run(act, jobs), jobs)
-                    for t in new:
-                        t.metadata["iteration"] = it
-                        t.policy_version = state.updates
-                    store.append(new)
+                    jobs = iteration_jobs(cfg, train_pool, it)
+                    new = store_iteration(store, in_job_order(runner.run(act, jobs), jobs), it, state.updates)
                 m["timing_s/collect"] = time.perf_counter() - t0
                 buffer.add([t for t in new if not t.env_failure])
                 m |= rollout_metrics(new)
                 if it >= cfg.warmup_iterations:
                     m |= update(buffer.trajectories(), "online", step)
-                state.iteration = step
-                state.trajectories_seen += len(new)
-                m["data/online_trajectories"] = float(state.trajectories_seen)
-                m["data/replay_trajectories"] = float(len(buffer))
-                metrics.log(m, step)
-                if etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations:
-                    do_eval(step, state.trajectories_seen)
-                save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+                end_iteration(step, m, len(new))
 
         final = do_eval(state.iteration, state.trajectories_seen) if etasks and runner is not None else []
         if final:
