@@ -68,12 +68,16 @@ class EnvActor:
         return reply, self.where
 
     def close(self) -> None:
+        """Close the env, then give its device back."""
         env, self.env = self.env, None
         if env is not None:
             try:
                 env.close()
             except Exception:
                 log.debug("env.close() failed in a Ray actor", exc_info=True)
+        claim, self._claim = self._claim, None
+        if claim is not None:
+            claim.close()
 
 
 def _node_id() -> str | None:

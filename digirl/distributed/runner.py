@@ -141,9 +141,7 @@ def _own_arrays(reply: tuple[str, Any]) -> tuple[str, Any]:
     obs = out[0]
     shot, prev = obs.screenshot, obs.previous_screenshot
     if not shot.flags.writeable or (prev is not None and not prev.flags.writeable):
-        obs = replace(
-            obs, screenshot=np.array(shot), previous_screenshot=None if prev is None else np.array(prev)
-        )
+        obs = replace(obs, screenshot=np.array(shot), previous_screenshot=None if prev is None else np.array(prev))
         out = (obs, *out[1:])
     return (status, out)
 

@@ -39,9 +39,7 @@ def import_ray(*, loopback: bool = False) -> Any:
         try:
             import ray
         except ModuleNotFoundError as e:
-            raise ModuleNotFoundError(
-                "env.runner=ray needs Ray: pip install 'digirl[distributed]' (or pip install ray)"
-            ) from e
+            raise ModuleNotFoundError("env.runner=ray needs Ray: pip install 'digirl[distributed]' (or pip install ray)") from e
     return ray
 
 

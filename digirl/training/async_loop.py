@@ -302,8 +302,7 @@ def run_online_async(p: OnlinePhase) -> None:
     k = a.max_staleness
     if a.correction == "is" and not _accepts_step_weights(p.algo):
         raise ValueError(
-            f"algo.name={cfg.algo.name} cannot weight steps (its update takes no step_weights); "
-            "use asynchronous.correction=none"
+            f"algo.name={cfg.algo.name} cannot weight steps (its update takes no step_weights); use asynchronous.correction=none"
         )
     start_iter, start_version = state.iteration, state.updates
 

@@ -17,9 +17,11 @@ from digirl.distributed.runner import RayRunner
 from digirl.envs.collector import make_collector
 from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
 from digirl.policies.base import ActOutput
-from digirl.policies.default import DefaultPolicy
 from digirl.policies.config import EncoderConfig
+from digirl.policies.default import DefaultPolicy
 from digirl.testing.fake_envs import FlakyEnv, SlowEnv
+
+pytestmark = pytest.mark.distributed
 
 LIGHT = RayConfig(num_cpus_per_actor=0.25)
 
@@ -98,7 +100,10 @@ def test_env_errors_retry_then_mark_an_env_failure_and_a_broken_factory_raises(r
         trajs = {t.seed: t for t in runner.run(None, [EpisodeJob(None, s) for s in range(3)], expert=True)}
     assert trajs[1].env_failure and "SimulatedFault" in trajs[1].failure_reason and "(2 attempts)" in trajs[1].failure_reason
     assert not trajs[0].env_failure and not trajs[2].env_failure
-    with pytest.raises(EnvFailure, match="could not build"), RayRunner(functools.partial(FlakyEnv, "build"), 1, options=LIGHT) as r:
+    with (
+        pytest.raises(EnvFailure, match="could not build"),
+        RayRunner(functools.partial(FlakyEnv, "build"), 1, options=LIGHT) as r,
+    ):
         list(r.run(None, [EpisodeJob(None, 0)], expert=True))
 
 
@@ -111,5 +116,5 @@ def test_a_hung_step_times_out_and_actors_that_cannot_fit_fail_before_running(ra
         make_collector("digirl/toy-tap-v0", runner="ray", num_envs=50, options=LIGHT.to_options())
     with pytest.raises(ValueError, match="no Ray node has 1 gpu_farm"):
         make_collector("digirl/toy-tap-v0", runner="ray", options={**LIGHT.to_options(), "resources": {"gpu_farm": 1}})
-    with pytest.raises(ValueError, match="unknown env.ray option"):
+    with pytest.raises(ValueError, match=r"unknown env\.ray option"):
         make_collector("digirl/toy-tap-v0", runner="ray", options={"adress": "auto"})
