@@ -86,9 +86,11 @@ class RayHandle:
         ray = import_ray()
         cmd, ref = self.cmd, self.ref
         self.cmd, self.ref = None, None
+        # ActorUnavailableError (a restarting or unreachable actor) only exists in newer Ray versions.
+        died = (ray.exceptions.RayActorError, getattr(ray.exceptions, "ActorUnavailableError", ray.exceptions.RayActorError))
         try:
             reply, where = ray.get(ref)
-        except (ray.exceptions.RayActorError, ray.exceptions.ActorUnavailableError) as e:
+        except died as e:
             return ("crash", f"Ray actor died during {cmd}: {_first_line(e)}")
         except ray.exceptions.RayTaskError as e:  # raised outside the env's own error handling
             return ("err", fault_of("env", e))
@@ -207,11 +209,6 @@ class RayRunner(VectorRunner):
             more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
             ready += more
         return list(ready)
-
-    @property
-    def nodes(self) -> list[str | None]:
-        """The Ray node of each slot's current actor (``None`` before it first answered)."""
-        return [getattr(h, "node", None) for h in self._handles]
 
     def close(self) -> None:
         """Stop every actor, then release the Ray session (a private local Ray stops with its last user)."""

@@ -95,11 +95,16 @@ def env_factory(env_id: str, **kwargs: Any) -> EnvFn:
 
 @dataclass(frozen=True)
 class EpisodeJob:
-    """One episode to run: the task (``None``: the env samples one) and the reset seed."""
+    """One episode to run: the task (``None``: the env samples one) and the reset seed.
+
+    ``gate`` (optional) holds the episode back until it returns True: jobs start in order, so a
+    closed gate also holds back the jobs after it (the asynchronous learner's staleness bound).
+    """
 
     task: TaskSpec | str | None
     seed: int
     job_id: int = field(default_factory=lambda: next(_job_ids))
+    gate: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
@@ -260,7 +265,9 @@ class VectorRunner:
     ) -> Iterator[Trajectory]:
         """Run every job; yield each Trajectory when it completes (completion order).
 
-        ``act_fn`` maps a batch of observations to one :class:`ActOutput` (or plain ``Action``) each.
+        ``act_fn`` maps a batch of observations to one :class:`ActOutput` (or plain ``Action``) each;
+        if it has a method ``act_for(jobs, observations)``, that is called instead, with each
+        observation's :class:`EpisodeJob` (one policy per episode, for instance).
         With ``expert=True`` (and ``act_fn=None``) the env's ``cheat()`` acts instead; with probability
         ``expert_eps`` a step takes ``env.action_space.sample(rng)`` instead, ``rng`` seeded by
         ``(expert_seed, job.seed)``; ``expert_text`` renders ``Step.action_text`` (default: the env's own
@@ -292,10 +299,13 @@ class VectorRunner:
         try:
             while queue or active:
                 for slot in range(self.num_envs):
-                    if slot not in active and queue:
+                    if slot not in active and queue and (queue[0].gate is None or queue[0].gate()):
                         ep = _Episode(queue.popleft(), slot)
                         active[slot] = ep
                         self._begin(ep, spec)
+                if not active:  # the next job's gate is closed and nothing runs: wait for it
+                    time.sleep(0.05)
+                    continue
                 self._collect(active, done, spec)
                 while done:
                     traj = done.popleft()
@@ -459,7 +469,9 @@ class VectorRunner:
         else:
             assert spec.act_fn is not None
             t0 = time.monotonic()
-            raw = list(spec.act_fn([ep.obs for ep in ready if ep.obs is not None]))
+            obs = [ep.obs for ep in ready if ep.obs is not None]
+            act_for = getattr(spec.act_fn, "act_for", None)  # an act function that wants the episodes' jobs
+            raw = list(act_for([ep.job for ep in ready], obs) if act_for is not None else spec.act_fn(obs))
             self.stats.policy_calls += 1
             self.stats.policy_s += time.monotonic() - t0
             if len(raw) != len(ready):

@@ -1,21 +1,23 @@
 """Asynchronous learning: the envs keep collecting while the learner updates (``asynchronous.max_staleness`` = k ≥ 1).
 
-A collector thread runs the online iterations' episodes one iteration after another with a copy of
-the policy (the *behaviour* policy), while the learner (the calling thread) updates on what is
-already in. The learner publishes its weights after every update; the collector takes the newest
-weights before each iteration and tags the iteration's trajectories with their version. Reading
-top to bottom, per online iteration ``it``:
+A collector thread streams the online iterations' episodes through the collector with a copy of the
+policy (the *behaviour* policy), while the learner (the calling thread) updates on what is already
+in. There is no barrier between iterations: an env that finishes an episode starts the next one,
+whichever iteration it belongs to, so one slow episode never idles the others. Reading top to
+bottom, per online iteration ``it``:
 
     the learner takes iteration it's trajectories (from disk after a crash, else from the collector)
     → drops any older than k updates → adds them to the replay buffer → weights off-policy steps
     by truncated importance weights → updates → publishes the new weights → logs, evaluates, checkpoints
 
-The staleness bound. When the learner consumes iteration ``j`` it holds version ``U(j)`` (its update
-count by then: a pure function of the iteration, the warm-up and the offline phase). The collector
-starts iteration ``j`` only with weights of version ≥ ``U(j) − k``, waiting for the learner otherwise,
-so every trajectory is at most k updates stale when it is learned from, and at most k iterations are
-collected ahead. With ``deterministic=true`` (the default) it takes exactly version ``U(j) − k``, so a
-run repeats whatever the timing; otherwise the newest weights there are (staleness ≤ k, often 1).
+Versions and the staleness bound. The policy's version is the learner's update count; when the
+learner consumes iteration ``j`` it holds version ``U(j)`` (a pure function of the iteration, the
+warm-up and the offline phase). An episode of iteration ``j`` starts only once the learner has
+published version ``U(j) − k`` (its job's gate, :class:`~digirl.envs.vector.EpisodeJob`), and then
+acts with the newest weights of that moment for its whole length; its trajectory is tagged with that
+version (``Trajectory.policy_version``). So every trajectory is at most k updates stale when it is
+learned from, and the envs wait rather than run further ahead. Which version an episode gets
+depends on timing: asynchronous runs do not repeat bit for bit (the synchronous loop does).
 k = 0 is the synchronous loop of :mod:`digirl.training.loop` (not this module).
 
 Off-policy correction (``asynchronous.correction=is``). Every step collected by an older version is
@@ -27,16 +29,17 @@ error| under the algorithm's step critic (when it has one: DigiRL's ``step_value
 
 Resilience is the synchronous loop's: every iteration is one atomic shard on disk before the learner
 sees it, so a learner killed at any moment resumes from its last checkpoint and reuses the iterations
-already collected (their stored version keeps the staleness bound). Evaluation shares the collector
-(:class:`SharedCollector`): it waits for the iteration being collected to finish.
+already collected (their stored versions keep the staleness bound); episodes of iterations not yet
+complete are collected again. Evaluation needs the envs: collection pauses after the iterations the
+learner evaluates at, until it has (:class:`SharedCollector` serialises the two).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import logging
-import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -52,7 +55,6 @@ from digirl.core.types import Observation, TaskSpec, Trajectory
 from digirl.envs.collector import Collector
 from digirl.policies.base import ActOutput, Policy
 from digirl.training.checkpoint import LoopState
-from digirl.training.common import in_job_order, policy_act_fn
 from digirl.training.config import TrainConfig
 
 if TYPE_CHECKING:
@@ -82,6 +84,7 @@ class OnlinePhase:
     train_pool: list[TaskSpec | None]
     update: Callable[..., dict[str, float]]  # loop.train's update(trajectories, phase, step, **kw)
     end_iteration: Callable[[int, dict[str, float], int], None]
+    evaluates_at: Callable[[int], bool]  # whether end_iteration(step) evaluates (it needs the envs then)
 
 
 class SharedCollector:
@@ -190,15 +193,16 @@ def _accepts_step_weights(algo: object) -> bool:
 
 # --------------------------------------------------------------------------- the collector thread
 class _Stopped(Exception):
-    """Raised inside the collector thread's act function to end a run early."""
+    """Raised inside the collector's run (by a gate or the act function) to end it early."""
 
 
 class _Weights:
-    """The learner's published weights by version (the last few), handed to the collector thread."""
+    """What the learner publishes for the collector: weights by version, and the iterations it finished."""
 
-    def __init__(self, version: int, policy: Policy) -> None:
+    def __init__(self, version: int, iteration: int, policy: Policy) -> None:
         self._cond = threading.Condition()
         self.version = version
+        self.finished = iteration  # online iterations the learner has ended (evaluation included)
         self._history = {version: [p.detach().clone() for p in policy.parameters()]}
 
     def publish(self, version: int, policy: Policy) -> None:
@@ -208,34 +212,46 @@ class _Weights:
             self._history[version] = params
             self._cond.notify_all()
 
-    def wait_for(self, version: int, *, exact: bool, stop: threading.Event) -> tuple[int, list[torch.Tensor]] | None:
-        """Weights of version ``version`` (``exact``) or the newest, once the learner has reached ``version``.
-
-        ``None`` when asked to stop first. Versions older than the one returned are forgotten: the
-        collector's requests only grow.
-        """
+    def finish(self, iteration: int) -> None:
         with self._cond:
-            while self.version < version:
+            self.finished = iteration
+            self._cond.notify_all()
+
+    def params(self, version: int) -> list[torch.Tensor]:
+        with self._cond:
+            return self._history[version]
+
+    def forget_below(self, version: int) -> None:
+        """Drop the weights of versions no episode acts with any more (never the newest)."""
+        with self._cond:
+            for v in [v for v in self._history if v < min(version, self.version)]:
+                del self._history[v]
+
+    def wait_finished(self, iteration: int, stop: threading.Event) -> bool:
+        """Wait until the learner ended ``iteration`` iterations; False when asked to stop first."""
+        with self._cond:
+            while self.finished < iteration:
                 if stop.is_set():
-                    return None
+                    return False
                 self._cond.wait(0.2)
-            oldest = min(self._history)
-            v = max(version, oldest) if exact else self.version
-            for old in [u for u in self._history if u < v]:
-                del self._history[old]
-            return v, self._history[v]
+            return True
 
 
 @dataclass
 class _Chunk:
     iteration: int
     trajectories: list[Trajectory]
-    version: int
     collect_s: float
 
 
 class _Collector(threading.Thread):
-    """Collects online iterations ahead of the learner, within the staleness bound (see the module docs)."""
+    """Streams the online iterations' episodes through the collector, within the staleness bound.
+
+    Every job of iteration ``j`` carries a gate that stays closed until the learner's version is at
+    least ``U(j) − k``; an episode acts with the newest weights at the moment it starts, for its whole
+    length (:meth:`act_for` batches episodes of the same version together). Iterations are stored
+    and handed to the learner as they complete, in whatever order.
+    """
 
     def __init__(self, p: OnlinePhase, weights: _Weights, expected_version: Callable[[int], int]) -> None:
         super().__init__(name="digirl-async-collector", daemon=True)
@@ -243,63 +259,114 @@ class _Collector(threading.Thread):
         self.weights = weights
         self.expected_version = expected_version
         self.stop = threading.Event()
-        self.out: queue.Queue[_Chunk | BaseException] = queue.Queue()
         self.behaviour = copy.deepcopy(p.policy)  # acts while the learner's copy trains
-        self.behaviour_version = weights.version
+        self.loaded = weights.version
+        self.bound: dict[int, int] = {}  # job_id -> version its episode acts with
+        self._ready: dict[int, _Chunk | BaseException] = {}
+        self._cond = threading.Condition()
 
-    def _act(self, observations: Sequence[Observation]) -> list[ActOutput]:
+    # -- called by the runner, in this thread
+    def _open(self, iteration: int, job_id: int) -> bool:
         if self.stop.is_set():
             raise _Stopped
-        return self._behaviour_act(observations)
+        if self.weights.version < self.expected_version(iteration) - self.p.cfg.asynchronous.max_staleness:
+            return False
+        self.bound[job_id] = self.weights.version
+        return True
 
+    def __call__(self, observations: Sequence[Observation]) -> list[ActOutput]:
+        raise TypeError("the asynchronous collector acts per episode: the runner must call act_for(jobs, observations)")
+
+    def act_for(self, jobs: Sequence[EpisodeJob], observations: Sequence[Observation]) -> list[ActOutput]:
+        if self.stop.is_set():
+            raise _Stopped
+        cfg = self.p.cfg
+        out: list[ActOutput | None] = [None] * len(observations)
+        versions = [self.bound[j.job_id] for j in jobs]
+        for v in sorted(set(versions)):
+            idx = [i for i, u in enumerate(versions) if u == v]
+            if v != self.loaded:
+                with torch.no_grad():
+                    for b, w in zip(self.behaviour.parameters(), self.weights.params(v)):
+                        b.copy_(w)
+                self.loaded = v
+            acts = self.behaviour.act([observations[i] for i in idx], greedy=False, temperature=cfg.policy.temperature)
+            for i, a in zip(idx, acts):
+                out[i] = a
+        return [a for a in out if a is not None]
+
+    # -- the thread
     def run(self) -> None:
+        from digirl.envs.vector import EpisodeJob
         from digirl.training.loop import iteration_jobs, store_iteration
 
         p, cfg = self.p, self.p.cfg
-        self._behaviour_act = policy_act_fn(self.behaviour, greedy=False, temperature=cfg.policy.temperature)
+        todo = [j for j in range(p.state.iteration, cfg.iterations) if j not in p.on_disk]
+        # Evaluation needs the envs: a run ends after each iteration the learner evaluates at.
+        segments: list[list[int]] = [[]]
+        for j in todo:
+            segments[-1].append(j)
+            if p.evaluates_at(j + 1):
+                segments.append([])
         try:
-            for j in range(p.state.iteration, cfg.iterations):
-                if j in p.on_disk:
-                    continue
-                # Deterministic runs take exactly the oldest version allowed, so they repeat; otherwise the newest.
-                need = self.expected_version(j) - cfg.asynchronous.max_staleness
-                got = self.weights.wait_for(need, exact=cfg.deterministic, stop=self.stop)
-                if got is None:
+            for seg in (s for s in segments if s):
+                if not self.weights.wait_finished(seg[0], self.stop):
                     return
-                version, params = got
-                if version != self.behaviour_version:
-                    with torch.no_grad():
-                        for b, w in zip(self.behaviour.parameters(), params):
-                            b.copy_(w)
-                    self.behaviour_version = version
-                jobs = iteration_jobs(cfg, p.train_pool, j)
-                t0 = time.perf_counter()
-                trajs = in_job_order(p.runner.run(self._act, jobs), jobs)
-                self.out.put(_Chunk(j, store_iteration(p.store, trajs, j, version), version, time.perf_counter() - t0))
+                jobs: list[EpisodeJob] = []
+                iteration: dict[int, int] = {}
+                for j in seg:
+                    for b in iteration_jobs(cfg, p.train_pool, j):
+                        jobs.append(EpisodeJob(b.task, b.seed, job_id=b.job_id, gate=functools.partial(self._open, j, b.job_id)))
+                        iteration[b.job_id] = j
+                pending: dict[int, list[Trajectory]] = {j: [] for j in seg}
+                started: dict[int, float] = {}
+                order = {job.job_id: i for i, job in enumerate(jobs)}
+                for t in p.runner.run(self, jobs):
+                    jid = int(t.metadata["job_id"])
+                    j = iteration[jid]
+                    started.setdefault(j, time.perf_counter() - float(t.metadata.get("wall_time_s", 0.0)))
+                    t.policy_version = self.bound.pop(jid, self.weights.version)
+                    self.weights.forget_below(min(self.bound.values(), default=self.weights.version))
+                    pending[j].append(t)
+                    if len(pending[j]) == cfg.rollout_size:
+                        trajs = sorted(pending.pop(j), key=lambda x: order[x.metadata["job_id"]])
+                        store_iteration(p.store, trajs, j, None)
+                        self._hand_over(j, _Chunk(j, trajs, time.perf_counter() - started[j]))
         except _Stopped:
             return
         except BaseException as e:  # handed to the learner, which raises it
-            self.out.put(e)
+            self._hand_over(-1, e)
 
-    def next_chunk(self) -> _Chunk:
-        """The next iteration the collector finished (waits); re-raises the collector's error."""
-        while True:
-            try:
-                item = self.out.get(timeout=1.0)
-            except queue.Empty:
+    def _hand_over(self, iteration: int, item: _Chunk | BaseException) -> None:
+        with self._cond:
+            self._ready[iteration] = item
+            self._cond.notify_all()
+
+    def chunk(self, iteration: int) -> _Chunk:
+        """Iteration ``iteration``'s trajectories once collected (waits); re-raises the collector's error."""
+        with self._cond:
+            while iteration not in self._ready:
+                if -1 in self._ready:
+                    raise self._ready[-1]  # type: ignore[misc]
                 if not self.is_alive():
-                    raise RuntimeError("the collector thread ended without collecting the next iteration") from None
-                continue
-            if isinstance(item, BaseException):
-                raise item
-            return item
+                    raise RuntimeError(f"the collector thread ended without collecting iteration {iteration}")
+                self._cond.wait(0.5)
+            item = self._ready.pop(iteration)
+        assert isinstance(item, _Chunk)
+        return item
 
 
 # --------------------------------------------------------------------------- the learner
 def run_online_async(p: OnlinePhase) -> None:
     """The online phase with collection running ahead of learning (see the module docs)."""
+    from digirl.envs.vector import VectorRunner
+    from digirl.training.loop import rollout_metrics
+
     cfg, state, a = p.cfg, p.state, p.cfg.asynchronous
     k = a.max_staleness
+    inner = p.runner.inner if isinstance(p.runner, SharedCollector) else p.runner
+    if not isinstance(inner, VectorRunner):
+        raise ValueError("asynchronous learning needs env.runner=process, inline or ray (episodes started one by one)")
     if a.correction == "is" and not _accepts_step_weights(p.algo):
         raise ValueError(
             f"algo.name={cfg.algo.name} cannot weight steps (its update takes no step_weights); use asynchronous.correction=none"
@@ -310,7 +377,7 @@ def run_online_async(p: OnlinePhase) -> None:
         """The learner's version when it consumes iteration j: one update per iteration after the warm-up."""
         return start_version + sum(1 for i in range(start_iter, j) if i >= cfg.warmup_iterations)
 
-    weights = _Weights(state.updates, p.policy)
+    weights = _Weights(state.updates, state.iteration, p.policy)
     collector = _Collector(p, weights, expected_version)
     collector.start()
     try:
@@ -320,8 +387,7 @@ def run_online_async(p: OnlinePhase) -> None:
             t0 = time.perf_counter()
             chunk = p.on_disk.get(it)
             if chunk is None:
-                got = collector.next_chunk()
-                assert got.iteration == it, (got.iteration, it)
+                got = collector.chunk(it)
                 chunk = got.trajectories
                 m["timing_s/collect"] = got.collect_s
             m["timing_s/learner_wait"] = time.perf_counter() - t0
@@ -330,13 +396,12 @@ def run_online_async(p: OnlinePhase) -> None:
             m["data/staleness"] = float(np.mean(versions)) if versions else 0.0
             m["data/dropped_stale"] = float(len(dropped))
             p.buffer.add([t for t in usable if not t.env_failure])
-            from digirl.training.loop import rollout_metrics
-
             m |= rollout_metrics(chunk)
             if it >= cfg.warmup_iterations:
                 m |= _learn(p, step)
                 weights.publish(state.updates, p.policy)
             p.end_iteration(step, m, len(chunk))
+            weights.finish(step)
     finally:
         collector.stop.set()
         collector.join(timeout=cfg.env.step_timeout_s + 30.0)

@@ -76,11 +76,13 @@ def iteration_jobs(cfg: TrainConfig, train_pool: Sequence[TaskSpec | None], it: 
     return jobs_for(tasks, seeds)
 
 
-def store_iteration(store: TrajectoryStore, trajs: list[Trajectory], it: int, policy_version: int) -> list[Trajectory]:
-    """Tag an iteration's trajectories (iteration, the policy version that acted) and store them as one shard."""
+def store_iteration(store: TrajectoryStore, trajs: list[Trajectory], it: int, policy_version: int | None) -> list[Trajectory]:
+    """Tag an iteration's trajectories (iteration, the policy version that acted: ``None`` keeps each
+    trajectory's own) and store them as one shard."""
     for t in trajs:
         t.metadata["iteration"] = it
-        t.policy_version = policy_version
+        if policy_version is not None:
+            t.policy_version = policy_version
     store.append(trajs)
     return trajs
 
@@ -198,6 +200,9 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             log.info("eval %s @ iter %d: %.1f%% (%d/%d)", r.split, step, 100 * r.success_rate, r.successes, r.episodes)
         return reports
 
+    def evaluates_at(step: int) -> bool:
+        return bool(etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations)
+
     def end_iteration(step: int, m: dict[str, float], collected: int) -> None:
         """Count, log, evaluate (every eval.every iterations) and checkpoint a finished online iteration."""
         state.iteration = step
@@ -205,7 +210,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         m["data/online_trajectories"] = float(state.trajectories_seen)
         m["data/replay_trajectories"] = float(len(buffer))
         metrics.log(m, step)
-        if etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations:
+        if evaluates_at(step):
             do_eval(step, state.trajectories_seen)
         save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
 
@@ -225,9 +230,8 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             from digirl.training.async_loop import OnlinePhase, run_online_async
 
             assert runner is not None
-            run_online_async(
-                OnlinePhase(cfg, state, policy, algo, runner, store, buffer, by_iter, train_pool, update, end_iteration)
-            )
+            shared = (update, end_iteration, evaluates_at)
+            run_online_async(OnlinePhase(cfg, state, policy, algo, runner, store, buffer, by_iter, train_pool, *shared))
         elif cfg.mode in ("online", "off2on"):
             assert runner is not None
             act = policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)

@@ -81,17 +81,22 @@ def test_off_policy_weights_are_one_for_the_behaviour_policy_itself_and_skip_on_
     assert w["old"] == pytest.approx([1.0 if np.isnan(v) else np.exp(0.5) for v in lp])
 
 
-def test_published_weights_exact_or_newest_and_stop():
+def test_published_weights_by_version_and_the_learners_progress():
     policy = DefaultPolicy(EncoderConfig(dim=32, layers=1, heads=2), seed=0)
-    w = _Weights(0, policy)
+    w = _Weights(0, 0, policy)
     for v in (1, 2, 3):
         w.publish(v, policy)
+    assert w.version == 3 and w.params(1)[0].shape == next(policy.parameters()).shape
+    w.forget_below(2)  # no episode acts with 0 or 1 any more
+    with pytest.raises(KeyError):
+        w.params(1)
+    w.forget_below(99)  # never the newest
+    assert w.params(3)
     stop = threading.Event()
-    assert w.wait_for(1, exact=True, stop=stop)[0] == 1  # deterministic: exactly the version asked
-    assert w.wait_for(2, exact=False, stop=stop)[0] == 3  # otherwise the newest
-    assert w.wait_for(0, exact=True, stop=stop)[0] == 3  # older ones were forgotten: the oldest kept
+    w.finish(2)
+    assert w.wait_finished(2, stop)
     stop.set()
-    assert w.wait_for(9, exact=True, stop=stop) is None
+    assert not w.wait_finished(5, stop)
 
 
 def test_shared_collector_runs_one_at_a_time():
@@ -113,27 +118,22 @@ def test_shared_collector_runs_one_at_a_time():
     shared.close()
 
 
-def test_async_run_bounds_staleness_corrects_and_repeats(tmp_path):
-    args = [*TINY, "iterations=5", "asynchronous.max_staleness=2", "asynchronous.replay_sample=8"]
-    runs = []
-    for name in ("a", "b"):
-        res = train(load_config(TrainConfig, overrides=args), tmp_path / name)
-        assert res["iterations"] == 5
-        trajs = TrajectoryStore(tmp_path / name / "data", create=False).load(load_images=False)
-        runs.append(trajs)
-    a, b = runs
-    per_iter = Counter(int(t.metadata["iteration"]) for t in a)
-    assert per_iter == {i: 6 for i in range(5)}
-    # Deterministic mode: iteration j is collected by exactly version max(0, U(j) - k) with U(j) = j.
-    assert {int(t.metadata["iteration"]): t.policy_version for t in a} == {0: 0, 1: 0, 2: 0, 3: 1, 4: 2}
-    assert [(t.seed, [s.action for s in t.steps], [s.log_prob for s in t.steps]) for t in a] == [
-        (t.seed, [s.action for s in t.steps], [s.log_prob for s in t.steps]) for t in b
-    ]
+def test_async_run_bounds_staleness_and_corrects(tmp_path):
+    # eval.every=2: collection pauses after iterations 2 and 4 for the learner's evaluations
+    args = [*TINY, "iterations=5", "asynchronous.max_staleness=2", "asynchronous.replay_sample=8", "eval.every=2"]
+    res = train(load_config(TrainConfig, overrides=args), tmp_path / "a")
+    assert res["iterations"] == 5 and [h["iteration"] for h in res["history"]] == [0, 2, 4, 5]
+    trajs = TrajectoryStore(tmp_path / "a" / "data", create=False).load(load_images=False)
+    assert Counter(int(t.metadata["iteration"]) for t in trajs) == {i: 6 for i in range(5)}
+    assert len({t.traj_id for t in trajs}) == 30
+    # iteration j is learned from at version U(j) = j: every trajectory acted with a version >= j - k
+    assert all(int(t.metadata["iteration"]) - 2 <= t.policy_version <= int(t.metadata["iteration"]) for t in trajs)
     import json
 
     rows = [json.loads(x) for x in (tmp_path / "a" / "metrics.jsonl").read_text().splitlines()]
     stale = [r["data/staleness"] for r in rows if "data/staleness" in r]
-    assert stale == [0.0, 1.0, 2.0, 2.0, 2.0]
+    assert len(stale) == 5 and all(0.0 <= x <= 2.0 for x in stale) and stale[0] == 0.0
+    assert all(r["data/dropped_stale"] == 0 for r in rows if "data/dropped_stale" in r)
     assert any(r.get("train/off_policy_steps", 0) > 0 for r in rows)
 
 
