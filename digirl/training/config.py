@@ -119,9 +119,9 @@ class AsyncConfig:
     max_staleness: int = _f(
         0,
         "k: 0 = synchronous (collect, then update: the loop of earlier versions, unchanged); k >= 1 = the envs "
-        "keep collecting while the learner updates, and each iteration's trajectories come from a policy at most "
-        "k updates older than the one learning from them (the collector waits rather than run further ahead; "
-        "older data is dropped)",
+        "keep collecting while the learner updates, with no barrier between iterations, and every trajectory comes "
+        "from a policy at most k updates older than the one learning from it (episodes wait rather than start "
+        "further ahead; older data is dropped). Needs env.runner process, inline or ray",
     )
     correction: Literal["is", "none"] = _f(
         "is",
