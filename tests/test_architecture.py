@@ -19,7 +19,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[1] / "digirl"
 HEAVY = ("torch", "playwright", "adbutils", "transformers", "ray")
 # Subpackages that sit below training/cli and must never import them.
-LOWER_LAYERS = ("envs", "sim", "policies", "data", "algorithms")
+LOWER_LAYERS = ("envs", "sim", "policies", "data", "algorithms", "distributed")
 UPPER_LAYERS = ("training", "cli")
 
 

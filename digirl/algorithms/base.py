@@ -96,7 +96,12 @@ class Algorithm(Protocol):
     name: str
 
     def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
-        """One iteration of learning on the replay data; returns metrics (``train/…``, ``critic/…``)."""
+        """One iteration of learning on the replay data; returns metrics (``train/…``, ``critic/…``).
+
+        Algorithms that can correct off-policy data also accept ``step_weights``: traj_id → one weight
+        per step (truncated importance weights, from the asynchronous driver), multiplied into each
+        step's actor loss; steps of trajectories not in the mapping weigh 1.
+        """
         ...
 
     def annotations(self) -> list[StepAnnotation]:

@@ -16,7 +16,7 @@ The offline phase skips the curriculum and trains on all trajectories, as the pa
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -196,8 +196,11 @@ class DigiRL:
         return out
 
     # ------------------------------------------------------------------ the update
-    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+    def update(
+        self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
+    ) -> dict[str, float]:
         cfg = self.cfg
+        iw = step_weights or {}
         trajs = [t for t in trajectories if not t.env_failure and t.steps]
         if not trajs:
             return {}
@@ -220,8 +223,9 @@ class DigiRL:
         kept = total = 0
         notes: dict[str, list[StepAnnotation]] = {}
         for j, (t, a) in enumerate(zip(selected, advs)):
+            corr = np.asarray(iw.get(t.traj_id, np.ones(len(a))), dtype=np.float64)  # off-policy correction
             if cfg.actor_weighting == "awr":
-                w = awr_weights(a, cfg.awr_beta)
+                w = awr_weights(a, cfg.awr_beta) * corr
                 keep = np.ones(len(a), dtype=bool)
                 samples.extend(Sample(s.observation, s.action, float(wi)) for s, wi in zip(t.steps, w))
             else:
@@ -231,8 +235,8 @@ class DigiRL:
                     else (0.0 if cfg.advantage == "released" else 1.0 / max(1, t.task.horizon))
                 )
                 keep = hard_filter(a, thr)
-                w = keep.astype(np.float64)
-                samples.extend(Sample(s.observation, s.action) for s, k in zip(t.steps, keep) if k)
+                w = keep.astype(np.float64) * corr
+                samples.extend(Sample(s.observation, s.action, float(wi)) for s, k, wi in zip(t.steps, keep, w) if k)
             kept += int(keep.sum())
             total += len(t.steps)
             v = values[j] if values is not None else None

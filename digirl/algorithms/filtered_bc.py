@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,8 +31,11 @@ class FilteredBC:
         keep = filtered_bc_keep([t.reward for t in trajs], self.cfg.fbc_quantile)
         return [t for t, k in zip(trajs, keep) if k]
 
-    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+    def update(
+        self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
+    ) -> dict[str, float]:
         kept = self.select(trajectories)
+        iw = step_weights or {}
         ids = {t.traj_id for t in kept}
         self._annotations = [
             StepAnnotation(t.traj_id, i, kept=t.traj_id in ids)
@@ -40,7 +43,11 @@ class FilteredBC:
             if not t.env_failure
             for i in range(t.length)
         ]
-        samples = [Sample(s.observation, s.action) for t in kept for s in t.steps]
+        samples = [
+            Sample(s.observation, s.action, float(w))
+            for t in kept
+            for s, w in zip(t.steps, iw.get(t.traj_id, [1.0] * t.length))  # off-policy correction weights
+        ]
         steps = self.cfg.offline_actor_steps if phase == "offline" else self.cfg.actor_steps
         metrics = bc_update(
             self.policy,

@@ -4,15 +4,23 @@ Notation follows the DigiRL paper (arXiv 2406.11896 v1, §4): an episode has ste
 (H = index of the last step), step rewards r_h ∈ {0, 1} (1 on the step the task is solved),
 final reward r(s_H, a_H, c) = the trajectory's outcome, V(s_h, c) the step-level value and
 V_instruct(c) the instruction-level value, both predicting the probability of success.
+
+Off-policy corrections for asynchronous learning (data collected by older policy versions):
+truncated importance weights and V-trace targets (Espeholt et al., IMPALA, arXiv 1802.01561, §4.1),
+whose trace coefficients c_i = λ·min(c̄, ρ_i) are also Retrace(λ)'s (Munos et al., arXiv 1606.02647),
+and the replay priority that DistRL (arXiv 2410.14803) builds from them.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import torch
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "VTrace",
     "awr_weights",
     "bce_value_loss",
     "doubly_robust_advantage",
@@ -21,6 +29,9 @@ __all__ = [
     "instruction_curriculum",
     "mse_value_loss",
     "released_code_advantage",
+    "replay_priority",
+    "truncated_importance_weights",
+    "vtrace",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -125,3 +136,89 @@ def bce_value_loss(pred_logits: torch.Tensor, targets: torch.Tensor) -> torch.Te
 def mse_value_loss(pred_logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Regression ablation: squared error between sigmoid(pred) and the label."""
     return torch.nn.functional.mse_loss(torch.sigmoid(pred_logits), targets.to(pred_logits.dtype))
+
+
+# --------------------------------------------------------------------------- off-policy corrections
+def truncated_importance_weights(
+    target_log_probs: ArrayLike, behaviour_log_probs: ArrayLike, rho_bar: float = 1.0
+) -> FloatArray:
+    """ρ̂_t = min(ρ̄, π(a_t|s_t) / μ(a_t|s_t)) from log-probabilities of the learner (π) and the actor (μ).
+
+    A step whose behaviour log-probability is unknown (NaN: an expert's or an old dataset's) gets 1,
+    i.e. it is taken as on-policy; a step the learner cannot express (target NaN or −inf) gets 0.
+    """
+    if not rho_bar > 0:
+        raise ValueError(f"rho_bar must be > 0, got {rho_bar}")
+    lp = np.asarray(target_log_probs, dtype=np.float64)
+    mu = np.asarray(behaviour_log_probs, dtype=np.float64)
+    if lp.shape != mu.shape:
+        raise ValueError(f"shapes differ: target {lp.shape}, behaviour {mu.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        rho = np.minimum(rho_bar, np.exp(np.minimum(lp - mu, 50.0)))  # capped exponent: no overflow warning
+    rho = np.where(np.isnan(lp), 0.0, rho)
+    out: FloatArray = np.where(np.isnan(mu), 1.0, rho)
+    return out
+
+
+class VTrace(NamedTuple):
+    """V-trace targets ``vs`` of V(s_t) and the off-policy advantages ``pg_advantages`` of a_t."""
+
+    vs: FloatArray
+    pg_advantages: FloatArray
+
+
+def vtrace(
+    rewards: ArrayLike,
+    values: ArrayLike,
+    bootstrap_value: float,
+    rhos: ArrayLike,
+    *,
+    gamma: float,
+    rho_bar: float = 1.0,
+    c_bar: float = 1.0,
+    lam: float = 1.0,
+) -> VTrace:
+    """V-trace over one trajectory (IMPALA Eq. 1), from the importance ratios ``rhos`` = π/μ (untruncated).
+
+    With ρ̂_t = min(ρ̄, ρ_t), c_t = λ·min(c̄, ρ_t) and δ_t = ρ̂_t (r_t + γ V(s_{t+1}) − V(s_t)):
+
+        v_t = V(s_t) + δ_t + γ c_t (v_{t+1} − V(s_{t+1})),    computed backwards,
+        A_t = ρ̂_t (r_t + γ v_{t+1} − V(s_t)),
+
+    where V(s_T) = v_T = ``bootstrap_value`` after the last step (0 after a terminal state). With all
+    ρ = 1 (on-policy) and λ = 1, v_t is the n-step return bootstrapped at the end.
+    """
+    r = np.asarray(rewards, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    rho = np.asarray(rhos, dtype=np.float64)
+    n = r.size
+    if not (v.size == rho.size == n):
+        raise ValueError(f"lengths differ: rewards {n}, values {v.size}, rhos {rho.size}")
+    if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0) or rho_bar <= 0 or c_bar <= 0:
+        raise ValueError("need 0 <= gamma, lam <= 1 and rho_bar, c_bar > 0")
+    rho_t = np.minimum(rho_bar, rho)
+    c = lam * np.minimum(c_bar, rho)
+    next_v = np.append(v[1:], bootstrap_value)
+    delta = rho_t * (r + gamma * next_v - v)
+    vs = np.zeros(n)
+    carry = 0.0  # v_{t+1} − V(s_{t+1}); 0 past the end (the bootstrap is taken as exact)
+    for t in range(n - 1, -1, -1):
+        carry = delta[t] + gamma * c[t] * carry
+        vs[t] = v[t] + carry
+    next_vs = np.append(vs[1:], bootstrap_value)
+    adv: FloatArray = rho_t * (r + gamma * next_vs - v)
+    return VTrace(vs, adv)
+
+
+def replay_priority(td_errors: ArrayLike, rhos: ArrayLike, *, w_td: float = 1.0, w_rho: float = 1.0) -> float:
+    """DistRL's trajectory priority without its entropy term: ``w_td·mean|δ| + w_rho·mean ρ̂``.
+
+    δ are the trajectory's TD errors under the current policy (e.g. V-trace's ``vs − V``), ρ̂ its
+    truncated importance weights. Surprising trajectories, and those the current policy still takes,
+    are replayed more. An empty trajectory has priority 0.
+    """
+    d = np.asarray(td_errors, dtype=np.float64)
+    w = np.asarray(rhos, dtype=np.float64)
+    if d.size == 0 and w.size == 0:
+        return 0.0
+    return float(w_td * (np.abs(d).mean() if d.size else 0.0) + w_rho * (w.mean() if w.size else 0.0))

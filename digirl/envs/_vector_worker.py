@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from multiprocessing.connection import Connection
 from multiprocessing.shared_memory import SharedMemory
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,7 +42,17 @@ logger = logging.getLogger("digirl.envs.vector")
 EnvFn = Callable[[], DeviceEnv]
 
 
-__all__ = ["EnvFn", "Fault", "Handle", "InlineHandle", "ProcessHandle", "preload_forkserver", "shutdown"]
+__all__ = [
+    "EnvFn",
+    "Fault",
+    "Handle",
+    "InlineHandle",
+    "ProcessHandle",
+    "fault_of",
+    "preload_forkserver",
+    "serve",
+    "shutdown",
+]
 
 
 # --------------------------------------------------------------------------- worker side
@@ -56,7 +66,7 @@ class Fault:
     traceback: str
 
 
-def _fault(kind: str, e: BaseException) -> Fault:
+def fault_of(kind: str, e: BaseException) -> Fault:
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     return Fault(kind, type(e).__name__, str(e), tb)
 
@@ -83,7 +93,22 @@ def _safe_execute(env: DeviceEnv, cmd: str, payload: Any) -> tuple[str, Any]:
         return ("ok", _execute(env, cmd, payload))
     except Exception as e:
         kind = "task" if cmd == "reset" and isinstance(e, UnsupportedInstructionError) else "env"
-        return ("err", _fault(kind, e))
+        return ("err", fault_of(kind, e))
+
+
+def serve(env: DeviceEnv, cmd: str, payload: Any, last_shot: np.ndarray | None) -> tuple[tuple[str, Any], np.ndarray | None]:
+    """Answer one command for a worker (process or Ray actor): ``(reply, frame to remember)``.
+
+    The caller already holds the previous frame, so an observation whose ``previous_screenshot`` is
+    the frame sent last time goes without it (``dedup`` in the reply; the caller restores it).
+    """
+    status, out = _safe_execute(env, cmd, payload)
+    if status != "ok":
+        return (status, out), last_shot
+    obs: Observation = out[0]
+    dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
+    shipped = replace(obs, previous_screenshot=None) if dedup else obs
+    return (status, (shipped, dedup, *out[1:])), obs.screenshot
 
 
 #: Where a reply's frames are: ((field, shape, dtype, offset), ...) in the slot's shared block.
@@ -151,7 +176,7 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
     try:
         env = env_fn()
     except Exception as e:
-        build_fault = _fault("build", e)  # reported on the first command; the parent decides
+        build_fault = fault_of("build", e)  # reported on the first command; the parent decides
     last_shot: np.ndarray | None = None
     block: SharedMemory | None = None
     parent = os.getppid()
@@ -170,26 +195,21 @@ def _worker_main(conn: Connection, env_fn: EnvFn) -> None:
                 assert build_fault is not None
                 conn.send(("err", build_fault, None))
                 continue
-            status, out = _safe_execute(env, cmd, payload)
+            (status, out), last_shot = serve(env, cmd, payload, last_shot)
             frames = None
             if status == "ok":
-                obs: Observation = out[0]
-                # The parent already holds the previous frame: do not ship it twice.
-                dedup = obs.previous_screenshot is not None and obs.previous_screenshot is last_shot
-                shipped = replace(obs, previous_screenshot=None) if dedup else obs
-                last_shot = obs.screenshot
                 try:
                     block = _attach(block_name, block)
                 except OSError:  # the block is gone (the parent is closing): pickle this reply
                     block = None
-                shipped, frames = _put_frames(shipped, block)
-                out = (shipped, dedup, *out[1:])
+                shipped, frames = _put_frames(out[0], block)
+                out = (shipped, *out[1:])
             try:
                 conn.send((status, out, frames))
             except (OSError, EOFError):
                 break
             except Exception as e:  # an info dict that cannot be pickled, for instance
-                conn.send(("err", _fault("env", e), None))
+                conn.send(("err", fault_of("env", e), None))
     finally:
         if env is not None:
             try:
@@ -277,7 +297,7 @@ class ProcessHandle:
             except (EOFError, OSError):
                 pass
             except Exception as e:  # the reply could not be unpickled here
-                return ("err", _fault("env", e))
+                return ("err", fault_of("env", e))
             else:
                 if frames is not None and frames[0] == "shm":
                     assert self.block is not None
@@ -363,7 +383,7 @@ class InlineHandle:
             try:
                 self.env = self._env_fn()
             except Exception as e:
-                self._reply = ("err", _fault("build", e))
+                self._reply = ("err", fault_of("build", e))
                 return started
         assert self.env is not None
         status, out = _safe_execute(self.env, cmd, payload)
@@ -389,7 +409,36 @@ class InlineHandle:
         self.kill()
 
 
-Handle = ProcessHandle | InlineHandle
+class Handle(Protocol):
+    """One env slot of a runner, whatever carries the commands (a process, the caller, a Ray actor).
+
+    ``request`` sends a command (starting a fresh worker first when there is none) and says whether
+    it had to start one; ``waitable`` is what the runner's wait function watches (``None``: the reply is
+    known already); ``receive`` returns ``("ok", out)``, ``("err", Fault)`` or ``("crash", why)``.
+    """
+
+    index: int
+    starts: int
+    pids: list[int]
+    cmd: str | None
+    deadline: float
+    timeout: float
+    sent: float
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def waitable(self) -> Any: ...
+
+    def request(self, cmd: str, payload: Any, timeout: float) -> bool: ...
+
+    def receive(self) -> tuple[str, Any]: ...
+
+    def kill(self) -> None: ...
+
+    def begin_close(self) -> None: ...
+
+    def finish_close(self, deadline: float) -> None: ...
 
 
 def shutdown(handles: list[Handle], grace_s: float = 5.0) -> None:

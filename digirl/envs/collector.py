@@ -1,8 +1,8 @@
 """The collector seam: run episodes over a pool of environments and yield their trajectories.
 
 Every backend implements :class:`Collector` — the process/inline :class:`~digirl.envs.vector.VectorRunner`,
-the browser's batched pages (:mod:`digirl.browser.collector`), Ray actors — so training code never
-asks which one it has. :func:`make_collector` picks the backend: ``runner="auto"`` takes the one
+the browser's batched pages (:mod:`digirl.browser.collector`), Ray actors (:mod:`digirl.distributed.runner`)
+— so training code never asks which one it has. :func:`make_collector` picks the backend: ``runner="auto"`` takes the one
 the env's registration asks for (``metadata["collector"]``, e.g. ``browser``), else ``process``.
 """
 
@@ -64,6 +64,7 @@ _COLLECTORS: dict[str, str] = {
     "process": "digirl.envs.collector:_vector_collector",
     "inline": "digirl.envs.collector:_vector_collector",
     "browser": "digirl.browser.collector:make_browser_collector",
+    "ray": "digirl.distributed.runner:make_ray_collector",
 }
 
 

@@ -8,7 +8,7 @@ makes every id available to ``gymnasium.make`` as well.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +68,18 @@ def spec(env_id: str) -> EnvSpec:
         raise KeyError(f"unknown env id {env_id!r}; known ids include: {known} (see `digirl envs list`)") from None
 
 
-def make(env_id: str, **kwargs: Any) -> Any:
-    """Build the env registered as ``env_id``; ``kwargs`` override the registered ones."""
+def make(env_id: str, *, latency_s: float | Sequence[float] | None = None, **kwargs: Any) -> Any:
+    """Build the env registered as ``env_id``; ``kwargs`` override the registered ones.
+
+    ``latency_s`` (seconds, or ``[low, high]``) wraps the env in :class:`~digirl.envs.wrappers.Latency`,
+    as ``gymnasium.make(max_episode_steps=...)`` adds its wrapper: every reset and step then takes as
+    long as on a real device.
+    """
+    if latency_s is not None:
+        from digirl.envs.wrappers import Latency, latency_range
+
+        low, high = latency_range(latency_s)
+        return Latency(make(env_id, **kwargs), low, high)
     s = spec(env_id)
     ep = s.entry_point
     if isinstance(ep, str):

@@ -58,7 +58,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait as mp_wait
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -95,11 +95,16 @@ def env_factory(env_id: str, **kwargs: Any) -> EnvFn:
 
 @dataclass(frozen=True)
 class EpisodeJob:
-    """One episode to run: the task (``None``: the env samples one) and the reset seed."""
+    """One episode to run: the task (``None``: the env samples one) and the reset seed.
+
+    ``gate`` (optional) holds the episode back until it returns True: jobs start in order, so a
+    closed gate also holds back the jobs after it (the asynchronous learner's staleness bound).
+    """
 
     task: TaskSpec | str | None
     seed: int
     job_id: int = field(default_factory=lambda: next(_job_ids))
+    gate: Callable[[], bool] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
@@ -150,6 +155,7 @@ class _Episode:
     noisy_steps: list[int] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     worker_pid: int | None = None
+    worker_node: str | None = None
     t0: float = field(default_factory=time.monotonic)
 
 
@@ -166,12 +172,15 @@ class _RunSpec:
 class VectorRunner:
     """A pool of ``num_envs`` envs that runs :class:`EpisodeJob` s to completion. See the module docs."""
 
+    #: Transports this class builds handles for (a subclass adds its own, e.g. ``"ray"``).
+    MODES: tuple[str, ...] = ("process", "inline")
+
     def __init__(
         self,
         env_fn: EnvFn,
         num_envs: int,
         *,
-        mode: Literal["process", "inline"] = "process",
+        mode: str = "process",
         step_timeout_s: float = 30.0,
         reset_timeout_s: float = 60.0,
         max_episode_retries: int = 2,
@@ -182,8 +191,8 @@ class VectorRunner:
             raise TypeError(f"env_fn must be a callable returning an env, got {type(env_fn).__name__}")
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        if mode not in ("process", "inline"):
-            raise ValueError(f"mode must be 'process' or 'inline', got {mode!r}")
+        if mode not in self.MODES:
+            raise ValueError(f"mode must be one of {', '.join(map(repr, self.MODES))}, got {mode!r}")
         if not (step_timeout_s > 0 and reset_timeout_s > 0):
             raise ValueError("step_timeout_s and reset_timeout_s must be > 0")
         if max_episode_retries < 0:
@@ -198,8 +207,12 @@ class VectorRunner:
         self._env_built = False
         self._running = False
         self._closed = False
-        self._handles: list[Handle]
-        if mode == "process":
+        self._handles = self._make_handles(env_fn, start_method)
+        self._finalizer = weakref.finalize(self, shutdown, self._handles)
+
+    def _make_handles(self, env_fn: EnvFn, start_method: str | None) -> list[Handle]:
+        """One handle per env slot (subclasses carry the commands some other way, e.g. Ray actors)."""
+        if self.mode == "process":
             if start_method is None:
                 start_method = "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
             ctx = mp.get_context(start_method)
@@ -213,10 +226,13 @@ class VectorRunner:
                         f"mode='process' sends env_fn to worker processes, so it must be picklable ({e}); "
                         "use env_factory(env_id, ...) or functools.partial of a module-level function"
                     ) from e
-            self._handles = [ProcessHandle(i, env_fn, ctx) for i in range(num_envs)]
-        else:
-            self._handles = [InlineHandle(i, env_fn) for i in range(num_envs)]
-        self._finalizer = weakref.finalize(self, shutdown, self._handles)
+            return [ProcessHandle(i, env_fn, ctx) for i in range(self.num_envs)]
+        return [InlineHandle(i, env_fn) for i in range(self.num_envs)]
+
+    @staticmethod
+    def _wait(waitables: list[Any], timeout: float) -> list[Any]:
+        """The waitables whose reply has arrived, waiting up to ``timeout`` s for the first one."""
+        return list(mp_wait(waitables, timeout))
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -249,7 +265,9 @@ class VectorRunner:
     ) -> Iterator[Trajectory]:
         """Run every job; yield each Trajectory when it completes (completion order).
 
-        ``act_fn`` maps a batch of observations to one :class:`ActOutput` (or plain ``Action``) each.
+        ``act_fn`` maps a batch of observations to one :class:`ActOutput` (or plain ``Action``) each;
+        if it has a method ``act_for(jobs, observations)``, that is called instead, with each
+        observation's :class:`EpisodeJob` (one policy per episode, for instance).
         With ``expert=True`` (and ``act_fn=None``) the env's ``cheat()`` acts instead; with probability
         ``expert_eps`` a step takes ``env.action_space.sample(rng)`` instead, ``rng`` seeded by
         ``(expert_seed, job.seed)``; ``expert_text`` renders ``Step.action_text`` (default: the env's own
@@ -281,10 +299,13 @@ class VectorRunner:
         try:
             while queue or active:
                 for slot in range(self.num_envs):
-                    if slot not in active and queue:
+                    if slot not in active and queue and (queue[0].gate is None or queue[0].gate()):
                         ep = _Episode(queue.popleft(), slot)
                         active[slot] = ep
                         self._begin(ep, spec)
+                if not active:  # the next job's gate is closed and nothing runs: wait for it
+                    time.sleep(0.05)
+                    continue
                 self._collect(active, done, spec)
                 while done:
                     traj = done.popleft()
@@ -344,7 +365,7 @@ class VectorRunner:
                         by_conn[w] = ep
                 if by_conn:
                     timeout = 0.0 if ready else max(0.0, wake - now)
-                    ready += [by_conn[c] for c in mp_wait(list(by_conn), timeout)]
+                    ready += [by_conn[c] for c in self._wait(list(by_conn), timeout)]
                 for ep in ready:
                     self._on_reply(ep, active, done, spec)
                 now = time.monotonic()
@@ -379,6 +400,7 @@ class VectorRunner:
         if cmd == "reset":
             _, _, _info, task, cheat, expert_ctx = out
             ep.task, ep.obs, ep.expert_action = task, shipped, cheat
+            ep.worker_pid, ep.worker_node = h.pid, getattr(h, "node", None)
             if expert_ctx is not None:
                 ep.action_space, ep.action_codec = expert_ctx
             return
@@ -422,6 +444,8 @@ class VectorRunner:
             "wall_time_s": round(time.monotonic() - ep.t0, 6),
             "failures": list(ep.failures),
         }
+        if ep.worker_node is not None:  # runners spread over machines say which one ran it
+            meta["worker_node"] = ep.worker_node
         if spec.expert:
             meta.update(expert=True, expert_eps=spec.expert_eps, noisy_steps=list(ep.noisy_steps))
         traj = Trajectory(
@@ -445,7 +469,9 @@ class VectorRunner:
         else:
             assert spec.act_fn is not None
             t0 = time.monotonic()
-            raw = list(spec.act_fn([ep.obs for ep in ready if ep.obs is not None]))
+            obs = [ep.obs for ep in ready if ep.obs is not None]
+            act_for = getattr(spec.act_fn, "act_for", None)  # an act function that wants the episodes' jobs
+            raw = list(act_for([ep.job for ep in ready], obs) if act_for is not None else spec.act_fn(obs))
             self.stats.policy_calls += 1
             self.stats.policy_s += time.monotonic() - t0
             if len(raw) != len(ready):

@@ -4,12 +4,15 @@
 spaces, and any other attribute) to the wrapped env, so a wrapper is a :class:`DeviceEnv`
 wherever one is expected (the vector runner, ``check_env``). :class:`MaxSteps` truncates
 episodes like Gymnasium's ``TimeLimit``; :class:`RecordEpisode` keeps the episodes it sees as
-:class:`~digirl.core.types.Trajectory` records.
+:class:`~digirl.core.types.Trajectory` records; :class:`Latency` makes every reset and step take as
+long as on a real phone.
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +21,7 @@ from digirl.core.actions import Action
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
 from digirl.envs.base import DeviceEnv, StepResult
 
-__all__ = ["EnvWrapper", "MaxSteps", "RecordEpisode"]
+__all__ = ["EnvWrapper", "Latency", "MaxSteps", "RecordEpisode", "latency_range"]
 
 
 class EnvWrapper(DeviceEnv):
@@ -174,3 +177,51 @@ class RecordEpisode(EnvWrapper):
             self.trajectory.final_observation = obs
             self.episodes.append(self.trajectory)
         return obs, reward, terminated, truncated, info
+
+
+class Latency(EnvWrapper):
+    """Wait ``low``–``high`` seconds (uniform) in every ``reset`` and ``step``, as a real device does.
+
+    A simulator step takes milliseconds; an Android phone or emulator takes 0.5–2 s (screenshot,
+    input, settling). This makes the fast envs behave like slow ones, to measure and test what
+    depends on env latency (overlapping envs, asynchronous learning) without a phone farm. The
+    durations are drawn from the episode's reset seed, so a run repeats them; the wait happens before
+    the inner call, and the env's own results are unchanged. ``sleep`` is replaceable for tests.
+    Through the registry: ``make(env_id, latency_s=(0.5, 2.0))`` (config: ``env.latency_s=[0.5,2.0]``).
+    """
+
+    def __init__(
+        self, env: DeviceEnv, low: float, high: float | None = None, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        super().__init__(env)
+        high = low if high is None else high
+        if not 0.0 <= low <= high:
+            raise ValueError(f"latency needs 0 <= low <= high, got low={low}, high={high}")
+        self.low, self.high = float(low), float(high)
+        self._sleep = sleep
+        self._rng = np.random.default_rng()
+        self.waited_s = 0.0
+
+    def _wait(self) -> None:
+        d = self.low if self.high == self.low else float(self._rng.uniform(self.low, self.high))
+        self.waited_s += d
+        self._sleep(d)
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Observation, dict[str, Any]]:
+        self._rng = np.random.default_rng(None if seed is None else [int(seed), 0x1A7E])
+        self._wait()
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action: Action | str) -> tuple[Observation, float, bool, bool, dict[str, Any]]:
+        self._wait()
+        return self.env.step(action)
+
+
+def latency_range(value: float | Sequence[float]) -> tuple[float, float]:
+    """``latency_s`` as given to ``make``/the config (one number, or ``[low, high]``) → ``(low, high)``."""
+    if isinstance(value, (int, float)):
+        return float(value), float(value)
+    vals = [float(v) for v in value]
+    if len(vals) != 2:
+        raise ValueError(f"latency_s is one number of seconds or [low, high], got {list(value)}")
+    return vals[0], vals[1]

@@ -86,6 +86,7 @@ def make_runner(cfg: EnvConfig, *, deterministic: bool = False) -> Collector:
         step_timeout_s=cfg.step_timeout_s,
         max_episode_retries=cfg.max_episode_retries,
         deterministic=deterministic,
+        options=cfg.collector_options(),
     )
 
 

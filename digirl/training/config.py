@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from digirl.algorithms.base import AlgoConfig
+from digirl.distributed.config import RayConfig
 from digirl.policies.config import PolicyConfig
 
 __all__ = [
+    "AsyncConfig",
     "CollectConfig",
     "EnvConfig",
     "EvalConfig",
@@ -52,6 +54,12 @@ class EnvConfig:
     )
     step_timeout_s: float = _f(30.0, "a step slower than this restarts the env worker")
     max_episode_retries: int = _f(2, "retries of an episode whose env crashed before it is marked an env failure")
+    latency_s: list[float] = _f(
+        [],
+        "artificial latency of every reset and step: [low, high] seconds, drawn uniformly per call (e.g. [0.5, 2.0] "
+        "as a real phone; digirl.envs.wrappers.Latency); [] = none",
+    )
+    ray: RayConfig = _sub(RayConfig, "Ray runner (env.runner=ray): cluster address, resources per actor, devices")
 
     def __post_init__(self) -> None:
         from digirl.envs.collector import collector_names
@@ -60,11 +68,20 @@ class EnvConfig:
             raise ValueError(f"env.runner {self.runner!r} is not one of {', '.join(collector_names())}")
         if self.num_envs < 1:
             raise ValueError(f"env.num_envs must be >= 1, got {self.num_envs}")
+        if self.latency_s and not (len(self.latency_s) == 2 and 0 <= self.latency_s[0] <= self.latency_s[1]):
+            raise ValueError(f"env.latency_s must be [low, high] seconds with 0 <= low <= high, got {self.latency_s}")
+        if self.runner != "ray" and self.ray != RayConfig():
+            raise ValueError(f"env.ray.* options are set but env.runner={self.runner}; add env.runner=ray")
 
     def env_kwargs(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {"latency_s": list(self.latency_s)} if self.latency_s else {}
         if self.id.startswith("digirl/sim-"):
-            return {"perturbation": self.perturbation, "world_version": self.world_version}
-        return {}
+            kw |= {"perturbation": self.perturbation, "world_version": self.world_version}
+        return kw
+
+    def collector_options(self) -> dict[str, Any]:
+        """The backend options :func:`~digirl.envs.collector.make_collector` gets (``env.ray.*`` for Ray)."""
+        return self.ray.to_options() if self.runner == "ray" else {}
 
 
 @dataclass
@@ -101,6 +118,44 @@ class LogConfig:
 
 
 @dataclass
+class AsyncConfig:
+    """Asynchronous learning (``asynchronous.max_staleness`` >= 1; ``docs/distributed.md``)."""
+
+    max_staleness: int = _f(
+        0,
+        "k: 0 = synchronous (collect, then update: the loop of earlier versions, unchanged); k >= 1 = the envs "
+        "keep collecting while the learner updates, with no barrier between iterations, and every trajectory comes "
+        "from a policy at most k updates older than the one learning from it (episodes wait rather than start "
+        "further ahead; older data is dropped). Needs env.runner process, inline or ray",
+    )
+    correction: Literal["is", "none"] = _f(
+        "is",
+        "off-policy correction: is = weight each off-policy step's actor loss by the truncated importance weight "
+        "min(rho_bar, pi/mu) (V-trace's rho; mu from the stored behaviour log-probability), none = use stale data as is",
+    )
+    rho_bar: float = _f(1.0, "truncation of the importance weights (V-trace's rho-bar)")
+    c_bar: float = _f(1.0, "truncation of the V-trace trace coefficients (c-bar) in the replay priorities")
+    replay_sample: int = _f(
+        0,
+        "trajectories drawn from the replay buffer for each update (0 = all of them, as the synchronous loop); "
+        "> 0 draws them by priority",
+    )
+    priority_alpha: float = _f(0.5, "prioritised replay: draw probability ∝ priority^alpha (0 = uniform; DistRL: 0.5)")
+    priority_td: float = _f(
+        1.0, "priority weight of the mean |V-trace TD error| (algorithms with a step critic, e.g. DigiRL)"
+    )
+    priority_rho: float = _f(1.0, "priority weight of the mean truncated importance weight")
+
+    def __post_init__(self) -> None:
+        if self.max_staleness < 0:
+            raise ValueError(f"asynchronous.max_staleness must be >= 0, got {self.max_staleness}")
+        if not (self.rho_bar > 0 and self.c_bar > 0):
+            raise ValueError("asynchronous.rho_bar and asynchronous.c_bar must be > 0")
+        if self.replay_sample < 0 or self.priority_alpha < 0 or self.priority_td < 0 or self.priority_rho < 0:
+            raise ValueError("asynchronous.replay_sample, priority_alpha, priority_td and priority_rho must be >= 0")
+
+
+@dataclass
 class TrainConfig:
     """A training run: ``digirl train RUN_DIR [preset] key=value ...``."""
 
@@ -130,6 +185,7 @@ class TrainConfig:
     algo: AlgoConfig = _sub(AlgoConfig, "algorithm")
     eval: EvalConfig = _sub(EvalConfig, "evaluation")
     log: LogConfig = _sub(LogConfig, "logging")
+    asynchronous: AsyncConfig = _sub(AsyncConfig, "asynchronous learning: staleness bound, off-policy correction, priorities")
 
     def __post_init__(self) -> None:
         if self.mode in ("offline", "off2on") and not self.offline_dataset:
@@ -166,8 +222,13 @@ class CollectConfig:
     )
     expert: bool = _f(False, "use the env's scripted expert instead of a policy")
     expert_noise: float = _f(0.0, "expert only: probability of a random action per step")
+    shard_size: int = _f(64, "trajectories per stored shard: a killed collect loses (and re-collects) at most this many")
     env: EnvConfig = _sub(EnvConfig, "environment")
     policy: PolicyConfig = _sub(PolicyConfig, "policy (policy.init = a saved policy folder)")
+
+    def __post_init__(self) -> None:
+        if self.trajectories < 0 or self.shard_size < 1:
+            raise ValueError("trajectories must be >= 0 and shard_size >= 1")
 
 
 @dataclass

@@ -17,21 +17,28 @@ Several processes (``accelerate launch`` / ``torchrun``): rank 0 collects, appen
 evaluates, logs and writes checkpoints; after a barrier every rank reads the new shard back from
 the store and the update is data parallel (:mod:`digirl.utils.distributed`), so every rank holds
 the same weights.
+
+With ``asynchronous.max_staleness`` = k ≥ 1 the online phase is :mod:`digirl.training.async_loop`
+instead (the envs keep collecting while the learner updates); it shares this module's pieces: the
+iteration's jobs, how an iteration's trajectories are stored, the update and the end of an iteration.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from digirl.algorithms.base import Algorithm, Phase
 from digirl.algorithms.registry import make_algorithm
+from digirl.core.errors import ConfigError
 from digirl.core.types import TaskSpec, Trajectory
 from digirl.envs.collector import Collector
+from digirl.envs.vector import EpisodeJob
 from digirl.policies.base import ActingPolicy
 from digirl.policies.registry import load_policy
 from digirl.training.checkpoint import LoopState, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
@@ -50,6 +57,9 @@ from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_re
 from digirl.training.task_sampling import family_outcomes, family_weights
 from digirl.utils import distributed as dist
 
+if TYPE_CHECKING:
+    from digirl.data.store import TrajectoryStore
+
 log = logging.getLogger(__name__)
 
 
@@ -64,6 +74,28 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
         / max(1, sum(t.length for t in scored)),
         f"{prefix}/trajectories": float(len(trajs)),
     }
+
+
+def iteration_jobs(
+    cfg: TrainConfig, train_pool: Sequence[TaskSpec | None], it: int, weights: dict[str, float] | None = None
+) -> list[EpisodeJob]:
+    """The episodes of online iteration ``it``: a pure function of the seed, ``it`` and the family
+    ``weights`` (``task_sampling``; None = uniform over tasks), so a resumed run collects the same."""
+    rng = np.random.default_rng([cfg.seed, it])
+    tasks = sample_tasks(train_pool, cfg.rollout_size, rng, weights)
+    seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
+    return jobs_for(tasks, seeds)
+
+
+def store_iteration(store: TrajectoryStore, trajs: list[Trajectory], it: int, policy_version: int | None) -> list[Trajectory]:
+    """Tag an iteration's trajectories (iteration, the policy version that acted: ``None`` keeps each
+    trajectory's own) and store them as one shard."""
+    for t in trajs:
+        t.metadata["iteration"] = it
+        if policy_version is not None:
+            t.policy_version = policy_version
+    store.append(trajs)
+    return trajs
 
 
 def evaluate_policy(
@@ -144,10 +176,10 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         policy = require_trainable(build_policy(cfg.policy, seed=cfg.seed), "digirl train")
         algo = make_algorithm(policy, cfg.algo, seed=cfg.seed)
 
-    def update(trajectories: list[Trajectory], phase: Phase, step: int) -> dict[str, float]:
+    def update(trajectories: list[Trajectory], phase: Phase, step: int, **kw: Any) -> dict[str, float]:
         """One learner update; the policy's version counts updates, and the update's annotations are kept."""
         t0 = time.perf_counter()
-        m = algo.update(trajectories, phase)
+        m = algo.update(trajectories, phase, **kw)  # kw: the async driver's step_weights
         state.updates += 1
         notes = algo.annotations()
         if notes and main:
@@ -184,6 +216,15 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     )
     needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0
     runner = make_runner(cfg.env, deterministic=cfg.deterministic) if needs_env and main else None
+    asynchronous = cfg.mode != "offline" and cfg.asynchronous.max_staleness > 0
+    if asynchronous and distributed:
+        raise ConfigError("asynchronous.max_staleness > 0 runs in one process (not under accelerate/torchrun)")
+    if asynchronous and cfg.task_sampling != "uniform":
+        raise ConfigError("task_sampling=family|uncertainty needs the synchronous loop (asynchronous.max_staleness=0)")
+    if asynchronous and runner is not None:
+        from digirl.training.async_loop import SharedCollector
+
+        runner = SharedCollector(runner)  # the collector thread and evaluation take turns
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
@@ -216,6 +257,23 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             log.info("eval %s @ iter %d: %.1f%% (%d/%d)", r.split, step, 100 * r.success_rate, r.successes, r.episodes)
         return reports
 
+    def evaluates_at(step: int) -> bool:
+        return bool(etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations)
+
+    def end_iteration(step: int, m: dict[str, float], collected: int) -> None:
+        """Count, log, evaluate (every eval.every iterations) and checkpoint a finished online iteration
+        (rank 0 evaluates and writes; every rank waits for it)."""
+        state.iteration = step
+        state.trajectories_seen += collected
+        m["data/online_trajectories"] = float(state.trajectories_seen)
+        m["data/replay_trajectories"] = float(len(buffer))
+        metrics.log(m, step)
+        if main and evaluates_at(step):
+            do_eval(step, state.trajectories_seen)
+        if main:
+            save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
+        dist.barrier()
+
     try:
         # ------------------------------------------------------------ offline phase (once)
         if cfg.mode in ("offline", "off2on") and not state.offline_done:
@@ -230,7 +288,13 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             do_eval(0, 0)  # the starting policy's score, for the learning curve
 
         # ------------------------------------------------------------ online phase
-        if cfg.mode in ("online", "off2on"):
+        if cfg.mode in ("online", "off2on") and asynchronous:
+            from digirl.training.async_loop import OnlinePhase, run_online_async
+
+            assert runner is not None
+            shared = (update, end_iteration, evaluates_at)
+            run_online_async(OnlinePhase(cfg, state, policy, algo, runner, store, buffer, by_iter, train_pool, *shared))
+        elif cfg.mode in ("online", "off2on"):
             assert runner is not None or not main
             act = policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)
             for it in range(state.iteration, cfg.iterations):
@@ -241,16 +305,9 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                 if new is None:  # collect; an iteration already on disk (crash before checkpoint) is reused
                     if main:
                         assert runner is not None
-                        rng = np.random.default_rng([cfg.seed, it])
                         weights = family_weights(cfg.task_sampling, families, family_outcomes(buffer.trajectories()))
-                        tasks = sample_tasks(train_pool, cfg.rollout_size, rng, weights)
-                        seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
-                        jobs = jobs_for(tasks, seeds)
-                        new = in_job_order(runner.run(act, jobs), jobs)
-                        for t in new:
-                            t.metadata["iteration"] = it
-                            t.policy_version = state.updates
-                        store.append(new)
+                        jobs = iteration_jobs(cfg, train_pool, it, weights)
+                        new = store_iteration(store, in_job_order(runner.run(act, jobs), jobs), it, state.updates)
                     if distributed:  # every rank learns from the same stored shard
                         dist.barrier()
                         new = _read_iteration(store, it)
@@ -260,16 +317,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                 m |= rollout_metrics(new)
                 if it >= cfg.warmup_iterations:
                     m |= update(buffer.trajectories(), "online", step)
-                state.iteration = step
-                state.trajectories_seen += len(new)
-                m["data/online_trajectories"] = float(state.trajectories_seen)
-                m["data/replay_trajectories"] = float(len(buffer))
-                metrics.log(m, step)
-                if etasks and cfg.eval.every and (step % cfg.eval.every == 0) and step != cfg.iterations and main:
-                    do_eval(step, state.trajectories_seen)
-                if main:
-                    save_checkpoint(run_dir, state, policy, algo.state_dict(), keep=cfg.checkpoint_keep)
-                dist.barrier()
+                end_iteration(step, m, len(new))
 
         final = do_eval(state.iteration, state.trajectories_seen) if etasks and runner is not None else []
         if final:

@@ -2,19 +2,24 @@
 
 ``sft``: expert demos (or a stored dataset) → behaviour cloning → a saved policy. This plays the
 role of Auto-UI's SFT checkpoint in DigiRL: the starting point of RL. ``collect``: rollouts of a
-policy (or the expert) on the train split, stored as a dataset (DigiRL's pre-collected data).
+policy (or the expert) on the train split, stored as a dataset (DigiRL's pre-collected data); a
+re-run of the same command resumes it to the count asked.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from digirl.algorithms.base import Sample, bc_update, make_optimizer
-from digirl.core.types import Trajectory
+from digirl.core.types import TaskSpec, Trajectory
+from digirl.envs.vector import EpisodeJob
 from digirl.training.common import (
     build_policy,
     in_job_order,
@@ -31,51 +36,94 @@ from digirl.training.task_sampling import family_weights
 log = logging.getLogger(__name__)
 
 
+def collection_key(cfg: CollectConfig) -> str:
+    """What defines a collection's episodes (not how many, nor how they are run): 8 hex digits.
+
+    Trajectory ids are ``KEY-INDEX``, so a re-run of the same command finds the episodes it already
+    stored, whatever runner or number of envs collects them.
+    """
+    ident = {
+        "env": cfg.env.id,
+        "env_kwargs": {k: v for k, v in cfg.env.env_kwargs().items() if k != "latency_s"},
+        "split": cfg.env.train_split,
+        "task_file": cfg.env.task_file,
+        "seed": cfg.seed,
+        "expert": cfg.expert,
+        "expert_noise": cfg.expert_noise if cfg.expert else None,
+        "policy": None if cfg.expert else [cfg.policy.kind, cfg.policy.init, cfg.policy.temperature],
+    }
+    return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:8]
+
+
+def collection_jobs(cfg: CollectConfig, pool: Sequence[TaskSpec | None]) -> list[EpisodeJob]:
+    """Episode ``i``'s task and seed come from ``(seed, i)`` alone: asking for more extends the same list."""
+    jobs = []
+    for i in range(cfg.trajectories):
+        rng = np.random.default_rng([cfg.seed, i])
+        task = pool[int(rng.integers(0, len(pool)))]
+        jobs.append(EpisodeJob(task=task, seed=int(rng.integers(0, 2**31 - 1))))
+    return jobs
+
+
 def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
-    """Roll out a policy (or the expert) on the train split into a dataset at ``out_dir``."""
+    """Roll out a policy (or the expert) on the train split into a dataset at ``out_dir``.
+
+    Resumable: episode ``i`` of this command is stored as ``KEY-i`` (:func:`collection_key`), and a
+    re-run collects only the episodes not stored yet, so the same command ends with exactly
+    ``cfg.trajectories`` of them however often it was killed (a shard of up to ``shard_size``
+    trajectories is written atomically; a kill loses at most the one being filled). Everything is
+    checked (env id, tasks, policy, runner) before the output folder is created.
+    """
     from digirl.config.core import save_config
     from digirl.data.store import TrajectoryStore
     from digirl.utils.progress import progress
 
     out = Path(out_dir)
-    store = TrajectoryStore(out, info={"env_id": cfg.env.id, "producer": "digirl collect", "expert": cfg.expert})
-    save_config(cfg, out / "collect-config.yaml")
-    rng = np.random.default_rng(cfg.seed)
-    pool = task_pool(cfg.env, cfg.env.train_split)
-    tasks = sample_tasks(pool, cfg.trajectories, rng)
-    seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
+    pool = task_pool(cfg.env, cfg.env.train_split)  # an unknown env id fails here
+    if not pool:
+        raise ValueError(f"{cfg.env.id}: the {cfg.env.train_split!r} split has no tasks")
+    jobs = collection_jobs(cfg, pool)
+    key = collection_key(cfg)
     policy = None if cfg.expert else build_policy(cfg.policy, seed=cfg.seed)
     act = None if policy is None else policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)
-    batch: list[Trajectory] = []
-    n_ok = 0
     try:
-        with progress(len(tasks), "collect") as bar:
+        store = TrajectoryStore(out, info={"env_id": cfg.env.id, "producer": "digirl collect", "expert": cfg.expert})
+        save_config(cfg, out / "collect-config.yaml")
+        stored = set(store.trajectory_ids())
+        index = {j.job_id: i for i, j in enumerate(jobs)}
+        todo = [j for i, j in enumerate(jobs) if f"{key}-{i:07d}" not in stored]
+        if len(todo) < len(jobs):
+            done = len(jobs) - len(todo)
+            log.info("%s already holds %d of these %d trajectories; collecting the other %d", out, done, len(jobs), len(todo))
+        batch: list[Trajectory] = []
+        n_ok = 0
+
+        def flush() -> None:
+            store.append(in_job_order(batch, todo))
+            batch.clear()
+
+        with progress(len(todo), "collect") as bar:
             it = (
                 runner.run(
-                    None,
-                    jobs_for(tasks, seeds),
-                    expert=True,
-                    expert_eps=cfg.expert_noise,
-                    expert_seed=cfg.seed,
-                    expert_text=_json_text,
+                    None, todo, expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text
                 )
                 if cfg.expert
-                else runner.run(act, jobs_for(tasks, seeds))
+                else runner.run(act, todo)
             )
             for traj in it:
+                traj.traj_id = f"{key}-{index[traj.metadata['job_id']]:07d}"
                 batch.append(traj)
                 n_ok += traj.success
                 bar.advance()
-                if len(batch) >= 64:  # one atomic shard per 64 trajectories
-                    store.append(batch)
-                    batch = []
+                if len(batch) >= cfg.shard_size:  # one atomic shard at a time
+                    flush()
         if batch:
-            store.append(batch)
+            flush()
     finally:
         runner.close()
     summary: dict[str, Any] = store.summary()
-    log.info("collected %d trajectories into %s (success %.1f%%)", len(tasks), out, 100 * n_ok / max(1, len(tasks)))
+    log.info("collected %d trajectories into %s (success %.1f%%)", len(todo), out, 100 * n_ok / max(1, len(todo)))
     return summary
 
 

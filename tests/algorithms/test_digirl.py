@@ -118,3 +118,27 @@ def test_update_annotates_every_step_with_what_the_actor_filter_used(rollouts):
             assert all(n.value is not None for n in rows[1:])
         else:
             assert all(n.kept is False for n in rows[1:])
+
+
+def test_step_weights_scale_the_actor_loss_of_each_step(rollouts):
+    """The asynchronous driver's importance weights: ones change nothing; others scale each kept step."""
+    pol, trajs = rollouts
+    cfg = AlgoConfig(critic=EncoderConfig(dim=32, layers=1), actor_steps=2, curriculum=False, **SMALL)  # type: ignore[arg-type]
+
+    def run(weights):
+        p = DefaultPolicy(PolicyNetConfig(dim=32, layers=1))
+        p.load_state_dict(pol.state_dict())
+        torch.manual_seed(1)
+        algo = DigiRL(p, cfg, seed=3)
+        algo.update(trajs, "online", **({} if weights is None else {"step_weights": weights}))
+        return p.state_dict(), [n for n in algo.annotations() if n.step >= 0]
+
+    base_sd, base_notes = run(None)
+    ones_sd, _ = run({t.traj_id: np.ones(t.length) for t in trajs})
+    assert all(base_sd[k].equal(ones_sd[k]) for k in base_sd)
+    half = {t.traj_id: np.full(t.length, 0.5) for t in trajs if t.success}  # successes have kept steps
+    _, notes = run(half)
+    for n, b in zip(notes, base_notes):
+        assert n.kept == b.kept
+        assert n.weight == pytest.approx(b.weight * (0.5 if n.traj_id in half else 1.0))
+    assert any(n.kept and n.traj_id in half for n in notes)

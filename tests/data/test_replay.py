@@ -46,3 +46,30 @@ def test_sample_steps_is_uniform_over_steps() -> None:
     assert {t.traj_id for t in buf.sample_trajectories(50, rng)} == {"short", "empty", "long"}
     with pytest.raises(ValueError, match="empty"):
         ReplayBuffer(2).sample_steps(1, rng)
+
+
+def test_prioritized_sampling_follows_priorities_and_new_ones_get_the_max() -> None:
+    buf = ReplayBuffer(3)
+    a, b, c, d = (build_traj(1, seed=i, traj_id=t) for i, t in enumerate("abcd"))
+    buf.add([a, b])
+    assert buf.priority("a") == buf.priority("b") == 1.0  # default when nothing is known yet
+    buf.set_priorities({"a": 3.0, "b": 1.0, "gone": 5.0})  # unknown ids are ignored
+    buf.add([c])
+    assert buf.priority("c") == 3.0  # the highest so far: replayed soon
+    rng = np.random.default_rng(0)
+    # alpha = 1, eps tiny: P(a drawn alone from {a: 3, b: 1, c: 3}) = 3/7
+    draws = [buf.sample_prioritized(1, rng, alpha=1.0, eps=1e-9)[0].traj_id for _ in range(7000)]
+    assert abs(draws.count("a") / 7000 - 3 / 7) < 0.02 and abs(draws.count("b") / 7000 - 1 / 7) < 0.02
+    # alpha = 0 is uniform
+    draws = [buf.sample_prioritized(1, rng, alpha=0.0)[0].traj_id for _ in range(6000)]
+    assert abs(draws.count("b") / 6000 - 1 / 3) < 0.02
+    two = buf.sample_prioritized(2, rng)
+    assert len({t.traj_id for t in two}) == 2 and [t.traj_id for t in two] == sorted(t.traj_id for t in two)
+    assert [t.traj_id for t in buf.sample_prioritized(5, rng)] == ["a", "b", "c"]  # n >= len: everything
+    buf.set_priorities({"b": 0.0})
+    assert all(buf.sample_prioritized(1, rng, alpha=1.0, eps=1e-12)[0].traj_id != "b" for _ in range(200))
+    buf.add([d])  # evicts a, and its priority
+    with pytest.raises(KeyError):
+        buf.priority("a")
+    with pytest.raises(ValueError, match="finite"):
+        buf.set_priorities({"b": float("nan")})

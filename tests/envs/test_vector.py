@@ -246,3 +246,33 @@ def test_argument_errors() -> None:
         EpisodeJob(None, -1)
     with pytest.raises(KeyError, match="unknown env id"):
         env_factory("digirl/nope-v0")
+
+
+def test_job_gates_hold_episodes_back_in_order_and_act_for_sees_each_episodes_job() -> None:
+    import threading
+
+    from digirl.core.actions import Action
+    from digirl.policies.base import ActOutput
+
+    opened = threading.Event()
+    seen: list[tuple[int, int]] = []  # (job_id, observation step) per action
+
+    class PerEpisode:
+        def __call__(self, observations):  # pragma: no cover - the runner calls act_for
+            raise AssertionError("act_for must be used")
+
+        def act_for(self, jobs, observations):
+            seen.extend((j.job_id, o.step) for j, o in zip(jobs, observations))
+            return [ActOutput(Action.back(), "back") for _ in observations]
+
+    first = EpisodeJob(None, 0)
+    gated = EpisodeJob(None, 1, gate=opened.is_set)
+    after = EpisodeJob(None, 2)  # not gated, but after a closed gate: waits too
+    threading.Timer(0.3, opened.set).start()
+    with VectorRunner(env_factory("digirl/toy-tap-v0", horizon=2), 3, mode="inline") as runner:
+        trajs = list(runner.run(PerEpisode(), [first, gated, after]))
+    assert trajs[0].seed == 0 and sorted(t.seed for t in trajs) == [0, 1, 2]
+    ids = [jid for jid, _ in seen]
+    assert ids.index(gated.job_id) < ids.index(after.job_id)  # started in order, once the gate opened
+    for t in trajs:  # each observation went with its own episode's job
+        assert [step for jid, step in seen if jid == t.metadata["job_id"]] == list(range(t.length))

@@ -78,3 +78,30 @@ def test_wrapped_env_in_the_runner() -> None:
         jobs = [EpisodeJob(None, s) for s in range(3)]
         out = list(runner.run(lambda obs: [ActOutput(Action.back(), "back") for _ in obs], jobs))
     assert [t.length for t in out] == [2, 2, 2] and all(t.truncated and t.steps[-1].info["max_steps_truncated"] for t in out)
+
+
+def test_latency_waits_in_every_reset_and_step_repeatably_and_make_applies_it() -> None:
+    from digirl.envs.registry import make
+    from digirl.envs.wrappers import Latency
+
+    waits: list[float] = []
+    env = Latency(ToyEnv("type", horizon=3), 0.5, 2.0, sleep=waits.append)
+    env.reset(seed=7)
+    env.step(Action.back())
+    env.step(Action.back())
+    assert len(waits) == 3 and all(0.5 <= w <= 2.0 for w in waits) and env.waited_s == sum(waits)
+    again: list[float] = []
+    env2 = Latency(ToyEnv("type", horizon=3), 0.5, 2.0, sleep=again.append)
+    env2.reset(seed=7)
+    env2.step(Action.back())
+    env2.step(Action.back())
+    assert again == waits  # drawn from the reset seed: a run repeats them
+    fixed: list[float] = []
+    Latency(ToyEnv("tap"), 0.25, sleep=fixed.append).reset(seed=0)
+    assert fixed == [0.25]
+    with pytest.raises(ValueError, match="low <= high"):
+        Latency(ToyEnv("tap"), 2.0, 1.0)
+    wrapped = make("digirl/toy-tap-v0", latency_s=[0.0, 0.001])
+    assert isinstance(wrapped, Latency) and wrapped.unwrapped.mode == "tap" and wrapped.high == 0.001
+    with pytest.raises(ValueError, match="one number of seconds or"):
+        make("digirl/toy-tap-v0", latency_s=[1.0, 2.0, 3.0])

@@ -1,0 +1,322 @@
+"""Ray collection and asynchronous learning, measured side by side on this machine.
+
+``throughput``: env steps/s of ``env.runner=ray`` with 1/2/4/8 actors next to the process runner with
+as many worker processes, on two workloads: ``sim`` (the simulator driven by its scripted expert:
+CPU-bound, 270×600 screenshots cross the process boundary every step) and ``latency`` (the toy env
+with 50–100 ms of sleeping latency per reset and step, as a device round trip: shows overlap). Worker
+start-up is excluded (a warm-up run first); each figure is the best of ``--repeat`` timed runs, the
+two runners alternating so that a change in machine load hits both.
+
+``async``: DigiRL off-to-online on the simulator with an artificial latency of 0.5–2 s per reset and
+step (``env.latency_s``, as a real phone), synchronous (``asynchronous.max_staleness=0``) vs
+asynchronous (k = 2), both on Ray, 3 seeds. For each seed the two runs go at the same time, side by
+side, so the machine's load affects both alike. Both start from one SFT policy and one offline
+dataset (made first, without latency). Every iteration's checkpoint is then evaluated greedily on
+the first ``--test-tasks`` test tasks, without latency; a run's clock is the wall time since its
+online phase began (evaluation excluded). ``deterministic=false`` for both (slow resets do not hold
+up the policy batches; asynchronous runs take the newest weights).
+
+    python benchmarks/bench_ray.py throughput          # a few minutes
+    python benchmarks/bench_ray.py async               # about an hour on 2 cores
+    python benchmarks/bench_ray.py throughput --quick  # fewer episodes
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from digirl.core.actions import Action
+from digirl.core.types import Observation
+from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
+from digirl.policies.base import ActOutput
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _machine() -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+# --------------------------------------------------------------------------- throughput
+def back_policy(observations: Sequence[Observation]) -> list[ActOutput]:
+    return [ActOutput(Action.back(), "back") for _ in observations]
+
+
+def _timed(runner: Any, seeds: Sequence[int], expert: bool) -> tuple[int, float]:
+    before = runner.stats.steps
+    t0 = time.perf_counter()
+    trajs = list(runner.run(None if expert else back_policy, [EpisodeJob(None, s) for s in seeds], expert=expert))
+    dt = time.perf_counter() - t0
+    assert not any(t.env_failure for t in trajs), [t.failure_reason for t in trajs if t.env_failure]
+    return runner.stats.steps - before, dt
+
+
+def throughput(
+    name: str, env_fn: Callable[[], Any], episodes: int, expert: bool, counts: Sequence[int], repeat: int
+) -> list[dict[str, Any]]:
+    from digirl.distributed.config import RayConfig
+    from digirl.distributed.runner import RayRunner
+
+    rows = []
+    seeds = list(range(episodes))
+    for n in counts:
+        t0 = time.perf_counter()
+        proc = VectorRunner(env_fn, n, step_timeout_s=120.0)
+        _timed(proc, [10_000 + i for i in range(n)], expert)  # warm-up: start the workers
+        proc_start = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ray_runner = RayRunner(env_fn, n, options=RayConfig(num_cpus_per_actor=0.25), step_timeout_s=120.0)
+        _timed(ray_runner, [10_000 + i for i in range(n)], expert)
+        ray_start = time.perf_counter() - t0
+        best: dict[str, tuple[int, float]] = {}
+        for _ in range(repeat):  # alternate: load changes hit both runners
+            for label, r in (("process", proc), ("ray", ray_runner)):
+                steps, dt = _timed(r, seeds, expert)
+                if label not in best or dt < best[label][1]:
+                    best[label] = (steps, dt)
+        proc.close()
+        ray_runner.close()
+        p_sps = best["process"][0] / best["process"][1]
+        r_sps = best["ray"][0] / best["ray"][1]
+        row = {
+            "workload": name,
+            "envs": n,
+            "episodes": episodes,
+            "steps": best["ray"][0],
+            "process_steps_per_s": round(p_sps, 1),
+            "ray_steps_per_s": round(r_sps, 1),
+            "ray_overhead_pct": round(100 * (p_sps / r_sps - 1), 1),
+            "process_startup_s": round(proc_start, 2),
+            "ray_startup_s": round(ray_start, 2),
+        }
+        rows.append(row)
+        print(
+            f"[{name}] {n} env(s): process {p_sps:8.1f} steps/s | ray {r_sps:8.1f} steps/s | "
+            f"ray overhead {row['ray_overhead_pct']:+.1f}% | start-up process {proc_start:.2f}s, ray {ray_start:.2f}s",
+            flush=True,
+        )
+    return rows
+
+
+def cmd_throughput(args: argparse.Namespace) -> dict[str, Any]:
+    from digirl.distributed.config import RayConfig
+    from digirl.distributed.session import RaySession
+
+    session = RaySession(RayConfig(num_cpus_per_actor=0.25, local_num_cpus=2), 8)  # one local Ray for every row
+    t0 = time.perf_counter()
+    try:
+        k = 1 if args.quick else 3
+        counts = [1, 2, 4, 8]
+        sim = throughput("sim", env_factory("digirl/sim-general-v0"), 8 * k, True, counts, args.repeat)
+        slow = env_factory("digirl/toy-tap-v0", horizon=10, latency_s=[0.05, 0.1])
+        lat = throughput("latency", slow, 8 * k, False, counts, args.repeat)
+    finally:
+        session.close()
+    return {"sim": sim, "latency": lat, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+# --------------------------------------------------------------------------- async vs sync
+SMALL = [
+    "algo.offline_actor_steps=120",
+    "algo.offline_critic_steps=80",
+    "algo.actor_steps=30",
+    "algo.critic_steps=20",
+    "algo.instruct_critic_steps=20",
+]
+
+
+def _cli(args: list[str], log: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, DIGIRL_NO_PROGRESS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    with open(log, "wb") as fh:
+        return subprocess.Popen([sys.executable, "-m", "digirl", *args], stdout=fh, stderr=subprocess.STDOUT, env=env)
+
+
+def _run(args: list[str], log: Path) -> None:
+    proc = _cli(args, log)
+    if proc.wait() != 0:
+        raise RuntimeError(f"digirl {args[0]} failed; see {log}")
+
+
+def _curve(run: Path, test_tasks: int, eval_envs: int) -> list[dict[str, Any]]:
+    """Greedy test success of every iteration's checkpoint, with the wall time since the online phase began."""
+    from digirl.config.core import load_config
+    from digirl.policies.registry import load_policy
+    from digirl.training.common import make_runner, task_pool
+    from digirl.training.config import EvalRunConfig
+    from digirl.training.evaluate import eval_tasks
+    from digirl.training.loop import evaluate_policy
+
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    t_start = min(r["time"] for r in rows if r["step"] == 0)  # after the offline phase (the same in both modes)
+    t_iter = {r["step"]: r["time"] - t_start for r in rows if r["step"] > 0 and "rollout/success_rate" in r}
+    cfg = load_config(
+        EvalRunConfig, overrides=[f"env.num_envs={eval_envs}", "env.runner=process", f"eval.test_tasks={test_tasks}"]
+    )
+    tasks = eval_tasks(task_pool(cfg.env, "test"), [], test_tasks, 0, cfg.eval.seed)
+    runner = make_runner(cfg.env, deterministic=True)
+    out = []
+    try:
+        for ck in sorted((run / "checkpoints").glob("iter-*")):
+            it = int(ck.name.split("-")[1])
+            report = evaluate_policy(load_policy(ck / "policy"), runner, tasks, greedy=True, temperature=1.0, seed=cfg.eval.seed)[
+                0
+            ]
+            out.append({"iteration": it, "wall_s": round(t_iter.get(it, 0.0), 1), "test_success": report.success_rate})
+    finally:
+        runner.close()
+    return out
+
+
+def _time_to(curve: list[dict[str, Any]], target: float) -> float | None:
+    for p in curve:
+        if p["iteration"] > 0 and p["test_success"] >= target - 1e-9:
+            return float(p["wall_s"])
+    return None
+
+
+def _mean_ci(xs: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of a 95% t interval over seeds."""
+    a = np.asarray(xs, dtype=float)
+    if a.size < 2:
+        return float(a.mean()), float("nan")
+    t = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776}.get(a.size, 2.0)
+    return float(a.mean()), float(t * a.std(ddof=1) / math.sqrt(a.size))
+
+
+def cmd_async(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    env = ["env.id=digirl/sim-general-v0", "policy.device=cpu"]
+    t0 = time.time()
+    if not (work / "sft" / "policy" / "model.safetensors").is_file():
+        _run(["sft", str(work / "sft"), *env, "env.num_envs=2", "sft.demos=16", "sft.steps=60"], work / "sft.log")
+    if not (work / "offline" / "meta.json").is_file() or args.redo_offline:
+        _run(
+            ["collect", str(work / "offline"), *env, "env.num_envs=2", f"policy.init={work}/sft/policy", "trajectories=64"],
+            work / "offline.log",
+        )
+    print(f"SFT policy and offline data ready ({time.time() - t0:.0f}s)", flush=True)
+    common = [
+        *env,
+        "mode=off2on",
+        f"offline_dataset={work}/offline",
+        f"policy.init={work}/sft/policy",
+        f"iterations={args.iterations}",
+        f"rollout_size={args.rollout}",
+        f"env.num_envs={args.envs}",
+        f"env.latency_s=[{args.latency[0]},{args.latency[1]}]",
+        "env.runner=ray",
+        "env.ray.num_cpus_per_actor=0.25",
+        "deterministic=false",
+        "eval.every=0",
+        "eval.test_tasks=0",
+        "eval.train_tasks=0",
+        "checkpoint_keep=1000",
+        "log.tensorboard=false",
+        *SMALL,
+    ]
+    runs: dict[str, dict[str, Any]] = {}
+    for seed in args.seeds:
+        procs = {}
+        for mode, k in (("sync", 0), ("async", args.k)):
+            d = work / f"{mode}-s{seed}"
+            if (d / "policy" / "model.safetensors").is_file():
+                continue  # done in an earlier invocation
+            procs[mode] = _cli(
+                ["train", str(d), *common, f"seed={seed}", f"asynchronous.max_staleness={k}"], work / f"{mode}-s{seed}.log"
+            )
+        for mode, p in procs.items():
+            if p.wait() != 0:
+                raise RuntimeError(f"{mode} seed {seed} failed; see {work}/{mode}-s{seed}.log")
+        for mode in ("sync", "async"):
+            d = work / f"{mode}-s{seed}"
+            curve = _curve(d, args.test_tasks, 2)
+            runs[f"{mode}-s{seed}"] = {"mode": mode, "seed": seed, "curve": curve, "total_wall_s": curve[-1]["wall_s"]}
+            print(
+                f"[{mode} seed {seed}] " + " ".join(f"{p['wall_s']:.0f}s:{100 * p['test_success']:.0f}%" for p in curve),
+                flush=True,
+            )
+    final = {m: [r["curve"][-1]["test_success"] for r in runs.values() if r["mode"] == m] for m in ("sync", "async")}
+    target = float(np.mean(final["sync"]))  # "the same success": what the synchronous runs end at, on average
+    per_seed = []
+    for seed in args.seeds:
+        s, a = runs[f"sync-s{seed}"], runs[f"async-s{seed}"]
+        ts, ta = _time_to(s["curve"], target), _time_to(a["curve"], target)
+        per_seed.append(
+            {
+                "seed": seed,
+                "sync_total_s": s["total_wall_s"],
+                "async_total_s": a["total_wall_s"],
+                "total_speedup": round(s["total_wall_s"] / a["total_wall_s"], 3),
+                "sync_time_to_target_s": ts,
+                "async_time_to_target_s": ta,
+                "speedup_to_target": None if ts is None or ta is None else round(ts / ta, 3),
+            }
+        )
+    summary = {
+        "target_success": target,
+        "final_success_sync": _mean_ci(final["sync"]),
+        "final_success_async": _mean_ci(final["async"]),
+        "total_speedup_mean": float(np.mean([p["total_speedup"] for p in per_seed])),
+        "speedup_to_target": [p["speedup_to_target"] for p in per_seed],
+        "per_seed": per_seed,
+    }
+    print(json.dumps(summary, indent=2), flush=True)
+    return {"settings": vars(args) | {"work": str(work)}, "runs": runs, "summary": summary}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    t = sub.add_parser("throughput", help="env steps/s: Ray actors vs worker processes")
+    t.add_argument("--quick", action="store_true")
+    t.add_argument("--repeat", type=int, default=3)
+    t.add_argument("--out", default=str(RESULTS / "ray_throughput.json"))
+    a = sub.add_parser("async", help="asynchronous (k) vs synchronous DigiRL with phone-like latency")
+    a.add_argument("--work", default="runs/bench_ray_async")
+    a.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    a.add_argument("--k", type=int, default=2)
+    a.add_argument("--iterations", type=int, default=8)
+    a.add_argument("--rollout", type=int, default=16)
+    a.add_argument("--envs", type=int, default=8)
+    a.add_argument("--latency", type=float, nargs=2, default=[0.5, 2.0])
+    a.add_argument("--test-tasks", type=int, default=96)
+    a.add_argument("--redo-offline", action="store_true")
+    a.add_argument("--out", default=str(RESULTS / "ray_async.json"))
+    args = ap.parse_args()
+    start = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "machine_at_start": _machine()}
+    t0 = time.time()
+    results = cmd_throughput(args) if args.what == "throughput" else cmd_async(args)
+    out = {
+        **start,
+        "machine_at_end": _machine(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "wall_s": round(time.time() - t0, 1),
+        "results": results,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=2, default=str) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

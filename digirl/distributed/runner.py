@@ -1,0 +1,245 @@
+"""``env.runner=ray``: the vector runner's scheduler, with each env in a Ray actor anywhere in a cluster.
+
+:class:`RayRunner` is a :class:`~digirl.envs.vector.VectorRunner` whose env slots are Ray actors
+(:class:`~digirl.distributed.actor.EnvActor`) instead of worker processes, so everything the process
+runner promises holds here too: policy inference batched in this process (one ``act_fn`` call over
+every env waiting for an action), the same episode records, and the same failure semantics. An actor
+that dies (its process or its whole node), hangs past ``step_timeout_s`` or raises is killed and
+replaced by a fresh actor, and its episode restarts from scratch with the same seed; after
+``max_episode_retries`` it is yielded with ``env_failure=True`` — never scored as the agent's
+failure, never lost, never yielded twice. In deterministic mode (the default of the training
+commands) a Ray run gives the same trajectories as the process runner for the same jobs and policy.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, cast
+
+import numpy as np
+
+from digirl.distributed.config import RayConfig
+from digirl.distributed.session import RaySession, import_ray
+from digirl.envs._vector_worker import EnvFn, Handle, fault_of
+from digirl.envs.collector import Collector
+from digirl.envs.vector import VectorRunner, env_factory
+
+__all__ = ["RayHandle", "RayRunner", "make_ray_collector"]
+
+log = logging.getLogger(__name__)
+
+
+class RayHandle:
+    """One env slot held by a Ray actor; a fresh actor is started lazily on the next request."""
+
+    def __init__(self, index: int, start_actor: Callable[[], Any]) -> None:
+        self.index = index
+        self._start_actor = start_actor
+        self.actor: Any = None
+        self.ref: Any = None
+        self.starts = 0
+        self.pids: list[int] = []
+        self.pid: int | None = None
+        self.node: str | None = None
+        self.cmd: str | None = None
+        self.deadline = math.inf
+        self.timeout = 0.0
+        self.sent = 0.0
+        self._closing: Any = None
+
+    def waitable(self) -> Any:
+        return self.ref
+
+    def _drain_stale(self) -> None:
+        """A run abandoned mid-request leaves a reply in flight: wait for it (until its deadline) or kill."""
+        ray = import_ray()
+        ready, _ = ray.wait([self.ref], timeout=max(0.0, self.deadline - time.monotonic()))
+        if ready:
+            try:
+                ray.get(ready[0])
+                self.cmd, self.ref = None, None
+                return
+            except ray.exceptions.RayError:
+                pass
+        self.kill()
+
+    def request(self, cmd: str, payload: Any, timeout: float) -> bool:
+        """Send a command; returns whether a fresh actor had to be started for it."""
+        if self.cmd is not None and self.actor is not None:
+            self._drain_stale()
+        started = self.actor is None
+        if started:
+            self.actor = self._start_actor()
+            self.starts += 1
+            self.pid = self.node = None
+        self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
+        self.deadline = self.sent + timeout
+        self.ref = self.actor.execute.remote(cmd, payload)
+        return started
+
+    def receive(self) -> tuple[str, Any]:
+        """The reply to the outstanding command: ``("ok", out)``, ``("err", Fault)`` or ``("crash", why)``."""
+        ray = import_ray()
+        cmd, ref = self.cmd, self.ref
+        self.cmd, self.ref = None, None
+        # ActorUnavailableError (a restarting or unreachable actor) only exists in newer Ray versions.
+        died = (ray.exceptions.RayActorError, getattr(ray.exceptions, "ActorUnavailableError", ray.exceptions.RayActorError))
+        try:
+            reply, where = ray.get(ref)
+        except died as e:
+            return ("crash", f"Ray actor died during {cmd}: {_first_line(e)}")
+        except ray.exceptions.RayTaskError as e:  # raised outside the env's own error handling
+            return ("err", fault_of("env", e))
+        except ray.exceptions.RayError as e:  # the reply was lost with its node, for instance
+            return ("crash", f"Ray lost the reply to {cmd}: {_first_line(e)}")
+        self.pid, self.node = where.get("pid"), where.get("node")
+        if self.pid is not None and self.pid not in self.pids:
+            self.pids.append(self.pid)
+        return _own_arrays(reply)
+
+    def kill(self) -> None:
+        """Stop the actor now; the next request starts a fresh one."""
+        actor, self.actor, self.ref, self.cmd = self.actor, None, None, None
+        if actor is not None:
+            ray = import_ray()
+            try:
+                ray.kill(actor, no_restart=True)
+            except Exception:  # already gone, or Ray itself is shutting down
+                log.debug("ray.kill failed", exc_info=True)
+
+    def begin_close(self) -> None:
+        if self.actor is not None:
+            try:
+                self._closing = self.actor.close.remote()
+            except Exception:
+                self._closing = None
+
+    def finish_close(self, deadline: float) -> None:
+        if self._closing is not None and self.cmd is None:
+            ray = import_ray()
+            try:
+                ray.wait([self._closing], timeout=max(0.0, deadline - time.monotonic()))
+            except Exception:
+                log.debug("waiting for an actor to close failed", exc_info=True)
+        self._closing = None
+        self.kill()
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _own_arrays(reply: tuple[str, Any]) -> tuple[str, Any]:
+    """Copy screenshots out of Ray's object store: a zero-copy view would pin store memory for as long
+    as the trajectory lives (a replay buffer keeps thousands)."""
+    status, out = reply
+    if status != "ok":
+        return reply
+    obs = out[0]
+    shot, prev = obs.screenshot, obs.previous_screenshot
+    if not shot.flags.writeable or (prev is not None and not prev.flags.writeable):
+        obs = replace(obs, screenshot=np.array(shot), previous_screenshot=None if prev is None else np.array(prev))
+        out = (obs, *out[1:])
+    return (status, out)
+
+
+class RayRunner(VectorRunner):
+    """A :class:`VectorRunner` whose ``num_envs`` env slots are Ray actors (see the module docs)."""
+
+    MODES = ("ray",)
+
+    def __init__(
+        self,
+        env_fn: EnvFn,
+        num_envs: int,
+        *,
+        options: RayConfig | None = None,
+        step_timeout_s: float = 30.0,
+        reset_timeout_s: float = 60.0,
+        max_episode_retries: int = 2,
+        reset_batch_wait_s: float = 1.0,
+    ) -> None:
+        self.options = options or RayConfig()
+        if self.options.devices and len(self.options.devices) < num_envs:
+            raise ValueError(f"env.ray.devices lists {len(self.options.devices)} devices for {num_envs} actors (env.num_envs)")
+        self.session = RaySession(self.options, num_envs)
+        try:
+            super().__init__(
+                env_fn,
+                num_envs,
+                mode="ray",
+                step_timeout_s=step_timeout_s,
+                reset_timeout_s=reset_timeout_s,
+                max_episode_retries=max_episode_retries,
+                reset_batch_wait_s=reset_batch_wait_s,
+            )
+        except BaseException:
+            self.session.close()
+            raise
+
+    def _make_handles(self, env_fn: EnvFn, start_method: str | None) -> list[Handle]:
+        from digirl.distributed.actor import EnvActor
+
+        ray = import_ray()
+        cfg = self.options
+        remote_cls = ray.remote(EnvActor)
+        opts: dict[str, Any] = {"num_cpus": cfg.num_cpus_per_actor, "max_restarts": 0, "max_task_retries": 0}
+        if cfg.resources:
+            opts["resources"] = dict(cfg.resources)
+        if cfg.spread:
+            opts["scheduling_strategy"] = "SPREAD"
+        pool = (cfg.device_kwarg, cfg.device_pool_var) if cfg.device_pool_var else None
+
+        def starter(slot: int) -> Callable[[], Any]:
+            device = (cfg.device_kwarg, cfg.devices[slot]) if cfg.devices else None
+            return lambda: remote_cls.options(**opts).remote(env_fn, device, pool)
+
+        return [cast(Handle, RayHandle(i, starter(i))) for i in range(self.num_envs)]
+
+    @staticmethod
+    def _wait(waitables: list[Any], timeout: float) -> list[Any]:
+        ray = import_ray()
+        ready, rest = ray.wait(waitables, num_returns=1, timeout=None if math.isinf(timeout) else timeout)
+        if ready and rest:  # everything else that is in as well, without waiting
+            more, _ = ray.wait(rest, num_returns=len(rest), timeout=0)
+            ready += more
+        return list(ready)
+
+    def close(self) -> None:
+        """Stop every actor, then release the Ray session (a private local Ray stops with its last user)."""
+        try:
+            super().close()
+        finally:
+            self.session.close()
+
+
+def make_ray_collector(
+    env_id: str,
+    *,
+    runner: str,
+    num_envs: int,
+    env_kwargs: dict[str, Any],
+    step_timeout_s: float,
+    max_episode_retries: int,
+    deterministic: bool,
+    options: dict[str, Any],
+) -> Collector:
+    """The ``ray`` backend of :func:`~digirl.envs.collector.make_collector`; ``options`` are ``env.ray.*``."""
+    try:
+        cfg = RayConfig(**options)
+    except TypeError as e:
+        raise ValueError(f"unknown env.ray option: {e}") from None
+    return RayRunner(
+        env_factory(env_id, **env_kwargs),
+        num_envs,
+        options=cfg,
+        step_timeout_s=step_timeout_s,
+        max_episode_retries=max_episode_retries,
+        # As the process runner: waiting for every reset makes policy batches independent of timing.
+        reset_batch_wait_s=float("inf") if deterministic else 1.0,
+    )

@@ -1,0 +1,120 @@
+"""env.runner=ray: same episodes as the process runner, and the same failure semantics."""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from digirl.core.errors import EnvFailure
+from digirl.core.types import Observation
+from digirl.distributed.config import RayConfig
+from digirl.distributed.runner import RayRunner
+from digirl.envs.collector import make_collector
+from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
+from digirl.policies.base import ActOutput
+from digirl.policies.config import EncoderConfig
+from digirl.policies.default import DefaultPolicy
+from digirl.testing.fake_envs import FlakyEnv, SlowEnv
+
+pytestmark = pytest.mark.distributed
+
+LIGHT = RayConfig(num_cpus_per_actor=0.25)
+
+
+def _policy() -> DefaultPolicy:
+    return DefaultPolicy(EncoderConfig(dim=32, layers=1, heads=2), seed=0)
+
+
+def _episodes(runner, jobs):
+    policy = _policy()
+    act = functools.partial(policy.act, greedy=False, temperature=1.0)
+    order = {j.job_id: i for i, j in enumerate(jobs)}
+    return sorted(runner.run(act, jobs), key=lambda t: order[t.metadata["job_id"]])
+
+
+def test_ray_gives_the_process_runners_trajectories(ray_session):
+    jobs = [EpisodeJob(None, s) for s in range(8)]
+    with VectorRunner(env_factory("digirl/toy-mixed-v0"), 3, reset_batch_wait_s=float("inf")) as proc:
+        want = _episodes(proc, jobs)
+    ray_runner = make_collector("digirl/toy-mixed-v0", runner="ray", num_envs=3, deterministic=True, options=LIGHT.to_options())
+    try:
+        assert isinstance(ray_runner, RayRunner) and ray_runner.num_envs == 3
+        got = _episodes(ray_runner, [EpisodeJob(None, s) for s in range(8)])
+        assert ray_runner.stats.episodes == 8 and ray_runner.stats.restarts == 0
+    finally:
+        ray_runner.close()
+    for a, b in zip(want, got):
+        assert (a.seed, a.task, a.reward, a.env_failure) == (b.seed, b.task, b.reward, b.env_failure)
+        assert [s.action for s in a.steps] == [s.action for s in b.steps]
+        assert [s.log_prob for s in a.steps] == [s.log_prob for s in b.steps]
+        for sa, sb in zip(a.steps, b.steps):
+            np.testing.assert_array_equal(sa.observation.screenshot, sb.observation.screenshot)
+            assert sb.observation.screenshot.flags.writeable  # copied out of the object store
+    assert all(t.metadata["worker_node"] and t.metadata["worker_pid"] for t in got)
+
+
+def test_an_actor_killed_mid_episode_is_replaced_and_its_episode_retried(ray_session):
+    runner = RayRunner(functools.partial(SlowEnv, 0.02, mode="tap", horizon=6), 2, options=LIGHT)
+    calls = {"n": 0, "killed": None}
+
+    def act(observations: Sequence[Observation]) -> list[ActOutput]:
+        calls["n"] += 1
+        if calls["n"] == 3:  # both actors are mid-episode: SIGKILL one of their processes
+            pid = runner.spawned_pids[0]
+            os.kill(pid, signal.SIGKILL)
+            calls["killed"] = pid
+        return [ActOutput(o.history[-1] if o.history else _back(), "x") for o in observations]
+
+    try:
+        trajs = list(runner.run(act, [EpisodeJob(None, s) for s in range(4)]))
+        stats = runner.stats
+    finally:
+        runner.close()
+    assert sorted(t.seed for t in trajs) == [0, 1, 2, 3]  # every job once: none lost, none twice
+    assert not any(t.env_failure for t in trajs)
+    retried = [t for t in trajs if t.metadata["attempts"] == 2]
+    assert len(retried) == 1 and "Ray actor died" in retried[0].metadata["failures"][0]
+    assert retried[0].metadata["worker_pid"] != calls["killed"]
+    assert stats.crashes == 1 and stats.retries == 1 and stats.restarts == 1
+
+
+def _back():
+    from digirl.core.actions import Action
+
+    return Action.back()
+
+
+def test_env_errors_retry_then_mark_an_env_failure_and_a_broken_factory_raises(ray_session):
+    # FlakyEnv raises in its first step: on attempt 1 only for seed 0 (retried, fine), on every attempt for seed 1.
+    transient = functools.partial(FlakyEnv, "raise", at_step=0, seeds=[0], faulty_attempts=1, mode="tap")
+    with RayRunner(transient, 2, options=LIGHT, max_episode_retries=1) as runner:
+        trajs = {t.seed: t for t in runner.run(None, [EpisodeJob(None, s) for s in range(3)], expert=True)}
+        assert not any(t.env_failure for t in trajs.values()) and trajs[0].metadata["attempts"] == 2
+    persistent = functools.partial(FlakyEnv, "raise", at_step=0, seeds=[1], mode="tap")
+    with RayRunner(persistent, 2, options=LIGHT, max_episode_retries=1) as runner:
+        trajs = {t.seed: t for t in runner.run(None, [EpisodeJob(None, s) for s in range(3)], expert=True)}
+    assert trajs[1].env_failure and "SimulatedFault" in trajs[1].failure_reason and "(2 attempts)" in trajs[1].failure_reason
+    assert not trajs[0].env_failure and not trajs[2].env_failure
+    with (
+        pytest.raises(EnvFailure, match="could not build"),
+        RayRunner(functools.partial(FlakyEnv, "build"), 1, options=LIGHT) as r,
+    ):
+        list(r.run(None, [EpisodeJob(None, 0)], expert=True))
+
+
+def test_a_hung_step_times_out_and_actors_that_cannot_fit_fail_before_running(ray_session):
+    hang = functools.partial(SlowEnv, 30.0, mode="tap")  # a step that never comes back in time
+    with RayRunner(hang, 1, options=LIGHT, step_timeout_s=1.0, max_episode_retries=0) as runner:
+        (t,) = runner.run(lambda obs: [ActOutput(_back(), "back")] * len(obs), [EpisodeJob(None, 0)])
+    assert t.env_failure and t.failure_reason.startswith("hang: step exceeded 1.0s")
+    with pytest.raises(ValueError, match="do not fit the Ray cluster"):
+        make_collector("digirl/toy-tap-v0", runner="ray", num_envs=50, options=LIGHT.to_options())
+    with pytest.raises(ValueError, match="no Ray node has 1 gpu_farm"):
+        make_collector("digirl/toy-tap-v0", runner="ray", options={**LIGHT.to_options(), "resources": {"gpu_farm": 1}})
+    with pytest.raises(ValueError, match=r"unknown env\.ray option"):
+        make_collector("digirl/toy-tap-v0", runner="ray", options={"adress": "auto"})

@@ -1,0 +1,86 @@
+"""`digirl collect` resumes to the count asked, whatever runner, however often killed; bad input leaves nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from digirl.cli.main import main
+from digirl.config.core import load_config
+from digirl.data.store import TrajectoryStore
+from digirl.training.config import CollectConfig
+from digirl.training.sft import collect, collection_key
+
+TOY = ["expert=true", "env.id=digirl/toy-mixed-v0", "shard_size=3"]
+
+
+def _ids(out: Path) -> list[str]:
+    return TrajectoryStore(out, create=False).trajectory_ids()
+
+
+def test_bad_config_or_env_id_leaves_no_output_folder(tmp_path, capsys):
+    out = tmp_path / "data"
+    assert main(["collect", str(out), "expert=true", "env.id=digirl/nope-v0"]) != 0
+    assert "unknown env id" in capsys.readouterr().err and not out.exists()
+    assert main(["collect", str(out), "policy.init=/no/such/policy", "env.id=digirl/toy-tap-v0"]) != 0
+    assert not out.exists()
+    assert main(["collect", str(out), "expert=true", "env.ray.address=auto"]) != 0  # Ray options without env.runner=ray
+    assert not out.exists()
+    assert main(["collect", str(out), "expert=true", "env.runner=warp"]) != 0
+    assert not out.exists()
+
+
+def test_rerun_collects_only_what_is_missing_and_a_larger_count_extends(tmp_path):
+    out = tmp_path / "data"
+    cfg = load_config(CollectConfig, overrides=[*TOY, "env.runner=inline", "trajectories=5"])
+    collect(cfg, out)
+    first = _ids(out)
+    key = collection_key(cfg)
+    assert sorted(first) == [f"{key}-{i:07d}" for i in range(5)]
+    assert collect(cfg, out)["trajectories"] == 5  # the same command again: nothing to do
+    # more of the same collection, on another runner: the first five stay, three are added
+    more = load_config(CollectConfig, overrides=[*TOY, "env.runner=process", "env.num_envs=2", "trajectories=8"])
+    assert collection_key(more) == key
+    assert collect(more, out)["trajectories"] == 8
+    assert _ids(out)[:5] == first and sorted(_ids(out)) == [f"{key}-{i:07d}" for i in range(8)]
+    # a different collection (another seed) is a different key and adds its own
+    other = load_config(CollectConfig, overrides=[*TOY, "env.runner=inline", "trajectories=2", "seed=1"])
+    assert collection_key(other) != key and collect(other, out)["trajectories"] == 10
+
+
+def _collect(out: Path, runner: str) -> subprocess.Popen:
+    env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
+    args = [*TOY, "trajectories=40", f"env.runner={runner}", "env.num_envs=2", "env.latency_s=[0.03,0.06]"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "digirl", "collect", str(out), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+
+
+@pytest.mark.slow
+def test_killed_with_sigkill_then_the_same_command_ends_with_exactly_the_count(tmp_path):
+    out = tmp_path / "data"
+    for attempt in range(2):  # killed twice, at different points
+        proc = _collect(out, "process")
+        deadline = time.time() + 300
+        want = 2 + 4 * attempt
+        while time.time() < deadline and proc.poll() is None:
+            shards = out / "shards"
+            if shards.is_dir() and sum(1 for p in shards.iterdir() if p.name.isdigit()) >= want:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.stdout.read().decode()[-2000:] if proc.stdout else "finished too early"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert 0 < len(_ids(out)) < 40
+    proc = _collect(out, "inline")  # whatever runner finishes it
+    log = proc.communicate(timeout=300)[0].decode()
+    assert proc.returncode == 0, log[-3000:]
+    ids = _ids(out)
+    assert len(ids) == 40 and len(set(ids)) == 40
+    assert TrajectoryStore(out, create=False).check() == []
