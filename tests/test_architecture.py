@@ -104,9 +104,7 @@ def test_lower_layers_do_not_import_training_or_cli() -> None:
         for line, mod in _imports(p)
         if any(mod == u or mod.startswith(u + ".") for u in upper)
     ]
-    assert not bad, "imports must point one way (training/cli use the lower layers, not back):\n" + "\n".join(
-        bad
-    )
+    assert not bad, "imports must point one way (training/cli use the lower layers, not back):\n" + "\n".join(bad)
 
 
 # --------------------------------------------------------------------------- (c) no print in the library
@@ -140,9 +138,7 @@ def _unsafe_loads(path: Path) -> Iterator[str]:
                 elif a.name == "numpy":
                     np_names.add(a.asname or a.name)
         elif isinstance(node, ast.ImportFrom) and node.module in ("pickle", "dill", "cloudpickle"):
-            pickle_funcs.update(
-                a.asname or a.name for a in node.names if a.name in ("load", "loads", "Unpickler")
-            )
+            pickle_funcs.update(a.asname or a.name for a in node.names if a.name in ("load", "loads", "Unpickler"))
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -167,9 +163,7 @@ def _unsafe_loads(path: Path) -> Iterator[str]:
 
 def test_no_unsafe_deserialization() -> None:
     bad = [msg for p in _py_files() for msg in _unsafe_loads(p)]
-    assert not bad, (
-        "user files are loaded without pickle (torch.load needs weights_only=True):\n" + "\n".join(bad)
-    )
+    assert not bad, "user files are loaded without pickle (torch.load needs weights_only=True):\n" + "\n".join(bad)
 
 
 def test_unsafe_load_scanner_catches_violations(tmp_path: Path) -> None:

@@ -139,9 +139,7 @@ def mse_value_loss(pred_logits: torch.Tensor, targets: torch.Tensor) -> torch.Te
 
 
 # --------------------------------------------------------------------------- off-policy corrections
-def truncated_importance_weights(
-    target_log_probs: ArrayLike, behaviour_log_probs: ArrayLike, rho_bar: float = 1.0
-) -> FloatArray:
+def truncated_importance_weights(target_log_probs: ArrayLike, behaviour_log_probs: ArrayLike, rho_bar: float = 1.0) -> FloatArray:
     """ρ̂_t = min(ρ̄, π(a_t|s_t) / μ(a_t|s_t)) from log-probabilities of the learner (π) and the actor (μ).
 
     A step whose behaviour log-probability is unknown (NaN: an expert's or an old dataset's) gets 1,

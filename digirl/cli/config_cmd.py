@@ -75,9 +75,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     cls = get_schema(args.schema)
     cfg: Any = load_config(cls, preset=args.preset, overrides=args.overrides)
     if args.json:
-        emit_json(
-            {"schema": args.schema, "preset": args.preset, "config": config_to_dict(cfg, for_save=True)}
-        )
+        emit_json({"schema": args.schema, "preset": args.preset, "config": config_to_dict(cfg, for_save=True)})
     else:
         print(config_to_yaml(cfg, comments=not args.no_comments), end="")
     return 0
@@ -88,9 +86,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
 
     rows = config_help(get_schema(args.schema))
     if args.json:
-        emit_json(
-            {"schema": args.schema, "keys": [dict(zip(("key", "type", "default", "help"), r)) for r in rows]}
-        )
+        emit_json({"schema": args.schema, "keys": [dict(zip(("key", "type", "default", "help"), r)) for r in rows]})
         return 0
     wk = max((len(r[0]) for r in rows), default=3)
     wt = max((len(r[1]) for r in rows), default=4)
@@ -105,12 +101,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
     presets = list_presets()
     if args.json:
         emit_json(
-            {
-                "presets": [
-                    {"name": p.name, "path": str(p.path), "description": p.description, "base": p.base}
-                    for p in presets
-                ]
-            }
+            {"presets": [{"name": p.name, "path": str(p.path), "description": p.description, "base": p.base} for p in presets]}
         )
         return 0
     if not presets:

@@ -45,9 +45,7 @@ def add_commands(sub: Any) -> None:
         "digirl envs check digirl/toy-tap-v0 --episodes 2 --json",
     )
     pc.add_argument("env_id", metavar="ENV_ID", help="a registered id (see `digirl envs list`)")
-    pc.add_argument(
-        "--episodes", type=int, default=2, help="seeded episodes per check (seeds 0..N-1; default 2)"
-    )
+    pc.add_argument("--episodes", type=int, default=2, help="seeded episodes per check (seeds 0..N-1; default 2)")
     pc.add_argument("--max-tasks", type=int, default=5, help="tasks whose expert is replayed (default 5)")
     pc.add_argument("--no-expert", action="store_true", help="skip replaying the scripted expert (cheat())")
     add_json_flag(pc)
@@ -122,9 +120,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     error = ""
     report: Any = None
     try:
-        report = check_env(
-            env, seeds=tuple(range(args.episodes)), check_expert=not args.no_expert, max_tasks=args.max_tasks
-        )
+        report = check_env(env, seeds=tuple(range(args.episodes)), check_expert=not args.no_expert, max_tasks=args.max_tasks)
         ok = _report_ok(report)
     except AssertionError as e:  # a failed conformance check, not a crash of the command
         ok, error = False, str(e) or "assertion failed"

@@ -44,7 +44,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="digirl",
-        description="Train device-control agents with autonomous RL (DigiRL, Filtered BC) on a simulated phone, "
+        description="Train device-control agents with autonomous RL (DigiRL, Digi-Q, Filtered BC) on a simulated phone, "
         "a real browser or Android devices.",
         epilog=EPILOG,
         formatter_class=HelpFormatter,

@@ -157,9 +157,7 @@ def _err(key: str, tp: Any, value: Any, why: str = "") -> ConfigError:
 
 def _allows_none(tp: Any) -> bool:
     return (
-        tp is Any
-        or tp is type(None)
-        or (typing.get_origin(tp) in (Union, types.UnionType) and type(None) in typing.get_args(tp))
+        tp is Any or tp is type(None) or (typing.get_origin(tp) in (Union, types.UnionType) and type(None) in typing.get_args(tp))
     )
 
 

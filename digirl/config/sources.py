@@ -45,14 +45,10 @@ _Loader.yaml_implicit_resolvers = {
     ch: [(tag, rx) for tag, rx in resolvers if tag not in _REPLACED_TAGS]
     for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
+    re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
     list("-+0123456789."),
 )
 
@@ -174,9 +170,7 @@ def _read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def load_preset_tree(
-    preset: str | Path, seen: tuple[Path, ...] = (), relative_to: Path | None = None
-) -> dict[str, Any]:
+def load_preset_tree(preset: str | Path, seen: tuple[Path, ...] = (), relative_to: Path | None = None) -> dict[str, Any]:
     looks_like_path = isinstance(preset, Path) or "/" in preset or preset.endswith((".yaml", ".yml"))
     if looks_like_path:
         path = Path(preset)

@@ -213,9 +213,7 @@ def _check_not_invalid(action: Action, codec: str) -> None:
     if not isinstance(action, Action):
         raise ValueError(f"{codec} codec formats Action values, got {type(action).__name__}")
     if action.type is ActionType.INVALID:
-        raise ValueError(
-            f"an INVALID action has no {codec} text form (its raw text is in .text, its reason in .error)"
-        )
+        raise ValueError(f"an INVALID action has no {codec} text form (its raw text is in .text, its reason in .error)")
 
 
 class _CodecBase:
@@ -245,9 +243,7 @@ class _CodecBase:
 
 
 # ------------------------------------------------------------------------------------ Auto-UI
-_AUTOUI_KEY_RE = re.compile(
-    r"""(?<!\w)(["']?)(action_type|touch_point|lift_point|typed_text)\1\s*:\s*""", re.I
-)
+_AUTOUI_KEY_RE = re.compile(r"""(?<!\w)(["']?)(action_type|touch_point|lift_point|typed_text)\1\s*:\s*""", re.I)
 _AUTOUI_NEXT_FIELD_RE = re.compile(r"""\s*,\s*["']?\w+["']?\s*:""")
 _DECISION_RE = re.compile(r"action\s*decision\s*:", re.I)
 _BARE_TOKEN_RE = re.compile(r"[A-Za-z0-9_]+")
@@ -424,13 +420,16 @@ class CogAgentCodec(_CodecBase):
             return f"{prefix}swipe [[{self._grid(action.touch)}],[{self._grid(action.lift)}]]"
         if t is ActionType.TYPE:
             return f'{prefix}type "{_escape(action.text)}"'
-        return prefix + {
-            ActionType.PRESS_BACK: "press back",
-            ActionType.PRESS_HOME: "press home",
-            ActionType.PRESS_ENTER: "press enter",
-            ActionType.STATUS_TASK_COMPLETE: "task complete",
-            ActionType.STATUS_TASK_IMPOSSIBLE: "task impossible",
-        }[t]
+        return (
+            prefix
+            + {
+                ActionType.PRESS_BACK: "press back",
+                ActionType.PRESS_HOME: "press home",
+                ActionType.PRESS_ENTER: "press enter",
+                ActionType.STATUS_TASK_COMPLETE: "task complete",
+                ActionType.STATUS_TASK_IMPOSSIBLE: "task impossible",
+            }[t]
+        )
 
     @staticmethod
     def _grid(p: Point) -> str:

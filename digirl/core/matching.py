@@ -207,7 +207,5 @@ def action_match_accuracy(
         "steps": n_steps,
         "correct_steps": n_correct,
         "complete_episodes": n_complete,
-        "by_gold_kind": {
-            k: {"steps": s, "correct": c, "accuracy": c / s} for k, (s, c) in sorted(by_kind.items())
-        },
+        "by_gold_kind": {k: {"steps": s, "correct": c, "accuracy": c / s} for k, (s, c) in sorted(by_kind.items())},
     }

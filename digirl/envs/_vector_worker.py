@@ -250,9 +250,7 @@ class ProcessHandle:
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe(duplex=True)
-        proc = self._ctx.Process(
-            target=_worker_main, args=(child, self._env_fn), name=f"digirl-env-{self.index}", daemon=True
-        )
+        proc = self._ctx.Process(target=_worker_main, args=(child, self._env_fn), name=f"digirl-env-{self.index}", daemon=True)
         proc.start()
         child.close()
         self.proc, self.conn, self._broken = proc, parent, False

@@ -92,9 +92,7 @@ def _expert_tasks(env: DeviceEnv, seeds: Sequence[int], max_tasks: int) -> list[
     return [(i, None) for i in range(max_tasks)]  # sampled tasks, one per seed
 
 
-def check_env(
-    env: DeviceEnv, *, seeds: Sequence[int] = (0, 1), check_expert: bool = True, max_tasks: int = 5
-) -> CheckReport:
+def check_env(env: DeviceEnv, *, seeds: Sequence[int] = (0, 1), check_expert: bool = True, max_tasks: int = 5) -> CheckReport:
     """Check ``env`` against the DeviceEnv contract; raise ``AssertionError`` on the first violation.
 
     Checked: spaces exist; ``reset`` → ``(Observation, dict)`` whose screenshot matches the space,
@@ -111,10 +109,14 @@ def check_env(
     report = CheckReport(env=type(env).__name__)
     ok = report.passed.append
 
-    _require(hasattr(env, "observation_space") and hasattr(env.observation_space, "screenshot"),
-             "env.observation_space with a .screenshot ImageSpace is missing")
-    _require(hasattr(env, "action_space") and callable(getattr(env.action_space, "sample", None)),
-             "env.action_space with .sample(rng) is missing")
+    _require(
+        hasattr(env, "observation_space") and hasattr(env.observation_space, "screenshot"),
+        "env.observation_space with a .screenshot ImageSpace is missing",
+    )
+    _require(
+        hasattr(env, "action_space") and callable(getattr(env.action_space, "sample", None)),
+        "env.action_space with .sample(rng) is missing",
+    )
     ok("spaces")
 
     out = env.reset(seed=seeds[0])
@@ -128,8 +130,10 @@ def check_env(
 
     kept = obs0.screenshot.copy()
     step_out = _check_step_tuple(env, env.step(env.action_space.sample(np.random.default_rng(seeds[0]))), 1)
-    _require(np.array_equal(kept, obs0.screenshot),
-             "step() mutated the screenshot array of an earlier observation; return a new array each time")
+    _require(
+        np.array_equal(kept, obs0.screenshot),
+        "step() mutated the screenshot array of an earlier observation; return a new array each time",
+    )
     _require(step_out[0].screenshot is not obs0.screenshot, "step() returned the same screenshot array object as reset()")
     ok("step")
 
@@ -157,8 +161,9 @@ def check_env(
     else:
         _require(isinstance(parsed, Action) and not parsed.is_valid, "parse_action('garbage') must give an invalid Action")
         _o, _r, term, _tr, info = _check_step_tuple(env, env.step("garbage"), 1)
-        _require(bool(info.get("invalid_action")) and not term,
-                 "step('garbage') must set info['invalid_action'] and not terminate")
+        _require(
+            bool(info.get("invalid_action")) and not term, "step('garbage') must set info['invalid_action'] and not terminate"
+        )
         ok("text action 'garbage' is an invalid action")
 
     for seed in seeds:
@@ -181,16 +186,21 @@ def check_env(
         total, actions = 0.0, []
         for _ in range(env.horizon):
             action = env.cheat()
-            _require(isinstance(action, Action) and action.is_valid,
-                     f"cheat() must return a valid Action mid-episode on task {tid!r}, got {action!r}")
+            _require(
+                isinstance(action, Action) and action.is_valid,
+                f"cheat() must return a valid Action mid-episode on task {tid!r}, got {action!r}",
+            )
             assert isinstance(action, Action)
             actions.append(str(action))
             _o, reward, term, trunc, _info = env.step(action)
             total += float(reward)
             if term or trunc:
                 break
-        _require(total > 0, f"scripted expert failed task {tid!r} (seed {seed}): reward {total} after "
-                            f"{len(actions)} steps (horizon {env.horizon}); actions: {actions}")
+        _require(
+            total > 0,
+            f"scripted expert failed task {tid!r} (seed {seed}): reward {total} after "
+            f"{len(actions)} steps (horizon {env.horizon}); actions: {actions}",
+        )
         report.expert_rewards[tid] = total
     ok(f"scripted expert solves {len(report.expert_rewards)} tasks")
     return report

@@ -89,6 +89,22 @@ class _Handler(BaseHTTPRequestHandler):
             headers["Connection"] = "close"
             self.close_connection = True
         self._send(e.status, e.body(), headers)
+        if e.status == 413:
+            self._discard_body()
+
+    def _discard_body(self, cap: int = 16 << 20) -> None:
+        """Read (and drop) an oversized body of up to ``cap`` bytes after the 413 went out: closing
+        with unread input resets the connection, and the client, still sending, never sees the 413."""
+        try:
+            left = min(int(self.headers.get("Content-Length") or 0), cap)
+            self.wfile.flush()
+            while left > 0:
+                chunk = self.rfile.read(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except (OSError, ValueError):
+            pass
 
     def _handle(self, fn: Any) -> None:
         try:

@@ -141,9 +141,7 @@ class AsyncConfig:
         "> 0 draws them by priority",
     )
     priority_alpha: float = _f(0.5, "prioritised replay: draw probability ∝ priority^alpha (0 = uniform; DistRL: 0.5)")
-    priority_td: float = _f(
-        1.0, "priority weight of the mean |V-trace TD error| (algorithms with a step critic, e.g. DigiRL)"
-    )
+    priority_td: float = _f(1.0, "priority weight of the mean |V-trace TD error| (algorithms with a step critic, e.g. DigiRL)")
     priority_rho: float = _f(1.0, "priority weight of the mean truncated importance weight")
 
     def __post_init__(self) -> None:

@@ -330,4 +330,3 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         metrics.close()
         if runner is not None:
             runner.close()
-

@@ -83,9 +83,7 @@ def quickstart(
     tasks = eval_tasks(task_pool(ecfg.env, "test"), [], n_test, 0, ecfg.eval.seed)
     runner = make_runner(ecfg.env, deterministic=ecfg.deterministic)
     try:
-        sft_report = evaluate_policy(
-            load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed
-        )[0]
+        sft_report = evaluate_policy(load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
     finally:
         runner.close()
 

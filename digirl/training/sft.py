@@ -105,9 +105,7 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
 
         with progress(len(todo), "collect") as bar:
             it = (
-                runner.run(
-                    None, todo, expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text
-                )
+                runner.run(None, todo, expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text)
                 if cfg.expert
                 else runner.run(act, todo)
             )

@@ -32,8 +32,7 @@ def check_key(key: str) -> None:
     """Raise ``ValueError`` unless ``key`` is ``<namespace>/<name>`` with a known namespace."""
     if not isinstance(key, str) or not key.startswith(NAMESPACES) or key.endswith("/"):
         raise ValueError(
-            f"metric key {key!r} must start with one of {', '.join(NAMESPACES)} and name a metric "
-            "(e.g. 'train/loss_actor')"
+            f"metric key {key!r} must start with one of {', '.join(NAMESPACES)} and name a metric (e.g. 'train/loss_actor')"
         )
 
 
@@ -82,9 +81,7 @@ class MetricsLogger:
     # ------------------------------------------------------------------ backends
     def _open_tensorboard(self) -> Any:
         if importlib.util.find_spec("tensorboard") is None:
-            log.warning(
-                "tensorboard is not installed; metrics go to %s only (pip install tensorboard)", self.path
-            )
+            log.warning("tensorboard is not installed; metrics go to %s only (pip install tensorboard)", self.path)
             return None
         from torch.utils.tensorboard import SummaryWriter
 

@@ -34,9 +34,7 @@ def progress_enabled() -> bool:
 class Progress:
     """Handle yielded by :func:`progress`: call ``advance()`` as work completes."""
 
-    def __init__(
-        self, total: int | None, description: str, *, bar: Any = None, log_every_s: float = 10.0
-    ) -> None:
+    def __init__(self, total: int | None, description: str, *, bar: Any = None, log_every_s: float = 10.0) -> None:
         self.total = total
         self.description = description
         self.completed = 0

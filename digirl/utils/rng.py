@@ -99,8 +99,5 @@ def set_rng_state(state: dict[str, Any]) -> None:
         cuda = state.get("torch_cuda")
         if cuda and torch.cuda.is_available():
             if len(cuda) != torch.cuda.device_count():
-                raise ValueError(
-                    f"RNG state has {len(cuda)} CUDA generators but "
-                    f"{torch.cuda.device_count()} devices are visible"
-                )
+                raise ValueError(f"RNG state has {len(cuda)} CUDA generators but {torch.cuda.device_count()} devices are visible")
             torch.cuda.set_rng_state_all([_unb64(s) for s in cuda])

@@ -18,12 +18,13 @@ def _kill_browser(pool: object) -> None:
     pids = pool.browser_pids()  # type: ignore[attr-defined]
     main = [p for p in pids if b"--type=" not in open(f"/proc/{p}/cmdline", "rb").read()]
     assert main, f"no browser process among {pids}"
+    old = pool._browser  # type: ignore[attr-defined]  # (the pool may be relaunching by the time we look again)
     for p in main:
         os.kill(p, signal.SIGKILL)
     deadline = time.monotonic() + 60
-    while pool._browser.is_connected() and time.monotonic() < deadline:  # type: ignore[attr-defined]
+    while old.is_connected() and time.monotonic() < deadline:
         time.sleep(0.02)  # until the driver has seen the browser die (a condition, bounded)
-    assert not pool._browser.is_connected()  # type: ignore[attr-defined]
+    assert not old.is_connected()
 
 
 def test_killed_browser_fails_the_episode_then_relaunches(pool: object) -> None:

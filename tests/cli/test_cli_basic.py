@@ -92,9 +92,7 @@ def test_config_show_errors_are_one_line(demo_schema: str, capsys: pytest.Captur
     assert "unknown config schema" in capsys.readouterr().err
 
 
-def test_config_show_with_preset_file(
-    demo_schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_config_show_with_preset_file(demo_schema: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     preset = tmp_path / "fast.yaml"
     preset.write_text("steps: 2\nalgo:\n  lr: 0.01\n")
     assert main(["config", "show", demo_schema, "--preset", str(preset), "steps=3", "--json"]) == 0
@@ -112,9 +110,7 @@ def test_config_keys_and_presets(
     (tmp_path / "quick.yaml").write_text("# a quick demo\nsteps: 1\n")
     assert main(["config", "presets", "--json"]) == 0
     presets = json.loads(capsys.readouterr().out)["presets"]
-    assert presets == [
-        {"name": "quick", "path": str(tmp_path / "quick.yaml"), "description": "a quick demo", "base": None}
-    ]
+    assert presets == [{"name": "quick", "path": str(tmp_path / "quick.yaml"), "description": "a quick demo", "base": None}]
 
 
 @pytest.mark.parametrize(
@@ -127,9 +123,7 @@ def test_envs_check_exit_codes(
     # A stand-in checker, so the command's own logic is tested whatever the real checker reports.
     calls: list[dict[str, object]] = []
 
-    def check_env(
-        env: object, *, seeds: tuple[int, ...], check_expert: bool, max_tasks: int
-    ) -> dict[str, object]:
+    def check_env(env: object, *, seeds: tuple[int, ...], check_expert: bool, max_tasks: int) -> dict[str, object]:
         calls.append({"seeds": seeds, "check_expert": check_expert, "max_tasks": max_tasks})
         if behaviour == "assert_fail":
             raise AssertionError("reset() is not deterministic")

@@ -86,9 +86,7 @@ def preset_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(config_sources, "_PRESET_DIRS", [*config_sources._PRESET_DIRS])
     register_preset_dir(d)
     (d / "small.yaml").write_text("# a small run\nalgo:\n  lr: 1e-3\n  epochs: 2\nname: small\n")
-    (d / "smaller.yaml").write_text(
-        "# inherits small\nbase: small\nalgo.epochs: 3\nenv:\n  perturbation: 1\n"
-    )
+    (d / "smaller.yaml").write_text("# inherits small\nbase: small\nalgo.epochs: 3\nenv:\n  perturbation: 1\n")
     return d
 
 

@@ -69,8 +69,7 @@ CANONICAL = [
     ),
     (
         Action.complete(),
-        "Action Plan: [STATUS_TASK_COMPLETE] ; Action Decision: "
-        f'"action_type": "STATUS_TASK_COMPLETE", {NP}, "typed_text": ""',
+        f'Action Plan: [STATUS_TASK_COMPLETE] ; Action Decision: "action_type": "STATUS_TASK_COMPLETE", {NP}, "typed_text": ""',
         "Grounded Operation: task complete",
         '{"type": "STATUS_TASK_COMPLETE"}',
     ),
@@ -181,8 +180,7 @@ AUTOUI_TOLERANT = [
 COGAGENT_TOLERANT = [
     # the full CogAgent answer: plan, next action, then the operation
     (
-        "Plan: 1. Open the app. 2. Search.\nNext Action: Tap the search bar.\n"
-        "Grounded Operation: tap [[512,88]]",
+        "Plan: 1. Open the app. 2. Search.\nNext Action: Tap the search bar.\nGrounded Operation: tap [[512,88]]",
         Action.tap(0.512, 0.088),
     ),
     ("Grounded Operation:tap [[500,300]]", Action.tap(0.5, 0.3)),  # no space after the colon
@@ -406,9 +404,7 @@ def test_to_dict_rejects_non_action() -> None:
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 grid = st.integers(min_value=0, max_value=1000).map(lambda v: v / 1000)
 texts = st.text(min_size=1, max_size=40)
-non_point = st.sampled_from(
-    [Action.back(), Action.home(), Action.enter(), Action.complete(), Action.impossible()]
-)
+non_point = st.sampled_from([Action.back(), Action.home(), Action.enter(), Action.complete(), Action.impossible()])
 
 
 def actions(coord: st.SearchStrategy[float]) -> st.SearchStrategy[Action]:
@@ -475,10 +471,7 @@ def test_bad_coordinates_are_invalid(bad: float, good: float, which: int) -> Non
     vals = [good] * 4
     vals[which] = bad
     ty, tx, ly, lx = vals
-    autoui = (
-        f'"action_type": "DUAL_POINT", "touch_point": "[{ty!r}, {tx!r}]", '
-        f'"lift_point": "[{ly!r}, {lx!r}]", "typed_text": ""'
-    )
+    autoui = f'"action_type": "DUAL_POINT", "touch_point": "[{ty!r}, {tx!r}]", "lift_point": "[{ly!r}, {lx!r}]", "typed_text": ""'
     js = json.dumps({"type": "DUAL_POINT", "touch": [tx, ty], "lift": [lx, ly]})
     for codec, text in (("autoui", autoui), ("json", js)):
         a = parse_action(text, codec)

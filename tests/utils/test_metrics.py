@@ -103,9 +103,7 @@ def test_timed_accumulates_and_checks_namespace() -> None:
         t.stop()
 
 
-def test_progress_logs_lines_when_not_a_tty(
-    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_progress_logs_lines_when_not_a_tty(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdout", io.StringIO())  # not a TTY, even under `pytest -s`
     monkeypatch.delenv("CI", raising=False)
     with caplog.at_level(logging.INFO, logger="digirl.progress"):
