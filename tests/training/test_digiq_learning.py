@@ -60,7 +60,7 @@ def test_digiq_learns_from_a_noisy_expert(tmp_path: Path, record_property):
         TrainConfig,
         overrides=[*env, *EVAL, *ACTOR, init, "algo.name=digiq", f"offline_dataset={data}", "algo.digiq.candidates=4",
                    "algo.digiq.repft_steps=60", "algo.digiq.critic_steps=300", "algo.digiq.critic_hidden=128",
-                   "algo.digiq.folds=3", "algo.digiq.delta=0.05"],
+                   "algo.digiq.folds=3", "algo.digiq.delta=0.02"],
     )  # fmt: skip
     digiq = _success(train_digiq(dq_cfg, tmp_path / "digiq"))
     record_property("success_start", before)
