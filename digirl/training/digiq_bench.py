@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from digirl.training.table1 import _cli, _gpu_name, _success
+from digirl.training.table1 import _cli, _gpu_name, _success, run_threads, visible_gpus
 
 log = logging.getLogger(__name__)
 
@@ -88,23 +88,6 @@ def methods(cfg: DigiQBenchConfig) -> tuple[tuple[str, str, str, tuple[str, ...]
     return METHODS + (ABLATIONS if cfg.ablations else ())
 
 
-def _threads(cfg: DigiQBenchConfig) -> int:
-    return max(1, (os.cpu_count() or 1) // max(1, cfg.parallel))
-
-
-def _n_gpus(cfg: DigiQBenchConfig) -> int:
-    if cfg.gpus is not None:
-        return max(0, cfg.gpus)
-    if cfg.device == "cpu":
-        return 0
-    try:
-        import torch
-
-        return int(torch.cuda.device_count())
-    except Exception:
-        return 0
-
-
 def _digiq_args(cfg: DigiQBenchConfig, tset: str, d: Path, seed: int) -> list[str]:
     """What every Digi-Q run and stage of a cell shares (the stage options must agree)."""
     return [
@@ -126,7 +109,7 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
         f"env.perturbation={cfg.perturbation}",
         f"policy.device={cfg.device}",
     ]
-    th = _threads(cfg)
+    th = run_threads(cfg)
     demos = cfg.demos.get(tset, 6)
     _cli(
         ["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={cfg.sft_steps}"], d / "sft.log", gpu, th
@@ -205,7 +188,7 @@ def _run(
     else:
         args = ["train", str(run), *base, *overrides]
     try:
-        res = _cli(args, d / f"{key}.log", gpu, _threads(cfg))
+        res = _cli(args, d / f"{key}.log", gpu, run_threads(cfg))
     except RuntimeError as e:  # one failed run must not lose the others' results
         log.error("%s", e)
         return None
@@ -213,7 +196,7 @@ def _run(
     if command == "digiq" and cfg.oracle_states > 0:
         try:
             res["oracle"] = _cli(
-                ["digiq", "oracle", str(run), "--states", str(cfg.oracle_states)], d / f"{key}-oracle.log", gpu, _threads(cfg)
+                ["digiq", "oracle", str(run), "--states", str(cfg.oracle_states)], d / f"{key}-oracle.log", gpu, run_threads(cfg)
             )
         except RuntimeError as e:
             log.error("%s", e)
@@ -234,7 +217,7 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     cells = [(s, seed) for s in cfg.sets for seed in cfg.seeds]
-    n_gpu = _n_gpus(cfg)
+    n_gpu = visible_gpus(cfg)
 
     def gpu_of(i: int) -> int | None:
         return i % n_gpu if n_gpu > 1 else None

@@ -19,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -131,14 +131,22 @@ def _env(gpu: int | None = None, threads: int | None = None) -> dict[str, str]:
     return env
 
 
-def _threads(cfg: Table1Config) -> int:
+class RunSpread(Protocol):
+    """What a benchmark's config says about spreading its runs (Table 1, Digi-Q)."""
+
+    parallel: int
+    gpus: int | None
+    device: str
+
+
+def run_threads(cfg: RunSpread) -> int:
     """Torch threads per run: the cores shared by the runs that execute at once."""
     import os
 
     return max(1, (os.cpu_count() or 1) // max(1, cfg.parallel))
 
 
-def _visible_gpus(cfg: Table1Config) -> int:
+def visible_gpus(cfg: RunSpread) -> int:
     """How many GPUs to spread runs over (0: leave CUDA_VISIBLE_DEVICES alone)."""
     if cfg.gpus is not None:
         return max(0, cfg.gpus)
@@ -175,7 +183,7 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None
         ],
         d / "sft.log",
         gpu,
-        _threads(cfg),
+        run_threads(cfg),
     )
     pol = str(d / "sft" / "policy")
     ev = _cli(
@@ -190,7 +198,7 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None
         ],
         d / "sft-eval.log",
         gpu,
-        _threads(cfg),
+        run_threads(cfg),
     )
     # Offline-only runs get as many SFT rollouts as the off2on runs end with; off2on runs start from
     # the first `offline_trajectories` of the same rollouts.
@@ -200,7 +208,7 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None
         ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_collect}", f"seed={seed}"],
         d / "collect.log",
         gpu,
-        _threads(cfg),
+        run_threads(cfg),
     )
     from digirl.data.store import TrajectoryStore
 
@@ -242,7 +250,7 @@ def _train(
         *overrides,
     ]
     try:
-        res = _cli(args, d / f"{key}.log", gpu, _threads(cfg))
+        res = _cli(args, d / f"{key}.log", gpu, run_threads(cfg))
     except RuntimeError as e:  # one failed run must not lose the others' results
         log.error("%s", e)
         return None
@@ -265,7 +273,7 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     cells = [(s, seed) for s in cfg.sets for seed in cfg.seeds]
-    n_gpu = _visible_gpus(cfg)
+    n_gpu = visible_gpus(cfg)
 
     def gpu_of(i: int) -> int | None:
         return i % n_gpu if n_gpu > 1 else None
