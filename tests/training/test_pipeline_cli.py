@@ -104,8 +104,8 @@ def test_table1_smoke_preset(tmp_path: Path, capsys):
 
 
 def test_table1_spreads_runs_over_gpus():
-    from digirl.training.table1 import Table1Config, _env, _visible_gpus
+    from digirl.training.table1 import Table1Config, _env, visible_gpus
 
     assert _env(3)["CUDA_VISIBLE_DEVICES"] == "3"
-    assert _visible_gpus(Table1Config(device="cpu")) == 0
-    assert _visible_gpus(Table1Config(gpus=4)) == 4
+    assert visible_gpus(Table1Config(device="cpu")) == 0
+    assert visible_gpus(Table1Config(gpus=4)) == 4
