@@ -19,33 +19,13 @@ from digirl.core.types import Trajectory
 from digirl.data.store import TrajectoryStore
 from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy
+from digirl.testing.tiny_runs import TINY_ONLINE_DIGIRL
 from digirl.training.async_loop import SharedCollector, _Weights, off_policy_weights, split_stale
 from digirl.training.checkpoint import latest_checkpoint, load_checkpoint
 from digirl.training.config import TrainConfig
 from digirl.training.loop import train
 
-TINY = [
-    "mode=online",
-    "env.id=digirl/toy-mixed-v0",
-    "env.runner=inline",
-    "env.num_envs=2",
-    "rollout_size=6",
-    "eval.every=0",
-    "eval.test_tasks=0",
-    "eval.train_tasks=4",
-    "algo.name=digirl",
-    "algo.actor_steps=3",
-    "algo.critic_steps=3",
-    "algo.instruct_critic_steps=3",
-    "algo.batch_size=8",
-    "policy.default.dim=32",
-    "algo.critic.dim=32",
-    "policy.default.layers=1",
-    "algo.critic.layers=1",
-    "policy.default.heads=2",
-    "algo.critic.heads=2",
-    "log.tensorboard=false",
-]
+TINY = [*TINY_ONLINE_DIGIRL]
 
 
 def _traj(version: int | None, tid: str) -> Trajectory:
