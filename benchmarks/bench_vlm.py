@@ -16,7 +16,9 @@ Update variants (each a real ``bc_update`` on ``HFPolicy.log_prob_with_mask``, A
 - ``full_nogc``: the same without gradient checkpointing;
 - ``frozen_vision``: the language model trains, the vision tower is frozen and its features cached;
 - ``lora`` / ``lora_cached``: LoRA (r=16) on the language model's projections, vision features
-  computed every step / cached.
+  computed every step / cached;
+- ``*_compiled``: + ``torch.compile`` of each decoder layer; ``*_accum2``: + two micro-batches of
+  ``--batches`` per optimizer step (samples/s and MFU count both).
 
 MFU = model FLOPs of the update / step time / peak bf16 FLOP/s. Model FLOPs per sample: for each
 linear layer 2·params·tokens forward; attention 4·S²·d per layer forward (2·S²·d for causal
@@ -62,6 +64,21 @@ VARIANTS = {
     # torch.compile on each language-model decoder layer (fuses RMSNorm, rotary, SwiGLU elementwise ops)
     "frozen_vision_compiled": {"freeze_vision": True, "gradient_checkpointing": False, "compile_lm": True},
     "lora_cached_compiled": {"lora_r": 16, "gradient_checkpointing": False, "compile_lm": True},
+    # two micro-batches per optimizer step: the step's fixed costs (AdamW, clipping) over twice the samples
+    "frozen_vision_compiled_accum2": {
+        "freeze_vision": True,
+        "gradient_checkpointing": False,
+        "compile_lm": True,
+        "grad_accum": 2,
+    },
+    # the same with Qwen-VL's position ids computed inside forward on the device (the model's default)
+    "frozen_vision_compiled_devpos": {
+        "freeze_vision": True,
+        "gradient_checkpointing": False,
+        "compile_lm": True,
+        "host_positions": False,
+    },
+    "lora_cached_compiled_accum2": {"lora_r": 16, "gradient_checkpointing": False, "compile_lm": True, "grad_accum": 2},
 }
 
 
@@ -230,6 +247,7 @@ def reset_model(model: Any) -> Any:
     model.model.visual.config._attn_implementation = "sdpa"
     for layer in model.model.language_model.layers:
         layer._compiled_call_impl = None  # undo nn.Module.compile
+    torch._dynamo.reset()  # each variant compiles afresh (compilations count against one recompile limit)
     return model
 
 
@@ -276,6 +294,8 @@ def _bench_update(
     cfg = replace(cfg, lora_targets="q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj")
     policy = HFPolicy.from_model(model, processor, cfg, device=device)
     holder["policy"] = policy
+    if v.get("host_positions") is False:
+        policy._rope_index = None
     params = list(policy.parameters())
     fused = v.get("fused", True) and device.type == "cuda"
     opt = torch.optim.AdamW(params, lr=1e-5, fused=fused or None, foreach=None if fused else True)
@@ -304,7 +324,8 @@ def _bench_update(
     rng = np.random.default_rng(0)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    kw = {"batch_size": batch, "grad_accum": 1, "max_grad_norm": 1.0, "rng": rng}
+    accum = int(v.get("grad_accum", 1))
+    kw = {"batch_size": batch, "grad_accum": accum, "max_grad_norm": 1.0, "rng": rng}
     if policy._vision is not None:  # an update revisits its samples: measure the steady state
         with torch.no_grad():
             for i in range(0, len(pairs), batch):
@@ -314,27 +335,42 @@ def _bench_update(
     bc_update(policy, opt, samples, steps=warmup, **kw)  # warm up (kernels, allocator, compilation)
     sync(device)
     warmup_s = time.perf_counter() - t0
-    with sdpa_counter() as calls:
+    calls: dict[str, int | None] = {"sdpa_calls": None}
+    if not v.get("compile_lm"):  # counting patches SDPA, which compiled layers would guard on and recompile
+        with sdpa_counter() as counted:
+            bc_update(policy, opt, samples, steps=1, **kw)
+            sync(device)
+        calls = dict(counted)
+    # Each step timed on its own: minibatches differ in padded length, and a rare slow step (a new
+    # shape compiled, the allocator growing) shows in the mean but not in the median.
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
         bc_update(policy, opt, samples, steps=1, **kw)
         sync(device)
-    t0 = time.perf_counter()
-    bc_update(policy, opt, samples, steps=steps, **kw)
-    sync(device)
-    dt = (time.perf_counter() - t0) / steps
+        times.append(time.perf_counter() - t0)
+    dt = float(np.mean(times))
+    med = float(np.median(times))
     profile = None
     if args.profile and f"{name}:{batch}" in args.profile and device.type == "cuda":
         profile = profile_step(policy, opt, samples, kw)
     peak = PEAKS_TFLOPS * 1e12
+    n = batch * accum  # samples per optimizer step
     out = {
         "variant": name,
         "settings": v,
         "batch": batch,
+        "grad_accum": accum,
         "step_s": dt,
-        "samples_per_s": batch / dt,
-        "tokens_per_s": batch * geo["seq_len"] / dt,
-        "model_tflops_per_step": flops["total"] * batch / 1e12,
+        "samples_per_s": n / dt,
+        "tokens_per_s": n * geo["seq_len"] / dt,
+        "model_tflops_per_step": flops["total"] * n / 1e12,
         "flops_by_part_per_sample_tflop": {k: x / 1e12 for k, x in flops.items()},
-        "mfu": flops["total"] * batch / dt / peak,
+        "mfu": flops["total"] * n / dt / peak,
+        "step_s_median": med,
+        "step_s_all": times,
+        "samples_per_s_median_step": n / med,
+        "mfu_median_step": flops["total"] * n / med / peak,
         "peak_mem_gib": torch.cuda.max_memory_allocated() / 2**30 if device.type == "cuda" else None,
         "sdpa_calls_per_step": calls["sdpa_calls"],
         "trainable_params": sum(p.numel() for p in params),
@@ -362,14 +398,34 @@ def profile_step(policy: Any, opt: Any, samples: list[Any], kw: dict[str, Any]) 
         bc_update(policy, opt, samples, steps=1, **kw)
         torch.cuda.synchronize()
         wall = time.perf_counter() - t0
+    # Host side: where the host thread spends its time, and the calls that make it wait for the device.
+    host = [e for e in prof.key_averages() if e.device_type.name == "CPU"]
+    host_top = [
+        {"op": e.key[:120], "self_cpu_ms": e.self_cpu_time_total / 1e3, "calls": e.count}
+        for e in sorted(host, key=lambda e: e.self_cpu_time_total, reverse=True)[:20]
+    ]
+    waits = {
+        e.key: e.count
+        for e in host
+        if "Synchronize" in e.key or e.key in ("cudaMemcpy", "aten::item", "aten::_local_scalar_dense")
+    }
     # Device rows only (kernels, copies); the aten:: rows carry the same time again as "self device time".
     events = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
+    # Kernels and copies only: op rows (aten::mm) and annotations (Optimizer.step#AdamW.step) repeat their time.
+    events = [e for e in events if not e.key.startswith("aten::") and "#" not in e.key]
     kernels = sorted(events, key=lambda e: getattr(e, "self_device_time_total", 0), reverse=True)
     gpu = sum(getattr(e, "self_device_time_total", 0) for e in kernels) / 1e6
     top = [
         {"kernel": e.key[:120], "gpu_ms": getattr(e, "self_device_time_total", 0) / 1e3, "calls": e.count} for e in kernels[:25]
     ]
-    return {"wall_s": wall, "gpu_kernel_s": gpu, "kernel_launches": sum(e.count for e in kernels), "top_kernels": top}
+    return {
+        "wall_s": wall,
+        "gpu_kernel_s": gpu,
+        "kernel_launches": sum(e.count for e in kernels),
+        "top_kernels": top,
+        "host_top": host_top,
+        "host_waits": waits,
+    }
 
 
 def bench_vision_tower(
@@ -591,8 +647,10 @@ def main() -> int:
                 r = bench_update(variant, holder, processor, pairs, batch, args.steps, args.warmup, device, args)
                 result["update"].append(r)
                 print(
-                    f"{variant:14s} batch {batch:3d}: {r['samples_per_s']:7.2f} samples/s {r['tokens_per_s']:9.0f} tokens/s "
-                    f"MFU {100 * r['mfu']:5.1f}%  peak {r['peak_mem_gib'] or 0:5.1f} GiB  "
+                    f"{variant:14s} batch {batch:3d}x{r['grad_accum']}: {r['samples_per_s']:7.2f} samples/s "
+                    f"{r['tokens_per_s']:9.0f} tokens/s "
+                    f"MFU {100 * r['mfu']:5.1f}% (median step {100 * r['mfu_median_step']:5.1f}%)  "
+                    f"peak {r['peak_mem_gib'] or 0:5.1f} GiB  "
                     f"sdpa calls/step {r['sdpa_calls_per_step']}",
                     flush=True,
                 )

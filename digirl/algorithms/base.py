@@ -25,6 +25,7 @@ from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 from digirl.policies.config import EncoderConfig
 from digirl.utils import distributed as dist
+from digirl.utils.transfer import to_device
 
 
 def _f(default: Any, help: str) -> Any:
@@ -154,6 +155,10 @@ def bc_update(
     dropped = 0
     for _ in range(steps):
         optimizer.zero_grad(set_to_none=True)
+        # Losses and counts stay on the device until the step's backward passes are queued: reading
+        # them earlier would make the host wait for each forward pass before launching its backward.
+        totals: list[torch.Tensor] = []
+        invalid: list[torch.Tensor] = []
         for _ in range(grad_accum):
             idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
             mb = dist.shard([usable[i] for i in idx])
@@ -161,16 +166,19 @@ def bc_update(
                 lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
             else:  # more ranks than samples: this rank contributes nothing but joins the sums
                 lp, valid = torch.zeros(0), torch.zeros(0, dtype=torch.bool)
-            w = torch.tensor([s.weight for s in mb], dtype=lp.dtype, device=lp.device) * valid.to(lp.dtype)
-            dropped += int((~valid).sum())
+            w = to_device(torch.tensor([s.weight for s in mb], dtype=lp.dtype), lp.device) * valid.to(lp.dtype)
+            invalid.append((~valid).sum())
             denom = dist.all_sum(w.sum()).clamp(min=1e-8)
             loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
-            total = float(dist.all_sum(loss.detach()))
-            if not math.isfinite(total):
-                raise NonFiniteLoss(f"actor loss is {total} (check the learning rate and the data)")
+            totals.append(dist.all_sum(loss.detach()))
             if loss.requires_grad:
                 loss.backward()  # type: ignore[no-untyped-call]
-            losses.append(total * grad_accum)
+        step_losses = [float(t) * grad_accum for t in totals]
+        dropped += sum(int(n) for n in invalid)
+        bad = next((x for x in step_losses if not math.isfinite(x)), None)
+        if bad is not None:  # before the optimizer step: a non-finite loss never reaches the weights
+            raise NonFiniteLoss(f"actor loss is {bad / grad_accum} (check the learning rate and the data)")
+        losses.extend(step_losses)
         dist.sum_grads(policy.parameters())
         torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
         optimizer.step()

@@ -229,3 +229,17 @@ def test_compile_lm_compiles_the_decoder_layers_only(tiny_vlm):
     p = _policy(tiny_vlm("qwen2_vl"), "hf.compile_lm=true")
     compiled = [n for n, m in p.model.named_modules() if getattr(m, "_compiled_call_impl", None) is not None]
     assert compiled == ["model.language_model.layers.0", "model.language_model.layers.1"]
+
+
+@pytest.mark.parametrize("family", ["qwen2_vl", "qwen2_5_vl"])
+def test_position_ids_computed_on_the_host_equal_the_models_own(tiny_vlm, family):
+    p = _policy(tiny_vlm(family))
+    assert p._rope_index is not None
+    obs = [o for o, _ in _obs(len(ACTIONS))]
+    encs = p.encode_many(obs[:4])
+    seqs = [e.prompt_ids for e in encs]
+    inputs = p._model_inputs(encs, seqs, left=False, positions=True)
+    assert inputs["position_ids"].shape[-2:] == inputs["input_ids"].shape  # M-RoPE: [3, B, S]
+    host = p.log_prob(obs, ACTIONS)
+    p._rope_index = None  # the model computes them inside forward
+    torch.testing.assert_close(host, p.log_prob(obs, ACTIONS), atol=0, rtol=0, equal_nan=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import json
 import logging
 import os
@@ -41,6 +42,7 @@ from digirl.policies.hf.geometry import ImageGeometry, crops_center, model_image
 from digirl.policies.hf.loading import check_model_folder, load_model, load_processor, resolve_dtype
 from digirl.policies.hf.lora import apply_lora, set_trainable, vision_frozen
 from digirl.policies.hf.prompt import messages, render_prompt
+from digirl.utils.transfer import to_device
 
 if TYPE_CHECKING:
     from digirl.policies.config import PolicyConfig
@@ -136,6 +138,7 @@ class HFPolicy:
         self._cache_limit = 1 << 30  # bytes of processed prompts (mostly pixel tensors) kept for revisits
         self._keys: dict[int, tuple[Any, Any, tuple[str, tuple[Action, ...]], str]] = {}
         self._vision: Any = None
+        self._rope_index = _rope_index_fn(self.model)
         if cfg.fast_vision_attention:
             from digirl.policies.hf.vision import enable_fast_vision_attention
 
@@ -143,7 +146,7 @@ class HFPolicy:
         if vision_frozen(cfg) and cfg.vision_cache > 0:
             from digirl.policies.hf.vision import VisionFeatureCache
 
-            self._vision = VisionFeatureCache.attach(self.model, cfg.vision_cache)
+            self._vision = VisionFeatureCache.attach(self.model, cfg.vision_cache, device)
         set_trainable(self.model, cfg)
         if cfg.gradient_checkpointing:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
@@ -359,8 +362,11 @@ class HFPolicy:
             out[k] = torch.cat(parts, 0)
         return out
 
-    def _model_inputs(self, encs: Sequence[Encoded], seqs: Sequence[torch.Tensor], *, left: bool) -> dict[str, Any]:
-        """Padded ids, attention mask, per-token extras (zero for tokens after the prompt) and images."""
+    def _model_inputs(
+        self, encs: Sequence[Encoded], seqs: Sequence[torch.Tensor], *, left: bool, positions: bool = False
+    ) -> dict[str, Any]:
+        """Padded ids, attention mask, per-token extras (zero for tokens after the prompt) and images;
+        with ``positions``, also the position ids where the model derives them from the images."""
         n = max(len(s) for s in seqs)
         b = len(seqs)
         ids = torch.full((b, n), self.pad_id, dtype=torch.long)
@@ -378,7 +384,13 @@ class HFPolicy:
                     row[p:] = 1
                 extras[k][i, sl] = row
         inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, **extras, **self._images(encs)}
-        return {k: v.to(self.device) for k, v in inputs.items()}
+        if positions and self._rope_index is not None:
+            pos = _host_positions(self._rope_index, inputs)
+            if pos is not None:
+                inputs["position_ids"] = pos
+        # With a feature cache, pixels stay on the host: the cache copies only the screens it lacks.
+        host = {"pixel_values"} if self._vision is not None and self._vision.enabled else set()
+        return {k: v if k in host else to_device(v, self.device) for k, v in inputs.items()}
 
     # ------------------------------------------------------------------ acting
     @torch.no_grad()
@@ -455,7 +467,7 @@ class HFPolicy:
         if not rows:
             return lp, valid
         seqs = [torch.cat([e.prompt_ids, torch.tensor(t, dtype=torch.long)]) for e, t in zip(encs, targets)]
-        inputs = self._model_inputs(encs, seqs, left=False)
+        inputs = self._model_inputs(encs, seqs, left=False, positions=True)
         starts = [len(e.prompt_ids) - 1 for e in encs]  # position whose logits predict the first action token
         lo = min(starts)
         hi = max(s + len(t) for s, t in zip(starts, targets))
@@ -474,10 +486,10 @@ class HFPolicy:
         for j, (s, t) in enumerate(zip(starts, targets)):
             tgt[j, s - lo : s - lo + len(t)] = torch.tensor(t)
             m[j, s - lo : s - lo + len(t)] = True
-        tgt, m = tgt.to(self.device), m.to(self.device)
+        tgt, m = to_device(tgt, self.device), to_device(m, self.device)
         tok_lp = torch.log_softmax(logits, -1).gather(-1, tgt.unsqueeze(-1)).squeeze(-1)
         per_sample = (tok_lp.double() * m).sum(1)
-        idx = torch.tensor(rows, device=self.device)
+        idx = to_device(torch.tensor(rows), self.device)
         lp = lp.index_put((idx,), per_sample)
         valid = valid.index_put((idx,), torch.ones(len(rows), dtype=torch.bool, device=self.device))
         return lp, valid
@@ -519,6 +531,27 @@ def _autocast_wanted(configured: bool) -> bool:
     if mp in ("no", "bf16"):
         return mp == "bf16"
     return configured
+
+
+def _rope_index_fn(model: Any) -> Any:
+    """The model's multimodal RoPE position function (Qwen-VL's ``get_rope_index``), or ``None``."""
+    owners = [m for m in model.modules() if hasattr(type(m), "get_rope_index")]
+    return owners[-1].get_rope_index if owners else None
+
+
+def _host_positions(rope_index: Any, inputs: dict[str, torch.Tensor]) -> torch.Tensor | None:
+    """Position ids computed on the host, before the inputs move to the device.
+
+    Qwen-VL models compute them inside ``forward`` from ids and image grids with ``.tolist()`` and
+    ``.item()``; on device tensors each of those makes the host wait until the device has drained,
+    so the device idles while the host then launches the forward. The values are the same.
+    """
+    params = inspect.signature(rope_index).parameters
+    required = [n for n, q in params.items() if q.default is inspect.Parameter.empty and q.kind is q.POSITIONAL_OR_KEYWORD]
+    if any(n not in inputs for n in required if n != "self"):
+        return None  # a signature this code does not know: leave it to the model
+    pos, _ = rope_index(**{k: v for k, v in inputs.items() if k in params})
+    return pos if torch.is_tensor(pos) else None
 
 
 def _compile_decoder_layers(model: Any) -> None:

@@ -13,7 +13,10 @@ same result. It is registered with transformers' ``AttentionInterface`` under a 
 **Feature cache.** When the vision tower and its projector are frozen (LoRA on the language model,
 or ``freeze_vision``), a screenshot's features never change during an update that revisits it
 many times. :class:`VisionFeatureCache` wraps the model's ``get_image_features`` and serves them
-from memory, keyed by the observation's content hash.
+from memory, keyed by the observation's content hash. The policy leaves pixel values on the host
+while a cache is attached: only the screenshots the cache lacks are copied to the device (a batch
+of eight 952×448 screenshots is 80 MB of float32 pixels, ~14 ms of copies per update step on an
+H100 host, for features that are already on the GPU).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+
+from digirl.utils.transfer import to_device
 
 __all__ = ["VARLEN_NAME", "VisionFeatureCache", "enable_fast_vision_attention", "varlen_sdpa"]
 
@@ -158,8 +163,10 @@ class VisionFeatureCache:
     the tower once (without gradients) and stores each observation's features.
     """
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, device: torch.device | None = None) -> None:
         self.capacity = capacity
+        #: Where pixel values go before the tower runs (they may arrive on the host); ``None`` = leave them.
+        self.device = device
         self.store: OrderedDict[str, list[torch.Tensor]] = OrderedDict()
         self.pending: list[tuple[str, int]] | None = None
         self.hits = 0
@@ -169,13 +176,17 @@ class VisionFeatureCache:
         self._template: Any = None
 
     @classmethod
-    def attach(cls, model: Any, capacity: int) -> VisionFeatureCache | None:
-        """Wrap the innermost ``get_image_features`` of ``model``; ``None`` when it has none."""
+    def attach(cls, model: Any, capacity: int, device: torch.device | None = None) -> VisionFeatureCache | None:
+        """Wrap the innermost ``get_image_features`` of ``model``; ``None`` when it has none.
+
+        ``device``: the model's device, where pixel values passed on the host are moved before the
+        tower runs on them.
+        """
         owners = [m for m in model.modules() if hasattr(type(m), "get_image_features")]
         if not owners:
             log.info("no get_image_features on %s: vision features are not cached", type(model).__name__)
             return None
-        cache = cls(capacity)
+        cache = cls(capacity, device)
         inner = owners[-1]
         original = inner.get_image_features
 
@@ -194,7 +205,7 @@ class VisionFeatureCache:
     def _serve(self, original: Any, pixel_values: Any, *args: Any, **kwargs: Any) -> Any:
         keys = self.pending
         if keys is None or not self.enabled:
-            return original(pixel_values, *args, **kwargs)
+            return original(self._placed(pixel_values), *args, **kwargs)
         missing = [j for j, (k, _) in enumerate(keys) if k not in self.store]
         self.hits += len(keys) - len(missing)
         self.misses += len(missing)
@@ -207,11 +218,11 @@ class VisionFeatureCache:
             if sub is None:  # the whole batch (first call, or a layout we cannot split)
                 sub, images, missing = (pixel_values, args, kwargs), list(range(int(starts[-1]))), list(range(len(keys)))
             with torch.no_grad():
-                out = original(sub[0], *sub[1], **sub[2])
+                out = original(self._placed(sub[0]), *sub[1], **sub[2])
             feats = self._unwrap(out)
             if feats is None or len(feats) != len(images):
                 self.enabled = False
-                return original(pixel_values, *args, **kwargs)
+                return original(self._placed(pixel_values), *args, **kwargs)
             pos = 0
             for j in missing:
                 k, n = keys[j]
@@ -223,6 +234,11 @@ class VisionFeatureCache:
         while len(self.store) > self.capacity:
             self.store.popitem(last=False)
         return self._wrap(cached)
+
+    def _placed(self, pixel_values: Any) -> Any:
+        if self.device is None or not torch.is_tensor(pixel_values):
+            return pixel_values
+        return to_device(pixel_values, self.device)
 
     def _unwrap(self, out: Any) -> list[torch.Tensor] | None:
         """Per-image features of a ``get_image_features`` result (a ModelOutput's ``pooler_output``)."""

@@ -1,0 +1,58 @@
+"""bc_update: the loss it reports and its refusal to step on a non-finite loss."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pytest
+import torch
+
+from digirl.algorithms.base import NonFiniteLoss, Sample, bc_update
+from digirl.core.actions import Action
+from digirl.core.types import Observation
+
+
+class _ScalarPolicy:
+    """log π(a|s) = θ · touch x for every valid action; NaN for taps at x = 0.9 (a poisoned sample)."""
+
+    def __init__(self) -> None:
+        self.theta = torch.nn.Parameter(torch.tensor(1.0))
+
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
+        yield self.theta
+
+    def train(self, mode: bool = True) -> None:
+        pass
+
+    def log_prob_with_mask(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.tensor([a.touch[0] if a.touch is not None else 0.0 for a in actions], dtype=torch.float64)
+        lp = self.theta.double() * x
+        lp = torch.where(x == 0.9, torch.full_like(lp, float("nan")), lp)
+        return lp, torch.tensor([a.is_valid for a in actions])
+
+
+def _samples(xs: Sequence[float]) -> list[Sample]:
+    obs = Observation(screenshot=np.zeros((4, 4, 3), np.uint8), instruction="t")
+    return [Sample(obs, Action.tap(x, 0.5)) for x in xs]
+
+
+def test_reported_loss_is_the_weighted_mean_negative_log_prob():
+    pol = _ScalarPolicy()
+    opt = torch.optim.SGD(list(pol.parameters()), lr=0.0)
+    # one sample drawn per micro-batch, two micro-batches per step: the loss of each is -θ·x = -0.5
+    out = bc_update(
+        pol, opt, _samples([0.5]), steps=3, batch_size=1, grad_accum=2, max_grad_norm=1.0, rng=np.random.default_rng(0)
+    )
+    assert out["train/actor_loss"] == pytest.approx(-0.5)
+    assert out["train/actor_unexpressible"] == 0.0
+
+
+def test_non_finite_loss_raises_before_the_optimizer_steps():
+    pol = _ScalarPolicy()
+    opt = torch.optim.SGD(list(pol.parameters()), lr=1.0)
+    with pytest.raises(NonFiniteLoss, match="actor loss is nan"):
+        bc_update(pol, opt, _samples([0.9]), steps=2, batch_size=1, grad_accum=2, max_grad_norm=1.0, rng=np.random.default_rng(0))
+    assert float(pol.theta) == 1.0  # no step was taken
