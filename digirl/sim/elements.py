@@ -76,10 +76,10 @@ def _element(v: View, r: Rect) -> UIElement | None:
 
 class StaticElements:
     """Elements of static subtrees by identity: (element, centre) candidates not covered inside the
-    subtree, in visiting order, and the subtree's own blockers. Small: entries keep views (and
-    through their callbacks a phone) alive."""
+    subtree, in visiting order, and the subtree's own blockers. Bounded: entries keep views alive
+    (the phone's shared system views, which hold no phone)."""
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(self, size: int = 64) -> None:
         self._size = size
         self._cache: OrderedDict[int, tuple[View, list[tuple[UIElement, float, float]], list[Rect]]] = OrderedDict()
 

@@ -45,12 +45,12 @@ class Renderer:
         self.sx, self.sy = width / LW, height / LH
         self.s = min(self.sx, self.sy)
         self._patches: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-        self._frames: OrderedDict[tuple[Op, ...], np.ndarray] = OrderedDict()
+        self._frames: OrderedDict[_Ops, np.ndarray] = OrderedDict()
         self._fit: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
         self._widths: dict[tuple[str, int], int] = {}
         self._rows: dict[Color, np.ndarray] = {}
-        # Static subtrees by identity. Kept small: an entry keeps its view, and through the views'
-        # callbacks a whole phone, alive (phones are per episode).
+        # Static subtrees by identity (the system views every phone shares: status bars, navigation
+        # bar, keyboards). An entry keeps its view alive; those views hold no phone.
         self._static: OrderedDict[tuple[int, Color], tuple[View, Op]] = OrderedDict()
         self._leaf: dict[tuple[Any, ...], tuple[Op, ...]] = {}
         self._frame_cache, self._patch_cache = frame_cache, patch_cache
@@ -64,7 +64,7 @@ class Renderer:
 
     def render_shared(self, root: View) -> np.ndarray:
         """The screenshot as a read-only array shared with the frame cache (copy before writing)."""
-        ops = tuple(self.compile(root))
+        ops = _Ops(tuple(self.compile(root)))  # hashed once, for the lookup and the insertion
         self.stats["frames"] += 1
         frame = self._frames.get(ops)
         if frame is not None:
@@ -74,19 +74,50 @@ class Renderer:
         w, h = self.width, self.height
         frame = np.empty((h, w, 3), dtype=np.uint8)
         flat = frame.reshape(h, w * 3)
-        start = -1
-        for i, op in enumerate(ops):  # everything before a full-screen fill is painted over
-            if op[0] == "r" and op[1] <= 0 and op[2] <= 0 and op[3] >= w and op[4] >= h:
-                start = i
-        if start < 0:
+        shown, covered = self._visible(ops.ops)
+        if not covered:
             flat[:] = 255
-            start = 0
-        self._run(frame, flat, ops[start:] if start else ops, 0, 0)
+        self._run(frame, flat, shown, 0, 0)
         frame.flags.writeable = False
         self._frames[ops] = frame
         if len(self._frames) > self._frame_cache:
             self._frames.popitem(last=False)
         return frame
+
+    def _visible(self, ops: tuple[Op, ...]) -> tuple[tuple[Op, ...], bool]:
+        """The ops not painted over, and whether they cover every pixel. Every op is an opaque
+        rectangle, so a fill whose rows are all overwritten by later full-width ops (the app's
+        background under its content box and system bars, a list behind its rows) is skipped;
+        so is everything under the last full-screen op. Only fills are tested (their rows are in
+        the op); full-width fills and system layers are the occluders."""
+        w, h = self.width, self.height
+        bands: list[tuple[int, int]] = []  # merged rows covered by full-width ops after the current one
+        hidden: list[int] = []
+        for i in range(len(ops) - 1, -1, -1):
+            op = ops[i]
+            if op[0] == "r":
+                x0, y0, x1, y1 = op[1], max(op[2], 0), op[3], min(op[4], h)
+                if y1 <= y0:
+                    continue
+                if any(a <= y0 and y1 <= b for a, b in bands):
+                    hidden.append(i)
+                    continue
+                if not (x0 <= 0 and x1 >= w):
+                    continue
+            else:
+                key = op[1]
+                if key[0] != "l" or op[4] is not None:
+                    continue
+                # A layer's patch spans its rect from the clamped origin and is pasted at the op's (x, y).
+                x0, y0 = op[2], max(op[3], 0)
+                x1 = x0 + max(1, key[3] - max(0, key[1]))
+                y1 = min(op[3] + max(1, key[4] - max(0, key[2])), h)
+                if not (x0 <= 0 and x1 >= w) or y1 <= y0:
+                    continue
+            bands = _merge(bands, y0, y1)
+            if bands[0][0] <= 0 and bands[0][1] >= h:  # all rows: nothing before this op shows
+                return _without(ops[i:], [j - i for j in hidden]), True
+        return _without(ops, hidden), False
 
     def compile(self, root: View) -> list[Op]:
         """The draw ops for a tree (hashable tuples in paint order)."""
@@ -185,9 +216,9 @@ class Renderer:
             sub: list[Op] = []
             self._compile(v, bg, sub, layer=v)
             x0, y0, x1, y1 = self._px(v.rect)
-            ent = (v, ("p", ("l", x0, y0, x1, y1, tuple(sub)), x0, y0, None))
+            ent = (v, ("p", ("l", x0, y0, x1, y1, _Ops(tuple(sub))), x0, y0, None))
             self._static[key] = ent
-            if len(self._static) > 8:
+            if len(self._static) > 64:
                 self._static.popitem(last=False)
         else:
             self._static.move_to_end(key)
@@ -393,7 +424,7 @@ class Renderer:
             _, x0, y0, x1, y1, sub = key
             x0, y0 = max(0, x0), max(0, y0)
             p = np.full((max(1, y1 - y0), max(1, x1 - x0), 3), 255, dtype=np.uint8)
-            self._run(p, p.reshape(p.shape[0], p.shape[1] * 3), sub, x0, y0)
+            self._run(p, p.reshape(p.shape[0], p.shape[1] * 3), sub.ops, x0, y0)
         else:
             from digirl.sim.keyboard import keyboard_patch
 
@@ -409,6 +440,43 @@ class Renderer:
     def text_patch(self, text: str, size: int, fg: Color, bg: Color) -> np.ndarray:
         """Text at logical ``size`` as an RGB array (used by pre-rendered pictures like the keyboard)."""
         return _TEXT.patch(text, self._font_px(size), fg, bg)
+
+
+class _Ops:
+    """A tuple of ops as a dict key with its hash computed once (hashing a frame's nested op
+    tuples costs about as much as drawing a few ops, and a frame key is looked up and stored)."""
+
+    __slots__ = ("_hash", "ops")
+
+    def __init__(self, ops: tuple[Op, ...]) -> None:
+        self.ops = ops
+        self._hash = hash(ops)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, _Ops) and self._hash == other._hash and self.ops == other.ops)
+
+
+def _merge(bands: list[tuple[int, int]], a: int, b: int) -> list[tuple[int, int]]:
+    """Row intervals ``bands`` (sorted, disjoint) with ``[a, b)`` added."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in bands:
+        if hi < a or lo > b:
+            out.append((lo, hi))
+        else:
+            a, b = min(a, lo), max(b, hi)
+    out.append((a, b))
+    out.sort()
+    return out
+
+
+def _without(ops: tuple[Op, ...], drop: list[int]) -> tuple[Op, ...]:
+    if not drop:
+        return ops
+    gone = set(drop)
+    return tuple(op for i, op in enumerate(ops) if i not in gone)
 
 
 def _rect_op(x0: int, y0: int, x1: int, y1: int, color: Color, clip: Clip) -> Op | None:

@@ -17,6 +17,7 @@ __all__ = [
     "H",
     "Rect",
     "ScrollInfo",
+    "SystemTap",
     "View",
     "W",
     "box",
@@ -130,6 +131,20 @@ class View:
     def texts(self) -> str:
         """All text in the subtree, space-joined."""
         return " ".join(v.text for v in flatten(self) if v.text)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemTap:
+    """The ``on_tap`` of a system view shared by every phone (status and navigation bars, keyboards):
+    :meth:`Phone.tap <digirl.sim.phone.Phone.tap>` calls the tapped phone's ``method`` (with ``arg``).
+    Such views hold no reference to a phone, so one tree, and its cached pictures and elements,
+    serves every episode."""
+
+    method: str
+    arg: str | None = None
+
+    def __call__(self) -> None:
+        raise TypeError(f"SystemTap({self.method!r}) is dispatched by the phone that is tapped")
 
 
 @dataclass(slots=True)
