@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
@@ -21,7 +22,22 @@ from digirl.sim.content import norm_name
 from digirl.sim.device import DEFAULT_CONTACTS, DeviceSettings, default_gallery, default_notices
 from digirl.sim.keyboard import keyboard_view
 from digirl.sim.perturb import Dynamics
-from digirl.sim.ui import BOTTOM, STATUS_H, TEXT, TOP, Color, H, SystemTap, View, W, box, flatten, icon_button, label
+from digirl.sim.ui import (
+    BOTTOM,
+    STATUS_H,
+    TEXT,
+    TOP,
+    Color,
+    H,
+    SystemTap,
+    View,
+    W,
+    box,
+    icon_button,
+    label,
+    nodes,
+    shared_view,
+)
 
 __all__ = ["Phone", "Popup", "resolve_app"]
 
@@ -86,6 +102,15 @@ class Phone:
         self.loading_fresh = False
         self.step_no = 0
         self._tree: View | None = None
+        self._nodes_of: View | None = None  # the tree that _nodes and _refs index
+        self._nodes: list[View] = []
+        self._refs: dict[str, View] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Copies (digiq's forks, pickling) leave the node index behind: it is rebuilt on demand.
+        state = dict(self.__dict__)
+        state.update(_nodes_of=None, _nodes=[], _refs=None)
+        return state
 
     # ---------------------------------------------------------------- apps
     def install(self, name: str) -> str:
@@ -200,6 +225,28 @@ class Phone:
             self._tree = self._build()
         return self._tree
 
+    def nodes(self) -> list[View]:
+        """The current tree's nodes in paint order (kept with the tree: taps, swipes and the expert
+        all search it)."""
+        tree = self.tree()
+        if self._nodes_of is not tree:
+            self._nodes = nodes(tree)
+            self._refs = None
+            self._nodes_of = tree
+        return self._nodes
+
+    def find(self, ref: str) -> View | None:
+        """The first view (paint order) of the current tree with this ``ref``; = ``tree().find(ref)``."""
+        all_nodes = self.nodes()
+        refs = self._refs
+        if refs is None:
+            refs = {}
+            for v in all_nodes:
+                if v.ref and v.ref not in refs:
+                    refs[v.ref] = v
+            self._refs = refs
+        return refs.get(ref)
+
     def keyboard_visible(self) -> bool:
         return self.current.focused is not None and self.loading == 0
 
@@ -274,8 +321,7 @@ class Phone:
 
     def hit(self, x: float, y: float) -> View | None:
         """The view a tap at logical (x, y) lands on: the top-most clickable one, unless a blocker is above."""
-        nodes = list(flatten(self.tree()))
-        for v in reversed(nodes):
+        for v in reversed(self.nodes()):
             if v.contains(x, y):
                 if v.on_tap is not None:
                     return v
@@ -290,8 +336,9 @@ class Phone:
         if self.loading > 0 and not v.ref.startswith("nav."):
             return ""
         fn = v.on_tap
-        if type(fn) is SystemTap:  # a shared system view: this phone does what it stands for
-            getattr(self, fn.method)(*(() if fn.arg is None else (fn.arg,)))
+        if type(fn) is SystemTap:  # a view shared by all phones: this phone does what it stands for
+            target = self.apps[fn.app] if fn.app else self
+            getattr(target, fn.method)(*(() if fn.arg is None else (fn.arg,)))
         else:
             fn()
         self.invalidate()
@@ -304,7 +351,7 @@ class Phone:
             self.open_shade()
             return
         if direction in (SwipeDirection.UP, SwipeDirection.DOWN):
-            for v in reversed(list(flatten(self.tree()))):
+            for v in reversed(self.nodes()):
                 if v.scroll is not None and v.contains(x, y):
                     s = v.scroll
                     amount = max(length * H * 1.2, 120.0)
@@ -355,31 +402,19 @@ class Phone:
 
 
 # System views (status bar, navigation bar, keyboards) hold no phone (their taps are SystemTap), so
-# every phone shares them: the renderer's layer and element caches, keyed by view identity, then
-# hit across episodes instead of once per phone.
-_SHARED: dict[object, View] = {}
-
-
-def _shared(key: object, make: Callable[[], View]) -> View:
-    v = _SHARED.get(key)
-    if v is None:
-        v = make()
-        v.static = True
-        if len(_SHARED) > 512:
-            _SHARED.clear()
-        _SHARED[key] = v
-    return v
-
-
+# every phone shares them: the renderer's layer and element caches then hit across episodes.
 def _keyboard(action: str) -> View:
-    return _shared(("kb", action), lambda: keyboard_view(action))
+    return shared_view(("kb", action), lambda: keyboard_view(action))
 
 
 def _status_bar(bg: Color, clock: tuple[int, int], battery: int, wifi: bool, bluetooth: bool, airplane: bool) -> View:
-    key = ("status", bg, clock, battery, wifi, bluetooth, airplane)
-    v = _SHARED.get(key)
-    if v is not None:
-        return v
+    return shared_view(
+        ("status", bg, clock, battery, wifi, bluetooth, airplane),
+        partial(_make_status_bar, bg, clock, battery, wifi, bluetooth, airplane),
+    )
+
+
+def _make_status_bar(bg: Color, clock: tuple[int, int], battery: int, wifi: bool, bluetooth: bool, airplane: bool) -> View:
     dark = sum(bg) < 380
     fg = (255, 255, 255) if dark else TEXT
     sb = box((0, 0, W, STATUS_H), bg, blocker=True, ref="statusbar")
@@ -394,13 +429,14 @@ def _status_bar(bg: Color, clock: tuple[int, int], battery: int, wifi: bool, blu
         if on:
             sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon=icon, icon_color=fg, element=False))
             x -= 18
-    return _shared(key, lambda: sb)
+    return sb
 
 
 def _nav_bar() -> View:
-    v = _SHARED.get("nav")
-    if v is not None:
-        return v
+    return shared_view("nav", _make_nav_bar)
+
+
+def _make_nav_bar() -> View:
     nb = box((0, BOTTOM, W, H), _NAV_BG, blocker=True, ref="navbar")
     for i, (icon, ref, fn, desc) in enumerate(
         (
@@ -411,4 +447,4 @@ def _nav_bar() -> View:
     ):
         cx = W * (0.25 + 0.25 * i)
         nb.children.append(icon_button((cx - 30, BOTTOM + 4, cx + 30, H - 4), icon, fn, ref=ref, desc=desc, color=(60, 64, 67)))
-    return _shared("nav", lambda: nb)
+    return nb
