@@ -36,6 +36,7 @@ __all__ = ["SimEnv", "tree_elements"]
 log = logging.getLogger(__name__)
 _CLOCKS = ((7, 18), (8, 42), (9, 5), (9, 41), (10, 27), (11, 3), (12, 56), (14, 30))
 _BATTERY = (38, 54, 67, 81, 92, 100)
+_QUARTERS = (0, 15, 30, 45)
 
 
 class SimEnv(DeviceEnv):
@@ -175,7 +176,8 @@ class SimEnv(DeviceEnv):
         if family.prepare is not None:
             family.prepare(p, intent, ctx, rng)
         clock: Any = p.apps["clock"]
-        alarms = sorted({(int(rng.integers(5, 11)), int(rng.choice([0, 15, 30, 45]))) for _ in range(2)})
+        # (0, 15, 30, 45)[integers(4)] draws the same as rng.choice([0, 15, 30, 45]), ~10x faster.
+        alarms = sorted({(int(rng.integers(5, 11)), _QUARTERS[int(rng.integers(4))]) for _ in range(2)})
         from digirl.sim.apps.clock import Alarm
 
         clock.alarms = [Alarm(h, m, bool(rng.integers(2)), "Weekdays" if i == 0 else "") for i, (h, m) in enumerate(alarms)]
