@@ -27,7 +27,7 @@ from digirl.sim.intents import HORIZONS, Intent
 from digirl.sim.perturb import Dynamics
 from digirl.sim.phone import Phone, resolve_app
 from digirl.sim.predicates import TaskContext, check
-from digirl.sim.render import Renderer
+from digirl.sim.render import FrameKey, Renderer
 from digirl.sim.samples import sample_tasks, spec_for
 from digirl.sim.ui import View
 
@@ -78,7 +78,7 @@ class SimEnv(DeviceEnv):
         self._success = False
         self._tasks: list[TaskSpec] | None = None
         self._shot_tree: View | None = None
-        self._shot: np.ndarray | None = None
+        self._shot_key: FrameKey | None = None
         self._elems_tree: View | None = None
         self._elems: tuple[UIElement, ...] = ()
         self._static_elems = StaticElements()
@@ -210,11 +210,10 @@ class SimEnv(DeviceEnv):
     # ---------------------------------------------------------------- observation
     def _screenshot(self) -> np.ndarray:
         tree = self.phone.tree()
-        if tree is not self._shot_tree or self._shot is None:
-            self._shot = self.renderer.render_shared(tree)
+        if tree is not self._shot_tree or self._shot_key is None:
+            self._shot_key = self.renderer.frame_key(tree)
             self._shot_tree = tree
-        out: np.ndarray = self._shot.copy()
-        return out
+        return self.renderer.render_key(self._shot_key)
 
     def _elements(self) -> tuple[UIElement, ...]:
         tree = self.phone.tree()

@@ -25,7 +25,7 @@ from digirl.sim.ui import BLUE, FAINT, SUBTLE, WHITE, Color, View
 from digirl.sim.ui import H as LH
 from digirl.sim.ui import W as LW
 
-__all__ = ["Renderer"]
+__all__ = ["FrameKey", "Renderer"]
 
 #: A draw op: ``("r", x0, y0, x1, y1, colour)`` fills a box (already cut to its clip rectangle);
 #: ``("p", key, x, y, clip)`` pastes the cached patch ``key`` with its top-left at (x, y).
@@ -45,7 +45,8 @@ class Renderer:
         self.sx, self.sy = width / LW, height / LH
         self.s = min(self.sx, self.sy)
         self._patches: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-        self._frames: OrderedDict[_Ops, np.ndarray] = OrderedDict()
+        self._frames: OrderedDict[FrameKey, np.ndarray] = OrderedDict()
+        self._seen: dict[int, None] = {}  # hashes of frame keys drawn once (admission to _frames)
         self._fit: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
         self._widths: dict[tuple[str, int], int] = {}
         self._rows: dict[Color, np.ndarray] = {}
@@ -59,30 +60,64 @@ class Renderer:
     # ---------------------------------------------------------------- public
     def render(self, root: View) -> np.ndarray:
         """A fresh (caller-owned) screenshot of the tree."""
-        out: np.ndarray = self.render_shared(root).copy()
+        return self.render_key(self.frame_key(root))
+
+    def frame_key(self, root: View) -> FrameKey:
+        """What a screenshot of the tree depends on (its draw ops): equal keys, equal pictures."""
+        return FrameKey(tuple(self.compile(root)))
+
+    def render_key(self, key: FrameKey) -> np.ndarray:
+        """A fresh (caller-owned) screenshot for a :meth:`frame_key`.
+
+        A frame enters the frame cache the second time its key is drawn: most screens of an expert
+        episode are seen once, and caching them (a copy each) evicted the ones that do recur
+        (home screens, pages revisited, taps that change nothing). A frame seen once is handed over
+        as drawn, with no copy."""
+        self.stats["frames"] += 1
+        frame = self._frames.get(key)
+        if frame is not None:
+            self._frames.move_to_end(key)
+            self.stats["frame_hits"] += 1
+            out: np.ndarray = frame.copy()
+            return out
+        out = self._draw(key)
+        h = key._hash
+        if h in self._seen:
+            self._keep(key, out.copy())
+        else:
+            if len(self._seen) > 8 * self._frame_cache + 1024:
+                self._seen.clear()
+            self._seen[h] = None
         return out
 
     def render_shared(self, root: View) -> np.ndarray:
         """The screenshot as a read-only array shared with the frame cache (copy before writing)."""
-        ops = _Ops(tuple(self.compile(root)))  # hashed once, for the lookup and the insertion
+        key = self.frame_key(root)
         self.stats["frames"] += 1
-        frame = self._frames.get(ops)
+        frame = self._frames.get(key)
         if frame is not None:
-            self._frames.move_to_end(ops)
+            self._frames.move_to_end(key)
             self.stats["frame_hits"] += 1
             return frame
+        frame = self._draw(key)
+        self._keep(key, frame)
+        return frame
+
+    def _draw(self, key: FrameKey) -> np.ndarray:
         w, h = self.width, self.height
         frame = np.empty((h, w, 3), dtype=np.uint8)
         flat = frame.reshape(h, w * 3)
-        shown, covered = self._visible(ops.ops)
+        shown, covered = self._visible(key.ops)
         if not covered:
             flat[:] = 255
         self._run(frame, flat, shown, 0, 0)
+        return frame
+
+    def _keep(self, key: FrameKey, frame: np.ndarray) -> None:
         frame.flags.writeable = False
-        self._frames[ops] = frame
+        self._frames[key] = frame
         if len(self._frames) > self._frame_cache:
             self._frames.popitem(last=False)
-        return frame
 
     def _visible(self, ops: tuple[Op, ...]) -> tuple[tuple[Op, ...], bool]:
         """The ops not painted over, and whether they cover every pixel. Every op is an opaque
@@ -216,7 +251,7 @@ class Renderer:
             sub: list[Op] = []
             self._compile(v, bg, sub, layer=v)
             x0, y0, x1, y1 = self._px(v.rect)
-            ent = (v, ("p", ("l", x0, y0, x1, y1, _Ops(tuple(sub))), x0, y0, None))
+            ent = (v, ("p", ("l", x0, y0, x1, y1, FrameKey(tuple(sub))), x0, y0, None))
             self._static[key] = ent
             if len(self._static) > 64:
                 self._static.popitem(last=False)
@@ -442,9 +477,9 @@ class Renderer:
         return _TEXT.patch(text, self._font_px(size), fg, bg)
 
 
-class _Ops:
-    """A tuple of ops as a dict key with its hash computed once (hashing a frame's nested op
-    tuples costs about as much as drawing a few ops, and a frame key is looked up and stored)."""
+class FrameKey:
+    """A frame's (or layer's) ops as a dict key, hashed once (hashing nested op tuples costs about
+    as much as drawing a few ops, and a key is looked up and stored)."""
 
     __slots__ = ("_hash", "ops")
 
@@ -456,7 +491,7 @@ class _Ops:
         return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return self is other or (isinstance(other, _Ops) and self._hash == other._hash and self.ops == other.ops)
+        return self is other or (isinstance(other, FrameKey) and self._hash == other._hash and self.ops == other.ops)
 
 
 def _merge(bands: list[tuple[int, int]], a: int, b: int) -> list[tuple[int, int]]:
