@@ -63,8 +63,23 @@ class Renderer:
         return self.render_key(self.frame_key(root))
 
     def frame_key(self, root: View) -> FrameKey:
-        """What a screenshot of the tree depends on (its draw ops): equal keys, equal pictures."""
-        return FrameKey(tuple(self.compile(root)))
+        """What a screenshot of the tree depends on (its draw ops): equal keys and ``top``, equal
+        pictures; equal keys alone, equal pictures but for the rows of ``top``."""
+        ops = self.compile(root)
+        # The status bar: a full-width layer at the top, then only layers below its rows (the
+        # navigation bar). Each op is an opaque rectangle, so painting it last changes nothing.
+        n = len(ops)
+        for i in range(n - 1, max(n - 3, -1), -1):
+            op = ops[i]
+            if op[0] != "p" or op[1][0] != "l" or op[4] is not None:
+                break
+            k = op[1]
+            if k[1] == 0 and k[2] == 0 and k[3] >= self.width and op[2] == 0 and op[3] == 0:
+                bottom = k[4]
+                if all(o[0] == "p" and o[1][0] == "l" and o[4] is None and o[3] == o[1][2] >= bottom for o in ops[i + 1 :]):
+                    return FrameKey((*ops[:i], *ops[i + 1 :]), op, i)
+                break
+        return FrameKey(tuple(ops))
 
     def render_key(self, key: FrameKey) -> np.ndarray:
         """A fresh (caller-owned) screenshot for a :meth:`frame_key`.
@@ -79,6 +94,9 @@ class Renderer:
             self._frames.move_to_end(key)
             self.stats["frame_hits"] += 1
             out: np.ndarray = frame.copy()
+            if key.top is not None:
+                h, w = self.height, self.width
+                self._run(out, out.reshape(h, w * 3), (key.top,), 0, 0)
             return out
         out = self._draw(key)
         h = key._hash
@@ -91,23 +109,16 @@ class Renderer:
         return out
 
     def render_shared(self, root: View) -> np.ndarray:
-        """The screenshot as a read-only array shared with the frame cache (copy before writing)."""
-        key = self.frame_key(root)
-        self.stats["frames"] += 1
-        frame = self._frames.get(key)
-        if frame is not None:
-            self._frames.move_to_end(key)
-            self.stats["frame_hits"] += 1
-            return frame
-        frame = self._draw(key)
-        self._keep(key, frame)
+        """The screenshot as a read-only array (kept for callers of the old API; = :meth:`render`)."""
+        frame = self.render(root)
+        frame.flags.writeable = False
         return frame
 
     def _draw(self, key: FrameKey) -> np.ndarray:
         w, h = self.width, self.height
         frame = np.empty((h, w, 3), dtype=np.uint8)
         flat = frame.reshape(h, w * 3)
-        shown, covered = self._visible(key.ops)
+        shown, covered = self._visible(key.all_ops())
         if not covered:
             flat[:] = 255
         self._run(frame, flat, shown, 0, 0)
@@ -479,13 +490,24 @@ class Renderer:
 
 class FrameKey:
     """A frame's (or layer's) ops as a dict key, hashed once (hashing nested op tuples costs about
-    as much as drawing a few ops, and a key is looked up and stored)."""
+    as much as drawing a few ops, and a key is looked up and stored).
 
-    __slots__ = ("_hash", "ops")
+    ``top`` is an op painted last over whole rows that nothing else covers (the status bar, whose
+    clock and battery vary between episodes); it is left out of the key (``ops``) and pasted over
+    a cached frame, so a screen seen before with another status bar is still a cache hit.
+    ``ops`` then holds the others in order, and ``top`` goes at index ``at`` to draw it whole."""
 
-    def __init__(self, ops: tuple[Op, ...]) -> None:
-        self.ops = ops
+    __slots__ = ("_hash", "at", "ops", "top")
+
+    def __init__(self, ops: tuple[Op, ...], top: Op | None = None, at: int = 0) -> None:
+        self.ops, self.top, self.at = ops, top, at
         self._hash = hash(ops)
+
+    def all_ops(self) -> tuple[Op, ...]:
+        """Every op in paint order."""
+        if self.top is None:
+            return self.ops
+        return (*self.ops[: self.at], self.top, *self.ops[self.at :])
 
     def __hash__(self) -> int:
         return self._hash
