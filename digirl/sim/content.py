@@ -11,9 +11,9 @@ import functools
 import hashlib
 import random
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ParamSpec, TypeVar
+
+from digirl.sim.memo import memo_list
 
 __all__ = [
     "STOPWORDS",
@@ -45,22 +45,6 @@ STOPWORDS = frozenset(
     "please up look near nearest closest with by from about can you do does this that it be get".split()
 )
 _WORD = re.compile(r"[a-z0-9$€£¥%°.]+")
-
-
-_P = ParamSpec("_P")
-_T = TypeVar("_T")
-
-
-def _memo_list(fn: Callable[_P, list[_T]]) -> Callable[_P, list[_T]]:
-    """Cache a pure generator (content depends only on its arguments; tasks repeat queries across
-    episodes and pages are rebuilt on every step). Callers get a fresh list of frozen items."""
-    cached = functools.lru_cache(maxsize=4096)(fn)
-
-    @functools.wraps(fn)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> list[_T]:
-        return list(cached(*args, **kwargs))  # type: ignore[arg-type]
-
-    return wrapper
 
 
 def stable_rng(*parts: object) -> random.Random:
@@ -335,7 +319,7 @@ def answer_card(query: str, world_version: int = 0) -> Card:
     return Card("generic", subj, "", ())
 
 
-@_memo_list
+@memo_list
 def web_results(query: str, world_version: int = 0, n: int = 8) -> list[WebResult]:
     """Organic results: encyclopedia, news and topical sites named after the query."""
     q = query.strip() or "search"
@@ -358,7 +342,7 @@ def web_results(query: str, world_version: int = 0, n: int = 8) -> list[WebResul
     return [WebResult(t, f"{d}/{slug}", s) for d, t, s in sites[:n]]
 
 
-@_memo_list
+@memo_list
 def suggestions(prefix: str, n: int = 5) -> list[str]:
     """Query completions for what has been typed so far (the prefix itself first)."""
     p = prefix.strip().lower()
@@ -417,7 +401,7 @@ _OWNERS = (
 )
 
 
-@_memo_list
+@memo_list
 def places(query: str, world_version: int = 0, n: int = 6) -> list[Place]:
     """Places matching ``query``; their category is the query's subject, so any kind works."""
     cat = _subject(query)
@@ -481,7 +465,7 @@ _BRANDS = (
 _VARIANTS = ("Pro", "Plus", "Max", "Lite", "2-Pack", "Wireless", "Black", "Silver", "XL", "Gen 3", "Deluxe", "Mini")
 
 
-@_memo_list
+@memo_list
 def products(site: str, query: str, world_version: int = 0, n: int = 10) -> list[Product]:
     """A site's search results for ``query``, in the site's canonical order."""
     q = " ".join(key_terms(query)) or query.lower().strip() or "deals"
@@ -536,7 +520,7 @@ def video_age(v: Video) -> str:
     return _age(v.age_days)
 
 
-@_memo_list
+@memo_list
 def channel_videos(channel: str, world_version: int = 0, n: int = 8) -> list[Video]:
     """A channel's uploads, newest first."""
     name = title_case(channel.strip()) or "Channel"
@@ -550,7 +534,7 @@ def channel_videos(channel: str, world_version: int = 0, n: int = 8) -> list[Vid
     ]
 
 
-@_memo_list
+@memo_list
 def youtube_results(query: str, world_version: int = 0) -> list[Video]:
     """Video results for ``query``: some uploads of the matching channel and others *about* it."""
     own = channel_videos(query, world_version)
@@ -577,7 +561,7 @@ class StoreApp:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 
-@_memo_list
+@memo_list
 def store_apps(query: str, world_version: int = 0, n: int = 6) -> list[StoreApp]:
     """Store results: the app named like the query first, then related apps."""
     name = title_case(query.strip()) or "App"
@@ -605,7 +589,7 @@ def store_apps(query: str, world_version: int = 0, n: int = 6) -> list[StoreApp]
     return out
 
 
-@_memo_list
+@memo_list
 def site_headlines(domain: str, world_version: int = 0, n: int = 8) -> list[tuple[str, str]]:
     """(headline, meta) pairs for a generic site's front page."""
     r = stable_rng("site", domain, world_version)

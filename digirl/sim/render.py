@@ -4,8 +4,9 @@ Speed comes from caches at three levels: (1) every text run, icon and rounded sh
 with Pillow onto its known background colour and kept as a small RGB *patch*, so drawing a frame
 is only numpy slice assignments; (2) a tree is compiled to a tuple of hashable draw ops, and the
 ops of each text/icon/input/switch view are cached by what they depend on (text fitting and
-measuring runs once per distinct label and place); (3) whole frames are cached by their ops (LRU),
-so a screen seen before costs one array copy. Static subtrees (status bar, keyboard) are one
+measuring runs once per distinct label and place); (3) whole frames are cached by their ops (LRU,
+entered on a frame's second sighting; the status bar is pasted over the cached frame), so a screen
+seen before costs one array copy. Static subtrees (status bar, keyboard, home screen) are one
 pre-rendered layer. Profiles show the cost per frame is Python work per view and per op, not
 pixels (a full-screen fill is ~6 µs), so the code keeps both loops flat and allocation-free.
 Text uses Pillow's built-in scalable font (``ImageFont.load_default(size=N)``), no system fonts.
