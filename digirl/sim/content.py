@@ -216,7 +216,7 @@ def _subject(query: str) -> str:
     return title_case(s) if s else "Your area"
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def answer_card(query: str, world_version: int = 0) -> Card:
     """The answer card for ``query``: its kind from keywords, its figures from a stable hash."""
     kind = card_kind(query)

@@ -80,7 +80,7 @@ def _element(v: View, r: Rect) -> UIElement | None:
         el = UIElement(
             (r[0] / W, r[1] / H, r[2] / W, r[3] / H), text=text, kind=v.kind, clickable=clickable, focused=v.focused, ref=v.ref
         )
-        if len(_MADE) > 50_000:
+        if len(_MADE) > 20_000:
             _MADE.clear()
         _MADE[key] = el
     return el

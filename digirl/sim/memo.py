@@ -15,7 +15,7 @@ _T = TypeVar("_T")
 def memo_list(fn: Callable[_P, list[_T]]) -> Callable[_P, list[_T]]:
     """Cache a pure generator (content depends only on its arguments; tasks repeat queries across
     episodes and pages are rebuilt on every step). Callers get a fresh list of frozen items."""
-    cached = functools.lru_cache(maxsize=4096)(fn)
+    cached = functools.lru_cache(maxsize=1024)(fn)  # a task set has ~500 queries per split
 
     @functools.wraps(fn)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> list[_T]:
