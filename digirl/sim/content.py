@@ -7,10 +7,13 @@ the process hash, so the same query gives the same page in every process and run
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 import re
 from dataclasses import dataclass, field
+
+from digirl.sim.memo import memo_list
 
 __all__ = [
     "STOPWORDS",
@@ -213,6 +216,7 @@ def _subject(query: str) -> str:
     return title_case(s) if s else "Your area"
 
 
+@functools.lru_cache(maxsize=1024)
 def answer_card(query: str, world_version: int = 0) -> Card:
     """The answer card for ``query``: its kind from keywords, its figures from a stable hash."""
     kind = card_kind(query)
@@ -315,6 +319,7 @@ def answer_card(query: str, world_version: int = 0) -> Card:
     return Card("generic", subj, "", ())
 
 
+@memo_list
 def web_results(query: str, world_version: int = 0, n: int = 8) -> list[WebResult]:
     """Organic results: encyclopedia, news and topical sites named after the query."""
     q = query.strip() or "search"
@@ -337,6 +342,7 @@ def web_results(query: str, world_version: int = 0, n: int = 8) -> list[WebResul
     return [WebResult(t, f"{d}/{slug}", s) for d, t, s in sites[:n]]
 
 
+@memo_list
 def suggestions(prefix: str, n: int = 5) -> list[str]:
     """Query completions for what has been typed so far (the prefix itself first)."""
     p = prefix.strip().lower()
@@ -395,6 +401,7 @@ _OWNERS = (
 )
 
 
+@memo_list
 def places(query: str, world_version: int = 0, n: int = 6) -> list[Place]:
     """Places matching ``query``; their category is the query's subject, so any kind works."""
     cat = _subject(query)
@@ -458,6 +465,7 @@ _BRANDS = (
 _VARIANTS = ("Pro", "Plus", "Max", "Lite", "2-Pack", "Wireless", "Black", "Silver", "XL", "Gen 3", "Deluxe", "Mini")
 
 
+@memo_list
 def products(site: str, query: str, world_version: int = 0, n: int = 10) -> list[Product]:
     """A site's search results for ``query``, in the site's canonical order."""
     q = " ".join(key_terms(query)) or query.lower().strip() or "deals"
@@ -512,6 +520,7 @@ def video_age(v: Video) -> str:
     return _age(v.age_days)
 
 
+@memo_list
 def channel_videos(channel: str, world_version: int = 0, n: int = 8) -> list[Video]:
     """A channel's uploads, newest first."""
     name = title_case(channel.strip()) or "Channel"
@@ -525,6 +534,7 @@ def channel_videos(channel: str, world_version: int = 0, n: int = 8) -> list[Vid
     ]
 
 
+@memo_list
 def youtube_results(query: str, world_version: int = 0) -> list[Video]:
     """Video results for ``query``: some uploads of the matching channel and others *about* it."""
     own = channel_videos(query, world_version)
@@ -551,6 +561,7 @@ class StoreApp:
     tags: tuple[str, ...] = field(default_factory=tuple)
 
 
+@memo_list
 def store_apps(query: str, world_version: int = 0, n: int = 6) -> list[StoreApp]:
     """Store results: the app named like the query first, then related apps."""
     name = title_case(query.strip()) or "App"
@@ -578,6 +589,7 @@ def store_apps(query: str, world_version: int = 0, n: int = 6) -> list[StoreApp]
     return out
 
 
+@memo_list
 def site_headlines(domain: str, world_version: int = 0, n: int = 8) -> list[tuple[str, str]]:
     """(headline, meta) pairs for a generic site's front page."""
     r = stable_rng("site", domain, world_version)

@@ -175,10 +175,13 @@ _COLORS = ((84, 160, 206), (168, 132, 92), (226, 120, 140), (236, 150, 70), (200
 
 def default_gallery() -> list[Photo]:
     """The photos already on the phone, newest first."""
-    out = []
-    for i, tags in enumerate(_GALLERY):
-        out.append(Photo(f"p{i}", "photo", tags, "selfie" in tags, _DAYS[min(i, len(_DAYS) - 1)], _COLORS[i % len(_COLORS)]))
-    return out
+    return list(_DEFAULT_PHOTOS)  # photos are frozen: every phone's list can hold the same ones
+
+
+_DEFAULT_PHOTOS = tuple(
+    Photo(f"p{i}", "photo", tags, "selfie" in tags, _DAYS[min(i, len(_DAYS) - 1)], _COLORS[i % len(_COLORS)])
+    for i, tags in enumerate(_GALLERY)
+)
 
 
 @dataclass(frozen=True)

@@ -68,18 +68,33 @@ def _element(v: View, r: Rect) -> UIElement | None:
     if v.element is False or not (v.element or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
         return None
     text = ("on" if v.checked else "off") if v.kind == "switch" else (v.text or v.placeholder)
-    if not (text or v.on_tap is not None):
+    clickable = v.on_tap is not None
+    if not (text or clickable):
         return None
-    bounds = (r[0] / W, r[1] / H, r[2] / W, r[3] / H)
-    return UIElement(bounds, text=text, kind=v.kind, clickable=v.on_tap is not None, focused=v.focused, ref=v.ref)
+    # Elements are immutable values: the same one is reused (a frozen dataclass costs ~2 µs to make,
+    # and most elements, like tabs, bars and rows seen before, recur).
+    # 0.0 and -0.0 are equal keys but not equal bounds (they print differently): keep them apart.
+    key = (r if 0 not in r else tuple(map(repr, r)), text, v.kind, clickable, v.focused, v.ref)
+    el = _MADE.get(key)
+    if el is None:
+        el = UIElement(
+            (r[0] / W, r[1] / H, r[2] / W, r[3] / H), text=text, kind=v.kind, clickable=clickable, focused=v.focused, ref=v.ref
+        )
+        if len(_MADE) > 20_000:
+            _MADE.clear()
+        _MADE[key] = el
+    return el
+
+
+_MADE: dict[tuple[object, str, str, bool, bool, str], UIElement] = {}
 
 
 class StaticElements:
     """Elements of static subtrees by identity: (element, centre) candidates not covered inside the
-    subtree, in visiting order, and the subtree's own blockers. Small: entries keep views (and
-    through their callbacks a phone) alive."""
+    subtree, in visiting order, and the subtree's own blockers. Bounded: entries keep views alive
+    (the phone's shared system views, which hold no phone)."""
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(self, size: int = 64) -> None:
         self._size = size
         self._cache: OrderedDict[int, tuple[View, list[tuple[UIElement, float, float]], list[Rect]]] = OrderedDict()
 

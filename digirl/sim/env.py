@@ -27,7 +27,7 @@ from digirl.sim.intents import HORIZONS, Intent
 from digirl.sim.perturb import Dynamics
 from digirl.sim.phone import Phone, resolve_app
 from digirl.sim.predicates import TaskContext, check
-from digirl.sim.render import Renderer
+from digirl.sim.render import FrameKey, Renderer
 from digirl.sim.samples import sample_tasks, spec_for
 from digirl.sim.ui import View
 
@@ -36,6 +36,7 @@ __all__ = ["SimEnv", "tree_elements"]
 log = logging.getLogger(__name__)
 _CLOCKS = ((7, 18), (8, 42), (9, 5), (9, 41), (10, 27), (11, 3), (12, 56), (14, 30))
 _BATTERY = (38, 54, 67, 81, 92, 100)
+_QUARTERS = (0, 15, 30, 45)
 
 
 class SimEnv(DeviceEnv):
@@ -77,7 +78,7 @@ class SimEnv(DeviceEnv):
         self._success = False
         self._tasks: list[TaskSpec] | None = None
         self._shot_tree: View | None = None
-        self._shot: np.ndarray | None = None
+        self._shot_key: FrameKey | None = None
         self._elems_tree: View | None = None
         self._elems: tuple[UIElement, ...] = ()
         self._static_elems = StaticElements()
@@ -175,7 +176,8 @@ class SimEnv(DeviceEnv):
         if family.prepare is not None:
             family.prepare(p, intent, ctx, rng)
         clock: Any = p.apps["clock"]
-        alarms = sorted({(int(rng.integers(5, 11)), int(rng.choice([0, 15, 30, 45]))) for _ in range(2)})
+        # (0, 15, 30, 45)[integers(4)] draws the same as rng.choice([0, 15, 30, 45]), ~10x faster.
+        alarms = sorted({(int(rng.integers(5, 11)), _QUARTERS[int(rng.integers(4))]) for _ in range(2)})
         from digirl.sim.apps.clock import Alarm
 
         clock.alarms = [Alarm(h, m, bool(rng.integers(2)), "Weekdays" if i == 0 else "") for i, (h, m) in enumerate(alarms)]
@@ -208,11 +210,10 @@ class SimEnv(DeviceEnv):
     # ---------------------------------------------------------------- observation
     def _screenshot(self) -> np.ndarray:
         tree = self.phone.tree()
-        if tree is not self._shot_tree or self._shot is None:
-            self._shot = self.renderer.render_shared(tree)
+        if tree is not self._shot_tree or self._shot_key is None:
+            self._shot_key = self.renderer.frame_key(tree)
             self._shot_tree = tree
-        out: np.ndarray = self._shot.copy()
-        return out
+        return self.renderer.render_key(self._shot_key)
 
     def _elements(self) -> tuple[UIElement, ...]:
         tree = self.phone.tree()

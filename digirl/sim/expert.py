@@ -52,20 +52,20 @@ class ExpertStep:
 
     def wait(self) -> Action:
         """A harmless action: tap the status bar clock (nothing there reacts)."""
-        v = self.tree.find("status.clock")
+        v = self.phone.find("status.clock")
         assert v is not None
         return self.tap(v)
 
     def goto(self, ref: str) -> Action | None:
         """Tap the view ``ref``, scrolling to it or hiding the keyboard first; None if it is nowhere."""
-        v = self.tree.find(ref)
+        v = self.phone.find(ref)
         if v is not None and v.visible_rect() is not None:
             hit = self.phone.hit(*v.center())
             if hit is v or (hit is not None and hit in list(flatten(v))):
                 return self.tap(v)
             if self.phone.keyboard_visible():
                 return Action.back()
-        for s in (n.scroll for n in flatten(self.tree) if n.scroll is not None):
+        for s in (n.scroll for n in self.phone.nodes() if n.scroll is not None):
             if ref not in s.rows:
                 continue
             top, bot = s.rows[ref]
@@ -87,7 +87,7 @@ class ExpertStep:
             return self.wait()
         if p.popup is not None:
             return self.goto("popup.dismiss") or Action.back()
-        if self.tree.find("cookie.dismiss") is not None:
+        if self.phone.find("cookie.dismiss") is not None:
             return self.goto("cookie.dismiss")
         return None
 

@@ -15,7 +15,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from digirl.sim.icons import icon_patch
-from digirl.sim.ui import BOTTOM, TEXT, View
+from digirl.sim.ui import BOTTOM, TEXT, SystemTap, View
 
 if TYPE_CHECKING:
     from digirl.sim.render import Renderer
@@ -82,8 +82,9 @@ def keyboard_patch(name: str, w: int, h: int, r: Renderer) -> np.ndarray:
     return out
 
 
-def keyboard_view(action: str, on_key: Callable[[str], None]) -> View:
-    """The keyboard's view: a blocker showing the picture, with a hit area per key."""
+def keyboard_view(action: str, on_key: Callable[[str], None] | None = None) -> View:
+    """The keyboard's view: a blocker showing the picture, with a hit area per key. Without
+    ``on_key`` a key's tap is ``SystemTap("press_key", code)`` (the phone's keyboard, shared)."""
     kb = View(
         (0, KB_TOP, 360, BOTTOM),
         kind="keyboard",
@@ -94,7 +95,14 @@ def keyboard_view(action: str, on_key: Callable[[str], None]) -> View:
         placeholder="Keyboard",
     )
     kb.children = [
-        View(rect, kind="key", ref=ref, on_tap=partial(on_key, code), element=shown, placeholder=desc)
+        View(
+            rect,
+            kind="key",
+            ref=ref,
+            on_tap=SystemTap("press_key", code) if on_key is None else partial(on_key, code),
+            element=shown,
+            placeholder=desc,
+        )
         for code, rect, ref, shown, desc in _key_specs(action)
     ]
     return kb

@@ -9,8 +9,10 @@ app, then leaves it; HOME returns to the launcher; ENTER submits the focused inp
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
@@ -20,7 +22,22 @@ from digirl.sim.content import norm_name
 from digirl.sim.device import DEFAULT_CONTACTS, DeviceSettings, default_gallery, default_notices
 from digirl.sim.keyboard import keyboard_view
 from digirl.sim.perturb import Dynamics
-from digirl.sim.ui import BOTTOM, STATUS_H, TEXT, TOP, H, View, W, box, flatten, icon_button, label
+from digirl.sim.ui import (
+    BOTTOM,
+    STATUS_H,
+    TEXT,
+    TOP,
+    Color,
+    H,
+    SystemTap,
+    View,
+    W,
+    box,
+    icon_button,
+    label,
+    nodes,
+    shared_view,
+)
 
 __all__ = ["Phone", "Popup", "resolve_app"]
 
@@ -37,8 +54,10 @@ class Popup:
     buttons: list[tuple[str, str, Callable[[], None]]] = field(default_factory=list)
 
 
+@functools.lru_cache(maxsize=4096)
 def resolve_app(name: str) -> str:
     """The app key for a user-facing name (``"Google Maps"`` → ``maps``; unknown → ``x.<name>``)."""
+    # Cached: every reset installs the same extra apps, and predicates resolve the same names.
     n = norm_name(name)
     if n.endswith("app") and n[:-3] in ALIASES:
         n = n[:-3]
@@ -83,7 +102,15 @@ class Phone:
         self.loading_fresh = False
         self.step_no = 0
         self._tree: View | None = None
-        self._static: dict[object, View] = {}  # status bar, nav bar, keyboards: reused across trees
+        self._nodes_of: View | None = None  # the tree that _nodes and _refs index
+        self._nodes: list[View] = []
+        self._refs: dict[str, View] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Copies (digiq's forks, pickling) leave the node index behind: it is rebuilt on demand.
+        state = dict(self.__dict__)
+        state.update(_nodes_of=None, _nodes=[], _refs=None)
+        return state
 
     # ---------------------------------------------------------------- apps
     def install(self, name: str) -> str:
@@ -198,6 +225,28 @@ class Phone:
             self._tree = self._build()
         return self._tree
 
+    def nodes(self) -> list[View]:
+        """The current tree's nodes in paint order (kept with the tree: taps, swipes and the expert
+        all search it)."""
+        tree = self.tree()
+        if self._nodes_of is not tree:
+            self._nodes = nodes(tree)
+            self._refs = None
+            self._nodes_of = tree
+        return self._nodes
+
+    def find(self, ref: str) -> View | None:
+        """The first view (paint order) of the current tree with this ``ref``; = ``tree().find(ref)``."""
+        all_nodes = self.nodes()
+        refs = self._refs
+        if refs is None:
+            refs = {}
+            for v in all_nodes:
+                if v.ref and v.ref not in refs:
+                    refs[v.ref] = v
+            self._refs = refs
+        return refs.get(ref)
+
     def keyboard_visible(self) -> bool:
         return self.current.focused is not None and self.loading == 0
 
@@ -212,22 +261,10 @@ class Phone:
             p = self.popup
             root.children.append(dialog(p.title, p.body, p.buttons, ref=f"popup.{p.kind}", height=180))
         elif self.keyboard_visible():
-            action = app.keyboard_action()
-            root.children.append(self._cached(("kb", action), lambda: keyboard_view(action, self._on_key)))
-        key = ("status", app.status_color, self.clock, self.battery, self.wifi, self.bluetooth, self.airplane)
-        root.children.append(self._cached(key, lambda: self._status_bar(app)))
-        root.children.append(self._cached("nav", self._nav_bar))
+            root.children.append(_keyboard(app.keyboard_action()))
+        root.children.append(_status_bar(app.status_color, self.clock, self.battery, self.wifi, self.bluetooth, self.airplane))
+        root.children.append(_nav_bar())
         return root
-
-    def _cached(self, key: object, make: Callable[[], View]) -> View:
-        v = self._static.get(key)
-        if v is None:
-            v = make()
-            v.static = True
-            if len(self._static) > 64:
-                self._static.clear()
-            self._static[key] = v
-        return v
 
     def _loading_view(self, app: App) -> View:
         lv = box((0, TOP, W, BOTTOM), (255, 255, 255), blocker=True, ref="loading")
@@ -238,39 +275,6 @@ class Phone:
         lv.children.append(icon_button((156, 330, 204, 378), "history", None, ref="loading.spinner", desc="Loading"))
         lv.children.append(label((0, 384, W, 414), "Loading…", size=15, fg=(95, 99, 104), align="center", ref="loading.text"))
         return lv
-
-    def _status_bar(self, app: App) -> View:
-        bg = app.status_color
-        dark = sum(bg) < 380
-        fg = (255, 255, 255) if dark else TEXT
-        sb = box((0, 0, W, STATUS_H), bg, blocker=True, ref="statusbar")
-        h, m = self.clock
-        sb.children.append(label((12, 0, 80, STATUS_H), f"{h}:{m:02d}", size=12, fg=fg, ref="status.clock"))
-        x = W - 12.0
-        sb.children.append(label((x - 34, 0, x, STATUS_H), f"{self.battery}%", size=11, fg=fg, align="right"))
-        x -= 36
-        sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon="battery", icon_color=fg, element=False))
-        x -= 18
-        for on, icon in ((self.wifi and not self.airplane, "wifi"), (self.bluetooth, "bluetooth"), (self.airplane, "plane")):
-            if on:
-                sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon=icon, icon_color=fg, element=False))
-                x -= 18
-        return sb
-
-    def _nav_bar(self) -> View:
-        nb = box((0, BOTTOM, W, H), _NAV_BG, blocker=True, ref="navbar")
-        for i, (icon, ref, fn, desc) in enumerate(
-            (
-                ("navback", "nav.back", self.key_back, "Back"),
-                ("home", "nav.home", self.go_home, "Home"),
-                ("recents", "nav.recents", None, "Overview"),
-            )
-        ):
-            cx = W * (0.25 + 0.25 * i)
-            nb.children.append(
-                icon_button((cx - 30, BOTTOM + 4, cx + 30, H - 4), icon, fn, ref=ref, desc=desc, color=(60, 64, 67))
-            )
-        return nb
 
     # ---------------------------------------------------------------- input
     def apply(self, action: Action) -> dict[str, Any]:
@@ -317,8 +321,7 @@ class Phone:
 
     def hit(self, x: float, y: float) -> View | None:
         """The view a tap at logical (x, y) lands on: the top-most clickable one, unless a blocker is above."""
-        nodes = list(flatten(self.tree()))
-        for v in reversed(nodes):
+        for v in reversed(self.nodes()):
             if v.contains(x, y):
                 if v.on_tap is not None:
                     return v
@@ -332,7 +335,12 @@ class Phone:
             return ""
         if self.loading > 0 and not v.ref.startswith("nav."):
             return ""
-        v.on_tap()
+        fn = v.on_tap
+        if type(fn) is SystemTap:  # a view shared by all phones: this phone does what it stands for
+            target = self.apps[fn.app] if fn.app else self
+            getattr(target, fn.method)(*(() if fn.arg is None else (fn.arg,)))
+        else:
+            fn()
         self.invalidate()
         return v.ref
 
@@ -343,7 +351,7 @@ class Phone:
             self.open_shade()
             return
         if direction in (SwipeDirection.UP, SwipeDirection.DOWN):
-            for v in reversed(list(flatten(self.tree()))):
+            for v in reversed(self.nodes()):
                 if v.scroll is not None and v.contains(x, y):
                     s = v.scroll
                     amount = max(length * H * 1.2, 120.0)
@@ -359,7 +367,8 @@ class Phone:
             on_swipe(direction)
             self.invalidate()
 
-    def _on_key(self, code: str) -> None:
+    def press_key(self, code: str) -> None:
+        """A key of the on-screen keyboard (``kb.<code>``)."""
         self.current.press_key(code)
         self.invalidate()
 
@@ -390,3 +399,52 @@ class Phone:
             "settings": dict(vars(self.settings)),
             "app_state": self.current.state(),
         }
+
+
+# System views (status bar, navigation bar, keyboards) hold no phone (their taps are SystemTap), so
+# every phone shares them: the renderer's layer and element caches then hit across episodes.
+def _keyboard(action: str) -> View:
+    return shared_view(("kb", action), lambda: keyboard_view(action))
+
+
+def _status_bar(bg: Color, clock: tuple[int, int], battery: int, wifi: bool, bluetooth: bool, airplane: bool) -> View:
+    return shared_view(
+        ("status", bg, clock, battery, wifi, bluetooth, airplane),
+        partial(_make_status_bar, bg, clock, battery, wifi, bluetooth, airplane),
+    )
+
+
+def _make_status_bar(bg: Color, clock: tuple[int, int], battery: int, wifi: bool, bluetooth: bool, airplane: bool) -> View:
+    dark = sum(bg) < 380
+    fg = (255, 255, 255) if dark else TEXT
+    sb = box((0, 0, W, STATUS_H), bg, blocker=True, ref="statusbar")
+    h, m = clock
+    sb.children.append(label((12, 0, 80, STATUS_H), f"{h}:{m:02d}", size=12, fg=fg, ref="status.clock"))
+    x = W - 12.0
+    sb.children.append(label((x - 34, 0, x, STATUS_H), f"{battery}%", size=11, fg=fg, align="right"))
+    x -= 36
+    sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon="battery", icon_color=fg, element=False))
+    x -= 18
+    for on, icon in ((wifi and not airplane, "wifi"), (bluetooth, "bluetooth"), (airplane, "plane")):
+        if on:
+            sb.children.append(View((x - 14, 5, x, STATUS_H - 5), kind="icon", icon=icon, icon_color=fg, element=False))
+            x -= 18
+    return sb
+
+
+def _nav_bar() -> View:
+    return shared_view("nav", _make_nav_bar)
+
+
+def _make_nav_bar() -> View:
+    nb = box((0, BOTTOM, W, H), _NAV_BG, blocker=True, ref="navbar")
+    for i, (icon, ref, fn, desc) in enumerate(
+        (
+            ("navback", "nav.back", SystemTap("key_back"), "Back"),
+            ("home", "nav.home", SystemTap("go_home"), "Home"),
+            ("recents", "nav.recents", None, "Overview"),
+        )
+    ):
+        cx = W * (0.25 + 0.25 * i)
+        nb.children.append(icon_button((cx - 30, BOTTOM + 4, cx + 30, H - 4), icon, fn, ref=ref, desc=desc, color=(60, 64, 67)))
+    return nb

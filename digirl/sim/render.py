@@ -4,8 +4,9 @@ Speed comes from caches at three levels: (1) every text run, icon and rounded sh
 with Pillow onto its known background colour and kept as a small RGB *patch*, so drawing a frame
 is only numpy slice assignments; (2) a tree is compiled to a tuple of hashable draw ops, and the
 ops of each text/icon/input/switch view are cached by what they depend on (text fitting and
-measuring runs once per distinct label and place); (3) whole frames are cached by their ops (LRU),
-so a screen seen before costs one array copy. Static subtrees (status bar, keyboard) are one
+measuring runs once per distinct label and place); (3) whole frames are cached by their ops (LRU,
+entered on a frame's second sighting; the status bar is pasted over the cached frame), so a screen
+seen before costs one array copy. Static subtrees (status bar, keyboard, home screen) are one
 pre-rendered layer. Profiles show the cost per frame is Python work per view and per op, not
 pixels (a full-screen fill is ~6 µs), so the code keeps both loops flat and allocation-free.
 Text uses Pillow's built-in scalable font (``ImageFont.load_default(size=N)``), no system fonts.
@@ -25,7 +26,7 @@ from digirl.sim.ui import BLUE, FAINT, SUBTLE, WHITE, Color, View
 from digirl.sim.ui import H as LH
 from digirl.sim.ui import W as LW
 
-__all__ = ["Renderer"]
+__all__ = ["FrameKey", "Renderer"]
 
 #: A draw op: ``("r", x0, y0, x1, y1, colour)`` fills a box (already cut to its clip rectangle);
 #: ``("p", key, x, y, clip)`` pastes the cached patch ``key`` with its top-left at (x, y).
@@ -45,12 +46,13 @@ class Renderer:
         self.sx, self.sy = width / LW, height / LH
         self.s = min(self.sx, self.sy)
         self._patches: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-        self._frames: OrderedDict[tuple[Op, ...], np.ndarray] = OrderedDict()
+        self._frames: OrderedDict[FrameKey, np.ndarray] = OrderedDict()
+        self._seen: dict[int, None] = {}  # hashes of frame keys drawn once (admission to _frames)
         self._fit: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
         self._widths: dict[tuple[str, int], int] = {}
         self._rows: dict[Color, np.ndarray] = {}
-        # Static subtrees by identity. Kept small: an entry keeps its view, and through the views'
-        # callbacks a whole phone, alive (phones are per episode).
+        # Static subtrees by identity (the system views every phone shares: status bars, navigation
+        # bar, keyboards). An entry keeps its view alive; those views hold no phone.
         self._static: OrderedDict[tuple[int, Color], tuple[View, Op]] = OrderedDict()
         self._leaf: dict[tuple[Any, ...], tuple[Op, ...]] = {}
         self._frame_cache, self._patch_cache = frame_cache, patch_cache
@@ -59,34 +61,110 @@ class Renderer:
     # ---------------------------------------------------------------- public
     def render(self, root: View) -> np.ndarray:
         """A fresh (caller-owned) screenshot of the tree."""
-        out: np.ndarray = self.render_shared(root).copy()
+        return self.render_key(self.frame_key(root))
+
+    def frame_key(self, root: View) -> FrameKey:
+        """What a screenshot of the tree depends on (its draw ops): equal keys and ``top``, equal
+        pictures; equal keys alone, equal pictures but for the rows of ``top``."""
+        ops = self.compile(root)
+        # The status bar: a full-width layer at the top, then only layers below its rows (the
+        # navigation bar). Each op is an opaque rectangle, so painting it last changes nothing.
+        n = len(ops)
+        for i in range(n - 1, max(n - 3, -1), -1):
+            op = ops[i]
+            if op[0] != "p" or op[1][0] != "l" or op[4] is not None:
+                break
+            k = op[1]
+            if k[1] == 0 and k[2] == 0 and k[3] >= self.width and op[2] == 0 and op[3] == 0:
+                bottom = k[4]
+                if all(o[0] == "p" and o[1][0] == "l" and o[4] is None and o[3] == o[1][2] >= bottom for o in ops[i + 1 :]):
+                    return FrameKey((*ops[:i], *ops[i + 1 :]), op, i)
+                break
+        return FrameKey(tuple(ops))
+
+    def render_key(self, key: FrameKey) -> np.ndarray:
+        """A fresh (caller-owned) screenshot for a :meth:`frame_key`.
+
+        A frame enters the frame cache the second time its key is drawn: most screens of an expert
+        episode are seen once, and caching them (a copy each) evicted the ones that do recur
+        (home screens, pages revisited, taps that change nothing). A frame seen once is handed over
+        as drawn, with no copy."""
+        self.stats["frames"] += 1
+        frame = self._frames.get(key)
+        if frame is not None:
+            self._frames.move_to_end(key)
+            self.stats["frame_hits"] += 1
+            out: np.ndarray = frame.copy()
+            if key.top is not None:
+                h, w = self.height, self.width
+                self._run(out, out.reshape(h, w * 3), (key.top,), 0, 0)
+            return out
+        out = self._draw(key)
+        h = key._hash
+        if h in self._seen:
+            self._keep(key, out.copy())
+        else:
+            if len(self._seen) > 8 * self._frame_cache + 1024:
+                self._seen.clear()
+            self._seen[h] = None
         return out
 
     def render_shared(self, root: View) -> np.ndarray:
-        """The screenshot as a read-only array shared with the frame cache (copy before writing)."""
-        ops = tuple(self.compile(root))
-        self.stats["frames"] += 1
-        frame = self._frames.get(ops)
-        if frame is not None:
-            self._frames.move_to_end(ops)
-            self.stats["frame_hits"] += 1
-            return frame
+        """The screenshot as a read-only array (kept for callers of the old API; = :meth:`render`)."""
+        frame = self.render(root)
+        frame.flags.writeable = False
+        return frame
+
+    def _draw(self, key: FrameKey) -> np.ndarray:
         w, h = self.width, self.height
         frame = np.empty((h, w, 3), dtype=np.uint8)
         flat = frame.reshape(h, w * 3)
-        start = -1
-        for i, op in enumerate(ops):  # everything before a full-screen fill is painted over
-            if op[0] == "r" and op[1] <= 0 and op[2] <= 0 and op[3] >= w and op[4] >= h:
-                start = i
-        if start < 0:
+        shown, covered = self._visible(key.all_ops())
+        if not covered:
             flat[:] = 255
-            start = 0
-        self._run(frame, flat, ops[start:] if start else ops, 0, 0)
+        self._run(frame, flat, shown, 0, 0)
+        return frame
+
+    def _keep(self, key: FrameKey, frame: np.ndarray) -> None:
         frame.flags.writeable = False
-        self._frames[ops] = frame
+        self._frames[key] = frame
         if len(self._frames) > self._frame_cache:
             self._frames.popitem(last=False)
-        return frame
+
+    def _visible(self, ops: tuple[Op, ...]) -> tuple[tuple[Op, ...], bool]:
+        """The ops not painted over, and whether they cover every pixel. Every op is an opaque
+        rectangle, so a fill whose rows are all overwritten by later full-width ops (the app's
+        background under its content box and system bars, a list behind its rows) is skipped;
+        so is everything under the last full-screen op. Only fills are tested (their rows are in
+        the op); full-width fills and system layers are the occluders."""
+        w, h = self.width, self.height
+        bands: list[tuple[int, int]] = []  # merged rows covered by full-width ops after the current one
+        hidden: list[int] = []
+        for i in range(len(ops) - 1, -1, -1):
+            op = ops[i]
+            if op[0] == "r":
+                x0, y0, x1, y1 = op[1], max(op[2], 0), op[3], min(op[4], h)
+                if y1 <= y0:
+                    continue
+                if any(a <= y0 and y1 <= b for a, b in bands):
+                    hidden.append(i)
+                    continue
+                if not (x0 <= 0 and x1 >= w):
+                    continue
+            else:
+                key = op[1]
+                if key[0] != "l" or op[4] is not None:
+                    continue
+                # A layer's patch spans its rect from the clamped origin and is pasted at the op's (x, y).
+                x0, y0 = op[2], max(op[3], 0)
+                x1 = x0 + max(1, key[3] - max(0, key[1]))
+                y1 = min(op[3] + max(1, key[4] - max(0, key[2])), h)
+                if not (x0 <= 0 and x1 >= w) or y1 <= y0:
+                    continue
+            bands = _merge(bands, y0, y1)
+            if bands[0][0] <= 0 and bands[0][1] >= h:  # all rows: nothing before this op shows
+                return _without(ops[i:], [j - i for j in hidden]), True
+        return _without(ops, hidden), False
 
     def compile(self, root: View) -> list[Op]:
         """The draw ops for a tree (hashable tuples in paint order)."""
@@ -185,9 +263,9 @@ class Renderer:
             sub: list[Op] = []
             self._compile(v, bg, sub, layer=v)
             x0, y0, x1, y1 = self._px(v.rect)
-            ent = (v, ("p", ("l", x0, y0, x1, y1, tuple(sub)), x0, y0, None))
+            ent = (v, ("p", ("l", x0, y0, x1, y1, FrameKey(tuple(sub))), x0, y0, None))
             self._static[key] = ent
-            if len(self._static) > 8:
+            if len(self._static) > 64:
                 self._static.popitem(last=False)
         else:
             self._static.move_to_end(key)
@@ -393,7 +471,7 @@ class Renderer:
             _, x0, y0, x1, y1, sub = key
             x0, y0 = max(0, x0), max(0, y0)
             p = np.full((max(1, y1 - y0), max(1, x1 - x0), 3), 255, dtype=np.uint8)
-            self._run(p, p.reshape(p.shape[0], p.shape[1] * 3), sub, x0, y0)
+            self._run(p, p.reshape(p.shape[0], p.shape[1] * 3), sub.ops, x0, y0)
         else:
             from digirl.sim.keyboard import keyboard_patch
 
@@ -409,6 +487,54 @@ class Renderer:
     def text_patch(self, text: str, size: int, fg: Color, bg: Color) -> np.ndarray:
         """Text at logical ``size`` as an RGB array (used by pre-rendered pictures like the keyboard)."""
         return _TEXT.patch(text, self._font_px(size), fg, bg)
+
+
+class FrameKey:
+    """A frame's (or layer's) ops as a dict key, hashed once (hashing nested op tuples costs about
+    as much as drawing a few ops, and a key is looked up and stored).
+
+    ``top`` is an op painted last over whole rows that nothing else covers (the status bar, whose
+    clock and battery vary between episodes); it is left out of the key (``ops``) and pasted over
+    a cached frame, so a screen seen before with another status bar is still a cache hit.
+    ``ops`` then holds the others in order, and ``top`` goes at index ``at`` to draw it whole."""
+
+    __slots__ = ("_hash", "at", "ops", "top")
+
+    def __init__(self, ops: tuple[Op, ...], top: Op | None = None, at: int = 0) -> None:
+        self.ops, self.top, self.at = ops, top, at
+        self._hash = hash(ops)
+
+    def all_ops(self) -> tuple[Op, ...]:
+        """Every op in paint order."""
+        if self.top is None:
+            return self.ops
+        return (*self.ops[: self.at], self.top, *self.ops[self.at :])
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, FrameKey) and self._hash == other._hash and self.ops == other.ops)
+
+
+def _merge(bands: list[tuple[int, int]], a: int, b: int) -> list[tuple[int, int]]:
+    """Row intervals ``bands`` (sorted, disjoint) with ``[a, b)`` added."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in bands:
+        if hi < a or lo > b:
+            out.append((lo, hi))
+        else:
+            a, b = min(a, lo), max(b, hi)
+    out.append((a, b))
+    out.sort()
+    return out
+
+
+def _without(ops: tuple[Op, ...], drop: list[int]) -> tuple[Op, ...]:
+    if not drop:
+        return ops
+    gone = set(drop)
+    return tuple(op for i, op in enumerate(ops) if i not in gone)
 
 
 def _rect_op(x0: int, y0: int, x1: int, y1: int, color: Color, clip: Clip) -> Op | None:

@@ -17,6 +17,7 @@ __all__ = [
     "H",
     "Rect",
     "ScrollInfo",
+    "SystemTap",
     "View",
     "W",
     "box",
@@ -26,7 +27,9 @@ __all__ = [
     "input_field",
     "label",
     "list_row",
+    "nodes",
     "scroll_list",
+    "shared_view",
     "slider",
     "switch",
 ]
@@ -122,14 +125,47 @@ class View:
             c.translate(dy, clip)
 
     def find(self, ref: str) -> View | None:
-        for v in flatten(self):
+        for v in nodes(self):
             if v.ref == ref:
                 return v
         return None
 
     def texts(self) -> str:
         """All text in the subtree, space-joined."""
-        return " ".join(v.text for v in flatten(self) if v.text)
+        return " ".join(v.text for v in nodes(self) if v.text)
+
+
+@dataclass(frozen=True, slots=True)
+class SystemTap:
+    """The ``on_tap`` of a system view shared by every phone (status and navigation bars, keyboards):
+    :meth:`Phone.tap <digirl.sim.phone.Phone.tap>` calls the tapped phone's ``method`` (with ``arg``).
+    Such views hold no reference to a phone, so one tree, and its cached pictures and elements,
+    serves every episode."""
+
+    method: str
+    arg: str | None = None
+    #: Call the method on this app of the phone (its key) instead of on the phone.
+    app: str = ""
+
+    def __call__(self) -> None:
+        raise TypeError(f"SystemTap({self.method!r}) is dispatched by the phone that is tapped")
+
+
+_SHARED: dict[object, View] = {}
+
+
+def shared_view(key: object, make: Callable[[], View]) -> View:
+    """A static subtree shared by every phone (built once per ``key``, marked ``static``): its taps
+    must be :class:`SystemTap`. The renderer draws it as one cached layer and its elements are
+    cached, by identity, so sharing the view makes those caches hit across episodes."""
+    v = _SHARED.get(key)
+    if v is None:
+        v = make()
+        v.static = True
+        if len(_SHARED) > 512:
+            _SHARED.clear()
+        _SHARED[key] = v
+    return v
 
 
 @dataclass(slots=True)
@@ -146,11 +182,21 @@ class ScrollInfo:
 
 def flatten(root: View) -> Iterator[View]:
     """Nodes in paint order (pre-order)."""
+    return iter(nodes(root))
+
+
+def nodes(root: View) -> list[View]:
+    """Nodes in paint order (pre-order), as a list (a loop without a generator's per-node cost)."""
+    out: list[View] = []
     stack = [root]
+    pop, push, extend = stack.pop, out.append, stack.extend
     while stack:
-        v = stack.pop()
-        yield v
-        stack.extend(reversed(v.children))
+        v = pop()
+        push(v)
+        children = v.children
+        if children:
+            extend(reversed(children))
+    return out
 
 
 # ---------------------------------------------------------------- builders
@@ -356,7 +402,7 @@ def scroll_list(
         top, bot = r.rect[1] + top_pad, r.rect[3] + top_pad
         if r.ref:
             info.rows[r.ref] = (top, bot)
-        for c in flatten(r):
+        for c in nodes(r):
             if c.ref and c is not r:
                 info.rows.setdefault(c.ref, (c.rect[1] + top_pad, c.rect[3] + top_pad))
         if bot - off < 0 or top - off > y1 - y0:

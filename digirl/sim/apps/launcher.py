@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from digirl.core.actions import SwipeDirection
 from digirl.sim.apps.base import App
 from digirl.sim.content import stable_rng
-from digirl.sim.ui import BOTTOM, TEXT, TOP, WHITE, Color, View, box, input_field, label, scroll_list
+from digirl.sim.ui import (
+    BOTTOM,
+    TEXT,
+    TOP,
+    WHITE,
+    Color,
+    SystemTap,
+    View,
+    box,
+    input_field,
+    label,
+    scroll_list,
+    shared_view,
+)
 
 __all__ = ["DOCK_APPS", "HOME_APPS", "Launcher", "app_icon_view"]
 
@@ -20,7 +35,7 @@ _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct",
 
 
 def app_icon_view(
-    app: App,
+    app: App | type[App],
     cx: float,
     y: float,
     *,
@@ -145,70 +160,26 @@ class Launcher(App):
 
     def _home(self) -> list[View]:
         phone = self.phone
+        dyn = phone.dyn
         h, m = phone.clock
-        views: list[View] = [box((0, TOP, 360, BOTTOM), self.bg, ref="home")]
-        r = stable_rng("date", phone.dyn.salt % 7)
+        bg = self.bg
+        views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home")]
         views.append(label((0, TOP + 36, 360, TOP + 100), f"{h}:{m:02d}", size=52, fg=WHITE, align="center"))
-        views.append(
-            label(
-                (0, TOP + 104, 360, TOP + 128),
-                f"{r.choice(('Mon', 'Tue', 'Wed', 'Thu', 'Fri'))}, {r.choice(_MONTHS)} {r.randint(1, 28)}",
-                size=15,
-                fg=WHITE,
-                align="center",
-            )
-        )
-        sy = BOTTOM - 190 if phone.dyn.search_widget_bottom else TOP + 150
-        widget = View(
-            (20, sy, 340, sy + 48),
-            kind="input",
-            ref="home.search",
-            fill=WHITE,
-            radius=24,
-            icon="google",
-            placeholder="Search",
-            on_tap=self._open_search,
-            size=15,
-        )
-        widget.children.append(
-            View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244), element=False)
-        )
-        views.append(widget)
-        gy = TOP + 230 if not phone.dyn.search_widget_bottom else TOP + 170
-        for i, key in enumerate(self.home_order()):
-            cx = 45 + 90 * (i % 4)
-            y = gy + 96 * (i // 4)
-            views.append(
-                app_icon_view(phone.apps[key], cx, y, ref=f"home.app.{key}", fg=WHITE, on_tap=partial(phone.launch, key))
-            )
-        views.append(box((160, BOTTOM - 118, 200, BOTTOM - 114), (200, 210, 225), radius=2))
-        views.append(
-            box(
-                (12, BOTTOM - 104, 348, BOTTOM - 16),
-                self._dock_color(),
-                radius=28,
-                ref="home.dock",
-                children=[
-                    app_icon_view(
-                        phone.apps[k],
-                        54 + 84 * i,
-                        BOTTOM - 92,
-                        ref=f"home.app.{k}",
-                        fg=WHITE,
-                        show_label=False,
-                        on_tap=partial(phone.launch, k),
-                    )
-                    for i, k in enumerate(DOCK_APPS)
-                ],
-            )
-        )
+        views.append(label((0, TOP + 104, 360, TOP + 128), _date(dyn.salt % 7), size=15, fg=WHITE, align="center"))
+        order = tuple(self.home_order())
+        if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
+            views.extend(_home_icons(phone, bg, dyn.search_widget_bottom, order, self._dock_color()))
+        else:  # a few variants, shared by every phone (SystemTap taps) and drawn as one cached layer
+            make = partial(_home_layer, bg, dyn.search_widget_bottom, order, self._dock_color())
+            views.append(shared_view(("home", bg, dyn.search_widget_bottom, order), make))
         return views
 
     def _dock_color(self) -> Color:
         r, g, b = self.bg
         return (min(255, r + 30), min(255, g + 30), min(255, b + 30))
 
-    def _open_search(self) -> None:
+    def open_search(self) -> None:
+        """The home screen's search widget: the Google app, searching."""
         self.phone.launch("google")
         g = self.phone.apps["google"]
         start = getattr(g, "start_search", None)
@@ -257,3 +228,64 @@ class Launcher(App):
             )
         )
         return views
+
+
+@functools.lru_cache(maxsize=16)
+def _date(n: int) -> str:
+    r = stable_rng("date", n)
+    return f"{r.choice(('Mon', 'Tue', 'Wed', 'Thu', 'Fri'))}, {r.choice(_MONTHS)} {r.randint(1, 28)}"
+
+
+def _home_layer(bg: Color, widget_bottom: bool, order: tuple[str, ...], dock: Color) -> View:
+    """The home screen below the clock as one subtree on the wallpaper (it repaints the wallpaper
+    under itself, so the picture is the same as the views drawn one by one)."""
+    layer = box((0, TOP + 136, 360, BOTTOM), bg)
+    layer.children = _home_icons(None, bg, widget_bottom, order, dock)
+    return layer
+
+
+def _home_icons(phone: Any, bg: Color, widget_bottom: bool, order: tuple[str, ...], dock: Color) -> list[View]:
+    """Search widget, app grid and dock. Without a phone the taps are :class:`SystemTap` (shared)."""
+    sy = BOTTOM - 190 if widget_bottom else TOP + 150
+    widget = View(
+        (20, sy, 340, sy + 48),
+        kind="input",
+        ref="home.search",
+        fill=WHITE,
+        radius=24,
+        icon="google",
+        placeholder="Search",
+        on_tap=SystemTap("open_search", app="launcher") if phone is None else phone.apps["launcher"].open_search,
+        size=15,
+    )
+    widget.children.append(View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244), element=False))
+    views: list[View] = [widget]
+
+    from digirl.sim.apps import BUILTIN  # (a cycle at import time: the package imports this module)
+
+    apps: Any = BUILTIN if phone is None else phone.apps  # app icons read class attributes only
+
+    def launch(key: str) -> Callable[[], None]:
+        return SystemTap("launch", key) if phone is None else partial(phone.launch, key)
+
+    gy = TOP + 230 if not widget_bottom else TOP + 170
+    for i, key in enumerate(order):
+        cx = 45 + 90 * (i % 4)
+        y = gy + 96 * (i // 4)
+        views.append(app_icon_view(apps[key], cx, y, ref=f"home.app.{key}", fg=WHITE, on_tap=launch(key)))
+    views.append(box((160, BOTTOM - 118, 200, BOTTOM - 114), (200, 210, 225), radius=2))
+    views.append(
+        box(
+            (12, BOTTOM - 104, 348, BOTTOM - 16),
+            dock,
+            radius=28,
+            ref="home.dock",
+            children=[
+                app_icon_view(
+                    apps[k], 54 + 84 * i, BOTTOM - 92, ref=f"home.app.{k}", fg=WHITE, show_label=False, on_tap=launch(k)
+                )
+                for i, k in enumerate(DOCK_APPS)
+            ],
+        )
+    )
+    return views

@@ -3,6 +3,7 @@ preinstalled). The Phone, Messages, Contacts, Calendar, Camera and Photos apps h
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 
 from digirl.sim.apps.base import App, app_bar
@@ -182,23 +183,7 @@ class GenericApp(App):
 
     def __init__(self, phone: object, name: str) -> None:
         super().__init__(phone)  # type: ignore[arg-type]
-        from digirl.sim.phone import resolve_app
-
-        self.label = title_case(name.strip()) or "App"
-        self.key = resolve_app(name)
-        r = stable_rng("generic", self.key)
-        self.color = r.choice(
-            (
-                (59, 89, 152),
-                (225, 48, 108),
-                (37, 211, 102),
-                (29, 185, 84),
-                (229, 9, 20),
-                (0, 132, 255),
-                (255, 87, 34),
-                (103, 58, 183),
-            )
-        )
+        self.label, self.key, self.color = _generic_identity(name)
 
     def screen(self) -> str:
         return "main"
@@ -223,3 +208,25 @@ class GenericApp(App):
             )
             views.append(card)
         return views
+
+
+@functools.lru_cache(maxsize=1024)
+def _generic_identity(name: str) -> tuple[str, str, Color]:
+    """Label, key and brand colour of an app by name; cached because every reset installs the same
+    extra apps (a stable-hash RNG per app is most of a phone's construction time)."""
+    from digirl.sim.phone import resolve_app
+
+    key = resolve_app(name)
+    color = stable_rng("generic", key).choice(
+        (
+            (59, 89, 152),
+            (225, 48, 108),
+            (37, 211, 102),
+            (29, 185, 84),
+            (229, 9, 20),
+            (0, 132, 255),
+            (255, 87, 34),
+            (103, 58, 183),
+        )
+    )
+    return title_case(name.strip()) or "App", key, color

@@ -161,7 +161,7 @@ class Step:
 
 
 def _type(e: ExpertStep, ref: str, text: str, submit: bool) -> Action:
-    v = e.tree.find(ref)
+    v = e.phone.find(ref)
     if v is None:
         return Action.back()
     if not v.focused:
