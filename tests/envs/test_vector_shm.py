@@ -4,6 +4,7 @@ the envs inline, and no shared-memory block outlives the runner, a killed worker
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -138,7 +139,10 @@ def _blocks_any_of(proc: subprocess.CompletedProcess[str]) -> list[str]:
     """Blocks whose creator pid is gone (the victim's), whatever its pid was."""
     out = []
     for p in SHM.glob("digirl_*"):
-        pid = int(p.name.split("_")[1])
+        m = re.fullmatch(r"digirl_(\d+)_.*", p.name)  # the process runner's names (not the Ray runner's)
+        if m is None:
+            continue
+        pid = int(m.group(1))
         if pid != os.getpid() and not Path(f"/proc/{pid}").exists():
             out.append(p.name)
     return out
