@@ -22,11 +22,13 @@ from typing import Any, cast
 
 import numpy as np
 
+from digirl.core.types import Observation
+from digirl.distributed.acting import ExpertActing
 from digirl.distributed.config import RayConfig
 from digirl.distributed.session import RaySession, import_ray
 from digirl.envs._vector_worker import EnvFn, Handle, fault_of
 from digirl.envs.collector import Collector
-from digirl.envs.vector import VectorRunner, env_factory
+from digirl.envs.vector import VectorRunner, _Episode, _RunSpec, env_factory
 
 __all__ = ["RayHandle", "RayRunner", "make_ray_collector"]
 
@@ -78,7 +80,10 @@ class RayHandle:
             self.pid = self.node = None
         self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
         self.deadline = self.sent + timeout
-        self.ref = self.actor.execute.remote(cmd, payload)
+        if cmd in ("play", "play_more"):  # inference=actor: a chunk of an episode, played by the actor
+            self.ref = self.actor.play.remote(*payload)
+        else:
+            self.ref = self.actor.execute.remote(cmd, payload)
         return started
 
     def receive(self) -> tuple[str, Any]:
@@ -99,6 +104,8 @@ class RayHandle:
         self.pid, self.node = where.get("pid"), where.get("node")
         if self.pid is not None and self.pid not in self.pids:
             self.pids.append(self.pid)
+        if cmd in ("play", "play_more"):
+            return _own_played(reply)
         return _own_arrays(reply)
 
     def kill(self) -> None:
@@ -148,6 +155,23 @@ def _own_arrays(reply: tuple[str, Any]) -> tuple[str, Any]:
     return (status, out)
 
 
+def _own_obs(obs: Observation) -> Observation:
+    shot, prev = obs.screenshot, obs.previous_screenshot
+    if shot.flags.writeable and (prev is None or prev.flags.writeable):
+        return obs
+    return replace(obs, screenshot=np.array(shot), previous_screenshot=None if prev is None else np.array(prev))
+
+
+def _own_played(reply: tuple[str, Any]) -> tuple[str, Any]:
+    """:func:`_own_arrays` for the reply of an actor that played steps itself (several observations)."""
+    status, out = reply
+    if status != "ok":
+        return reply
+    first, dedup, task, steps, end, meta = out
+    steps = [(*s[:5], _own_obs(s[5]), s[6]) for s in steps]
+    return (status, (None if first is None else _own_obs(first), dedup, task, steps, end, meta))
+
+
 class RayRunner(VectorRunner):
     """A :class:`VectorRunner` whose ``num_envs`` env slots are Ray actors (see the module docs)."""
 
@@ -168,6 +192,8 @@ class RayRunner(VectorRunner):
         if self.options.devices and len(self.options.devices) < num_envs:
             raise ValueError(f"env.ray.devices lists {len(self.options.devices)} devices for {num_envs} actors (env.num_envs)")
         self.session = RaySession(self.options, num_envs)
+        self._acting_refs: dict[str, Any] = {}  # ActorActing key -> its object ref
+        self._warned_central = False
         try:
             super().__init__(
                 env_fn,
@@ -200,6 +226,35 @@ class RayRunner(VectorRunner):
             return lambda: remote_cls.options(**opts).remote(env_fn, device, pool)
 
         return [cast(Handle, RayHandle(i, starter(i))) for i in range(self.num_envs)]
+
+    def _worker_acting(self, ep: _Episode, spec: _RunSpec) -> tuple[str, Any, int] | None:
+        """``env.ray.inference=actor``: the actor plays the episode with the expert or with the act function's
+        :class:`~digirl.distributed.acting.ActorActing` (``act_fn.actor_acting(job)``), sent once per key
+        through the object store."""
+        if self.options.inference != "actor":
+            return None
+        if spec.expert:
+            acting: Any = ExpertActing(spec.expert_eps, spec.expert_seed, spec.expert_text)
+        else:
+            make = getattr(spec.act_fn, "actor_acting", None)
+            if make is None:
+                if not self._warned_central:
+                    self._warned_central = True
+                    log.warning(
+                        "env.ray.inference=actor: this act function (%s) has no actor_acting(job), so it acts here, "
+                        "batched, with a Ray round trip per step",
+                        type(spec.act_fn).__name__,
+                    )
+                return None
+            acting = make(ep.job)
+        key = str(acting.key)
+        ref = self._acting_refs.pop(key, None)
+        if ref is None:
+            ref = import_ray().put(acting)
+        self._acting_refs[key] = ref  # most recently used last
+        while len(self._acting_refs) > 8:
+            self._acting_refs.pop(next(iter(self._acting_refs)))
+        return key, ref, self.options.steps_per_call
 
     @staticmethod
     def _wait(waitables: list[Any], timeout: float) -> list[Any]:

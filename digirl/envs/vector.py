@@ -156,6 +156,7 @@ class _Episode:
     failures: list[str] = field(default_factory=list)
     worker_pid: int | None = None
     worker_node: str | None = None
+    steps_per_call: int = 0  # > 0: the worker plays this many steps per call with its own acting
     t0: float = field(default_factory=time.monotonic)
 
 
@@ -326,10 +327,23 @@ class VectorRunner:
         if spec.expert:
             ep.rng = np.random.default_rng([spec.expert_seed, int(ep.job.seed)])
         h = self._handles[ep.slot]
-        payload = (int(ep.job.seed), ep.job.task, ep.attempt, spec.expert)
-        if h.request("reset", payload, self.reset_timeout_s) and h.starts > 1:
+        remote = self._worker_acting(ep, spec)
+        if remote is not None:  # the worker plays the episode itself, a chunk of steps per call
+            key, acting, ep.steps_per_call = remote
+            start = (int(ep.job.seed), ep.job.task, ep.attempt, key, acting)
+            timeout = self.reset_timeout_s + ep.steps_per_call * self.step_timeout_s
+            started = h.request("play", (start, ep.steps_per_call), timeout)
+        else:
+            payload = (int(ep.job.seed), ep.job.task, ep.attempt, spec.expert)
+            started = h.request("reset", payload, self.reset_timeout_s)
+        if started and h.starts > 1:
             self.stats.restarts += 1
         ep.worker_pid = h.pid
+
+    def _worker_acting(self, ep: _Episode, spec: _RunSpec) -> tuple[str, Any, int] | None:
+        """``(key, acting, steps per call)`` when the episode's worker should act itself; ``None``: the
+        policy acts here, batched over the envs (the only way for worker processes)."""
+        return None
 
     def _collect(self, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
         """Receive replies until no step is outstanding and no reset is worth waiting for.
@@ -394,6 +408,9 @@ class VectorRunner:
             self._fail(ep, "error", f"{cmd} raised {f.type_name}: {f.message}", active, done, spec)
             return
         self._env_built = True
+        if cmd in ("play", "play_more"):
+            self._on_played(ep, out, active, done, spec)
+            return
         shipped, dedup = out[0], out[1]
         if dedup and ep.obs is not None:
             shipped.previous_screenshot = ep.obs.screenshot
@@ -412,6 +429,34 @@ class VectorRunner:
         self.stats.steps += 1
         if terminated or truncated:
             self._finish(ep, active, done, spec, failure="")
+
+    def _on_played(self, ep: _Episode, out: Any, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
+        """Record the steps a worker played itself, then finish the episode or ask for the next chunk."""
+        h = self._handles[ep.slot]
+        first, _, task, steps, end, meta = out
+        if first is not None:
+            ep.task, ep.obs = task, first
+            ep.worker_pid, ep.worker_node = h.pid, getattr(h, "node", None)
+        for act, reward, terminated, truncated, info, shipped, dedup in steps:
+            assert ep.obs is not None
+            if dedup:
+                shipped.previous_screenshot = ep.obs.screenshot
+            ep.steps.append(Step(ep.obs, act.action, act.text, reward, terminated, truncated, info, act.log_prob))
+            ep.obs = shipped
+            self.stats.steps += 1
+        if "noisy_steps" in meta:
+            ep.noisy_steps = list(meta["noisy_steps"])
+        if end == "done":
+            self._finish(ep, active, done, spec, failure="")
+        elif end == "no_action":  # only the expert has nothing to say; as the central expert
+            if not ep.steps:
+                raise ValueError(
+                    f"the env has no scripted expert for job {ep.job.job_id} (task {ep.job.task!r}): "
+                    "cheat() returned None right after reset"
+                )
+            self._finish(ep, active, done, spec, failure=f"expert: cheat() returned None at step {len(ep.steps)}")
+        else:
+            h.request("play_more", (None, ep.steps_per_call), ep.steps_per_call * self.step_timeout_s)
 
     def _fail(
         self, ep: _Episode, kind: str, detail: str, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec
