@@ -15,15 +15,19 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from multiprocessing.shared_memory import SharedMemory
 from typing import Any, cast
 
 import numpy as np
 
 from digirl.core.types import Observation
 from digirl.distributed.acting import ExpertActing
+from digirl.distributed.actor import ACTOR_KEYS, current_node_id
 from digirl.distributed.config import RayConfig
 from digirl.distributed.session import RaySession, import_ray
 from digirl.envs._vector_worker import EnvFn, Handle, fault_of
@@ -52,6 +56,14 @@ class RayHandle:
         self.timeout = 0.0
         self.sent = 0.0
         self._closing: Any = None
+        self.turn = 0  # starts sent to this actor (EnvActor.play plays them in this order)
+        self.next: tuple[Any, float] | None = None  # a start sent ahead: (its ref, its timeout)
+        # inference=actor, actor on this machine: play replies put their frames in one of two blocks (two
+        # calls can be in flight: the running episode's and the one sent ahead; each uses the other block)
+        self.keys: list[str] = []  # the ActorActing keys this slot's actor holds
+        self.local = False
+        self.blocks: list[SharedMemory | None] = [None, None]
+        self._block_of: dict[str, int | None] = {"cur": None, "next": None}
 
     def waitable(self) -> Any:
         return self.ref
@@ -78,13 +90,63 @@ class RayHandle:
             self.actor = self._start_actor()
             self.starts += 1
             self.pid = self.node = None
+            self.turn = 0
+            self.keys = []
         self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
         self.deadline = self.sent + timeout
         if cmd in ("play", "play_more"):  # inference=actor: a chunk of an episode, played by the actor
-            self.ref = self.actor.play.remote(*payload)
+            self.ref = self._play(cmd, payload)
         else:
             self.ref = self.actor.execute.remote(cmd, payload)
         return started
+
+    def _play(self, cmd: str, payload: tuple[Any, int], role: str = "cur") -> Any:
+        other = self._block_of["next" if role == "cur" else "cur"]
+        idx = 0 if other != 0 else 1
+        self._block_of[role] = idx
+        name = None
+        if self.local:
+            if self.blocks[idx] is None:
+                self._grow(idx, 4 * 2**20)
+            block = self.blocks[idx]
+            name = block.name if block is not None else None
+        turn = None
+        if cmd == "play":
+            self.turn += 1
+            turn = self.turn - 1
+            start, n = payload
+            key = start[3]
+            if key in self.keys:  # the actor holds it already: passing a nested object ref costs every call
+                payload = ((*start[:4], None), n)
+            else:  # mirror the actor's cache (EnvActor._acting: the 4 first fetched)
+                self.keys.append(key)
+                del self.keys[:-ACTOR_KEYS]
+        return self.actor.play.remote(*payload, turn, name)
+
+    def _grow(self, idx: int, size: int) -> None:
+        """Make block ``idx`` at least ``size`` bytes (a new one: the actor attaches by name)."""
+        old = self.blocks[idx]
+        if old is not None and old.size >= size:
+            return
+        self.blocks[idx] = None
+        _release(old)
+        # The resource tracker registers it: unlinked even if this process is killed.
+        name = f"digirl_ray_{os.getpid()}_{self.index}_{idx}_{secrets.token_hex(4)}"
+        self.blocks[idx] = SharedMemory(name=name, create=True, size=size)
+
+    def request_next(self, cmd: str, payload: tuple[Any, int], timeout: float) -> None:
+        """Send the start of the episode after the running one now (it waits on the actor for its turn)."""
+        assert self.actor is not None and self.next is None and cmd == "play"
+        self.next = (self._play(cmd, payload, "next"), timeout)
+
+    def promote(self) -> None:
+        """The episode sent ahead is this slot's running one now; its timeout counts from here."""
+        assert self.next is not None and self.cmd is None
+        self.ref, self.timeout = self.next
+        self._block_of["cur"], self._block_of["next"] = self._block_of["next"], None
+        self.next = None
+        self.cmd, self.sent = "play", time.monotonic()
+        self.deadline = self.sent + self.timeout
 
     def receive(self) -> tuple[str, Any]:
         """The reply to the outstanding command: ``("ok", out)``, ``("err", Fault)`` or ``("crash", why)``."""
@@ -105,12 +167,36 @@ class RayHandle:
         if self.pid is not None and self.pid not in self.pids:
             self.pids.append(self.pid)
         if cmd in ("play", "play_more"):
-            return _own_played(reply)
+            idx, self._block_of["cur"] = self._block_of["cur"], None
+            self.local = self.node is not None and self.node == current_node_id()
+            return self._take_played(reply, idx)
         return _own_arrays(reply)
+
+    def _take_played(self, reply: tuple[str, Any], idx: int | None) -> tuple[str, Any]:
+        """A play reply with its frames back (copied out of the block or of the object store), 6 elements."""
+        status, out = reply
+        if status != "ok":
+            return reply
+        *out, frames = out
+        if frames is None or idx is None:
+            return _own_played((status, tuple(out)))
+        if frames[0] == "want":
+            self._grow(idx, int(frames[1]))
+            return _own_played((status, tuple(out)))
+        block = self.blocks[idx]
+        assert block is not None
+        first, _, _, steps, *_ = out
+        observations = ([first] if first is not None else []) + [s[5] for s in steps]
+        for i, field, shape, dtype, offset in frames[1]:
+            view: np.ndarray = np.ndarray(shape, np.dtype(dtype), buffer=block.buf, offset=offset)
+            setattr(observations[i], field, view.copy())
+            del view  # no view may outlive the copy (the block could not be closed)
+        return (status, tuple(out))
 
     def kill(self) -> None:
         """Stop the actor now; the next request starts a fresh one."""
-        actor, self.actor, self.ref, self.cmd = self.actor, None, None, None
+        actor, self.actor, self.ref, self.cmd, self.next = self.actor, None, None, None, None
+        self._block_of = {"cur": None, "next": None}
         if actor is not None:
             ray = import_ray()
             try:
@@ -134,6 +220,19 @@ class RayHandle:
                 log.debug("waiting for an actor to close failed", exc_info=True)
         self._closing = None
         self.kill()
+        for i, block in enumerate(self.blocks):
+            self.blocks[i] = None
+            _release(block)
+
+
+def _release(block: SharedMemory | None) -> None:
+    """Unlink a frame block (an actor that still has it mapped keeps its mapping; the name is gone at once)."""
+    if block is not None:
+        block.close()
+        try:
+            block.unlink()
+        except FileNotFoundError:
+            pass
 
 
 def _first_line(e: BaseException) -> str:
@@ -219,6 +318,8 @@ class RayRunner(VectorRunner):
             opts["resources"] = dict(cfg.resources)
         if cfg.spread:
             opts["scheduling_strategy"] = "SPREAD"
+        if cfg.inference == "actor":  # a start sent ahead waits in the second thread (EnvActor.play)
+            opts["max_concurrency"] = 2
         pool = (cfg.device_kwarg, cfg.device_pool_var) if cfg.device_pool_var else None
 
         def starter(slot: int) -> Callable[[], Any]:
@@ -226,6 +327,9 @@ class RayRunner(VectorRunner):
             return lambda: remote_cls.options(**opts).remote(env_fn, device, pool)
 
         return [cast(Handle, RayHandle(i, starter(i))) for i in range(self.num_envs)]
+
+    def _can_send_ahead(self) -> bool:
+        return self.options.inference == "actor"
 
     def _worker_acting(self, ep: _Episode, spec: _RunSpec) -> tuple[str, Any, int] | None:
         """``env.ray.inference=actor``: the actor plays the episode with the expert or with the act function's

@@ -58,7 +58,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait as mp_wait
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -74,6 +74,7 @@ from digirl.envs._vector_worker import (
     ProcessHandle,
     preload_forkserver,
     shutdown,
+    unpack_elements,
 )
 from digirl.envs.base import ActionSpace
 from digirl.policies.base import ActFn, ActOutput, as_act_output
@@ -160,6 +161,14 @@ class _Episode:
     t0: float = field(default_factory=time.monotonic)
 
 
+class _AheadHandle(Protocol):
+    """A handle whose worker takes the next episode's start while it plays one (see ``_can_send_ahead``)."""
+
+    def request_next(self, cmd: str, payload: Any, timeout: float) -> None: ...
+
+    def promote(self) -> None: ...
+
+
 @dataclass
 class _RunSpec:
     act_fn: ActFn | None
@@ -209,6 +218,8 @@ class VectorRunner:
         self._running = False
         self._closed = False
         self._handles = self._make_handles(env_fn, start_method)
+        self._queue: deque[EpisodeJob] = deque()  # the running run's jobs not started yet
+        self._ahead: dict[int, _Episode] = {}  # slot -> the episode sent ahead to its worker
         self._finalizer = weakref.finalize(self, shutdown, self._handles)
 
     def _make_handles(self, env_fn: EnvFn, start_method: str | None) -> list[Handle]:
@@ -294,9 +305,10 @@ class VectorRunner:
         if self._running:
             raise RuntimeError("this VectorRunner is already running; finish or close the other run() first")
         self._running = True
-        queue = deque(jobs)
+        queue = self._queue = deque(jobs)
         active: dict[int, _Episode] = {}
         done: deque[Trajectory] = deque()
+        ahead = self._ahead = {}
         try:
             while queue or active:
                 for slot in range(self.num_envs):
@@ -304,6 +316,14 @@ class VectorRunner:
                         ep = _Episode(queue.popleft(), slot)
                         active[slot] = ep
                         self._begin(ep, spec)
+                if self._can_send_ahead():
+                    for slot, cur in list(active.items()):
+                        if cur.steps_per_call and slot not in ahead and queue and (queue[0].gate is None or queue[0].gate()):
+                            nxt = _Episode(queue.popleft(), slot)
+                            if self._begin(nxt, spec, ahead=True):
+                                ahead[slot] = nxt
+                            else:
+                                queue.appendleft(nxt.job)
                 if not active:  # the next job's gate is closed and nothing runs: wait for it
                     time.sleep(0.05)
                     continue
@@ -318,16 +338,34 @@ class VectorRunner:
                     self._act(ready, active, done, spec)
         finally:
             self._running = False
+            for slot in list(ahead):  # an abandoned run: the actor holds a start nobody waits for
+                self._handles[slot].kill()
+            ahead.clear()
 
-    def _begin(self, ep: _Episode, spec: _RunSpec) -> None:
-        """(Re)start the episode from scratch: same seed, next attempt."""
+    def _can_send_ahead(self) -> bool:
+        """Whether a worker that plays episodes itself can take the next episode's start while it plays one."""
+        return False
+
+    def _begin(self, ep: _Episode, spec: _RunSpec, *, ahead: bool = False) -> bool:
+        """(Re)start the episode from scratch: same seed, next attempt. ``ahead``: send its start to a worker
+        that still plays the slot's running episode, if the worker plays episodes itself (returns whether)."""
+        h = self._handles[ep.slot]
+        remote = self._worker_acting(ep, spec)
+        if ahead:
+            if remote is None:
+                return False
+            ep.attempt += 1
+            key, acting, ep.steps_per_call = remote
+            start = (int(ep.job.seed), ep.job.task, ep.attempt, key, acting)
+            timeout = self.reset_timeout_s + ep.steps_per_call * self.step_timeout_s
+            cast(_AheadHandle, h).request_next("play", (start, ep.steps_per_call), timeout)
+            ep.worker_pid = h.pid
+            return True
         ep.attempt += 1
         ep.task, ep.obs, ep.steps, ep.pending, ep.expert_action = None, None, [], None, None
         ep.noisy_steps = []
         if spec.expert:
             ep.rng = np.random.default_rng([spec.expert_seed, int(ep.job.seed)])
-        h = self._handles[ep.slot]
-        remote = self._worker_acting(ep, spec)
         if remote is not None:  # the worker plays the episode itself, a chunk of steps per call
             key, acting, ep.steps_per_call = remote
             start = (int(ep.job.seed), ep.job.task, ep.attempt, key, acting)
@@ -339,6 +377,7 @@ class VectorRunner:
         if started and h.starts > 1:
             self.stats.restarts += 1
         ep.worker_pid = h.pid
+        return True
 
     def _worker_acting(self, ep: _Episode, spec: _RunSpec) -> tuple[str, Any, int] | None:
         """``(key, acting, steps per call)`` when the episode's worker should act itself; ``None``: the
@@ -433,12 +472,13 @@ class VectorRunner:
     def _on_played(self, ep: _Episode, out: Any, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
         """Record the steps a worker played itself, then finish the episode or ask for the next chunk."""
         h = self._handles[ep.slot]
-        first, _, task, steps, end, meta = out
+        first, shipped_as, task, steps, end, meta = out
         if first is not None:
-            ep.task, ep.obs = task, first
+            ep.task, ep.obs = task, unpack_elements(first, shipped_as[1])
             ep.worker_pid, ep.worker_node = h.pid, getattr(h, "node", None)
-        for act, reward, terminated, truncated, info, shipped, dedup in steps:
+        for act, reward, terminated, truncated, info, shipped, (dedup, packed) in steps:
             assert ep.obs is not None
+            unpack_elements(shipped, packed)
             if dedup:
                 shipped.previous_screenshot = ep.obs.screenshot
             ep.steps.append(Step(ep.obs, act.action, act.text, reward, terminated, truncated, info, act.log_prob))
@@ -464,6 +504,9 @@ class VectorRunner:
         """A fault on this episode's worker: replace the worker, then retry or give up."""
         counter = {"crash": "crashes", "hang": "hangs", "error": "errors"}[kind]
         setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+        nxt = self._ahead.pop(ep.slot, None)
+        if nxt is not None:  # its start dies with the worker before it began: it goes back, not retried
+            self._queue.appendleft(nxt.job)
         self._handles[ep.slot].kill()
         ep.failures.append(f"{kind}: {detail}")
         logger.warning("env %s on worker %d (job %d, attempt %d): %s", kind, ep.slot, ep.job.job_id, ep.attempt, detail)
@@ -506,6 +549,10 @@ class VectorRunner:
         self.stats.env_failures += int(bool(failure))
         del active[ep.slot]
         done.append(traj)
+        nxt = self._ahead.pop(ep.slot, None)
+        if nxt is not None:  # the episode sent ahead is the slot's running one now
+            active[ep.slot] = nxt
+            cast(_AheadHandle, self._handles[ep.slot]).promote()
 
     def _act(self, ready: list[_Episode], active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
         """One batched policy call over every env waiting for an action, then send all actions."""

@@ -10,6 +10,7 @@ import pytest
 from digirl.distributed.acting import ExpertActing, PolicyActing, PolicySnapshot
 from digirl.distributed.actor import EnvActor
 from digirl.distributed.config import RayConfig
+from digirl.envs._vector_worker import unpack_elements
 from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
 from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy
@@ -21,10 +22,12 @@ def _play(actor: EnvActor, seed: int, acting, per_call: int):
     """Every step of one episode, asking for ``per_call`` steps at a time as the runner does."""
     (status, out), _ = actor.play((seed, None, 1, acting.key, acting), per_call)
     assert status == "ok", out
-    first, _, task, steps, end, meta = out
-    obs, records = first, []
+    first, (_, packed), task, steps, end, meta, frames = out
+    assert frames is None  # no shared-memory block given: the frames are in the reply
+    obs, records = unpack_elements(first, packed), []
     while True:
-        for act, reward, terminated, truncated, _info, nxt, dedup in steps:
+        for act, reward, terminated, truncated, _info, nxt, (dedup, packed) in steps:
+            unpack_elements(nxt, packed)
             if dedup:
                 nxt.previous_screenshot = obs.screenshot
             records.append((obs, act, reward, terminated, truncated))
@@ -33,7 +36,7 @@ def _play(actor: EnvActor, seed: int, acting, per_call: int):
             return task, records, obs, end, meta
         (status, out), _ = actor.play(None, per_call)
         assert status == "ok", out
-        _, _, _, steps, end, meta = out
+        _, _, _, steps, end, meta, _ = out
 
 
 def test_the_actors_expert_plays_the_runners_expert_episodes():
@@ -51,6 +54,7 @@ def test_the_actors_expert_plays_the_runners_expert_episodes():
         assert [r for _, _, r, *_ in records] == [s.reward for s in traj.steps]
         for (obs, *_), step in zip(records, traj.steps):
             np.testing.assert_array_equal(obs.screenshot, step.observation.screenshot)
+            assert obs.elements == step.observation.elements
         np.testing.assert_array_equal(final.screenshot, traj.final_observation.screenshot)
 
 
