@@ -191,3 +191,11 @@ def test_actors_acting_themselves_keep_the_failure_semantics(ray_session):
     with RayRunner(hang, 1, options=one, step_timeout_s=1.0, reset_timeout_s=1.0, max_episode_retries=0) as runner:
         (t,) = runner.run(None, [EpisodeJob(None, 0)], expert=True)
     assert t.env_failure and t.failure_reason.startswith("hang: play exceeded 2.0s")
+
+
+def test_a_private_local_rays_actors_run_at_this_processs_priority(ray_session):
+    # Ray's default worker niceness (15) starves env actors next to a busy learner.
+    with RayRunner(functools.partial(SlowEnv, 0.0, mode="tap"), 1, options=LIGHT) as runner:
+        list(runner.run(None, [EpisodeJob(None, 0)], expert=True))
+        (pid,) = runner.spawned_pids
+        assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(os.PRIO_PROCESS, 0)
