@@ -316,7 +316,9 @@ class VectorRunner:
                         ep = _Episode(queue.popleft(), slot)
                         active[slot] = ep
                         self._begin(ep, spec)
-                if self._can_send_ahead():
+                # Near the end of the jobs, binding one to a busy worker could leave it the last to finish
+                # while others idle: send ahead only while there are more jobs than workers.
+                if self._can_send_ahead() and len(queue) >= self.num_envs:
                     for slot, cur in list(active.items()):
                         if cur.steps_per_call and slot not in ahead and queue and (queue[0].gate is None or queue[0].gate()):
                             nxt = _Episode(queue.popleft(), slot)
@@ -419,6 +421,9 @@ class VectorRunner:
                 if by_conn:
                     timeout = 0.0 if ready else max(0.0, wake - now)
                     ready += [by_conn[c] for c in self._wait(list(by_conn), timeout)]
+                # Workers playing episodes themselves need no batch: go back and start the next episodes
+                # as soon as any reply is in (waiting for all of them was a barrier across the envs).
+                played = any(self._handles[ep.slot].cmd in ("play", "play_more") for ep in ready)
                 for ep in ready:
                     self._on_reply(ep, active, done, spec)
                 now = time.monotonic()
@@ -426,6 +431,8 @@ class VectorRunner:
                     h = self._handles[ep.slot]
                     if ep not in ready and h.cmd is not None and now >= h.deadline:
                         self._fail(ep, "hang", f"{h.cmd} exceeded {h.timeout}s", active, done, spec)
+                if played:
+                    return
         finally:
             self.stats.env_wait_s += time.monotonic() - t_start
 
@@ -550,7 +557,8 @@ class VectorRunner:
         del active[ep.slot]
         done.append(traj)
         nxt = self._ahead.pop(ep.slot, None)
-        if nxt is not None:  # the episode sent ahead is the slot's running one now
+        if nxt is not None:  # the episode sent ahead is the slot's running one now (its clock starts)
+            nxt.t0 = time.monotonic()
             active[ep.slot] = nxt
             cast(_AheadHandle, self._handles[ep.slot]).promote()
 
