@@ -156,7 +156,8 @@ def cmd_throughput(args: argparse.Namespace) -> dict[str, Any]:
     from digirl.distributed.config import RayConfig
     from digirl.distributed.session import RaySession
 
-    session = RaySession(RayConfig(num_cpus_per_actor=0.25, local_num_cpus=2), 8)  # one local Ray for every row
+    # One local Ray for every row, with logical room for both Ray runners' actors at 8 envs (16 x 0.25 CPU).
+    session = RaySession(RayConfig(num_cpus_per_actor=0.25, local_num_cpus=4), 16)
     t0 = time.perf_counter()
     try:
         k = 1 if args.quick else 3
