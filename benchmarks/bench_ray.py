@@ -7,7 +7,8 @@ reset and step, as a device round trip, and an always-BACK policy: shows overlap
 modes: ``env.ray.inference=learner`` (an actor call per step, as the process runner's pipe round trip)
 and ``inference=actor`` (the actor plays up to 16 steps per call itself); ``SIDES`` below says exactly
 what each side does. Worker start-up is excluded (a warm-up run first); each figure is the best of
-``--repeat`` timed runs, the runners interleaved so that a change in machine load hits all of them.
+``--repeat`` timed runs (at most 3 for ``latency``), the runners interleaved so that a change in
+machine load hits all of them.
 
 ``async``: DigiRL off-to-online on the simulator with an artificial latency of 0.5–2 s per reset and
 step (``env.latency_s``, as a real phone), synchronous (``asynchronous.max_staleness=0``) vs
@@ -164,7 +165,7 @@ def cmd_throughput(args: argparse.Namespace) -> dict[str, Any]:
         counts = [1, 2, 4, 8]
         sim = throughput("sim", env_factory("digirl/sim-general-v0"), 32 * k, True, counts, args.repeat)
         slow = env_factory("digirl/toy-tap-v0", horizon=10, latency_s=[0.05, 0.1])
-        lat = throughput("latency", slow, 8 * k, False, counts, args.repeat)
+        lat = throughput("latency", slow, 8 * k, False, counts, min(args.repeat, 3))  # slow, and steadier
     finally:
         session.close()
     return {"sides": SIDES, "sim": sim, "latency": lat, "seconds": round(time.perf_counter() - t0, 1)}
