@@ -163,12 +163,15 @@ def cmd_throughput(args: argparse.Namespace) -> dict[str, Any]:
     try:
         k = 1 if args.quick else 3
         counts = [1, 2, 4, 8]
-        sim = throughput("sim", env_factory("digirl/sim-general-v0"), 32 * k, True, counts, args.repeat)
-        slow = env_factory("digirl/toy-tap-v0", horizon=10, latency_s=[0.05, 0.1])
-        lat = throughput("latency", slow, 8 * k, False, counts, min(args.repeat, 3))  # slow, and steadier
+        out: dict[str, Any] = {"sides": SIDES}
+        if "sim" in args.workloads:
+            out["sim"] = throughput("sim", env_factory("digirl/sim-general-v0"), 32 * k, True, counts, args.repeat)
+        if "latency" in args.workloads:
+            slow = env_factory("digirl/toy-tap-v0", horizon=10, latency_s=[0.05, 0.1])
+            out["latency"] = throughput("latency", slow, 8 * k, False, counts, min(args.repeat, 3))  # slow, steadier
     finally:
         session.close()
-    return {"sides": SIDES, "sim": sim, "latency": lat, "seconds": round(time.perf_counter() - t0, 1)}
+    return out | {"seconds": round(time.perf_counter() - t0, 1)}
 
 
 # --------------------------------------------------------------------------- async vs sync
@@ -353,6 +356,7 @@ def main() -> int:
     t = sub.add_parser("throughput", help="env steps/s: Ray actors vs worker processes")
     t.add_argument("--quick", action="store_true")
     t.add_argument("--repeat", type=int, default=3)
+    t.add_argument("--workloads", nargs="+", choices=["sim", "latency"], default=["sim", "latency"])
     t.add_argument("--out", default=str(RESULTS / "ray_throughput.json"))
     a = sub.add_parser("async", help="asynchronous (k) vs synchronous DigiRL with phone-like latency")
     a.add_argument("--work", default="runs/bench_ray_async")
