@@ -199,3 +199,10 @@ def test_a_private_local_rays_actors_run_at_this_processs_priority(ray_session):
         list(runner.run(None, [EpisodeJob(None, 0)], expert=True))
         (pid,) = runner.spawned_pids
         assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_an_act_function_that_cannot_act_on_the_actors_acts_in_the_learner(ray_session, caplog):
+    with RayRunner(env_factory("digirl/toy-tap-v0"), 2, options=ACTOR) as runner:
+        trajs = list(runner.run(lambda obs: [ActOutput(_back(), "back")] * len(obs), [EpisodeJob(None, s) for s in range(3)]))
+        assert runner.stats.policy_calls > 0 and len(trajs) == 3 and not any(t.env_failure for t in trajs)
+    assert "has no actor_acting" in caplog.text
