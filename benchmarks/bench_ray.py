@@ -2,10 +2,13 @@
 
 ``throughput``: env steps/s of ``env.runner=ray`` with 1/2/4/8 actors next to the process runner with
 as many worker processes, on two workloads: ``sim`` (the simulator driven by its scripted expert:
-CPU-bound, 270×600 screenshots cross the process boundary every step) and ``latency`` (the toy env
-with 50–100 ms of sleeping latency per reset and step, as a device round trip: shows overlap). Worker
-start-up is excluded (a warm-up run first); each figure is the best of ``--repeat`` timed runs, the
-two runners alternating so that a change in machine load hits both.
+CPU-bound, 270×600 screenshots) and ``latency`` (the toy env with 50–100 ms of sleeping latency per
+reset and step, as a device round trip, and an always-BACK policy: shows overlap). Ray runs in both
+modes: ``env.ray.inference=learner`` (an actor call per step, as the process runner's pipe round trip)
+and ``inference=actor`` (the actor plays up to 16 steps per call itself); ``SIDES`` below says exactly
+what each side does. Worker start-up is excluded (a warm-up run first); each figure is the best of
+``--repeat`` timed runs (at most 3 for ``latency``), the runners interleaved so that a change in
+machine load hits all of them.
 
 ``async``: DigiRL off-to-online on the simulator with an artificial latency of 0.5–2 s per reset and
 step (``env.latency_s``, as a real phone), synchronous (``asynchronous.max_staleness=0``) vs
@@ -56,14 +59,49 @@ def _machine() -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- throughput
-def back_policy(observations: Sequence[Observation]) -> list[ActOutput]:
-    return [ActOutput(Action.back(), "back") for _ in observations]
+#: What each runner does per episode, written into the JSON next to the figures.
+SIDES = {
+    "process": "worker processes; the parent picks every action (the expert's cheat(), computed in the worker and "
+    "returned with each reply, or the act function, batched over the envs) and sends it: one pipe round trip per "
+    "env step, frames through shared memory",
+    "ray_learner": "env.ray.inference=learner: the same protocol with Ray actors: one actor call per env step, frames "
+    "through Ray's object store",
+    "ray_actor": "env.ray.inference=actor: each actor plays its episode itself with the same expert (or the act "
+    "function's actor-side acting), one actor call per env.ray.steps_per_call=16 steps",
+}
+
+
+class _Back:
+    """Episode acting on an actor: always BACK (the latency workload's policy)."""
+
+    def act(self, obs: Observation) -> ActOutput:
+        return ActOutput(Action.back(), "back")
+
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+
+class BackActing:
+    key = "back"
+
+    def episode(self, env: Any, seed: int, attempt: int) -> _Back:
+        return _Back()
+
+
+class BackPolicy:
+    """Always BACK, batched here or (``actor_acting``) played on the actors."""
+
+    def __call__(self, observations: Sequence[Observation]) -> list[ActOutput]:
+        return [ActOutput(Action.back(), "back") for _ in observations]
+
+    def actor_acting(self, job: EpisodeJob) -> BackActing:
+        return BackActing()
 
 
 def _timed(runner: Any, seeds: Sequence[int], expert: bool) -> tuple[int, float]:
     before = runner.stats.steps
     t0 = time.perf_counter()
-    trajs = list(runner.run(None if expert else back_policy, [EpisodeJob(None, s) for s in seeds], expert=expert))
+    trajs = list(runner.run(None if expert else BackPolicy(), [EpisodeJob(None, s) for s in seeds], expert=expert))
     dt = time.perf_counter() - t0
     assert not any(t.env_failure for t in trajs), [t.failure_reason for t in trajs if t.env_failure]
     return runner.stats.steps - before, dt
@@ -78,39 +116,38 @@ def throughput(
     rows = []
     seeds = list(range(episodes))
     for n in counts:
-        t0 = time.perf_counter()
-        proc = VectorRunner(env_fn, n, step_timeout_s=120.0)
-        _timed(proc, [10_000 + i for i in range(n)], expert)  # warm-up: start the workers
-        proc_start = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        ray_runner = RayRunner(env_fn, n, options=RayConfig(num_cpus_per_actor=0.25), step_timeout_s=120.0)
-        _timed(ray_runner, [10_000 + i for i in range(n)], expert)
-        ray_start = time.perf_counter() - t0
+        runners: dict[str, Any] = {}
+        startup: dict[str, float] = {}
+        for label in SIDES:
+            t0 = time.perf_counter()
+            if label == "process":
+                runners[label] = VectorRunner(env_fn, n, step_timeout_s=120.0)
+            else:
+                opts = RayConfig(num_cpus_per_actor=0.25, inference="actor" if label == "ray_actor" else "learner")
+                runners[label] = RayRunner(env_fn, n, options=opts, step_timeout_s=120.0)
+            _timed(runners[label], [10_000 + i for i in range(n)], expert)  # warm-up: start the workers
+            startup[label] = time.perf_counter() - t0
         best: dict[str, tuple[int, float]] = {}
-        for _ in range(repeat):  # alternate: load changes hit both runners
-            for label, r in (("process", proc), ("ray", ray_runner)):
+        for _ in range(repeat):  # interleaved: load changes hit every runner
+            for label, r in runners.items():
                 steps, dt = _timed(r, seeds, expert)
                 if label not in best or dt < best[label][1]:
                     best[label] = (steps, dt)
-        proc.close()
-        ray_runner.close()
-        p_sps = best["process"][0] / best["process"][1]
-        r_sps = best["ray"][0] / best["ray"][1]
-        row = {
-            "workload": name,
-            "envs": n,
-            "episodes": episodes,
-            "steps": best["ray"][0],
-            "process_steps_per_s": round(p_sps, 1),
-            "ray_steps_per_s": round(r_sps, 1),
-            "ray_overhead_pct": round(100 * (p_sps / r_sps - 1), 1),
-            "process_startup_s": round(proc_start, 2),
-            "ray_startup_s": round(ray_start, 2),
-        }
+        for r in runners.values():
+            r.close()
+        sps = {label: best[label][0] / best[label][1] for label in SIDES}
+        row: dict[str, Any] = {"workload": name, "envs": n, "episodes": episodes, "steps": best["process"][0]}
+        for label in SIDES:
+            row[f"{label}_steps_per_s"] = round(sps[label], 1)
+        for label in ("ray_learner", "ray_actor"):
+            row[f"{label}_overhead_pct"] = round(100 * (sps["process"] / sps[label] - 1), 1)
+        for label in SIDES:
+            row[f"{label}_startup_s"] = round(startup[label], 2)
         rows.append(row)
         print(
-            f"[{name}] {n} env(s): process {p_sps:8.1f} steps/s | ray {r_sps:8.1f} steps/s | "
-            f"ray overhead {row['ray_overhead_pct']:+.1f}% | start-up process {proc_start:.2f}s, ray {ray_start:.2f}s",
+            f"[{name}] {n} env(s): process {sps['process']:8.1f} | ray learner {sps['ray_learner']:8.1f} "
+            f"({row['ray_learner_overhead_pct']:+.1f}%) | ray actor {sps['ray_actor']:8.1f} "
+            f"({row['ray_actor_overhead_pct']:+.1f}%) steps/s",
             flush=True,
         )
     return rows
@@ -120,17 +157,21 @@ def cmd_throughput(args: argparse.Namespace) -> dict[str, Any]:
     from digirl.distributed.config import RayConfig
     from digirl.distributed.session import RaySession
 
-    session = RaySession(RayConfig(num_cpus_per_actor=0.25, local_num_cpus=2), 8)  # one local Ray for every row
+    # One local Ray for every row, with logical room for both Ray runners' actors at 8 envs (16 x 0.25 CPU).
+    session = RaySession(RayConfig(num_cpus_per_actor=0.25, local_num_cpus=4), 16)
     t0 = time.perf_counter()
     try:
         k = 1 if args.quick else 3
         counts = [1, 2, 4, 8]
-        sim = throughput("sim", env_factory("digirl/sim-general-v0"), 8 * k, True, counts, args.repeat)
-        slow = env_factory("digirl/toy-tap-v0", horizon=10, latency_s=[0.05, 0.1])
-        lat = throughput("latency", slow, 8 * k, False, counts, args.repeat)
+        out: dict[str, Any] = {"sides": SIDES}
+        if "sim" in args.workloads:
+            out["sim"] = throughput("sim", env_factory("digirl/sim-general-v0"), 32 * k, True, counts, args.repeat)
+        if "latency" in args.workloads:
+            slow = env_factory("digirl/toy-tap-v0", horizon=10, latency_s=[0.05, 0.1])
+            out["latency"] = throughput("latency", slow, 8 * k, False, counts, min(args.repeat, 3))  # slow, steadier
     finally:
         session.close()
-    return {"sim": sim, "latency": lat, "seconds": round(time.perf_counter() - t0, 1)}
+    return out | {"seconds": round(time.perf_counter() - t0, 1)}
 
 
 # --------------------------------------------------------------------------- async vs sync
@@ -185,6 +226,18 @@ def _curve(run: Path, test_tasks: int, eval_envs: int) -> list[dict[str, Any]]:
     return out
 
 
+def _timing(run: Path) -> dict[str, Any]:
+    """Where a run's online wall-clock went, from its metrics: per-iteration means of the ``timing_s/*`` figures."""
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    online = [r for r in rows if r["step"] > 0]
+    keys = sorted({k for r in online for k in r if k.startswith("timing_s/")})
+    out: dict[str, Any] = {}
+    for k in keys:
+        out[k.split("/", 1)[1] + "_mean_s"] = round(float(np.mean([r[k] for r in online if k in r])), 1)
+    out["staleness_mean"] = round(float(np.mean([r.get("data/staleness", 0.0) for r in online])), 2)
+    return out
+
+
 def _time_to(curve: list[dict[str, Any]], target: float) -> float | None:
     for p in curve:
         if p["iteration"] > 0 and p["test_success"] >= target - 1e-9:
@@ -201,7 +254,7 @@ def _mean_ci(xs: Sequence[float]) -> tuple[float, float]:
     return float(a.mean()), float(t * a.std(ddof=1) / math.sqrt(a.size))
 
 
-def cmd_async(args: argparse.Namespace) -> dict[str, Any]:
+def cmd_async(args: argparse.Namespace, save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     env = ["env.id=digirl/sim-general-v0", "policy.device=cpu"]
@@ -225,6 +278,7 @@ def cmd_async(args: argparse.Namespace) -> dict[str, Any]:
         f"env.latency_s=[{args.latency[0]},{args.latency[1]}]",
         "env.runner=ray",
         "env.ray.num_cpus_per_actor=0.25",
+        f"env.ray.inference={args.inference}",
         "deterministic=false",
         "eval.every=0",
         "eval.test_tasks=0",
@@ -249,15 +303,30 @@ def cmd_async(args: argparse.Namespace) -> dict[str, Any]:
         for mode in ("sync", "async"):
             d = work / f"{mode}-s{seed}"
             curve = _curve(d, args.test_tasks, 2)
-            runs[f"{mode}-s{seed}"] = {"mode": mode, "seed": seed, "curve": curve, "total_wall_s": curve[-1]["wall_s"]}
+            runs[f"{mode}-s{seed}"] = {
+                "mode": mode,
+                "seed": seed,
+                "curve": curve,
+                "total_wall_s": curve[-1]["wall_s"],
+                "timing": _timing(d),
+            }
             print(
                 f"[{mode} seed {seed}] " + " ".join(f"{p['wall_s']:.0f}s:{100 * p['test_success']:.0f}%" for p in curve),
+                f"| {runs[f'{mode}-s{seed}']['timing']}",
                 flush=True,
             )
-    final = {m: [r["curve"][-1]["test_success"] for r in runs.values() if r["mode"] == m] for m in ("sync", "async")}
+        done = [x for x in args.seeds if f"async-s{x}" in runs]
+        save({"settings": vars(args) | {"work": str(work)}, "seeds_done": done, "runs": runs, "summary": _summary(runs, done)})
+    summary = _summary(runs, args.seeds)
+    print(json.dumps(summary, indent=2), flush=True)
+    return {"settings": vars(args) | {"work": str(work)}, "seeds_done": list(args.seeds), "runs": runs, "summary": summary}
+
+
+def _summary(runs: dict[str, dict[str, Any]], seeds: Sequence[int]) -> dict[str, Any]:
+    final = {m: [runs[f"{m}-s{x}"]["curve"][-1]["test_success"] for x in seeds] for m in ("sync", "async")}
     target = float(np.mean(final["sync"]))  # "the same success": what the synchronous runs end at, on average
     per_seed = []
-    for seed in args.seeds:
+    for seed in seeds:
         s, a = runs[f"sync-s{seed}"], runs[f"async-s{seed}"]
         ts, ta = _time_to(s["curve"], target), _time_to(a["curve"], target)
         per_seed.append(
@@ -271,7 +340,7 @@ def cmd_async(args: argparse.Namespace) -> dict[str, Any]:
                 "speedup_to_target": None if ts is None or ta is None else round(ts / ta, 3),
             }
         )
-    summary = {
+    return {
         "target_success": target,
         "final_success_sync": _mean_ci(final["sync"]),
         "final_success_async": _mean_ci(final["async"]),
@@ -279,8 +348,6 @@ def cmd_async(args: argparse.Namespace) -> dict[str, Any]:
         "speedup_to_target": [p["speedup_to_target"] for p in per_seed],
         "per_seed": per_seed,
     }
-    print(json.dumps(summary, indent=2), flush=True)
-    return {"settings": vars(args) | {"work": str(work)}, "runs": runs, "summary": summary}
 
 
 def main() -> int:
@@ -289,6 +356,7 @@ def main() -> int:
     t = sub.add_parser("throughput", help="env steps/s: Ray actors vs worker processes")
     t.add_argument("--quick", action="store_true")
     t.add_argument("--repeat", type=int, default=3)
+    t.add_argument("--workloads", nargs="+", choices=["sim", "latency"], default=["sim", "latency"])
     t.add_argument("--out", default=str(RESULTS / "ray_throughput.json"))
     a = sub.add_parser("async", help="asynchronous (k) vs synchronous DigiRL with phone-like latency")
     a.add_argument("--work", default="runs/bench_ray_async")
@@ -300,20 +368,26 @@ def main() -> int:
     a.add_argument("--latency", type=float, nargs=2, default=[0.5, 2.0])
     a.add_argument("--test-tasks", type=int, default=96)
     a.add_argument("--redo-offline", action="store_true")
+    a.add_argument(
+        "--inference", choices=["learner", "actor"], default="actor", help="env.ray.inference of both runs (same for both)"
+    )
     a.add_argument("--out", default=str(RESULTS / "ray_async.json"))
     args = ap.parse_args()
     start = {"command": " ".join([Path(sys.executable).name, *sys.argv]), "machine_at_start": _machine()}
     t0 = time.time()
-    results = cmd_throughput(args) if args.what == "throughput" else cmd_async(args)
-    out = {
-        **start,
-        "machine_at_end": _machine(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "wall_s": round(time.time() - t0, 1),
-        "results": results,
-    }
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=2, default=str) + "\n")
+
+    def save(results: dict[str, Any]) -> None:  # also after each seed of ``async``: a cut-short run keeps its seeds
+        out = {
+            **start,
+            "machine_at_end": _machine(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "wall_s": round(time.time() - t0, 1),
+            "results": results,
+        }
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(out, indent=2, default=str) + "\n")
+
+    save(cmd_throughput(args) if args.what == "throughput" else cmd_async(args, save))
     print(f"wrote {args.out}")
     return 0
 

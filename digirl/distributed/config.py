@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["RayConfig"]
 
@@ -55,6 +55,18 @@ class RayConfig:
         "using the digirl installed there; its dependencies must still be installed on every worker",
     )
     namespace: str = _f("digirl", "Ray namespace of the actors")
+    inference: Literal["learner", "actor"] = _f(
+        "learner",
+        "where the policy acts: 'learner' batches every waiting env's observation into one policy call in the "
+        "training process (one Ray round trip per env step; the mode for large GPU policies); 'actor' has each "
+        "actor play up to steps_per_call steps per Ray call itself, with the scripted expert or with the policy's "
+        "weights fetched once per version from the object store (on the actor's CPU)",
+    )
+    steps_per_call: int = _f(
+        16,
+        "inference=actor: env steps an actor plays per Ray call (a hung step is noticed after at most "
+        "steps_per_call x env.step_timeout_s)",
+    )
 
     def __post_init__(self) -> None:
         if not self.num_cpus_per_actor >= 0:
@@ -68,6 +80,10 @@ class RayConfig:
             raise ValueError(f"env.ray.device_pool_var must be an environment variable name, got {self.device_pool_var!r}")
         if (self.devices or self.device_pool_var) and not self.device_kwarg.isidentifier():
             raise ValueError(f"env.ray.device_kwarg must be a keyword argument name, got {self.device_kwarg!r}")
+        if self.inference not in ("learner", "actor"):
+            raise ValueError(f"env.ray.inference must be 'learner' or 'actor', got {self.inference!r}")
+        if self.steps_per_call < 1:
+            raise ValueError(f"env.ray.steps_per_call must be >= 1, got {self.steps_per_call}")
         if self.local_num_cpus < 0 or self.object_store_mb < 64:
             raise ValueError("env.ray.local_num_cpus must be >= 0 and env.ray.object_store_mb >= 64")
 

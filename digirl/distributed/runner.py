@@ -15,18 +15,24 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from multiprocessing.shared_memory import SharedMemory
 from typing import Any, cast
 
 import numpy as np
 
+from digirl.core.types import Observation
+from digirl.distributed.acting import ExpertActing
+from digirl.distributed.actor import ACTOR_KEYS, current_node_id
 from digirl.distributed.config import RayConfig
 from digirl.distributed.session import RaySession, import_ray
 from digirl.envs._vector_worker import EnvFn, Handle, fault_of
 from digirl.envs.collector import Collector
-from digirl.envs.vector import VectorRunner, env_factory
+from digirl.envs.vector import VectorRunner, _Episode, _RunSpec, env_factory
 
 __all__ = ["RayHandle", "RayRunner", "make_ray_collector"]
 
@@ -50,6 +56,14 @@ class RayHandle:
         self.timeout = 0.0
         self.sent = 0.0
         self._closing: Any = None
+        self.turn = 0  # starts sent to this actor (EnvActor.play plays them in this order)
+        self.next: tuple[Any, float] | None = None  # a start sent ahead: (its ref, its timeout)
+        # inference=actor, actor on this machine: play replies put their frames in one of two blocks (two
+        # calls can be in flight: the running episode's and the one sent ahead; each uses the other block)
+        self.keys: list[str] = []  # the ActorActing keys this slot's actor holds
+        self.local = False
+        self.blocks: list[SharedMemory | None] = [None, None]
+        self._block_of: dict[str, int | None] = {"cur": None, "next": None}
 
     def waitable(self) -> Any:
         return self.ref
@@ -76,10 +90,63 @@ class RayHandle:
             self.actor = self._start_actor()
             self.starts += 1
             self.pid = self.node = None
+            self.turn = 0
+            self.keys = []
         self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
         self.deadline = self.sent + timeout
-        self.ref = self.actor.execute.remote(cmd, payload)
+        if cmd in ("play", "play_more"):  # inference=actor: a chunk of an episode, played by the actor
+            self.ref = self._play(cmd, payload)
+        else:
+            self.ref = self.actor.execute.remote(cmd, payload)
         return started
+
+    def _play(self, cmd: str, payload: tuple[Any, int], role: str = "cur") -> Any:
+        other = self._block_of["next" if role == "cur" else "cur"]
+        idx = 0 if other != 0 else 1
+        self._block_of[role] = idx
+        name = None
+        if self.local:
+            if self.blocks[idx] is None:
+                self._grow(idx, 4 * 2**20)
+            block = self.blocks[idx]
+            name = block.name if block is not None else None
+        turn = None
+        if cmd == "play":
+            self.turn += 1
+            turn = self.turn - 1
+            start, n = payload
+            key = start[3]
+            if key in self.keys:  # the actor holds it already: passing a nested object ref costs every call
+                payload = ((*start[:4], None), n)
+            else:  # mirror the actor's cache (EnvActor._acting: the 4 first fetched)
+                self.keys.append(key)
+                del self.keys[:-ACTOR_KEYS]
+        return self.actor.play.remote(*payload, turn, name)
+
+    def _grow(self, idx: int, size: int) -> None:
+        """Make block ``idx`` at least ``size`` bytes (a new one: the actor attaches by name)."""
+        old = self.blocks[idx]
+        if old is not None and old.size >= size:
+            return
+        self.blocks[idx] = None
+        _release(old)
+        # The resource tracker registers it: unlinked even if this process is killed.
+        name = f"digirl_ray_{os.getpid()}_{self.index}_{idx}_{secrets.token_hex(4)}"
+        self.blocks[idx] = SharedMemory(name=name, create=True, size=size)
+
+    def request_next(self, cmd: str, payload: tuple[Any, int], timeout: float) -> None:
+        """Send the start of the episode after the running one now (it waits on the actor for its turn)."""
+        assert self.actor is not None and self.next is None and cmd == "play"
+        self.next = (self._play(cmd, payload, "next"), timeout)
+
+    def promote(self) -> None:
+        """The episode sent ahead is this slot's running one now; its timeout counts from here."""
+        assert self.next is not None and self.cmd is None
+        self.ref, self.timeout = self.next
+        self._block_of["cur"], self._block_of["next"] = self._block_of["next"], None
+        self.next = None
+        self.cmd, self.sent = "play", time.monotonic()
+        self.deadline = self.sent + self.timeout
 
     def receive(self) -> tuple[str, Any]:
         """The reply to the outstanding command: ``("ok", out)``, ``("err", Fault)`` or ``("crash", why)``."""
@@ -99,11 +166,37 @@ class RayHandle:
         self.pid, self.node = where.get("pid"), where.get("node")
         if self.pid is not None and self.pid not in self.pids:
             self.pids.append(self.pid)
+        if cmd in ("play", "play_more"):
+            idx, self._block_of["cur"] = self._block_of["cur"], None
+            self.local = self.node is not None and self.node == current_node_id()
+            return self._take_played(reply, idx)
         return _own_arrays(reply)
+
+    def _take_played(self, reply: tuple[str, Any], idx: int | None) -> tuple[str, Any]:
+        """A play reply with its frames back (copied out of the block or of the object store), 6 elements."""
+        status, out = reply
+        if status != "ok":
+            return reply
+        *out, frames = out
+        if frames is None or idx is None:
+            return _own_played((status, tuple(out)))
+        if frames[0] == "want":
+            self._grow(idx, int(frames[1]))
+            return _own_played((status, tuple(out)))
+        block = self.blocks[idx]
+        assert block is not None
+        first, _, _, steps, *_ = out
+        observations = ([first] if first is not None else []) + [s[5] for s in steps]
+        for i, field, shape, dtype, offset in frames[1]:
+            view: np.ndarray = np.ndarray(shape, np.dtype(dtype), buffer=block.buf, offset=offset)
+            setattr(observations[i], field, view.copy())
+            del view  # no view may outlive the copy (the block could not be closed)
+        return (status, tuple(out))
 
     def kill(self) -> None:
         """Stop the actor now; the next request starts a fresh one."""
-        actor, self.actor, self.ref, self.cmd = self.actor, None, None, None
+        actor, self.actor, self.ref, self.cmd, self.next = self.actor, None, None, None, None
+        self._block_of = {"cur": None, "next": None}
         if actor is not None:
             ray = import_ray()
             try:
@@ -127,6 +220,19 @@ class RayHandle:
                 log.debug("waiting for an actor to close failed", exc_info=True)
         self._closing = None
         self.kill()
+        for i, block in enumerate(self.blocks):
+            self.blocks[i] = None
+            _release(block)
+
+
+def _release(block: SharedMemory | None) -> None:
+    """Unlink a frame block (an actor that still has it mapped keeps its mapping; the name is gone at once)."""
+    if block is not None:
+        block.close()
+        try:
+            block.unlink()
+        except FileNotFoundError:
+            pass
 
 
 def _first_line(e: BaseException) -> str:
@@ -146,6 +252,23 @@ def _own_arrays(reply: tuple[str, Any]) -> tuple[str, Any]:
         obs = replace(obs, screenshot=np.array(shot), previous_screenshot=None if prev is None else np.array(prev))
         out = (obs, *out[1:])
     return (status, out)
+
+
+def _own_obs(obs: Observation) -> Observation:
+    shot, prev = obs.screenshot, obs.previous_screenshot
+    if shot.flags.writeable and (prev is None or prev.flags.writeable):
+        return obs
+    return replace(obs, screenshot=np.array(shot), previous_screenshot=None if prev is None else np.array(prev))
+
+
+def _own_played(reply: tuple[str, Any]) -> tuple[str, Any]:
+    """:func:`_own_arrays` for the reply of an actor that played steps itself (several observations)."""
+    status, out = reply
+    if status != "ok":
+        return reply
+    first, dedup, task, steps, end, meta = out
+    steps = [(*s[:5], _own_obs(s[5]), s[6]) for s in steps]
+    return (status, (None if first is None else _own_obs(first), dedup, task, steps, end, meta))
 
 
 class RayRunner(VectorRunner):
@@ -168,6 +291,8 @@ class RayRunner(VectorRunner):
         if self.options.devices and len(self.options.devices) < num_envs:
             raise ValueError(f"env.ray.devices lists {len(self.options.devices)} devices for {num_envs} actors (env.num_envs)")
         self.session = RaySession(self.options, num_envs)
+        self._acting_refs: dict[str, Any] = {}  # ActorActing key -> its object ref
+        self._warned_central = False
         try:
             super().__init__(
                 env_fn,
@@ -193,6 +318,8 @@ class RayRunner(VectorRunner):
             opts["resources"] = dict(cfg.resources)
         if cfg.spread:
             opts["scheduling_strategy"] = "SPREAD"
+        if cfg.inference == "actor":  # a start sent ahead waits in the second thread (EnvActor.play)
+            opts["max_concurrency"] = 2
         pool = (cfg.device_kwarg, cfg.device_pool_var) if cfg.device_pool_var else None
 
         def starter(slot: int) -> Callable[[], Any]:
@@ -200,6 +327,38 @@ class RayRunner(VectorRunner):
             return lambda: remote_cls.options(**opts).remote(env_fn, device, pool)
 
         return [cast(Handle, RayHandle(i, starter(i))) for i in range(self.num_envs)]
+
+    def _can_send_ahead(self) -> bool:
+        return self.options.inference == "actor"
+
+    def _worker_acting(self, ep: _Episode, spec: _RunSpec) -> tuple[str, Any, int] | None:
+        """``env.ray.inference=actor``: the actor plays the episode with the expert or with the act function's
+        :class:`~digirl.distributed.acting.ActorActing` (``act_fn.actor_acting(job)``), sent once per key
+        through the object store."""
+        if self.options.inference != "actor":
+            return None
+        if spec.expert:
+            acting: Any = ExpertActing(spec.expert_eps, spec.expert_seed, spec.expert_text)
+        else:
+            make = getattr(spec.act_fn, "actor_acting", None)
+            if make is None:
+                if not self._warned_central:
+                    self._warned_central = True
+                    log.warning(
+                        "env.ray.inference=actor: this act function (%s) has no actor_acting(job), so it acts here, "
+                        "batched, with a Ray round trip per step",
+                        type(spec.act_fn).__name__,
+                    )
+                return None
+            acting = make(ep.job)
+        key = str(acting.key)
+        ref = self._acting_refs.pop(key, None)
+        if ref is None:
+            ref = import_ray().put(acting)
+        self._acting_refs[key] = ref  # most recently used last
+        while len(self._acting_refs) > 8:
+            self._acting_refs.pop(next(iter(self._acting_refs)))
+        return key, ref, self.options.steps_per_call
 
     @staticmethod
     def _wait(waitables: list[Any], timeout: float) -> list[Any]:

@@ -49,9 +49,11 @@ __all__ = [
     "InlineHandle",
     "ProcessHandle",
     "fault_of",
+    "pack_elements",
     "preload_forkserver",
     "serve",
     "shutdown",
+    "unpack_elements",
 ]
 
 
@@ -144,6 +146,20 @@ def _put_frames(obs: Observation, block: SharedMemory | None) -> tuple[Observati
         gone["elements"] = None
     light = replace(obs, **gone)
     return light, ("shm", tuple(layout), packed)
+
+
+def pack_elements(obs: Observation) -> tuple[Observation, tuple[tuple[Any, ...], ...] | None]:
+    """The observation without its UI elements, and them as plain tuples (cheaper to pickle; see above)."""
+    if obs.elements and all(type(e) is UIElement for e in obs.elements):
+        return replace(obs, elements=None), tuple(tuple(getattr(e, n) for n in _ELEMENT_FIELDS) for e in obs.elements)
+    return obs, None
+
+
+def unpack_elements(obs: Observation, packed: tuple[tuple[Any, ...], ...] | None) -> Observation:
+    """Undo :func:`pack_elements` (in place)."""
+    if packed is not None:
+        obs.elements = tuple(UIElement(*values) for values in packed)
+    return obs
 
 
 def _take_frames(obs: Observation, layout: Layout, packed: Any, block: SharedMemory) -> Observation:

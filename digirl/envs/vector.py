@@ -58,7 +58,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from multiprocessing.connection import wait as mp_wait
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -74,6 +74,7 @@ from digirl.envs._vector_worker import (
     ProcessHandle,
     preload_forkserver,
     shutdown,
+    unpack_elements,
 )
 from digirl.envs.base import ActionSpace
 from digirl.policies.base import ActFn, ActOutput, as_act_output
@@ -156,7 +157,16 @@ class _Episode:
     failures: list[str] = field(default_factory=list)
     worker_pid: int | None = None
     worker_node: str | None = None
+    steps_per_call: int = 0  # > 0: the worker plays this many steps per call with its own acting
     t0: float = field(default_factory=time.monotonic)
+
+
+class _AheadHandle(Protocol):
+    """A handle whose worker takes the next episode's start while it plays one (see ``_can_send_ahead``)."""
+
+    def request_next(self, cmd: str, payload: Any, timeout: float) -> None: ...
+
+    def promote(self) -> None: ...
 
 
 @dataclass
@@ -208,6 +218,8 @@ class VectorRunner:
         self._running = False
         self._closed = False
         self._handles = self._make_handles(env_fn, start_method)
+        self._queue: deque[EpisodeJob] = deque()  # the running run's jobs not started yet
+        self._ahead: dict[int, _Episode] = {}  # slot -> the episode sent ahead to its worker
         self._finalizer = weakref.finalize(self, shutdown, self._handles)
 
     def _make_handles(self, env_fn: EnvFn, start_method: str | None) -> list[Handle]:
@@ -293,9 +305,10 @@ class VectorRunner:
         if self._running:
             raise RuntimeError("this VectorRunner is already running; finish or close the other run() first")
         self._running = True
-        queue = deque(jobs)
+        queue = self._queue = deque(jobs)
         active: dict[int, _Episode] = {}
         done: deque[Trajectory] = deque()
+        ahead = self._ahead = {}
         try:
             while queue or active:
                 for slot in range(self.num_envs):
@@ -303,6 +316,16 @@ class VectorRunner:
                         ep = _Episode(queue.popleft(), slot)
                         active[slot] = ep
                         self._begin(ep, spec)
+                # Near the end of the jobs, binding one to a busy worker could leave it the last to finish
+                # while others idle: send ahead only while there are more jobs than workers.
+                if self._can_send_ahead() and len(queue) >= self.num_envs:
+                    for slot, cur in list(active.items()):
+                        if cur.steps_per_call and slot not in ahead and queue and (queue[0].gate is None or queue[0].gate()):
+                            nxt = _Episode(queue.popleft(), slot)
+                            if self._begin(nxt, spec, ahead=True):
+                                ahead[slot] = nxt
+                            else:
+                                queue.appendleft(nxt.job)
                 if not active:  # the next job's gate is closed and nothing runs: wait for it
                     time.sleep(0.05)
                     continue
@@ -317,19 +340,51 @@ class VectorRunner:
                     self._act(ready, active, done, spec)
         finally:
             self._running = False
+            for slot in list(ahead):  # an abandoned run: the actor holds a start nobody waits for
+                self._handles[slot].kill()
+            ahead.clear()
 
-    def _begin(self, ep: _Episode, spec: _RunSpec) -> None:
-        """(Re)start the episode from scratch: same seed, next attempt."""
+    def _can_send_ahead(self) -> bool:
+        """Whether a worker that plays episodes itself can take the next episode's start while it plays one."""
+        return False
+
+    def _begin(self, ep: _Episode, spec: _RunSpec, *, ahead: bool = False) -> bool:
+        """(Re)start the episode from scratch: same seed, next attempt. ``ahead``: send its start to a worker
+        that still plays the slot's running episode, if the worker plays episodes itself (returns whether)."""
+        h = self._handles[ep.slot]
+        remote = self._worker_acting(ep, spec)
+        if ahead:
+            if remote is None:
+                return False
+            ep.attempt += 1
+            key, acting, ep.steps_per_call = remote
+            start = (int(ep.job.seed), ep.job.task, ep.attempt, key, acting)
+            timeout = self.reset_timeout_s + ep.steps_per_call * self.step_timeout_s
+            cast(_AheadHandle, h).request_next("play", (start, ep.steps_per_call), timeout)
+            ep.worker_pid = h.pid
+            return True
         ep.attempt += 1
         ep.task, ep.obs, ep.steps, ep.pending, ep.expert_action = None, None, [], None, None
         ep.noisy_steps = []
         if spec.expert:
             ep.rng = np.random.default_rng([spec.expert_seed, int(ep.job.seed)])
-        h = self._handles[ep.slot]
-        payload = (int(ep.job.seed), ep.job.task, ep.attempt, spec.expert)
-        if h.request("reset", payload, self.reset_timeout_s) and h.starts > 1:
+        if remote is not None:  # the worker plays the episode itself, a chunk of steps per call
+            key, acting, ep.steps_per_call = remote
+            start = (int(ep.job.seed), ep.job.task, ep.attempt, key, acting)
+            timeout = self.reset_timeout_s + ep.steps_per_call * self.step_timeout_s
+            started = h.request("play", (start, ep.steps_per_call), timeout)
+        else:
+            payload = (int(ep.job.seed), ep.job.task, ep.attempt, spec.expert)
+            started = h.request("reset", payload, self.reset_timeout_s)
+        if started and h.starts > 1:
             self.stats.restarts += 1
         ep.worker_pid = h.pid
+        return True
+
+    def _worker_acting(self, ep: _Episode, spec: _RunSpec) -> tuple[str, Any, int] | None:
+        """``(key, acting, steps per call)`` when the episode's worker should act itself; ``None``: the
+        policy acts here, batched over the envs (the only way for worker processes)."""
+        return None
 
     def _collect(self, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
         """Receive replies until no step is outstanding and no reset is worth waiting for.
@@ -366,6 +421,9 @@ class VectorRunner:
                 if by_conn:
                     timeout = 0.0 if ready else max(0.0, wake - now)
                     ready += [by_conn[c] for c in self._wait(list(by_conn), timeout)]
+                # Workers playing episodes themselves need no batch: go back and start the next episodes
+                # as soon as any reply is in (waiting for all of them was a barrier across the envs).
+                played = any(self._handles[ep.slot].cmd in ("play", "play_more") for ep in ready)
                 for ep in ready:
                     self._on_reply(ep, active, done, spec)
                 now = time.monotonic()
@@ -373,6 +431,8 @@ class VectorRunner:
                     h = self._handles[ep.slot]
                     if ep not in ready and h.cmd is not None and now >= h.deadline:
                         self._fail(ep, "hang", f"{h.cmd} exceeded {h.timeout}s", active, done, spec)
+                if played:
+                    return
         finally:
             self.stats.env_wait_s += time.monotonic() - t_start
 
@@ -394,6 +454,9 @@ class VectorRunner:
             self._fail(ep, "error", f"{cmd} raised {f.type_name}: {f.message}", active, done, spec)
             return
         self._env_built = True
+        if cmd in ("play", "play_more"):
+            self._on_played(ep, out, active, done, spec)
+            return
         shipped, dedup = out[0], out[1]
         if dedup and ep.obs is not None:
             shipped.previous_screenshot = ep.obs.screenshot
@@ -413,12 +476,44 @@ class VectorRunner:
         if terminated or truncated:
             self._finish(ep, active, done, spec, failure="")
 
+    def _on_played(self, ep: _Episode, out: Any, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
+        """Record the steps a worker played itself, then finish the episode or ask for the next chunk."""
+        h = self._handles[ep.slot]
+        first, shipped_as, task, steps, end, meta = out
+        if first is not None:
+            ep.task, ep.obs = task, unpack_elements(first, shipped_as[1])
+            ep.worker_pid, ep.worker_node = h.pid, getattr(h, "node", None)
+        for act, reward, terminated, truncated, info, shipped, (dedup, packed) in steps:
+            assert ep.obs is not None
+            unpack_elements(shipped, packed)
+            if dedup:
+                shipped.previous_screenshot = ep.obs.screenshot
+            ep.steps.append(Step(ep.obs, act.action, act.text, reward, terminated, truncated, info, act.log_prob))
+            ep.obs = shipped
+            self.stats.steps += 1
+        if "noisy_steps" in meta:
+            ep.noisy_steps = list(meta["noisy_steps"])
+        if end == "done":
+            self._finish(ep, active, done, spec, failure="")
+        elif end == "no_action":  # only the expert has nothing to say; as the central expert
+            if not ep.steps:
+                raise ValueError(
+                    f"the env has no scripted expert for job {ep.job.job_id} (task {ep.job.task!r}): "
+                    "cheat() returned None right after reset"
+                )
+            self._finish(ep, active, done, spec, failure=f"expert: cheat() returned None at step {len(ep.steps)}")
+        else:
+            h.request("play_more", (None, ep.steps_per_call), ep.steps_per_call * self.step_timeout_s)
+
     def _fail(
         self, ep: _Episode, kind: str, detail: str, active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec
     ) -> None:
         """A fault on this episode's worker: replace the worker, then retry or give up."""
         counter = {"crash": "crashes", "hang": "hangs", "error": "errors"}[kind]
         setattr(self.stats, counter, getattr(self.stats, counter) + 1)
+        nxt = self._ahead.pop(ep.slot, None)
+        if nxt is not None:  # its start dies with the worker before it began: it goes back, not retried
+            self._queue.appendleft(nxt.job)
         self._handles[ep.slot].kill()
         ep.failures.append(f"{kind}: {detail}")
         logger.warning("env %s on worker %d (job %d, attempt %d): %s", kind, ep.slot, ep.job.job_id, ep.attempt, detail)
@@ -461,6 +556,11 @@ class VectorRunner:
         self.stats.env_failures += int(bool(failure))
         del active[ep.slot]
         done.append(traj)
+        nxt = self._ahead.pop(ep.slot, None)
+        if nxt is not None:  # the episode sent ahead is the slot's running one now (its clock starts)
+            nxt.t0 = time.monotonic()
+            active[ep.slot] = nxt
+            cast(_AheadHandle, self._handles[ep.slot]).promote()
 
     def _act(self, ready: list[_Episode], active: dict[int, _Episode], done: deque[Trajectory], spec: _RunSpec) -> None:
         """One batched policy call over every env waiting for an action, then send all actions."""

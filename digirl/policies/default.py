@@ -172,6 +172,10 @@ class DefaultPolicy:
         return cls(cfg.default, device=device, seed=seed)
 
     # ------------------------------------------------------------------ acting
+    def reseed(self, seed: int) -> None:
+        """Restart sampling from ``seed`` (actors playing episodes themselves reseed per episode)."""
+        self._gen.manual_seed(int(seed))
+
     def parameters(self) -> Iterator[nn.Parameter]:
         return self.net.parameters()
 

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from digirl.algorithms.base import Algorithm
     from digirl.data.replay import ReplayBuffer
     from digirl.data.store import TrajectoryStore
+    from digirl.distributed.acting import PolicyActing
     from digirl.envs.vector import EpisodeJob, RunnerStats
     from digirl.policies.base import ActFn
 
@@ -262,6 +263,7 @@ class _Collector(threading.Thread):
         self.behaviour = copy.deepcopy(p.policy)  # acts while the learner's copy trains
         self.loaded = weights.version
         self.bound: dict[int, int] = {}  # job_id -> version its episode acts with
+        self._actings: dict[int, PolicyActing] = {}  # version -> its snapshot (inference on the actors)
         self._ready: dict[int, _Chunk | BaseException] = {}
         self._cond = threading.Condition()
 
@@ -294,6 +296,23 @@ class _Collector(threading.Thread):
             for i, a in zip(idx, acts):
                 out[i] = a
         return [a for a in out if a is not None]
+
+    def actor_acting(self, job: EpisodeJob) -> PolicyActing:
+        """``env.ray.inference=actor``: a snapshot of the version the job's episode acts with (one per version)."""
+        from digirl.distributed.acting import PolicyActing, PolicySnapshot
+
+        v = self.bound[job.job_id]
+        got = self._actings.get(v)
+        if got is None:
+            with torch.no_grad():
+                for b, w in zip(self.behaviour.parameters(), self.weights.params(v)):
+                    b.copy_(w)
+            self.loaded = v
+            got = PolicyActing(PolicySnapshot.of(self.behaviour), False, self.p.cfg.policy.temperature)
+            oldest = min(self.bound.values(), default=v)
+            self._actings = {u: a for u, a in self._actings.items() if u >= oldest}
+            self._actings[v] = got
+        return got
 
     # -- the thread
     def run(self) -> None:

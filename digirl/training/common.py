@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,9 +16,13 @@ from digirl.policies.registry import build_policy, resolve_device
 from digirl.training.config import EnvConfig
 from digirl.training.task_sampling import sample_tasks
 
+if TYPE_CHECKING:
+    from digirl.distributed.acting import PolicyActing
+
 log = logging.getLogger(__name__)
 
 __all__ = [
+    "PolicyActFn",
     "build_policy",
     "in_job_order",
     "jobs_for",
@@ -96,13 +101,32 @@ def in_job_order(trajectories: Iterable[Trajectory], jobs: Sequence[EpisodeJob])
     return sorted(trajectories, key=lambda t: order.get(t.metadata.get("job_id", -1), len(order)))
 
 
-def policy_act_fn(
-    policy: ActingPolicy, *, greedy: bool, temperature: float
-) -> Callable[[Sequence[Observation]], list[ActOutput]]:
-    def act(observations: Sequence[Observation]) -> list[ActOutput]:
-        return policy.act(observations, greedy=greedy, temperature=temperature)
+class PolicyActFn:
+    """A policy as an act function. With ``env.ray.inference=actor`` the Ray actors act with a snapshot of
+    it instead (:meth:`actor_acting`), one per ``version``: whoever changes the weights bumps it."""
 
-    return act
+    def __init__(self, policy: ActingPolicy, *, greedy: bool, temperature: float) -> None:
+        self.policy = policy
+        self.greedy = greedy
+        self.temperature = temperature
+        self.version = 0
+        self._acting: tuple[int, PolicyActing] | None = None
+
+    def __call__(self, observations: Sequence[Observation]) -> list[ActOutput]:
+        return self.policy.act(observations, greedy=self.greedy, temperature=self.temperature)
+
+    def actor_acting(self, job: EpisodeJob) -> PolicyActing:
+        """The snapshot of this version (made once, however many episodes act with it)."""
+        from digirl.distributed.acting import PolicyActing, PolicySnapshot
+
+        if self._acting is None or self._acting[0] != self.version:
+            snap = PolicySnapshot.of(self.policy)
+            self._acting = (self.version, PolicyActing(snap, self.greedy, self.temperature))
+        return self._acting[1]
+
+
+def policy_act_fn(policy: ActingPolicy, *, greedy: bool, temperature: float) -> PolicyActFn:
+    return PolicyActFn(policy, greedy=greedy, temperature=temperature)
 
 
 def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[EpisodeJob]:

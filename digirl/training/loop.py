@@ -307,6 +307,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                         assert runner is not None
                         weights = family_weights(cfg.task_sampling, families, family_outcomes(buffer.trajectories()))
                         jobs = iteration_jobs(cfg, train_pool, it, weights)
+                        act.version = state.updates  # actors acting themselves fetch these weights once
                         new = store_iteration(store, in_job_order(runner.run(act, jobs), jobs), it, state.updates)
                     if distributed:  # every rank learns from the same stored shard
                         dist.barrier()

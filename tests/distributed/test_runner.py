@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import threading
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -118,3 +120,89 @@ def test_a_hung_step_times_out_and_actors_that_cannot_fit_fail_before_running(ra
         make_collector("digirl/toy-tap-v0", runner="ray", options={**LIGHT.to_options(), "resources": {"gpu_farm": 1}})
     with pytest.raises(ValueError, match=r"unknown env\.ray option"):
         make_collector("digirl/toy-tap-v0", runner="ray", options={"adress": "auto"})
+
+
+ACTOR = RayConfig(num_cpus_per_actor=0.25, inference="actor", steps_per_call=2)
+
+
+def test_actors_acting_themselves_give_the_process_runners_trajectories(ray_session):
+    from digirl.training.common import policy_act_fn
+
+    jobs = [EpisodeJob(None, s) for s in range(8)]
+    greedy = policy_act_fn(_policy(), greedy=True, temperature=1.0)
+    with VectorRunner(env_factory("digirl/toy-mixed-v0"), 3) as proc:
+        want = {
+            "expert": sorted(proc.run(None, jobs, expert=True, expert_eps=0.3, expert_seed=3), key=lambda t: t.seed),
+            "policy": sorted(proc.run(greedy, [EpisodeJob(None, s) for s in range(8)]), key=lambda t: t.seed),
+        }
+    with RayRunner(env_factory("digirl/toy-mixed-v0"), 3, options=ACTOR) as runner:
+        got = {
+            "expert": sorted(
+                runner.run(None, [EpisodeJob(None, s) for s in range(8)], expert=True, expert_eps=0.3, expert_seed=3),
+                key=lambda t: t.seed,
+            ),
+            "policy": sorted(runner.run(greedy, [EpisodeJob(None, s) for s in range(8)]), key=lambda t: t.seed),
+        }
+        assert runner.stats.policy_calls == 0  # nothing acted here
+    for kind in ("expert", "policy"):
+        for a, b in zip(want[kind], got[kind]):
+            assert (a.seed, a.task, a.reward, a.env_failure) == (b.seed, b.task, b.reward, b.env_failure)
+            assert [s.action for s in a.steps] == [s.action for s in b.steps]
+            assert [s.action_text for s in a.steps] == [s.action_text for s in b.steps]
+            for sa, sb in zip(a.steps, b.steps):
+                np.testing.assert_array_equal(sa.observation.screenshot, sb.observation.screenshot)
+                assert sb.observation.screenshot.flags.writeable  # copied out of the object store
+            np.testing.assert_array_equal(a.final_observation.screenshot, b.final_observation.screenshot)
+            assert b.metadata["worker_node"] and b.metadata["worker_pid"]
+    assert [t.metadata["noisy_steps"] for t in want["expert"]] == [t.metadata["noisy_steps"] for t in got["expert"]]
+
+
+def test_actors_acting_themselves_keep_the_failure_semantics(ray_session):
+    from digirl.training.common import policy_act_fn
+
+    slow = functools.partial(SlowEnv, 0.2, reset_delay_s=0.2, mode="mixed", horizon=6)
+    act = policy_act_fn(_policy(), greedy=True, temperature=1.0)
+    killed: list[int] = []
+    with RayRunner(slow, 2, options=ACTOR) as runner:
+
+        def killer() -> None:  # SIGKILL an actor's process while it plays
+            deadline = time.monotonic() + 60
+            while len(runner.spawned_pids) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            time.sleep(0.5)
+            killed.append(runner.spawned_pids[0])
+            os.kill(killed[0], signal.SIGKILL)
+
+        t = threading.Thread(target=killer)
+        t.start()
+        trajs = {x.seed: x for x in runner.run(act, [EpisodeJob(None, s) for s in range(4)])}
+        t.join()
+        assert runner.stats.crashes == 1 and runner.stats.restarts == 1
+    assert sorted(trajs) == [0, 1, 2, 3] and not any(x.env_failure for x in trajs.values())  # none lost, none twice
+    (retried,) = [x for x in trajs.values() if x.metadata["attempts"] == 2]
+    assert "Ray actor died" in retried.metadata["failures"][0] and retried.metadata["worker_pid"] != killed[0]
+    persistent = functools.partial(FlakyEnv, "raise", at_step=0, seeds=[1], mode="tap")
+    with RayRunner(persistent, 2, options=ACTOR, max_episode_retries=1) as runner:
+        trajs = {t.seed: t for t in runner.run(None, [EpisodeJob(None, s) for s in range(3)], expert=True)}
+    assert trajs[1].env_failure and "(2 attempts)" in trajs[1].failure_reason
+    assert not trajs[0].env_failure and not trajs[2].env_failure
+    hang = functools.partial(SlowEnv, 30.0, mode="tap")
+    one = RayConfig(num_cpus_per_actor=0.25, inference="actor", steps_per_call=1)
+    with RayRunner(hang, 1, options=one, step_timeout_s=1.0, reset_timeout_s=1.0, max_episode_retries=0) as runner:
+        (t,) = runner.run(None, [EpisodeJob(None, 0)], expert=True)
+    assert t.env_failure and t.failure_reason.startswith("hang: play exceeded 2.0s")
+
+
+def test_a_private_local_rays_actors_run_at_this_processs_priority(ray_session):
+    # Ray's default worker niceness (15) starves env actors next to a busy learner.
+    with RayRunner(functools.partial(SlowEnv, 0.0, mode="tap"), 1, options=LIGHT) as runner:
+        list(runner.run(None, [EpisodeJob(None, 0)], expert=True))
+        (pid,) = runner.spawned_pids
+        assert os.getpriority(os.PRIO_PROCESS, pid) == os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def test_an_act_function_that_cannot_act_on_the_actors_acts_in_the_learner(ray_session, caplog):
+    with RayRunner(env_factory("digirl/toy-tap-v0"), 2, options=ACTOR) as runner:
+        trajs = list(runner.run(lambda obs: [ActOutput(_back(), "back")] * len(obs), [EpisodeJob(None, s) for s in range(3)]))
+        assert runner.stats.policy_calls > 0 and len(trajs) == 3 and not any(t.env_failure for t in trajs)
+    assert "has no actor_acting" in caplog.text

@@ -89,3 +89,22 @@ def test_async_training_survives_an_actor_killed_mid_run(ray_session, tmp_path):
     retried = [x for x in trajs if x.metadata["attempts"] > 1]
     assert retried and not any(x.env_failure for x in trajs)
     assert any("Ray actor died" in f for x in retried for f in x.metadata["failures"])
+
+
+def test_actors_acting_themselves_tag_versions_within_the_staleness_bound(ray_session, tmp_path):
+    actor = [*RAY, "env.ray.inference=actor", "env.ray.steps_per_call=4", "env.latency_s=[0.01,0.03]"]
+    sync = train(load_config(TrainConfig, overrides=[*ARGS, *actor, "iterations=2"]), tmp_path / "sync")
+    assert sync["iterations"] == 2
+    trajs = _stored(tmp_path / "sync")
+    assert [t.policy_version for t in trajs] == [0] * 6 + [1] * 6  # each iteration acts with the weights it starts with
+    res = train(
+        load_config(TrainConfig, overrides=[*ARGS, *actor, "iterations=4", "asynchronous.max_staleness=1"]), tmp_path / "a"
+    )
+    assert res["iterations"] == 4
+    trajs = _stored(tmp_path / "a")
+    assert Counter(int(x.metadata["iteration"]) for x in trajs) == {i: 6 for i in range(4)}
+    for x in trajs:  # iteration j is learned from at version j (no warm-up): at most 1 update stale
+        assert x.policy_version is not None and int(x.metadata["iteration"]) - 1 <= x.policy_version <= int(
+            x.metadata["iteration"]
+        )
+    assert not any(x.env_failure for x in trajs)
