@@ -86,11 +86,16 @@ logger = logging.getLogger(__name__)
 _job_ids = itertools.count()
 
 
-def screen_seed(screenshot: np.ndarray) -> int:
-    """A stable 32-bit seed of a screenshot's pixels (same screen, same seed; no Python hash seed)."""
+def screen_seed(obs: Observation) -> int:
+    """A stable 32-bit seed of a screen's layout: the kinds and bounds of its UI elements, not their
+    texts (a search page is one screen whatever was typed), or the screenshot's pixels when the env
+    gives no elements. No Python hash seed involved."""
     h = hashlib.blake2b(digest_size=4)
-    h.update(repr(screenshot.shape).encode())
-    h.update(np.ascontiguousarray(screenshot).tobytes())
+    if obs.elements is not None:
+        h.update(repr([(e.kind, tuple(round(b, 3) for b in e.bounds)) for e in obs.elements]).encode())
+    else:
+        h.update(repr(obs.screenshot.shape).encode())
+        h.update(np.ascontiguousarray(obs.screenshot).tobytes())
     return int.from_bytes(h.digest(), "little")
 
 
@@ -283,8 +288,9 @@ class VectorRunner:
         ``expert_eps`` a step takes ``env.action_space.sample(rng)`` instead, ``rng`` seeded by
         ``(expert_seed, job.seed)``; ``expert_text`` renders ``Step.action_text`` (default: the env's own
         codec, ``format_action(action, env.action_codec)``). ``expert_sticky=True`` draws that random
-        action from an ``rng`` seeded by ``(expert_seed, the screenshot)`` instead, so the noisy expert
-        makes the same mistake on the same screen (whether a step is noisy stays random). ``on_trajectory`` is
+        action from an ``rng`` seeded by ``(expert_seed, the screen's layout)`` instead, so the noisy
+        expert makes the same mistake on the same kind of screen, whatever the task (whether a step is
+        noisy stays random). ``on_trajectory`` is
         called on each trajectory just before it is yielded. Arguments are checked on the call.
         """
         if self._closed:
@@ -513,7 +519,7 @@ class VectorRunner:
             if ep.rng.random() < spec.expert_eps:
                 rng = ep.rng
                 if spec.expert_sticky and ep.obs is not None:
-                    rng = np.random.default_rng([spec.expert_seed, screen_seed(ep.obs.screenshot)])
+                    rng = np.random.default_rng([spec.expert_seed, screen_seed(ep.obs)])
                 action = ep.action_space.sample(rng)
                 ep.noisy_steps.append(len(ep.steps))
         if spec.expert_text is not None:
@@ -539,8 +545,8 @@ def run_expert(
     """Demonstrations: run every job with the env's ``cheat()`` as the policy; returns them in job order.
 
     With ``eps > 0`` each step is replaced by a random ``env.action_space.sample`` action with that
-    probability (seeded by ``seed`` and the job's seed; with ``sticky``, by ``seed`` and the screenshot,
-    so the same screen always gets the same wrong action); the expert then recovers from the new state.
+    probability (seeded by ``seed`` and the job's seed; with ``sticky``, by ``seed`` and the screen's layout,
+    so the same kind of screen always gets the same wrong action); the expert then recovers from the new state.
     ``action_text`` renders ``Step.action_text`` (default: the env's codec).
     ``runner_kwargs`` go to :class:`VectorRunner` (``mode``, timeouts, ``max_episode_retries``).
     """

@@ -13,7 +13,7 @@ import pytest
 from digirl.core.actions import Action
 from digirl.core.codecs import format_action
 from digirl.core.errors import EnvFailure, UnsupportedInstructionError
-from digirl.core.types import Observation, Trajectory
+from digirl.core.types import Observation, Trajectory, UIElement
 from digirl.envs.toy import ToyEnv
 from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory, run_expert, screen_seed
 from digirl.policies.base import ActOutput
@@ -228,12 +228,16 @@ def test_run_expert(mode: Mode) -> None:
 
 
 def test_screen_seed() -> None:
-    a = np.zeros((2, 3, 3), dtype=np.uint8)
-    assert screen_seed(a) == screen_seed(a.copy()) == 3788680614
-    b = a.copy()
-    b[1, 2, 0] = 1
-    assert screen_seed(b) != screen_seed(a)
-    assert screen_seed(np.zeros((3, 2, 3), dtype=np.uint8)) != screen_seed(a)  # the shape counts
+    shot = np.zeros((2, 3, 3), dtype=np.uint8)
+    el = UIElement((0.1, 0.2, 0.3, 0.4), "search", "input")
+    a = Observation(shot, "task a", elements=(el,))
+    assert screen_seed(a) == 1279447728
+    # the layout counts, not the texts nor the task
+    assert screen_seed(Observation(shot + 1, "task b", elements=(UIElement(el.bounds, "typed", "input"),))) == 1279447728
+    assert screen_seed(Observation(shot, "task a", elements=(UIElement((0.1, 0.2, 0.3, 0.5), "search", "input"),))) != 1279447728
+    # without elements: the pixels
+    assert screen_seed(Observation(shot, "x")) == screen_seed(Observation(shot.copy(), "y")) == 3788680614
+    assert screen_seed(Observation(shot + 1, "x")) != 3788680614
 
 
 def test_run_expert_sticky_noise() -> None:
@@ -245,7 +249,7 @@ def test_run_expert_sticky_noise() -> None:
         assert t.metadata["expert_sticky"]
         for h in t.metadata["noisy_steps"]:
             s = t.steps[h]
-            seen.setdefault(screen_seed(s.observation.screenshot), []).append(str(s.action))
+            seen.setdefault(screen_seed(s.observation), []).append(str(s.action))
     assert any(len(v) > 1 for v in seen.values())  # some screen got noise more than once
     assert all(len(set(v)) == 1 for v in seen.values()), seen
 
