@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -174,7 +175,7 @@ def main() -> None:
         result["expert_steps_only"] = evaluate(bc(init, expert, args.actor_steps, args.seed), tasks, args.repeats)
     data_success = float(np.mean([t.success for t in trajs.values()]))
     summary = {
-        "command": " ".join(sys.argv),
+        "command": shlex.join(sys.argv),
         "tasks": tasks,
         "noise": args.noise,
         "sticky": args.sticky,
