@@ -106,8 +106,8 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
 
         with progress(len(todo), "collect") as bar:
             if cfg.expert and cfg.expert_noise_sticky:
-                if not isinstance(runner, VectorRunner):  # only the process/inline runner draws sticky noise
-                    raise ValueError("expert_noise_sticky=true needs env.runner=process or inline")
+                if not isinstance(runner, VectorRunner):  # the browser collector has no sticky noise
+                    raise ValueError("expert_noise_sticky=true needs env.runner=process, inline or ray")
                 it = runner.run(
                     None,
                     todo,
