@@ -47,6 +47,7 @@ Process mode pickles ``env_fn`` (use :func:`env_factory`) and, with the default 
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import logging
 import math
@@ -79,11 +80,24 @@ from digirl.envs._vector_worker import (
 from digirl.envs.base import ActionSpace
 from digirl.policies.base import ActFn, ActOutput, as_act_output
 
-__all__ = ["EpisodeJob", "RunnerStats", "VectorRunner", "env_factory", "run_expert"]
+__all__ = ["EpisodeJob", "RunnerStats", "VectorRunner", "env_factory", "run_expert", "screen_seed"]
 
 logger = logging.getLogger(__name__)
 
 _job_ids = itertools.count()
+
+
+def screen_seed(obs: Observation) -> int:
+    """A stable 32-bit seed of a screen's layout: the kinds and bounds of its UI elements, not their
+    texts (a search page is one screen whatever was typed), or the screenshot's pixels when the env
+    gives no elements. No Python hash seed involved."""
+    h = hashlib.blake2b(digest_size=4)
+    if obs.elements is not None:
+        h.update(repr([(e.kind, tuple(round(b, 3) for b in e.bounds)) for e in obs.elements]).encode())
+    else:
+        h.update(repr(obs.screenshot.shape).encode())
+        h.update(np.ascontiguousarray(obs.screenshot).tobytes())
+    return int.from_bytes(h.digest(), "little")
 
 
 def env_factory(env_id: str, **kwargs: Any) -> EnvFn:
@@ -177,6 +191,7 @@ class _RunSpec:
     expert_eps: float
     expert_seed: int
     expert_text: Callable[[Action], str] | None
+    expert_sticky: bool = False
 
 
 class VectorRunner:
@@ -274,6 +289,7 @@ class VectorRunner:
         expert_eps: float = 0.0,
         expert_seed: int = 0,
         expert_text: Callable[[Action], str] | None = None,
+        expert_sticky: bool = False,
     ) -> Iterator[Trajectory]:
         """Run every job; yield each Trajectory when it completes (completion order).
 
@@ -283,7 +299,10 @@ class VectorRunner:
         With ``expert=True`` (and ``act_fn=None``) the env's ``cheat()`` acts instead; with probability
         ``expert_eps`` a step takes ``env.action_space.sample(rng)`` instead, ``rng`` seeded by
         ``(expert_seed, job.seed)``; ``expert_text`` renders ``Step.action_text`` (default: the env's own
-        codec, ``format_action(action, env.action_codec)``). ``on_trajectory`` is
+        codec, ``format_action(action, env.action_codec)``). ``expert_sticky=True`` draws that random
+        action from an ``rng`` seeded by ``(expert_seed, the screen's layout)`` instead, so the noisy
+        expert makes the same mistake on the same kind of screen, whatever the task (whether a step is
+        noisy stays random). ``on_trajectory`` is
         called on each trajectory just before it is yielded. Arguments are checked on the call.
         """
         if self._closed:
@@ -298,7 +317,7 @@ class VectorRunner:
                 raise TypeError(f"jobs must be EpisodeJob instances, got {type(j).__name__}")
         if len({j.job_id for j in jobs}) != len(jobs):
             raise ValueError("job_ids must be unique within one run")
-        spec = _RunSpec(act_fn, on_trajectory, expert, float(expert_eps), int(expert_seed), expert_text)
+        spec = _RunSpec(act_fn, on_trajectory, expert, float(expert_eps), int(expert_seed), expert_text, bool(expert_sticky))
         return self._run(spec, jobs)
 
     def _run(self, spec: _RunSpec, jobs: list[EpisodeJob]) -> Iterator[Trajectory]:
@@ -543,6 +562,8 @@ class VectorRunner:
             meta["worker_node"] = ep.worker_node
         if spec.expert:
             meta.update(expert=True, expert_eps=spec.expert_eps, noisy_steps=list(ep.noisy_steps))
+            if spec.expert_sticky:
+                meta["expert_sticky"] = True
         traj = Trajectory(
             task=task,
             steps=ep.steps,
@@ -596,7 +617,10 @@ class VectorRunner:
         if spec.expert_eps > 0:
             assert ep.rng is not None and ep.action_space is not None
             if ep.rng.random() < spec.expert_eps:
-                action = ep.action_space.sample(ep.rng)
+                rng = ep.rng
+                if spec.expert_sticky and ep.obs is not None:
+                    rng = np.random.default_rng([spec.expert_seed, screen_seed(ep.obs)])
+                action = ep.action_space.sample(rng)
                 ep.noisy_steps.append(len(ep.steps))
         if spec.expert_text is not None:
             return ActOutput(action, spec.expert_text(action), None)
@@ -615,17 +639,21 @@ def run_expert(
     eps: float = 0.0,
     seed: int = 0,
     action_text: Callable[[Action], str] | None = None,
+    sticky: bool = False,
     **runner_kwargs: Any,
 ) -> list[Trajectory]:
     """Demonstrations: run every job with the env's ``cheat()`` as the policy; returns them in job order.
 
     With ``eps > 0`` each step is replaced by a random ``env.action_space.sample`` action with that
-    probability (seeded by ``seed`` and the job's seed); the expert then recovers from the new state.
+    probability (seeded by ``seed`` and the job's seed; with ``sticky``, by ``seed`` and the screen's layout,
+    so the same kind of screen always gets the same wrong action); the expert then recovers from the new state.
     ``action_text`` renders ``Step.action_text`` (default: the env's codec).
     ``runner_kwargs`` go to :class:`VectorRunner` (``mode``, timeouts, ``max_episode_retries``).
     """
     jobs = list(jobs)
     order = {j.job_id: i for i, j in enumerate(jobs)}
     with VectorRunner(env_fn, num_envs, **runner_kwargs) as runner:
-        trajs = list(runner.run(None, jobs, expert=True, expert_eps=eps, expert_seed=seed, expert_text=action_text))
+        trajs = list(
+            runner.run(None, jobs, expert=True, expert_eps=eps, expert_seed=seed, expert_text=action_text, expert_sticky=sticky)
+        )
     return sorted(trajs, key=lambda t: order[t.metadata["job_id"]])

@@ -220,6 +220,11 @@ class CollectConfig:
     )
     expert: bool = _f(False, "use the env's scripted expert instead of a policy")
     expert_noise: float = _f(0.0, "expert only: probability of a random action per step")
+    expert_noise_sticky: bool = _f(
+        False,
+        "expert only: the random action is a fixed function of the screen's layout (a habit: the same wrong action "
+        "on the same kind of screen, whatever the task) instead of fresh at every step",
+    )
     shard_size: int = _f(64, "trajectories per stored shard: a killed collect loses (and re-collects) at most this many")
     env: EnvConfig = _sub(EnvConfig, "environment")
     policy: PolicyConfig = _sub(PolicyConfig, "policy (policy.init = a saved policy folder)")

@@ -19,7 +19,7 @@ import numpy as np
 
 from digirl.algorithms.base import Sample, bc_update, make_optimizer
 from digirl.core.types import TaskSpec, Trajectory
-from digirl.envs.vector import EpisodeJob
+from digirl.envs.vector import EpisodeJob, VectorRunner
 from digirl.training.common import (
     build_policy,
     in_job_order,
@@ -50,6 +50,7 @@ def collection_key(cfg: CollectConfig) -> str:
         "seed": cfg.seed,
         "expert": cfg.expert,
         "expert_noise": cfg.expert_noise if cfg.expert else None,
+        **({"expert_noise_sticky": True} if cfg.expert and cfg.expert_noise_sticky else {}),
         "policy": None if cfg.expert else [cfg.policy.kind, cfg.policy.init, cfg.policy.temperature],
     }
     return hashlib.sha1(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:8]
@@ -104,11 +105,24 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
             batch.clear()
 
         with progress(len(todo), "collect") as bar:
-            it = (
-                runner.run(None, todo, expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text)
-                if cfg.expert
-                else runner.run(act, todo)
-            )
+            if cfg.expert and cfg.expert_noise_sticky:
+                if not isinstance(runner, VectorRunner):  # the browser collector has no sticky noise
+                    raise ValueError("expert_noise_sticky=true needs env.runner=process, inline or ray")
+                it = runner.run(
+                    None,
+                    todo,
+                    expert=True,
+                    expert_eps=cfg.expert_noise,
+                    expert_seed=cfg.seed,
+                    expert_text=_json_text,
+                    expert_sticky=True,
+                )
+            elif cfg.expert:
+                it = runner.run(
+                    None, todo, expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text
+                )
+            else:
+                it = runner.run(act, todo)
             for traj in it:
                 traj.traj_id = f"{key}-{index[traj.metadata['job_id']]:07d}"
                 batch.append(traj)

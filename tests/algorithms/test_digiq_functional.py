@@ -201,3 +201,15 @@ def test_best_of_n_margin_keeps_the_dataset_action_unless_clearly_beaten():
     assert chosen.tolist() == [1] and keep.tolist() == [True]
     with pytest.raises(ValueError):
         best_of_n(q, v, ok, 0.1, margin=-0.1)
+
+
+def test_best_of_n_fallback_uses_proposals_only_where_the_dataset_action_is_not_kept():
+    # A = [.15, .4] (kept dataset action), [-.2, .3] (bad one), [0, .25] (invalid one), [.05, .08] (nothing > δ)
+    q = [[0.65, 0.9], [0.3, 0.8], [0.0, 0.75], [0.55, 0.58]]
+    v = [0.5, 0.5, 0.5, 0.5]
+    ok = np.array([[True, True], [True, True], [False, True], [True, True]])
+    assert best_of_n(q, v, ok, 0.1)[0].tolist() == [1, 1, 1, 1]  # released rule: plain argmax
+    chosen, adv, keep = best_of_n(q, v, ok, 0.1, fallback=True)
+    assert chosen.tolist() == [0, 1, 1, 1]
+    assert keep.tolist() == [True, True, True, False]
+    assert adv[1].tolist() == pytest.approx([-0.2, 0.3])

@@ -7,14 +7,15 @@ import gc
 from collections.abc import Sequence
 from typing import Literal
 
+import numpy as np
 import pytest
 
 from digirl.core.actions import Action
 from digirl.core.codecs import format_action
 from digirl.core.errors import EnvFailure, UnsupportedInstructionError
-from digirl.core.types import Observation, Trajectory
+from digirl.core.types import Observation, Trajectory, UIElement
 from digirl.envs.toy import ToyEnv
-from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory, run_expert
+from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory, run_expert, screen_seed
 from digirl.policies.base import ActOutput
 from digirl.testing.fake_envs import FaultKind, FlakyEnv
 
@@ -224,6 +225,33 @@ def test_run_expert(mode: Mode) -> None:
     again = run_expert(env_factory("digirl/toy-mixed-v0"), jobs, 1, mode="inline", eps=0.5, seed=3)
     assert sum(len(t.metadata["noisy_steps"]) for t in noisy) > 0
     assert [[str(s.action) for s in t.steps] for t in noisy] == [[str(s.action) for s in t.steps] for t in again]
+
+
+def test_screen_seed() -> None:
+    shot = np.zeros((2, 3, 3), dtype=np.uint8)
+    el = UIElement((0.1, 0.2, 0.3, 0.4), "search", "input")
+    a = Observation(shot, "task a", elements=(el,))
+    assert screen_seed(a) == 1279447728
+    # the layout counts, not the texts nor the task
+    assert screen_seed(Observation(shot + 1, "task b", elements=(UIElement(el.bounds, "typed", "input"),))) == 1279447728
+    assert screen_seed(Observation(shot, "task a", elements=(UIElement((0.1, 0.2, 0.3, 0.5), "search", "input"),))) != 1279447728
+    # without elements: the pixels
+    assert screen_seed(Observation(shot, "x")) == screen_seed(Observation(shot.copy(), "y")) == 3788680614
+    assert screen_seed(Observation(shot + 1, "x")) != 3788680614
+
+
+def test_run_expert_sticky_noise() -> None:
+    """Sticky noise: whenever a step is noisy on a given screen, it is the same action."""
+    jobs = [EpisodeJob(None, s) for s in range(12)]
+    demos = run_expert(env_factory("digirl/toy-mixed-v0"), jobs, 1, mode="inline", eps=0.6, seed=3, sticky=True)
+    seen: dict[int, list[str]] = {}
+    for t in demos:
+        assert t.metadata["expert_sticky"]
+        for h in t.metadata["noisy_steps"]:
+            s = t.steps[h]
+            seen.setdefault(screen_seed(s.observation), []).append(str(s.action))
+    assert any(len(v) > 1 for v in seen.values())  # some screen got noise more than once
+    assert all(len(set(v)) == 1 for v in seen.values()), seen
 
 
 def test_argument_errors() -> None:

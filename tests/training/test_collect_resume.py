@@ -54,6 +54,18 @@ def test_rerun_collects_only_what_is_missing_and_a_larger_count_extends(tmp_path
     assert collection_key(other) != key and collect(other, out)["trajectories"] == 10
 
 
+def test_sticky_noise_is_its_own_collection(tmp_path):
+    noisy = [*TOY, "env.runner=inline", "trajectories=4", "expert_noise=0.5"]
+    plain = load_config(CollectConfig, overrides=noisy)
+    sticky = load_config(CollectConfig, overrides=[*noisy, "expert_noise_sticky=true"])
+    assert collection_key(sticky) != collection_key(plain)
+    # the key of every other collection is what it was before the option existed
+    assert collection_key(plain) == collection_key(load_config(CollectConfig, overrides=[*noisy, "expert_noise_sticky=false"]))
+    collect(sticky, tmp_path / "data")
+    trajs = TrajectoryStore(tmp_path / "data", create=False).load(load_images=False)
+    assert len(trajs) == 4 and all(t.metadata["expert_sticky"] for t in trajs)
+
+
 def _collect(out: Path, runner: str) -> subprocess.Popen:
     env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
     args = [*TOY, "trajectories=40", f"env.runner={runner}", "env.num_envs=2", "env.latency_s=[0.03,0.06]"]

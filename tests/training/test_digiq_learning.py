@@ -1,18 +1,24 @@
-"""Digi-Q learns from a noisy-expert dataset on CPU (marker ``learning``; about two minutes).
+"""Digi-Q beats Filtered BC on a noisy expert with habits (marker ``learning``; a few minutes on CPU).
 
-The data: the scripted expert on eight simulator web searches, each step replaced by a random action
-with probability 0.5 (`digirl collect ... expert=true expert_noise=0.5`), so we know which dataset
-actions were the expert's. The checks:
+The data: the scripted expert on eight simulator web searches, each step replaced with probability 0.5
+by the behaviour's *habitual* mistake on that kind of screen (`digirl collect ... expert=true
+expert_noise=0.5 expert_noise_sticky=true`: the wrong action is a fixed function of the screen's layout,
+as a policy's systematic errors are), so we know which dataset actions were the expert's. About 36% of
+the successful trajectories' steps are mistakes that Filtered BC clones; Digi-Q's critic tells them
+apart. With uniformly random noise (fresh at every step) the greedy mode of Filtered BC's clone averages
+the noise out and Filtered BC matches or beats Digi-Q (docs/digiq.md, "Measured").
+
+The checks:
 
 - the cross-fitted critic (every advantage from a critic that never saw the trajectory) tells the
-  expert's actions from the random ones: their advantages are positive far more often;
-- the Digi-Q policy (from a weak SFT start) solves the tasks far more often than its start.
+  expert's actions from the mistakes that change the screen: their advantages Q − V are positive far
+  more often (the no-op mistakes are dropped by the exact labels, not by the critic);
+- the Digi-Q policy (from a weak SFT start) solves the tasks far more often than its start, and more
+  often than offline Filtered BC from the same start, with the same actor budget, on the same data.
 
-Offline Filtered BC on the same data is trained and evaluated alongside and its success recorded
-(``record_property``), not asserted: here both reach 16/16 from a start at 0/16. On uniformly noisy
-expert data the successful trajectories are the lucky, nearly clean ones; in our measurements
-Filtered BC matched or beat Digi-Q in harder settings, even when the best candidate was chosen by
-ground-truth values (docs/digiq.md, "Measured").
+Digi-Q extracts from the dataset actions only (``extract_candidates=1``, the N = 1 ablation, δ = 0):
+with N = 5 proposals from the weak start, best-of-N as released picked worse actions than the data
+did and did not beat Filtered BC (docs/digiq.md, "Measured", three data seeds).
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ def _success(res: dict) -> float:
 
 @pytest.mark.learning
 @pytest.mark.slow
-def test_digiq_learns_from_a_noisy_expert(tmp_path: Path, record_property):
+@pytest.mark.timeout(900)  # ~3 min alone; more on a shared 2-core machine
+def test_digiq_beats_filtered_bc_on_a_habitual_noisy_expert(tmp_path: Path, record_property):
     from digirl.sim.tasks.tasksets import load_taskset
 
     searches = [t.instruction for t in load_taskset("general", "train") if t.family == "web_search"][:8]
@@ -52,22 +59,23 @@ def test_digiq_learns_from_a_noisy_expert(tmp_path: Path, record_property):
     tasks.write_text("\n".join(searches * 2) + "\n")  # each task twice: 16 evaluation episodes
     env = [f"env.task_file={tasks}", *COMMON]
     data = tmp_path / "data"
-    collect(load_config(CollectConfig, overrides=[*env, "expert=true", "expert_noise=0.5", "trajectories=48"]), data)
+    noisy = ["expert=true", "expert_noise=0.5", "expert_noise_sticky=true", "trajectories=64"]
+    collect(load_config(CollectConfig, overrides=[*env, *noisy]), data)
     start = sft(load_config(SFTRunConfig, overrides=[*env, *POLICY, f"sft.dataset={data}", "sft.steps=40"]), tmp_path / "sft")
     init = f"policy.init={start['policy']}"
     offline = [*env, *EVAL, *ACTOR, init, "algo.name=filtered_bc", f"offline_dataset={data}"]
     before = _success(train(load_config(TrainConfig, overrides=[*offline, "algo.offline_actor_steps=0"]), tmp_path / "start"))
     fbc = _success(train(load_config(TrainConfig, overrides=offline), tmp_path / "fbc"))
-    dq_args = [*env, *EVAL, *ACTOR, init, "algo.name=digiq", f"offline_dataset={data}", "algo.digiq.candidates=4",
-               "algo.digiq.repft_steps=60", "algo.digiq.critic_steps=300", "algo.digiq.critic_hidden=128",
-               "algo.digiq.folds=3", "algo.digiq.delta=0.02"]  # fmt: skip
+    dq_args = [*env, *EVAL, *ACTOR, init, "algo.name=digiq", f"offline_dataset={data}", "algo.digiq.candidates=5",
+               "algo.digiq.repft_steps=80", "algo.digiq.critic_steps=300", "algo.digiq.critic_hidden=128",
+               "algo.digiq.folds=3", "algo.digiq.extract_candidates=1", "algo.digiq.delta=0"]  # fmt: skip
     # Digi-Q runs in its own process, as `digirl digiq train` does: run in this one after the other
     # runs, its result varied with state they left behind (docs/digiq.md, "Measured").
     out = subprocess.run(
         [sys.executable, "-m", "digirl", "digiq", "train", str(tmp_path / "digiq"), *dq_args, "--json"],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     digiq = _success(json.loads(out.stdout))
@@ -75,18 +83,23 @@ def test_digiq_learns_from_a_noisy_expert(tmp_path: Path, record_property):
     record_property("success_filtered_bc", fbc)
     record_property("success_digiq", digiq)
 
-    # the critic separates the expert's actions from the random ones (all advantages out of fold)
+    # the critic separates the expert's actions from the mistakes (all advantages out of fold). Only
+    # dataset actions that change the screen count: the exact labels already drop the no-ops (about
+    # 40% of the mistakes here), whose advantage best-of-N sets to 0 whatever the critic says.
     trajs = {t.traj_id: t for t in TrajectoryStore(data, create=False).load(load_images=False)}
     adv: dict[bool, list[float]] = {True: [], False: []}
     for a in read_annotations(tmp_path / "digiq" / "annotations"):
         if a.step >= 0:
-            noisy = a.step in trajs[a.traj_id].metadata["noisy_steps"]
-            adv[not noisy].append(a.extra["candidates"][0]["advantage"])
-            assert a.extra["heldout"]
-    expert, noise = np.array(adv[True]), np.array(adv[False])
+            assert a.extra["heldout"] and a.value is not None
+            c = a.extra["candidates"][0]
+            if c["label"] is not False:
+                adv[a.step not in trajs[a.traj_id].metadata["noisy_steps"]].append(c["q"] - a.value)
+    expert, mistakes = np.array(adv[True]), np.array(adv[False])
+    assert len(mistakes) >= 20, len(mistakes)
     record_property("adv_positive_expert", float((expert > 0).mean()))
-    record_property("adv_positive_noise", float((noise > 0).mean()))
-    assert (expert > 0).mean() >= (noise > 0).mean() + 0.3, ((expert > 0).mean(), (noise > 0).mean())
-    assert expert.mean() > noise.mean() + 0.05
-    # and the policy learns
+    record_property("adv_positive_mistakes", float((mistakes > 0).mean()))
+    assert (expert > 0).mean() >= (mistakes > 0).mean() + 0.3, ((expert > 0).mean(), (mistakes > 0).mean())
+    assert expert.mean() > mistakes.mean() + 0.05
+    # the policy learns, and beats Filtered BC on the same data by at least 4 of 16 episodes
     assert digiq >= before + 0.25, (before, digiq, fbc)
+    assert digiq >= fbc + 0.25, (before, digiq, fbc)

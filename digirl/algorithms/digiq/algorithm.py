@@ -232,7 +232,9 @@ class DigiQ:
         v = np.array([v_all[table.state_pos[(t.traj_id, h)]] for t, h in steps])
         if dq.extract_candidates > 1:  # best of the first k only
             valid[:, dq.extract_candidates :] = False
-        chosen, adv, keep = best_of_n(q, v, valid, dq.delta, use_candidates=dq.extract_candidates != 1, margin=dq.margin)
+        chosen, adv, keep = best_of_n(
+            q, v, valid, dq.delta, use_candidates=dq.extract_candidates != 1, margin=dq.margin, fallback=dq.fallback
+        )
         samples = [
             Sample(t.steps[h].observation, cands[(t.traj_id, h)][int(j)]) for (t, h), j, k in zip(steps, chosen, keep) if k
         ]

@@ -113,6 +113,11 @@ class DigiQConfig:
         "a proposal replaces a valid dataset action only when its advantage is higher by more than this "
         "(0: the released argmax; a guard against proposals the critic overrates)",
     )
+    fallback: bool = _f(
+        False,
+        "proposals only where the dataset action is not kept (invalid, unchanged screen, or advantage <= δ); elsewhere "
+        "the dataset action (false: the released argmax over all candidates)",
+    )
     extract_candidates: int = _f(
         0, "best-of-N over the first k candidates only (0: all N; 1: the N = 1 ablation, dataset actions only)"
     )

@@ -85,6 +85,7 @@ def best_of_n(
     *,
     use_candidates: bool = True,
     margin: float = 0.0,
+    fallback: bool = False,
 ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.bool_]]:
     """Best-of-N policy extraction over S states with N candidates each.
 
@@ -95,6 +96,10 @@ def best_of_n(
     ``margin`` > 0 (not in the released code) keeps the dataset action unless a proposal's advantage
     exceeds it by more than ``margin``: a guard against proposals the critic overrates because the
     data never tried them (the argmax of N noisy estimates is biased upwards).
+    ``fallback=True`` (not in the released code) keeps the dataset action wherever it would be kept on
+    its own (valid, A_0 > δ) and takes the best proposal only where it would not: proposals fill the
+    states whose dataset action is bad, instead of competing with good dataset actions through
+    extrapolated Q values.
 
     Returns (j* [S], A [S, N], keep [S]).
     """
@@ -114,6 +119,8 @@ def best_of_n(
         rows = np.arange(len(chosen))
         stay = ok[:, 0] & (adv[rows, chosen] <= adv[:, 0] + margin)
         chosen[stay] = 0
+    if fallback:
+        chosen[ok[:, 0] & (adv[:, 0] > delta)] = 0
     best = np.clip(adv[np.arange(len(chosen)), chosen], 0.0, 1.0)
     keep: NDArray[np.bool_] = (best > delta) & ok[np.arange(len(chosen)), chosen]
     return chosen, adv, keep
