@@ -30,7 +30,7 @@ from digirl.distributed.acting import ExpertActing
 from digirl.distributed.actor import ACTOR_KEYS, current_node_id
 from digirl.distributed.config import RayConfig
 from digirl.distributed.session import RaySession, import_ray
-from digirl.envs._vector_worker import EnvFn, Handle, fault_of
+from digirl.envs._vector_worker import EnvFn, Handle, fault_of, unlink_block
 from digirl.envs.collector import Collector
 from digirl.envs.vector import VectorRunner, _Episode, _RunSpec, env_factory
 
@@ -129,7 +129,7 @@ class RayHandle:
         if old is not None and old.size >= size:
             return
         self.blocks[idx] = None
-        _release(old)
+        unlink_block(old)
         # The resource tracker registers it: unlinked even if this process is killed.
         name = f"digirl_ray_{os.getpid()}_{self.index}_{idx}_{secrets.token_hex(4)}"
         self.blocks[idx] = SharedMemory(name=name, create=True, size=size)
@@ -222,17 +222,7 @@ class RayHandle:
         self.kill()
         for i, block in enumerate(self.blocks):
             self.blocks[i] = None
-            _release(block)
-
-
-def _release(block: SharedMemory | None) -> None:
-    """Unlink a frame block (an actor that still has it mapped keeps its mapping; the name is gone at once)."""
-    if block is not None:
-        block.close()
-        try:
-            block.unlink()
-        except FileNotFoundError:
-            pass
+            unlink_block(block)
 
 
 def _first_line(e: BaseException) -> str:

@@ -68,6 +68,16 @@ class Fault:
     traceback: str
 
 
+def unlink_block(block: SharedMemory | None) -> None:
+    """Close and unlink a frame block; a process that still has it mapped keeps its mapping, the name is gone at once."""
+    if block is not None:
+        block.close()
+        try:
+            block.unlink()
+        except FileNotFoundError:
+            pass
+
+
 def fault_of(kind: str, e: BaseException) -> Fault:
     tb = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     return Fault(kind, type(e).__name__, str(e), tb)
@@ -335,12 +345,7 @@ class ProcessHandle:
         """Unlink this slot's shared memory (at close; a worker that still has it mapped keeps its
         mapping until it exits, the name is gone at once)."""
         block, self.block = self.block, None
-        if block is not None:
-            block.close()
-            try:
-                block.unlink()
-            except FileNotFoundError:
-                pass
+        unlink_block(block)
 
     def kill(self) -> None:
         """Stop the worker now (SIGTERM, then SIGKILL); the next request starts a fresh one."""
