@@ -40,6 +40,7 @@ import gc
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -77,6 +78,19 @@ VARIANTS = {
         "gradient_checkpointing": False,
         "compile_lm": True,
         "host_positions": False,
+    },
+    # padded-length classes: 1 = pad to the longest sample only (several shapes per run), 64 = coarser
+    "frozen_vision_compiled_pad1": {
+        "freeze_vision": True,
+        "gradient_checkpointing": False,
+        "compile_lm": True,
+        "pad_to_multiple": 1,
+    },
+    "frozen_vision_compiled_pad64": {
+        "freeze_vision": True,
+        "gradient_checkpointing": False,
+        "compile_lm": True,
+        "pad_to_multiple": 64,
     },
     "lora_cached_compiled_accum2": {"lora_r": 16, "gradient_checkpointing": False, "compile_lm": True, "grad_accum": 2},
 }
@@ -343,6 +357,8 @@ def _bench_update(
         calls = dict(counted)
     # Each step timed on its own: minibatches differ in padded length, and a rare slow step (a new
     # shape compiled, the allocator growing) shows in the mean but not in the median.
+    graphs0 = _compiled_graphs()
+    gpu0 = _gpu_state(device)
     times = []
     for _ in range(steps):
         t0 = time.perf_counter()
@@ -368,6 +384,9 @@ def _bench_update(
         "flops_by_part_per_sample_tflop": {k: x / 1e12 for k, x in flops.items()},
         "mfu": flops["total"] * n / dt / peak,
         "step_s_median": med,
+        "graphs_compiled_while_timed": _compiled_graphs() - graphs0,
+        "gpu_before": gpu0,
+        "gpu_after": _gpu_state(device),
         "step_s_all": times,
         "samples_per_s_median_step": n / med,
         "mfu_median_step": flops["total"] * n / med / peak,
@@ -385,6 +404,54 @@ def _bench_update(
     if profile is not None:
         out["profile"] = profile
     return out
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (variant, batch) over repeats: MFU of every repeat (mean of its steps), their median, min and max."""
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["variant"], r["batch"]), []).append(r)
+    out = []
+    for (variant, batch), rs in groups.items():
+        mfu = [r["mfu"] for r in rs]
+        out.append(
+            {
+                "variant": variant,
+                "batch": batch,
+                "repeats": len(rs),
+                "mfu_each": mfu,
+                "mfu_median": float(np.median(mfu)),
+                "mfu_min": min(mfu),
+                "mfu_max": max(mfu),
+                "samples_per_s_median": float(np.median([r["samples_per_s"] for r in rs])),
+                "mfu_median_step_each": [r["mfu_median_step"] for r in rs],
+            }
+        )
+    return out
+
+
+def _compiled_graphs() -> int:
+    """Graphs torch.compile has produced so far in this process (a recompile while timed shows here)."""
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"]["unique_graphs"])
+
+
+def _gpu_state(device: torch.device) -> str | None:
+    """SM clock, memory clock, power, temperature and active throttle reasons, as nvidia-smi reports them."""
+    if device.type != "cuda":
+        return None
+    q = "clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader", f"--id={device.index or 0}"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or out.stderr.strip()
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"nvidia-smi: {e}"
 
 
 def profile_step(policy: Any, opt: Any, samples: list[Any], kw: dict[str, Any]) -> dict[str, Any]:
@@ -563,6 +630,9 @@ def main() -> int:
     ap.add_argument("--batches", nargs="*", type=int, default=[8, 16], help="update batch sizes (each variant)")
     ap.add_argument("--baseline-batches", nargs="*", type=int, default=[8])
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="run the variant list this many times (interleaved), each from a fresh policy"
+    )
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--pool", type=int, default=48, help="distinct (observation, action) samples the updates draw from")
     ap.add_argument("--screen", default="448x952", help="simulator screen WxH")
@@ -638,33 +708,41 @@ def main() -> int:
             result["errors"].append({"vision_tower": f"{type(e).__name__}: {e}"[:500]})
         gc.collect()
         save()
-    for variant in args.variants:
-        for batch in args.baseline_batches if variant == "hf_baseline" else args.batches:
-            if time.perf_counter() - t_start > args.budget_s:
-                result["errors"].append({"variant": variant, "batch": batch, "error": "skipped: time budget"})
-                continue
-            try:
-                r = bench_update(variant, holder, processor, pairs, batch, args.steps, args.warmup, device, args)
-                result["update"].append(r)
-                print(
-                    f"{variant:14s} batch {batch:3d}x{r['grad_accum']}: {r['samples_per_s']:7.2f} samples/s "
-                    f"{r['tokens_per_s']:9.0f} tokens/s "
-                    f"MFU {100 * r['mfu']:5.1f}% (median step {100 * r['mfu_median_step']:5.1f}%)  "
-                    f"peak {r['peak_mem_gib'] or 0:5.1f} GiB  "
-                    f"sdpa calls/step {r['sdpa_calls_per_step']}",
-                    flush=True,
-                )
-            except torch.OutOfMemoryError as e:
-                result["errors"].append({"variant": variant, "batch": batch, "error": f"out of memory: {str(e)[:200]}"})
-                print(f"{variant} batch {batch}: out of memory", flush=True)
-            except Exception as e:  # record and go on: one variant must not lose the others
-                result["errors"].append({"variant": variant, "batch": batch, "error": f"{type(e).__name__}: {e}"[:500]})
-                print(f"{variant} batch {batch}: {type(e).__name__}: {e}", flush=True)
-            finally:
-                gc.collect()
-                if device.type == "cuda":
-                    torch.cuda.empty_cache()
-                save()
+    # Repeats interleave the variants, so a drift of the host (clocks, temperature) touches all of them.
+    runs = [
+        (rep, v, b)
+        for rep in range(args.repeat)
+        for v in args.variants
+        for b in (args.baseline_batches if v == "hf_baseline" else args.batches)
+    ]
+    for rep, variant, batch in runs:
+        if time.perf_counter() - t_start > args.budget_s:
+            result["errors"].append({"variant": variant, "batch": batch, "error": "skipped: time budget"})
+            continue
+        try:
+            r = bench_update(variant, holder, processor, pairs, batch, args.steps, args.warmup, device, args)
+            r["repeat"] = rep
+            result["update"].append(r)
+            result["summary"] = summarize(result["update"])
+            print(
+                f"{variant:14s} batch {batch:3d}x{r['grad_accum']}: {r['samples_per_s']:7.2f} samples/s "
+                f"{r['tokens_per_s']:9.0f} tokens/s "
+                f"MFU {100 * r['mfu']:5.1f}% (median step {100 * r['mfu_median_step']:5.1f}%)  "
+                f"peak {r['peak_mem_gib'] or 0:5.1f} GiB  "
+                f"sdpa calls/step {r['sdpa_calls_per_step']}  graphs compiled while timed {r['graphs_compiled_while_timed']}",
+                flush=True,
+            )
+        except torch.OutOfMemoryError as e:
+            result["errors"].append({"variant": variant, "batch": batch, "error": f"out of memory: {str(e)[:200]}"})
+            print(f"{variant} batch {batch}: out of memory", flush=True)
+        except Exception as e:  # record and go on: one variant must not lose the others
+            result["errors"].append({"variant": variant, "batch": batch, "error": f"{type(e).__name__}: {e}"[:500]})
+            print(f"{variant} batch {batch}: {type(e).__name__}: {e}", flush=True)
+        finally:
+            gc.collect()
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            save()
     if not args.act_first:
         run_acting(holder, processor, size, device, args, result, t_start, save)
     save()

@@ -243,3 +243,26 @@ def test_position_ids_computed_on_the_host_equal_the_models_own(tiny_vlm, family
     host = p.log_prob(obs, ACTIONS)
     p._rope_index = None  # the model computes them inside forward
     torch.testing.assert_close(host, p.log_prob(obs, ACTIONS), atol=0, rtol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("family", ["qwen2_5_vl", "llava"])
+def test_scored_batches_are_padded_to_the_multiple_and_log_probs_do_not_change(tiny_vlm, family):
+    path = tiny_vlm(family)
+    obs = [o for o, _ in _obs(len(ACTIONS))]
+    lps = {}
+    for m in (1, 8, 64):
+        p = _policy(path, f"hf.pad_to_multiple={m}")
+        encs = p.encode_many(obs[:3])
+        longest = max(len(e.prompt_ids) for e in encs)
+        inputs = p._model_inputs(encs, [e.prompt_ids for e in encs], left=False, positions=True)
+        n = inputs["input_ids"].shape[1]
+        assert n % m == 0 and longest <= n < longest + m
+        assert inputs["attention_mask"].sum().item() == sum(len(e.prompt_ids) for e in encs)
+        lps[m] = p.log_prob(obs, ACTIONS)
+    torch.testing.assert_close(lps[8], lps[1], atol=1e-5, rtol=0, equal_nan=True)
+    torch.testing.assert_close(lps[64], lps[1], atol=1e-5, rtol=0, equal_nan=True)
+
+
+def test_pad_to_multiple_must_be_positive(tiny_vlm):
+    with pytest.raises(Exception, match="pad_to_multiple"):
+        _policy(tiny_vlm("qwen2_vl"), "hf.pad_to_multiple=0")

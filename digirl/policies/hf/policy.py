@@ -368,6 +368,9 @@ class HFPolicy:
         """Padded ids, attention mask, per-token extras (zero for tokens after the prompt) and images;
         with ``positions``, also the position ids where the model derives them from the images."""
         n = max(len(s) for s in seqs)
+        if not left:  # scoring: trailing padding is masked and changes no earlier position under causal attention
+            m = self.cfg.pad_to_multiple
+            n = -(-n // m) * m
         b = len(seqs)
         ids = torch.full((b, n), self.pad_id, dtype=torch.long)
         mask = torch.zeros((b, n), dtype=torch.long)
