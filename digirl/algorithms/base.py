@@ -25,7 +25,7 @@ from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 from digirl.policies.config import EncoderConfig
 from digirl.utils import distributed as dist
-from digirl.utils.transfer import to_device
+from digirl.utils.transfer import HostCopy, to_device
 
 
 def _f(default: Any, help: str) -> Any:
@@ -153,35 +153,59 @@ def bc_update(
     policy.train(True)
     losses: list[float] = []
     dropped = 0
-    for _ in range(steps):
-        optimizer.zero_grad(set_to_none=True)
-        # Losses and counts stay on the device until the step's backward passes are queued: reading
-        # them earlier would make the host wait for each forward pass before launching its backward.
-        totals: list[torch.Tensor] = []
-        invalid: list[torch.Tensor] = []
-        for _ in range(grad_accum):
-            idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
-            mb = dist.shard([usable[i] for i in idx])
-            if mb:
-                lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
-            else:  # more ranks than samples: this rank contributes nothing but joins the sums
-                lp, valid = torch.zeros(0), torch.zeros(0, dtype=torch.bool)
-            w = to_device(torch.tensor([s.weight for s in mb], dtype=lp.dtype), lp.device) * valid.to(lp.dtype)
-            invalid.append((~valid).sum())
-            denom = dist.all_sum(w.sum()).clamp(min=1e-8)
-            loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
-            totals.append(dist.all_sum(loss.detach()))
-            if loss.requires_grad:
-                loss.backward()  # type: ignore[no-untyped-call]
-        step_losses = [float(t) * grad_accum for t in totals]
-        dropped += sum(int(n) for n in invalid)
+
+    def take(copy: HostCopy) -> None:
+        nonlocal dropped
+        vals = copy.get().tolist()
+        step_losses = [x * grad_accum for x in vals[:grad_accum]]
         bad = next((x for x in step_losses if not math.isfinite(x)), None)
-        if bad is not None:  # before the optimizer step: a non-finite loss never reaches the weights
+        if bad is not None:
             raise NonFiniteLoss(f"actor loss is {bad / grad_accum} (check the learning rate and the data)")
         losses.extend(step_losses)
-        dist.sum_grads(policy.parameters())
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
-        optimizer.step()
+        dropped += int(sum(vals[grad_accum:]))
+
+    pending: HostCopy | None = None
+    try:
+        for _ in range(steps):
+            optimizer.zero_grad(set_to_none=True)
+            # Losses and counts stay on the device until the step's backward passes are queued: reading
+            # them earlier would make the host wait for each forward pass before launching its backward.
+            totals: list[torch.Tensor] = []
+            invalid: list[torch.Tensor] = []
+            for _ in range(grad_accum):
+                idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
+                mb = dist.shard([usable[i] for i in idx])
+                if mb:
+                    lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
+                else:  # more ranks than samples: this rank contributes nothing but joins the sums
+                    lp, valid = torch.zeros(0), torch.zeros(0, dtype=torch.bool)
+                w = to_device(torch.tensor([s.weight for s in mb], dtype=lp.dtype), lp.device) * valid.to(lp.dtype)
+                invalid.append((~valid).sum().to(lp.dtype))
+                denom = dist.all_sum(w.sum()).clamp(min=1e-8)
+                loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
+                totals.append(dist.all_sum(loss.detach()))
+                if loss.requires_grad:
+                    loss.backward()  # type: ignore[no-untyped-call]
+            stats = torch.stack([*totals, *invalid])
+            if _skips_on_device(optimizer, stats):
+                # The GPU path never waits for this step: the fused optimizer skips the update on the
+                # device when a loss is non-finite (as under a GradScaler), and the losses are read one
+                # step later, while the next step runs; a non-finite one raises before that step's update.
+                optimizer.found_inf = (~torch.isfinite(stats[:grad_accum]).all()).float()  # type: ignore[attr-defined]
+                copy = HostCopy(stats)
+                if pending is not None:
+                    take(pending)
+                pending = copy
+            else:  # before the optimizer step: a non-finite loss never reaches the weights
+                take(HostCopy(stats))
+            dist.sum_grads(policy.parameters())
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+            optimizer.step()
+        if pending is not None:
+            take(pending)
+    finally:
+        if hasattr(optimizer, "found_inf"):
+            del optimizer.found_inf
     policy.train(False)
     dropped = int(dist.all_sum(torch.tensor(float(dropped))))
     return {
@@ -189,6 +213,11 @@ def bc_update(
         "train/actor_samples": float(len(usable)),
         "train/actor_unexpressible": float(dropped) / max(1, steps * grad_accum * batch_size),
     }
+
+
+def _skips_on_device(optimizer: torch.optim.Optimizer, stats: torch.Tensor) -> bool:
+    """Whether ``optimizer`` can skip a step on the GPU itself: fused Adam/AdamW read ``found_inf``."""
+    return stats.is_cuda and isinstance(optimizer, torch.optim.Adam | torch.optim.AdamW) and bool(optimizer.defaults.get("fused"))
 
 
 def make_optimizer(params: Any, lr: float) -> torch.optim.Optimizer:

@@ -56,3 +56,54 @@ def test_non_finite_loss_raises_before_the_optimizer_steps():
     with pytest.raises(NonFiniteLoss, match="actor loss is nan"):
         bc_update(pol, opt, _samples([0.9]), steps=2, batch_size=1, grad_accum=2, max_grad_norm=1.0, rng=np.random.default_rng(0))
     assert float(pol.theta) == 1.0  # no step was taken
+
+
+class _PoisonedAt(_ScalarPolicy):
+    """log π = θ · x, NaN on the ``bad``-th call (1-based)."""
+
+    def __init__(self, bad: int, device: str) -> None:
+        self.theta = torch.nn.Parameter(torch.tensor(1.0, device=device))
+        self.calls = 0
+        self.bad = bad
+
+    def log_prob_with_mask(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self.calls += 1
+        x = torch.tensor([a.touch[0] if a.touch is not None else 0.0 for a in actions], dtype=torch.float64)
+        lp = self.theta.double() * x.to(self.theta.device)
+        if self.calls == self.bad:
+            lp = lp * float("nan")
+        return lp, torch.tensor([a.is_valid for a in actions], device=self.theta.device)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_gpu_fused_path_reads_losses_a_step_late_but_never_steps_on_a_non_finite_one():
+    def run(device: str, fused: bool, steps: int, bad: int = 0) -> tuple[_PoisonedAt, dict[str, float]]:
+        pol = _PoisonedAt(bad, device)
+        opt = torch.optim.AdamW(list(pol.parameters()), lr=0.1, fused=fused or None)
+        rng = np.random.default_rng(0)
+        out = bc_update(pol, opt, _samples([0.2, 0.5, 0.7]), steps=steps, batch_size=2, grad_accum=1, max_grad_norm=10.0, rng=rng)
+        return pol, out
+
+    ref, ref_out = run("cpu", False, 4)
+    gpu, gpu_out = run("cuda", True, 4)
+    assert gpu_out == pytest.approx(ref_out) and float(gpu.theta) == pytest.approx(float(ref.theta), abs=1e-6)
+    one, _ = run("cpu", False, 1)
+    poisoned = _PoisonedAt(2, "cuda")
+    opt = torch.optim.AdamW(list(poisoned.parameters()), lr=0.1, fused=True)
+    with pytest.raises(NonFiniteLoss):
+        bc_update(
+            poisoned,
+            opt,
+            _samples([0.2, 0.5, 0.7]),
+            steps=4,
+            batch_size=2,
+            grad_accum=1,
+            max_grad_norm=10.0,
+            rng=np.random.default_rng(0),
+        )
+    # step 1 applied, step 2 (non-finite) skipped on the device, step 3 computed but never applied
+    assert poisoned.calls == 3 and float(poisoned.theta) == pytest.approx(float(one.theta), abs=1e-6)
+    assert not hasattr(opt, "found_inf")
