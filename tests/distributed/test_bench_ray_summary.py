@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 from benchmarks.bench_ray import _mean_curve, _summaries, _summary, _time_to
 
 
-def _run(mode: str, seed: int, points: list[tuple[float, float]], start: float = 1000.0) -> dict:
+def _run(mode: str, seed: int, points: Sequence[tuple[float, float]], start: float = 1000.0) -> dict[str, Any]:
     curve = [{"iteration": i, "wall_s": w, "test_success": s} for i, (w, s) in enumerate(points)]
     return {"mode": mode, "seed": seed, "curve": curve, "total_wall_s": curve[-1]["wall_s"], "online_start_unix": start}
 
 
-def test_time_to_skips_the_starting_checkpoint_and_takes_the_first_crossing():
+def test_time_to_skips_the_starting_checkpoint_and_takes_the_first_crossing() -> None:
     curve = _run("sync", 0, [(0, 0.9), (10, 0.4), (20, 0.6), (30, 0.5)])["curve"]
     assert _time_to(curve, 0.6) == 20.0
     assert _time_to(curve, 0.7) is None
 
 
-def test_mean_curve_averages_wall_time_and_success_over_the_iterations_every_seed_has():
+def test_mean_curve_averages_wall_time_and_success_over_the_iterations_every_seed_has() -> None:
     a = _run("async", 0, [(0, 0.5), (10, 0.6), (20, 0.7)])["curve"]
     b = _run("async", 1, [(0, 0.5), (20, 0.8)])["curve"]
     assert _mean_curve([a, b]) == [
@@ -27,7 +30,7 @@ def test_mean_curve_averages_wall_time_and_success_over_the_iterations_every_see
     ]
 
 
-def _runs(async_points: list[list[tuple[float, float]]]) -> dict[str, dict]:
+def _runs(async_points: Sequence[Sequence[tuple[float, float]]]) -> dict[str, dict[str, Any]]:
     sync = [
         [(0, 0.5), (50, 0.55), (100, 0.60)],
         [(0, 0.5), (50, 0.60), (100, 0.70)],
@@ -38,7 +41,7 @@ def _runs(async_points: list[list[tuple[float, float]]]) -> dict[str, dict]:
     return runs
 
 
-def test_summary_target_is_the_sync_mean_final_and_the_verdict_uses_the_seed_averaged_curves():
+def test_summary_target_is_the_sync_mean_final_and_the_verdict_uses_the_seed_averaged_curves() -> None:
     # Sync mean final = 0.65, reached by the mean sync curve at its last iteration (mean wall 100 s).
     runs = _runs(
         [
@@ -62,7 +65,7 @@ def test_summary_target_is_the_sync_mean_final_and_the_verdict_uses_the_seed_ave
     assert s0["sync_ended_at_async_s"] == 95.0  # the sync run's online phase began 5 s earlier
 
 
-def test_summary_not_met_when_the_async_runs_never_reach_the_target_or_end_outside_the_interval():
+def test_summary_not_met_when_the_async_runs_never_reach_the_target_or_end_outside_the_interval() -> None:
     never = _runs([[(0, 0.5), (20, 0.55), (40, 0.6)]] * 3)
     out = _summary(never, [0, 1, 2])
     assert out["time_to_target_mean_curve_s"]["async"] is None and out["criterion_met"] is False
@@ -73,7 +76,7 @@ def test_summary_not_met_when_the_async_runs_never_reach_the_target_or_end_outsi
     assert out["async_final_within_sync_ci"] is False and out["criterion_met"] is False
 
 
-def test_summaries_reports_the_other_asynchronous_variants_apart():
+def test_summaries_reports_the_other_asynchronous_variants_apart() -> None:
     runs = _runs([[(0, 0.5), (20, 0.7)]] * 3)
     runs |= {f"async-none-s{i}": {**runs[f"async-s{i}"], "mode": "async-none"} for i in range(3)}
     out = _summaries(runs, [0, 1, 2], ["async", "async-none"])
