@@ -19,8 +19,19 @@ the first ``--test-tasks`` test tasks, without latency; a run's clock is the wal
 online phase began (evaluation excluded). ``deterministic=false`` for both (slow resets do not hold
 up the policy batches; asynchronous runs take the newest weights).
 
+Time to the same success (the protocol, fixed before the runs; :data:`PROTOCOL`): the target is the
+synchronous runs' mean final test success (after ``--iterations``); the asynchronous runs may go on
+for ``--async-iterations`` (default: as many) so that the time they take to reach it can be read off
+their checkpoints. A mode's time to target is that of its seed-averaged curve (mean success and mean
+wall time per iteration over the seeds): the first iteration whose mean success reaches the target.
+The criterion is met when that time is at least 1.5x shorter for the asynchronous runs and their
+mean final success lies within the synchronous runs' 95% interval. Per-seed first crossings are
+reported next to it. ``--corrections is none`` runs one asynchronous variant per
+``asynchronous.correction`` value, all side by side with the synchronous run (the first is the
+primary verdict; the others are under ``summary.variants``).
+
     python benchmarks/bench_ray.py throughput          # a few minutes
-    python benchmarks/bench_ray.py async               # about an hour on 2 cores
+    python benchmarks/bench_ray.py async               # 40-60 min on 2 cores
     python benchmarks/bench_ray.py throughput --quick  # fewer episodes
 """
 
@@ -196,6 +207,12 @@ def _run(args: list[str], log: Path) -> None:
         raise RuntimeError(f"digirl {args[0]} failed; see {log}")
 
 
+def _online_start(run: Path) -> float:
+    """Unix time at which a run's online phase began (its step-0 record, after the offline phase)."""
+    rows = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    return float(min(r["time"] for r in rows if r["step"] == 0))
+
+
 def _curve(run: Path, test_tasks: int, eval_envs: int) -> list[dict[str, Any]]:
     """Greedy test success of every iteration's checkpoint, with the wall time since the online phase began."""
     from digirl.config.core import load_config
@@ -245,6 +262,33 @@ def _time_to(curve: list[dict[str, Any]], target: float) -> float | None:
     return None
 
 
+#: How the ``async`` summary decides, written into the JSON (fixed before any run of this protocol).
+PROTOCOL = (
+    "target = mean over seeds of the synchronous runs' final test success (after --iterations); "
+    "time to target of a mode = mean wall_s over seeds at the first iteration >= 1 whose seed-averaged test success "
+    ">= target (None if never); speedup = sync / async time to target; criterion met iff speedup >= 1.5 and the "
+    "asynchronous runs' mean final test success (after --async-iterations) lies within the synchronous runs' 95% "
+    "t interval over seeds; per-seed first crossings of the target are reported, not used for the verdict"
+)
+
+
+def _mean_curve(curves: Sequence[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The seed-averaged curve: per iteration (those every seed has), mean wall time and mean test success."""
+    n = min(len(c) for c in curves)
+    out = []
+    for i in range(n):
+        pts = [c[i] for c in curves]
+        assert len({p["iteration"] for p in pts}) == 1, "curves must list the same iterations"
+        out.append(
+            {
+                "iteration": pts[0]["iteration"],
+                "wall_s": round(float(np.mean([p["wall_s"] for p in pts])), 1),
+                "test_success": float(np.mean([p["test_success"] for p in pts])),
+            }
+        )
+    return out
+
+
 def _mean_ci(xs: Sequence[float]) -> tuple[float, float]:
     """Mean and the half-width of a 95% t interval over seeds."""
     a = np.asarray(xs, dtype=float)
@@ -272,7 +316,6 @@ def cmd_async(args: argparse.Namespace, save: Callable[[dict[str, Any]], None]) 
         "mode=off2on",
         f"offline_dataset={work}/offline",
         f"policy.init={work}/sft/policy",
-        f"iterations={args.iterations}",
         f"rollout_size={args.rollout}",
         f"env.num_envs={args.envs}",
         f"env.latency_s=[{args.latency[0]},{args.latency[1]}]",
@@ -288,19 +331,27 @@ def cmd_async(args: argparse.Namespace, save: Callable[[dict[str, Any]], None]) 
         *SMALL,
     ]
     runs: dict[str, dict[str, Any]] = {}
+    amodes = [_async_mode(c) for c in args.corrections]
+    modes = ["sync", *amodes]
     for seed in args.seeds:
         procs = {}
-        for mode, k in (("sync", 0), ("async", args.k)):
+        for mode in modes:
             d = work / f"{mode}-s{seed}"
             if (d / "policy" / "model.safetensors").is_file():
                 continue  # done in an earlier invocation
-            procs[mode] = _cli(
-                ["train", str(d), *common, f"seed={seed}", f"asynchronous.max_staleness={k}"], work / f"{mode}-s{seed}.log"
-            )
+            if mode == "sync":
+                extra = [f"iterations={args.iterations}", "asynchronous.max_staleness=0"]
+            else:
+                extra = [
+                    f"iterations={args.async_iterations or args.iterations}",
+                    f"asynchronous.max_staleness={args.k}",
+                    f"asynchronous.correction={args.corrections[amodes.index(mode)]}",
+                ]
+            procs[mode] = _cli(["train", str(d), *common, *extra, f"seed={seed}"], work / f"{mode}-s{seed}.log")
         for mode, p in procs.items():
             if p.wait() != 0:
                 raise RuntimeError(f"{mode} seed {seed} failed; see {work}/{mode}-s{seed}.log")
-        for mode in ("sync", "async"):
+        for mode in modes:
             d = work / f"{mode}-s{seed}"
             curve = _curve(d, args.test_tasks, 2)
             runs[f"{mode}-s{seed}"] = {
@@ -308,6 +359,7 @@ def cmd_async(args: argparse.Namespace, save: Callable[[dict[str, Any]], None]) 
                 "seed": seed,
                 "curve": curve,
                 "total_wall_s": curve[-1]["wall_s"],
+                "online_start_unix": _online_start(d),
                 "timing": _timing(d),
             }
             print(
@@ -315,36 +367,85 @@ def cmd_async(args: argparse.Namespace, save: Callable[[dict[str, Any]], None]) 
                 f"| {runs[f'{mode}-s{seed}']['timing']}",
                 flush=True,
             )
-        done = [x for x in args.seeds if f"async-s{x}" in runs]
-        save({"settings": vars(args) | {"work": str(work)}, "seeds_done": done, "runs": runs, "summary": _summary(runs, done)})
-    summary = _summary(runs, args.seeds)
+        done = [x for x in args.seeds if f"{amodes[-1]}-s{x}" in runs]
+        save(
+            {
+                "settings": vars(args) | {"work": str(work)},
+                "seeds_done": done,
+                "runs": runs,
+                "summary": _summaries(runs, done, amodes),
+            }
+        )
+    summary = _summaries(runs, args.seeds, amodes)
     print(json.dumps(summary, indent=2), flush=True)
     return {"settings": vars(args) | {"work": str(work)}, "seeds_done": list(args.seeds), "runs": runs, "summary": summary}
 
 
-def _summary(runs: dict[str, dict[str, Any]], seeds: Sequence[int]) -> dict[str, Any]:
-    final = {m: [runs[f"{m}-s{x}"]["curve"][-1]["test_success"] for x in seeds] for m in ("sync", "async")}
+def _async_mode(correction: str) -> str:
+    """A run's name for an asynchronous variant: ``async`` with the default correction, else ``async-<correction>``."""
+    return "async" if correction == "is" else f"async-{correction}"
+
+
+def _summaries(runs: dict[str, dict[str, Any]], seeds: Sequence[int], amodes: Sequence[str]) -> dict[str, Any]:
+    """The first asynchronous variant's verdict (the primary one); the others' under ``variants``."""
+    first = _summary(runs, seeds, amodes[0])
+    if len(amodes) > 1:
+        first["variants"] = {m: _summary(runs, seeds, m) for m in amodes[1:]}
+    return first
+
+
+def _summary(runs: dict[str, dict[str, Any]], seeds: Sequence[int], amode: str = "async") -> dict[str, Any]:
+    """The verdict of :data:`PROTOCOL` for the asynchronous runs named ``amode``, with the per-seed figures."""
+    final = {m: [runs[f"{m}-s{x}"]["curve"][-1]["test_success"] for x in seeds] for m in ("sync", amode)}
+    final["async"] = final[amode]
     target = float(np.mean(final["sync"]))  # "the same success": what the synchronous runs end at, on average
+    sync_iters = runs[f"sync-s{seeds[0]}"]["curve"][-1]["iteration"]
     per_seed = []
     for seed in seeds:
-        s, a = runs[f"sync-s{seed}"], runs[f"async-s{seed}"]
+        s, a = runs[f"sync-s{seed}"], runs[f"{amode}-s{seed}"]
         ts, ta = _time_to(s["curve"], target), _time_to(a["curve"], target)
+        same = [p for p in a["curve"] if p["iteration"] == sync_iters]  # the asynchronous run after as many iterations
+        # Side by side: once the synchronous run has ended, the asynchronous one has the machine to itself.
+        sync_end = s["total_wall_s"] + s.get("online_start_unix", 0.0) - a.get("online_start_unix", 0.0)
         per_seed.append(
             {
                 "seed": seed,
                 "sync_total_s": s["total_wall_s"],
                 "async_total_s": a["total_wall_s"],
-                "total_speedup": round(s["total_wall_s"] / a["total_wall_s"], 3),
+                "async_wall_s_at_sync_iterations": same[0]["wall_s"] if same else None,
+                "speedup_same_iterations": round(s["total_wall_s"] / same[0]["wall_s"], 3) if same else None,
+                "sync_final_success": s["curve"][-1]["test_success"],
+                "async_final_success": a["curve"][-1]["test_success"],
+                "async_success_at_sync_iterations": same[0]["test_success"] if same else None,
                 "sync_time_to_target_s": ts,
                 "async_time_to_target_s": ta,
                 "speedup_to_target": None if ts is None or ta is None else round(ts / ta, 3),
+                "sync_ended_at_async_s": round(sync_end, 1),
             }
         )
+    mean = {m: _mean_curve([runs[f"{k}-s{x}"]["curve"] for x in seeds]) for m, k in (("sync", "sync"), ("async", amode))}
+    tts, tta = _time_to(mean["sync"], target), _time_to(mean["async"], target)
+    speedup = None if tts is None or tta is None else round(tts / tta, 3)
+    fs, fa = _mean_ci(final["sync"]), _mean_ci(final["async"])
+    within = bool(abs(fa[0] - fs[0]) <= fs[1]) if not math.isnan(fs[1]) else None
+    same_it = [p["async_success_at_sync_iterations"] for p in per_seed]
     return {
+        "async_runs": amode,
+        "protocol": PROTOCOL,
         "target_success": target,
-        "final_success_sync": _mean_ci(final["sync"]),
-        "final_success_async": _mean_ci(final["async"]),
-        "total_speedup_mean": float(np.mean([p["total_speedup"] for p in per_seed])),
+        "final_success_sync": fs,
+        "final_success_async": fa,
+        "async_success_at_sync_iterations": _mean_ci(same_it) if None not in same_it else None,
+        "mean_curve": mean,
+        "time_to_target_mean_curve_s": {"sync": tts, "async": tta},
+        "speedup_to_target_mean_curve": speedup,
+        "async_final_within_sync_ci": within,
+        "criterion_met": bool(speedup is not None and speedup >= 1.5 and within),
+        "speedup_same_iterations_mean": (
+            float(np.mean([p["speedup_same_iterations"] for p in per_seed]))
+            if None not in [p["speedup_same_iterations"] for p in per_seed]
+            else None
+        ),
         "speedup_to_target": [p["speedup_to_target"] for p in per_seed],
         "per_seed": per_seed,
     }
@@ -363,9 +464,24 @@ def main() -> int:
     a.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     a.add_argument("--k", type=int, default=2)
     a.add_argument("--iterations", type=int, default=8)
+    a.add_argument(
+        "--async-iterations",
+        type=int,
+        default=0,
+        help="online iterations of the asynchronous runs (0 = --iterations); more lets their time to the "
+        "synchronous runs' final success be read off their checkpoints",
+    )
     a.add_argument("--rollout", type=int, default=16)
     a.add_argument("--envs", type=int, default=8)
     a.add_argument("--latency", type=float, nargs=2, default=[0.5, 2.0])
+    a.add_argument(
+        "--corrections",
+        nargs="+",
+        choices=["is", "none"],
+        default=["is"],
+        help="asynchronous.correction of the asynchronous runs: one run per value, all side by side with the "
+        "synchronous one; the first is the primary verdict",
+    )
     a.add_argument("--test-tasks", type=int, default=96)
     a.add_argument("--redo-offline", action="store_true")
     a.add_argument(
