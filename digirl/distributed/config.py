@@ -55,6 +55,11 @@ class RayConfig:
         "using the digirl installed there; its dependencies must still be installed on every worker",
     )
     namespace: str = _f("digirl", "Ray namespace of the actors")
+    prestart: bool = _f(
+        True,
+        "start every env actor when the collector is built, so that actors (and their devices) boot while the "
+        "learner runs its offline phase; false: each starts on its first episode",
+    )
     inference: Literal["learner", "actor"] = _f(
         "learner",
         "where the policy acts: 'learner' batches every waiting env's observation into one policy call in the "

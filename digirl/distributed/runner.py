@@ -56,6 +56,7 @@ class RayHandle:
         self.timeout = 0.0
         self.sent = 0.0
         self._closing: Any = None
+        self._unused = False  # an actor started ahead (prestart) that has had no request yet
         self.turn = 0  # starts sent to this actor (EnvActor.play plays them in this order)
         self.next: tuple[Any, float] | None = None  # a start sent ahead: (its ref, its timeout)
         # inference=actor, actor on this machine: play replies put their frames in one of two blocks (two
@@ -81,17 +82,27 @@ class RayHandle:
                 pass
         self.kill()
 
+    def prestart(self) -> None:
+        """Start the actor now: its process boots (imports, env construction) while the caller does other work."""
+        if self.actor is None:
+            self._new_actor()
+
+    def _new_actor(self) -> None:
+        self.actor = self._start_actor()
+        self.starts += 1
+        self.pid = self.node = None
+        self.turn = 0
+        self.keys = []
+        self._unused = True
+
     def request(self, cmd: str, payload: Any, timeout: float) -> bool:
         """Send a command; returns whether a fresh actor had to be started for it."""
         if self.cmd is not None and self.actor is not None:
             self._drain_stale()
-        started = self.actor is None
-        if started:
-            self.actor = self._start_actor()
-            self.starts += 1
-            self.pid = self.node = None
-            self.turn = 0
-            self.keys = []
+        started = self.actor is None or self._unused
+        if self.actor is None:
+            self._new_actor()
+        self._unused = False
         self.cmd, self.timeout, self.sent = cmd, timeout, time.monotonic()
         self.deadline = self.sent + timeout
         if cmd in ("play", "play_more"):  # inference=actor: a chunk of an episode, played by the actor
@@ -296,6 +307,9 @@ class RayRunner(VectorRunner):
         except BaseException:
             self.session.close()
             raise
+        if self.options.prestart:
+            for h in self._handles:
+                cast(RayHandle, h).prestart()
 
     def _make_handles(self, env_fn: EnvFn, start_method: str | None) -> list[Handle]:
         from digirl.distributed.actor import EnvActor

@@ -206,3 +206,17 @@ def test_an_act_function_that_cannot_act_on_the_actors_acts_in_the_learner(ray_s
         trajs = list(runner.run(lambda obs: [ActOutput(_back(), "back")] * len(obs), [EpisodeJob(None, s) for s in range(3)]))
         assert runner.stats.policy_calls > 0 and len(trajs) == 3 and not any(t.env_failure for t in trajs)
     assert "has no actor_acting" in caplog.text
+
+
+@pytest.mark.parametrize("prestart", [True, False])
+def test_actors_start_when_the_collector_is_built_unless_told_to_wait(ray_session, prestart):
+    import dataclasses
+
+    opts = dataclasses.replace(LIGHT, prestart=prestart)
+    with RayRunner(env_factory("digirl/toy-tap-v0"), 2, options=opts) as runner:
+        handles = runner._handles
+        assert [h.actor is not None for h in handles] == [prestart, prestart]
+        got = _episodes(runner, [EpisodeJob(None, s) for s in range(4)])
+        assert len(got) == 4 and not any(t.env_failure for t in got)
+        # the actors started ahead are the ones that played: none started twice, no restart counted
+        assert [h.starts for h in handles] == [1, 1] and runner.stats.restarts == 0
