@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import signal
@@ -39,6 +40,16 @@ def _episodes(runner, jobs):
     return sorted(runner.run(act, jobs), key=lambda t: order[t.metadata["job_id"]])
 
 
+def _assert_same_episode(a, b) -> None:
+    """``b`` (from Ray) repeats ``a`` (from the process runner) step for step, screens included."""
+    assert (a.seed, a.task, a.reward, a.env_failure) == (b.seed, b.task, b.reward, b.env_failure)
+    assert [s.action for s in a.steps] == [s.action for s in b.steps]
+    for sa, sb in zip(a.steps, b.steps):
+        np.testing.assert_array_equal(sa.observation.screenshot, sb.observation.screenshot)
+        assert sb.observation.screenshot.flags.writeable  # copied out of the object store
+    assert b.metadata["worker_node"] and b.metadata["worker_pid"]
+
+
 def test_ray_gives_the_process_runners_trajectories(ray_session):
     jobs = [EpisodeJob(None, s) for s in range(8)]
     with VectorRunner(env_factory("digirl/toy-mixed-v0"), 3, reset_batch_wait_s=float("inf")) as proc:
@@ -51,13 +62,8 @@ def test_ray_gives_the_process_runners_trajectories(ray_session):
     finally:
         ray_runner.close()
     for a, b in zip(want, got):
-        assert (a.seed, a.task, a.reward, a.env_failure) == (b.seed, b.task, b.reward, b.env_failure)
-        assert [s.action for s in a.steps] == [s.action for s in b.steps]
+        _assert_same_episode(a, b)
         assert [s.log_prob for s in a.steps] == [s.log_prob for s in b.steps]
-        for sa, sb in zip(a.steps, b.steps):
-            np.testing.assert_array_equal(sa.observation.screenshot, sb.observation.screenshot)
-            assert sb.observation.screenshot.flags.writeable  # copied out of the object store
-    assert all(t.metadata["worker_node"] and t.metadata["worker_pid"] for t in got)
 
 
 def test_an_actor_killed_mid_episode_is_replaced_and_its_episode_retried(ray_session):
@@ -146,14 +152,9 @@ def test_actors_acting_themselves_give_the_process_runners_trajectories(ray_sess
         assert runner.stats.policy_calls == 0  # nothing acted here
     for kind in ("expert", "policy"):
         for a, b in zip(want[kind], got[kind]):
-            assert (a.seed, a.task, a.reward, a.env_failure) == (b.seed, b.task, b.reward, b.env_failure)
-            assert [s.action for s in a.steps] == [s.action for s in b.steps]
+            _assert_same_episode(a, b)
             assert [s.action_text for s in a.steps] == [s.action_text for s in b.steps]
-            for sa, sb in zip(a.steps, b.steps):
-                np.testing.assert_array_equal(sa.observation.screenshot, sb.observation.screenshot)
-                assert sb.observation.screenshot.flags.writeable  # copied out of the object store
             np.testing.assert_array_equal(a.final_observation.screenshot, b.final_observation.screenshot)
-            assert b.metadata["worker_node"] and b.metadata["worker_pid"]
     assert [t.metadata["noisy_steps"] for t in want["expert"]] == [t.metadata["noisy_steps"] for t in got["expert"]]
 
 
@@ -210,8 +211,6 @@ def test_an_act_function_that_cannot_act_on_the_actors_acts_in_the_learner(ray_s
 
 @pytest.mark.parametrize("prestart", [True, False])
 def test_actors_start_when_the_collector_is_built_unless_told_to_wait(ray_session, prestart):
-    import dataclasses
-
     opts = dataclasses.replace(LIGHT, prestart=prestart)
     with RayRunner(env_factory("digirl/toy-tap-v0"), 2, options=opts) as runner:
         handles = runner._handles
