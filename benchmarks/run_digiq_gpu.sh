@@ -4,6 +4,7 @@
 # Usage: benchmarks/run_digiq_gpu.sh OUT_DIR [key=value ...]
 #   e.g. ... OUT sets=[general]            one set (half the time)
 #        ... OUT candidates=16             the released N (the stages take about twice as long)
+#   Rerun on the same OUT to resume (e.g. one set per session): prepared cells and finished runs are kept.
 set -euo pipefail
 out=${1:?usage: $0 OUT_DIR [key=value ...]}
 shift

@@ -63,6 +63,11 @@ class DigiQBenchConfig:
     stage_workers: int = _f(2, "processes of the exact-label and oracle stages per cell")
     extra: list[str] = _f([], "key=value overrides passed to every train run (all methods)")
     digiq_extra: list[str] = _f([], "key=value overrides passed to the Digi-Q runs and their stages only")
+    variants: list[str] = _f(
+        [],
+        "extra Digi-Q rows 'KEY|k=v k=v' trained on the cell's shared stages "
+        "(e.g. 'digiq_n1_d0|algo.digiq.extract_candidates=1 algo.digiq.delta=0'); extraction and critic options only",
+    )
 
 
 # (key, label, command, overrides). "digiq" runs go through `digirl digiq train` and share the cell's stages.
@@ -84,8 +89,16 @@ ABLATIONS: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
 )
 
 
+def _variant(spec: str) -> tuple[str, str, str, tuple[str, ...]]:
+    key, sep, extra = spec.partition("|")
+    known = {k for k, _, _, _ in METHODS + ABLATIONS} | {"sft"}
+    if not sep or not key or key in known or any(c in key for c in "/ "):
+        raise ValueError(f"variants: {spec!r} is not 'KEY|k=v k=v' with a new KEY (no '/' or spaces)")
+    return (key, f"Variant · Digi-Q, {extra or 'defaults'}", "digiq", tuple(extra.split()))
+
+
 def methods(cfg: DigiQBenchConfig) -> tuple[tuple[str, str, str, tuple[str, ...]], ...]:
-    return METHODS + (ABLATIONS if cfg.ablations else ())
+    return METHODS + (ABLATIONS if cfg.ablations else ()) + tuple(_variant(v) for v in cfg.variants)
 
 
 def _digiq_args(cfg: DigiQBenchConfig, tset: str, d: Path, seed: int) -> list[str]:
@@ -100,7 +113,10 @@ def _digiq_args(cfg: DigiQBenchConfig, tset: str, d: Path, seed: int) -> list[st
 
 
 def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | None) -> dict[str, Any]:
-    """Demos → SFT → SFT evaluation → SFT rollouts → Digi-Q's stages (every feature variant)."""
+    """Demos → SFT → SFT evaluation → SFT rollouts → Digi-Q's stages (every feature variant).
+
+    A cell prepared before (``prepared.json``, written last) is reused as it is; one stopped midway is
+    prepared again, and each command resumes what it had done."""
     d = out / f"{tset}-s{seed}"
     d.mkdir(parents=True, exist_ok=True)
     env = [
@@ -109,6 +125,10 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
         f"env.perturbation={cfg.perturbation}",
         f"policy.device={cfg.device}",
     ]
+    done = d / "prepared.json"
+    if done.is_file():
+        log.info("%s: prepared before, reused", d)
+        return {**json.loads(done.read_text()), "dir": d}
     th = run_threads(cfg)
     demos = cfg.demos.get(tset, 6)
     _cli(
@@ -153,6 +173,7 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
             gpu,
             max(th, cfg.stage_workers),
         )
+    done.write_text(json.dumps({k: v for k, v in prep.items() if k != "dir"}, default=str))
     return prep
 
 
@@ -182,6 +203,10 @@ def _run(
 ) -> dict[str, Any] | None:
     d: Path = prep["dir"]
     run = d / key
+    finished = d / f"{key}.json"
+    if finished.is_file():  # a run of an earlier invocation (same OUT): kept, not trained again
+        res: dict[str, Any] = json.loads(finished.read_text())
+        return res
     base = [*prep["env"], *_common(cfg, prep, seed)]
     if command == "digiq":
         args = ["digiq", "train", str(run), *base, *_digiq_args(cfg, tset, d, seed), *overrides]
@@ -200,7 +225,7 @@ def _run(
             )
         except RuntimeError as e:
             log.error("%s", e)
-    (d / f"{key}.json").write_text(json.dumps(res, default=str))
+    finished.write_text(json.dumps(res, default=str))
     return res
 
 
@@ -212,9 +237,31 @@ def _counts(report: list[dict[str, Any]] | dict[str, Any], split: str) -> tuple[
     return None
 
 
+# Options that may change between invocations on one OUT: which cells and rows run, and how.
+_FREE = {"sets", "seeds", "variants", "parallel", "gpus", "stage_workers", "device"}
+
+
+def _check_resume(cfg: DigiQBenchConfig, out: Path) -> None:
+    """A second invocation on the same OUT reuses its prepared cells and finished runs, so every
+    option that shaped them must agree; ``settings.json`` keeps those of the first."""
+    path = out / "settings.json"
+    now = {k: v for k, v in cfg.__dict__.items() if k not in _FREE}
+    if path.is_file():
+        before = json.loads(path.read_text())
+        diff = sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+        if diff:
+            raise ValueError(
+                f"{out} holds a Digi-Q benchmark run with other settings ({', '.join(diff)}); "
+                "use a new output folder, or the same settings to resume it"
+            )
+    else:
+        path.write_text(json.dumps(now, indent=2))
+
+
 def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    _check_resume(cfg, out)
     t0 = time.time()
     cells = [(s, seed) for s in cfg.sets for seed in cfg.seeds]
     n_gpu = visible_gpus(cfg)

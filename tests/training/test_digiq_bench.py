@@ -53,3 +53,43 @@ def test_digiq_smoke_preset(tmp_path: Path, capsys):
     assert "repft: false" in (cell / "digiq_no_repft" / "config.yaml").read_text()
     assert "encoder_init: random" in (cell / "digiq_random" / "config.yaml").read_text()
     assert len(list((cell / "digiq-stages" / "features").iterdir())) == 3  # fine-tuned, base, random
+
+
+def test_variants_add_digiq_rows_and_reject_bad_specs():
+    cfg = DigiQBenchConfig(ablations=False, variants=["digiq_n1_d0|algo.digiq.extract_candidates=1 algo.digiq.delta=0"])
+    rows = methods(cfg)
+    assert rows[-1] == (
+        "digiq_n1_d0",
+        "Variant · Digi-Q, algo.digiq.extract_candidates=1 algo.digiq.delta=0",
+        "digiq",
+        ("algo.digiq.extract_candidates=1", "algo.digiq.delta=0"),
+    )
+    for bad in ("no_bar", "digiq_n1|x=1", "|x=1", "a b|x=1"):
+        with pytest.raises(ValueError, match="variants"):
+            methods(DigiQBenchConfig(variants=[bad]))
+
+
+def test_second_invocation_reuses_cells_and_runs_and_refuses_other_settings(tmp_path: Path, monkeypatch):
+    import digirl.training.digiq_bench as bench
+
+    cfg = DigiQBenchConfig(sets=["general"], seeds=[0], ablations=False, oracle_states=0)
+    bench._check_resume(cfg, tmp_path)
+    cell = tmp_path / "general-s0"
+    cell.mkdir()
+    (cell / "prepared.json").write_text(json.dumps({"sft_eval": [], "policy": "P", "env": ["e"], "data": "D"}))
+    (cell / "fbc_offline.json").write_text(json.dumps({"final": [{"split": "test", "successes": 3, "episodes": 4}]}))
+
+    def no_cli(*a, **k):
+        raise AssertionError("nothing may run again")
+
+    monkeypatch.setattr(bench, "_cli", no_cli)
+    prep = bench._prepare(cfg, tmp_path, "general", 0, None)
+    assert prep["policy"] == "P" and prep["dir"] == cell
+    res = bench._run(cfg, prep, "general", 0, "fbc_offline", "train", (), None)
+    assert res is not None and res["final"][0]["successes"] == 3
+    # rows and cells may change between invocations; what shaped the data may not
+    bench._check_resume(DigiQBenchConfig(sets=["webshop"], seeds=[1, 2], ablations=False, oracle_states=0), tmp_path)
+    with pytest.raises(ValueError, match="offline_trajectories"):
+        bench._check_resume(
+            DigiQBenchConfig(sets=["general"], seeds=[0], ablations=False, oracle_states=0, offline_trajectories=9), tmp_path
+        )
