@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Digi-Q benchmark (both task sets, 3 seeds, ablations, critic vs ground truth) in one command on one
-# nvidia-h200 / H100 with 16 CPU cores: `digirl bench digiq --preset digiq-gpu` (measured: 22 min per set on one H100).
+# nvidia-h200 / H100 with 16 CPU cores: `digirl bench digiq --preset digiq-gpu` (measured on one H100: General 22 min, Web Shopping about 35).
 # Usage: benchmarks/run_digiq_gpu.sh OUT_DIR [key=value ...]
 #   e.g. ... OUT sets=[general]            one set (half the time)
 #        ... OUT candidates=16             the released N (the stages take about twice as long)
