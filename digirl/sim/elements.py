@@ -122,7 +122,7 @@ class StaticElements:
     subtree, in visiting order, and the subtree's own blockers. Bounded: entries keep views alive
     (the phone's shared system views, which hold no phone)."""
 
-    def __init__(self, size: int = 64) -> None:
+    def __init__(self, size: int = 512) -> None:
         self._size = size
         self._cache: OrderedDict[int, tuple[View, list[tuple[UIElement, float, float]], list[Rect]]] = OrderedDict()
 

@@ -54,6 +54,7 @@ class Renderer:
         # Static subtrees by identity (the system views every phone shares: status bars, navigation
         # bar, keyboards). An entry keeps its view alive; those views hold no phone.
         self._static: OrderedDict[tuple[int, Color], tuple[View, Op]] = OrderedDict()
+        self._inlined: OrderedDict[tuple[int, Color], tuple[View, tuple[Op, ...]]] = OrderedDict()
         self._leaf: dict[tuple[Any, ...], tuple[Op, ...]] = {}
         self._pxr: dict[tuple[float, float, float, float], tuple[int, int, int, int]] = {}
         self._frame_cache, self._patch_cache = frame_cache, patch_cache
@@ -209,8 +210,11 @@ class Renderer:
             v = pop()
             bg = pop_bg()
             rc = v.clip
-            if v.static and v.fill is not None and rc is None and v is not layer:
-                append(self._layer(v, bg))
+            if v.static and rc is None and v is not layer and (v.fill is not None or not v.picture):
+                if v.picture:
+                    append(self._layer(v, bg))
+                else:
+                    ops.extend(self._inline(v, bg))
                 continue
             r = v.rect
             if rc is not None:
@@ -300,6 +304,21 @@ class Renderer:
                 self._static.popitem(last=False)
         else:
             self._static.move_to_end(key)
+        return ent[1]
+
+    def _inline(self, v: View, bg: Color) -> tuple[Op, ...]:
+        """The ops of a static subtree drawn op by op (``picture`` False), compiled once per view."""
+        key = (id(v), bg)
+        ent = self._inlined.get(key)
+        if ent is None or ent[0] is not v:  # identity check: ids are reused after a view dies
+            sub: list[Op] = []
+            self._compile(v, bg, sub, layer=v)
+            ent = (v, tuple(sub))
+            self._inlined[key] = ent
+            if len(self._inlined) > 512:
+                self._inlined.popitem(last=False)
+        else:
+            self._inlined.move_to_end(key)
         return ent[1]
 
     def _leaf_ops(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip) -> tuple[Op, ...]:

@@ -29,6 +29,7 @@ __all__ = [
     "list_row",
     "nodes",
     "scroll_list",
+    "shared_ops_view",
     "shared_view",
     "slider",
     "switch",
@@ -91,6 +92,9 @@ class View:
     children: list[View] = field(default_factory=list)
     clip: Rect | None = None
     scroll: ScrollInfo | None = None
+    #: A static subtree drawn as one cached picture (True) or as its cached draw ops (False: for
+    #: subtrees with many variants, like suggestion lists, whose pictures would crowd the patch cache).
+    picture: bool = True
 
     @property
     def clickable(self) -> bool:
@@ -165,6 +169,23 @@ def shared_view(key: object, make: Callable[[], View]) -> View:
         if len(_SHARED) > 512:
             _SHARED.clear()
         _SHARED[key] = v
+    return v
+
+
+_SHARED_OPS: dict[object, View] = {}
+
+
+def shared_ops_view(key: object, make: Callable[[], View]) -> View:
+    """Like :func:`shared_view`, for subtrees with many variants (one per query typed, ...): drawn
+    from their cached ops rather than as a picture, and kept in a larger store of their own, so
+    they do not evict the system views."""
+    v = _SHARED_OPS.get(key)
+    if v is None:
+        v = make()
+        v.static, v.picture = True, False
+        if len(_SHARED_OPS) > 2048:
+            _SHARED_OPS.clear()
+        _SHARED_OPS[key] = v
     return v
 
 

@@ -22,6 +22,7 @@ from digirl.sim.ui import (
     TEXT,
     TOP,
     WHITE,
+    SystemTap,
     View,
     box,
     icon_button,
@@ -29,6 +30,7 @@ from digirl.sim.ui import (
     label,
     list_row,
     scroll_list,
+    shared_ops_view,
 )
 
 __all__ = ["GoogleApp", "google_logo", "results_list", "suggestion_list"]
@@ -85,7 +87,20 @@ def app_search_screen(
 
 
 def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref: str = "sugg") -> View:
-    """The drop-down of query completions under a focused search box (a blocker overlay)."""
+    """The drop-down of query completions under a focused search box (a blocker overlay).
+
+    When ``on_pick`` is a method of one of the phone's apps, the list is shared by every phone
+    (its taps are :class:`SystemTap`): the same query typed in another episode then costs no
+    building, compiling or element extraction."""
+    target = _app_method(on_pick)
+    if target is None:
+        return _suggestion_panel(y, text, ref, lambda s: partial(on_pick, s))
+    app, method = target
+    tap = partial(SystemTap, method, app=app)  # SystemTap(method, s, app=app): the phone's app picks s
+    return shared_ops_view(("sugg", y, text, ref, app, method), partial(_suggestion_panel, y, text, ref, tap))
+
+
+def _suggestion_panel(y: float, text: str, ref: str, tap: Callable[[str], Callable[[], None]]) -> View:
     items = suggestions(text)
     panel = box((0, y, 360, y + 52 * len(items) + 8), WHITE, blocker=True, ref=ref)
     for i, s in enumerate(items):
@@ -97,11 +112,19 @@ def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref:
                 ref=f"{ref}.{i}",
                 icon="search",
                 icon_color=SUBTLE,
-                on_tap=partial(on_pick, s),
+                on_tap=tap(s),
                 divider=False,
             )
         )
     return panel
+
+
+def _app_method(fn: Callable[..., None]) -> tuple[str, str] | None:
+    """(app key, method name) when ``fn`` is a bound method of an app that its phone knows by that key."""
+    app, name = getattr(fn, "__self__", None), getattr(fn, "__name__", "")
+    if not isinstance(app, App) or app.phone.apps.get(app.key) is not app or getattr(app, name, None) != fn:
+        return None
+    return app.key, name
 
 
 def _card_views(card: Card, y: float) -> tuple[list[View], float]:
