@@ -183,7 +183,7 @@ def shared_ops_view(key: object, make: Callable[[], View]) -> View:
     if v is None:
         v = make()
         v.static, v.picture = True, False
-        if len(_SHARED_OPS) > 2048:
+        if len(_SHARED_OPS) > 512:
             _SHARED_OPS.clear()
         _SHARED_OPS[key] = v
     return v
