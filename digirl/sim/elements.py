@@ -114,7 +114,7 @@ def _make(key: _Key, r: Rect, text: str, kind: str, clickable: bool, focused: bo
 
 _Key = tuple[object, str, str, bool, bool, str]
 _MADE: dict[_Key, UIElement] = {}
-_MADE_MAX = 20_000
+_MADE_MAX = 4096  # entries are GC-tracked objects that every full collection visits
 
 
 class StaticElements:
