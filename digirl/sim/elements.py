@@ -39,9 +39,15 @@ def tree_elements(root: View, static_cache: StaticElements | None = None) -> tup
     for v in reversed(nodes):
         if v.static and static_cache is not None:
             cands, blockers = static_cache.get(v)
-            for el, cx, cy in cands:
-                if not _covered(above, cx, cy):
-                    add(el)
+            if above:
+                for el, cx, cy in cands:
+                    for o in above:  # = _covered(above, cx, cy)
+                        if o[0] <= cx <= o[2] and o[1] <= cy <= o[3]:
+                            break
+                    else:
+                        add(el)
+            else:
+                out.extend(el for el, _, _ in cands)
             above.extend(blockers)
             continue
         r = v.rect
