@@ -420,13 +420,7 @@ class Renderer:
                 line += " " + " ".join(rest)
                 rest = []
             if self._width(line, px) > width:
-                lo, hi = 0, len(line)
-                while lo < hi:
-                    mid = (lo + hi + 1) // 2
-                    if _TEXT.width(line[:mid] + "…", px) <= width:
-                        lo = mid
-                    else:
-                        hi = mid - 1
+                lo = _TEXT.fit_prefix(line, px, width)  # = a binary search on _TEXT.width(line[:n] + "…")
                 line = line[:lo].rstrip() + "…"
             out.append(line)
         res = tuple(out)
