@@ -407,11 +407,21 @@ def list_row(
 
 
 def scroll_list(
-    key: str, rect: Rect, rows: list[View], offsets: dict[str, float], *, top_pad: float = 0, fill: Color | None = None
+    key: str,
+    rect: Rect,
+    rows: list[View],
+    offsets: dict[str, float],
+    *,
+    top_pad: float = 0,
+    fill: Color | None = None,
+    dress: Callable[[int, View], None] | None = None,
 ) -> View:
     """A vertical scroll container. ``rows`` are laid out in content coordinates (their ``rect`` y
     starts at 0 = top of the content); rows entirely out of view are dropped from the tree but kept
-    in :class:`ScrollInfo` so the expert knows where they are."""
+    in :class:`ScrollInfo` so the expert knows where they are.
+
+    ``dress(i, row)``, when given, adds the children of row ``i``, and is called only for rows in
+    view (long result lists build a few rows, not all): those children must carry no refs."""
     _x0, y0, _x1, y1 = rect
     content_h = max((r.rect[3] for r in rows), default=0.0) + top_pad + 12
     max_off = max(0.0, content_h - (y1 - y0))
@@ -419,15 +429,18 @@ def scroll_list(
     info = ScrollInfo(key, rect, off, max_off)
     container = View(rect, kind="scroll", fill=fill, scroll=info, element=False)
     dy = y0 + top_pad - off
-    for r in rows:
+    for i, r in enumerate(rows):
         top, bot = r.rect[1] + top_pad, r.rect[3] + top_pad
         if r.ref:
             info.rows[r.ref] = (top, bot)
-        for c in nodes(r):
-            if c.ref and c is not r:
-                info.rows.setdefault(c.ref, (c.rect[1] + top_pad, c.rect[3] + top_pad))
+        if r.children:
+            for c in nodes(r):
+                if c.ref and c is not r:
+                    info.rows.setdefault(c.ref, (c.rect[1] + top_pad, c.rect[3] + top_pad))
         if bot - off < 0 or top - off > y1 - y0:
             continue
+        if dress is not None:
+            dress(i, r)
         r.translate(dy, rect)
         container.children.append(r)
     return container

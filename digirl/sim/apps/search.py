@@ -172,16 +172,21 @@ def results_list(
     rows += card_views
     res = web_results(query, wv)
     order = dyn.order(len(res), "serp", query.lower())
+    first = len(rows)
     for i, j in enumerate(order):
-        r = res[j]
-        item = box((0, y, 360, y + 96), WHITE, ref=f"result.{i}", on_tap=partial(on_open, r.url))
+        rows.append(box((0, y, 360, y + 96), WHITE, ref=f"result.{i}", on_tap=partial(on_open, res[j].url)))
+        y += 96
+
+    def dress(k: int, item: View) -> None:  # a result in view: its texts (no refs)
+        if k < first:
+            return
+        r, y = res[order[k - first]], item.rect[1]
         item.children.append(label((16, y + 8, 344, y + 26), r.url.split("/")[0], size=12, fg=SUBTLE))
         item.children.append(label((16, y + 26, 344, y + 50), r.title, size=16, fg=(26, 13, 171)))
         item.children.append(label((16, y + 50, 344, y + 90), r.snippet, size=13, fg=SUBTLE, lines=2))
         item.children.append(box((16, y + 95, 344, y + 96), FAINT))
-        rows.append(item)
-        y += 96
-    return scroll_list(key, rect, rows, offsets, fill=WHITE)
+
+    return scroll_list(key, rect, rows, offsets, fill=WHITE, dress=dress)
 
 
 class GoogleApp(App):
