@@ -413,9 +413,7 @@ class Renderer:
             return (text,)
         rest = text.split(" ")
         while rest and len(out) < lines:
-            line = rest.pop(0)
-            while rest and self._width(line + " " + rest[0], px) <= width:
-                line += " " + rest.pop(0)
+            line = _TEXT.fill_line(rest, px, width)  # = add words while _width(line + " " + word) fits
             if len(out) == lines - 1 and rest:
                 line += " " + " ".join(rest)
                 rest = []

@@ -100,6 +100,24 @@ class TextRaster:
         words = text.split(" ")
         return math.ceil(sum(self._advance(w, px) for w in words) + self._glyph(" ", px)[1] * (len(words) - 1))
 
+    def fill_line(self, words: list[str], px: int, width: int) -> str:
+        """Pop the first word of ``words`` and then each next one while ``width(line + " " + next)``
+        fits, and return the line: the widths come from a running sum of the words' advances (the
+        same float additions, in the same order, as :meth:`width` on each candidate), not from
+        measuring each longer candidate string again."""
+        line = words.pop(0)
+        run: float = 0  # as sum() starts
+        run += self._advance(line, px)
+        space, n = self._glyph(" ", px)[1], 1
+        while words:
+            nxt = self._advance(words[0], px)
+            if math.ceil((run + nxt) + space * n) > width:
+                break
+            line += " " + words.pop(0)
+            run += nxt
+            n += 1
+        return line
+
     def fit_prefix(self, line: str, px: int, width: int) -> int:
         """The longest ``n`` with ``width(line[:n] + "…", px) <= width`` (0 if none), as found by a
         binary search over ``n``, without building the candidate strings: a candidate's width is
