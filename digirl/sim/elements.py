@@ -111,7 +111,7 @@ def _element(v: View, r: Rect) -> UIElement | None:
 
 
 def _make(key: _Key, r: Rect, text: str, kind: str, clickable: bool, focused: bool, ref: str) -> UIElement:
-    el = UIElement((r[0] / W, r[1] / H, r[2] / W, r[3] / H), text=text, kind=kind, clickable=clickable, focused=focused, ref=ref)
+    el = UIElement((r[0] / W, r[1] / H, r[2] / W, r[3] / H), text, kind, clickable, focused, ref)  # positional: cheaper
     if len(_MADE) > _MADE_MAX:
         _MADE.clear()
     _MADE[key] = el
