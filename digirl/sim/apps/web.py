@@ -6,6 +6,7 @@ Pages are a function of the URL (plus the episode's dynamics): ``costco.com``,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -73,6 +74,7 @@ SITE_STYLES: dict[str, SiteStyle] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # a page is rebuilt (and its URL parsed) on every step; Page is frozen
 def parse_url(url: str) -> Page:
     """Parse a normalized URL (no scheme, no www.) into a :class:`Page`."""
     if url in ("", "newtab"):
@@ -338,10 +340,15 @@ def _product_row(y: float, rank: int, on_tap: Callable[[], None]) -> View:
     return box((0, y, 360, y + 116), WHITE, ref=f"product.{rank}", on_tap=on_tap, kind="list_item")
 
 
+@functools.lru_cache(maxsize=4096)
+def _image_color(pid: str) -> Color:
+    return stable_rng("img", pid).choice(((224, 231, 255), (255, 236, 224), (226, 245, 232), (240, 240, 240)))
+
+
 def _dress_product(row: View, p: Product, style: SiteStyle) -> None:
     """The picture, title, rating and price of a product row (views without refs)."""
     y = row.rect[1]
-    col = stable_rng("img", p.pid).choice(((224, 231, 255), (255, 236, 224), (226, 245, 232), (240, 240, 240)))
+    col = _image_color(p.pid)
     row.children.append(
         box(
             (12, y + 10, 108, y + 106),
