@@ -230,7 +230,7 @@ class Phone:
         all search it)."""
         tree = self.tree()
         if self._nodes_of is not tree:
-            self._nodes = _tree_nodes(tree)
+            self._nodes = nodes(tree)
             self._refs = None
             self._nodes_of = tree
         return self._nodes
@@ -398,32 +398,6 @@ class Phone:
             "settings": dict(vars(self.settings)),
             "app_state": self.current.state(),
         }
-
-
-_STATIC_NODES: dict[int, tuple[View, list[View]]] = {}
-
-
-def _tree_nodes(root: View) -> list[View]:
-    """= ``nodes(root)``, with the nodes of static subtrees (shared views, which never change)
-    listed once per view and reused: a keyboard or the home screen is ~35 nodes of every tree."""
-    out: list[View] = []
-    stack = [root]
-    pop, push, extend = stack.pop, out.append, stack.extend
-    while stack:
-        v = pop()
-        if v.static:
-            ent = _STATIC_NODES.get(id(v))
-            if ent is None or ent[0] is not v:  # identity check: ids are reused after a view dies
-                ent = (v, nodes(v))
-                if len(_STATIC_NODES) > 1024:
-                    _STATIC_NODES.clear()
-                _STATIC_NODES[id(v)] = ent
-            out.extend(ent[1])
-            continue
-        push(v)
-        if v.children:
-            extend(reversed(v.children))
-    return out
 
 
 # System views (status bar, navigation bar, keyboards) hold no phone (their taps are SystemTap), so
