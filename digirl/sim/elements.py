@@ -21,35 +21,64 @@ def tree_elements(root: View, static_cache: StaticElements | None = None) -> tup
 
     A node is hidden when an opaque blocker painted after it covers its centre, so nodes are
     visited top-most first (reversed paint order). ``static_cache`` keeps the result of static
-    subtrees (status bar, keyboard), which then cost one cover test per element."""
+    subtrees (status bar, keyboard), which then cost one cover test per element. The loops are
+    inlined (:func:`_element`, :func:`_covered`): this runs for every node of every new screen."""
     nodes: list[View] = []  # paint order; a static subtree is one entry when cached
     stack = [root]
+    pop, push, extend = stack.pop, nodes.append, stack.extend
+    cached = static_cache is not None
     while stack:
-        v = stack.pop()
-        nodes.append(v)
-        if v.children and not (v.static and static_cache is not None):
-            stack.extend(reversed(v.children))
+        v = pop()
+        push(v)
+        if v.children and not (v.static and cached):
+            extend(reversed(v.children))
     out: list[UIElement] = []
+    add = out.append
     above: list[Rect] = []  # opaque blockers painted after the node
+    made, kinds = _MADE, _ELEMENT_KINDS
     for v in reversed(nodes):
         if v.static and static_cache is not None:
             cands, blockers = static_cache.get(v)
-            for el, cx, cy in cands:
-                if not _covered(above, cx, cy):
-                    out.append(el)
+            if above:
+                for el, cx, cy in cands:
+                    for o in above:  # = _covered(above, cx, cy)
+                        if o[0] <= cx <= o[2] and o[1] <= cy <= o[3]:
+                            break
+                    else:
+                        add(el)
+            else:
+                out.extend(el for el, _, _ in cands)
             above.extend(blockers)
             continue
         r = v.rect
         clip = v.clip
-        if clip is not None:  # = v.visible_rect(), inlined: this runs for every node of every screen
-            r = (max(r[0], clip[0]), max(r[1], clip[1]), min(r[2], clip[2]), min(r[3], clip[3]))
+        if clip is not None:  # = v.visible_rect() (max/min as conditionals: same values, no calls)
+            r = (
+                r[0] if r[0] >= clip[0] else clip[0],
+                r[1] if r[1] >= clip[1] else clip[1],
+                r[2] if r[2] <= clip[2] else clip[2],
+                r[3] if r[3] <= clip[3] else clip[3],
+            )
             if not (r[2] > r[0] and r[3] > r[1]):
                 continue
         flag = v.element
-        if flag is not False and (flag or v.on_tap is not None or v.text or v.kind in _ELEMENT_KINDS):
-            found = _element(v, r)
-            if found is not None and not _covered(above, (r[0] + r[2]) / 2, (r[1] + r[3]) / 2):
-                out.append(found)
+        if flag is not False:
+            tap, kind = v.on_tap, v.kind
+            if flag or tap is not None or v.text or kind in kinds:
+                # = _element(v, r), not covered: built (or reused) only when shown
+                text = ("on" if v.checked else "off") if kind == "switch" else (v.text or v.placeholder)
+                if text or tap is not None:
+                    cx, cy = (r[0] + r[2]) / 2, (r[1] + r[3]) / 2
+                    for o in above:
+                        if o[0] <= cx <= o[2] and o[1] <= cy <= o[3]:
+                            break
+                    else:
+                        clickable = tap is not None
+                        key = (r if 0 not in r else tuple(map(repr, r)), text, kind, clickable, v.focused, v.ref)
+                        found = made.get(key)
+                        if found is None:
+                            found = _make(key, r, text, kind, clickable, v.focused, v.ref)
+                        add(found)
         if v.blocker and (v.fill is not None or v.patch):
             above.append(r)
     out.reverse()  # paint order: background first, as the screen is read
@@ -77,16 +106,21 @@ def _element(v: View, r: Rect) -> UIElement | None:
     key = (r if 0 not in r else tuple(map(repr, r)), text, v.kind, clickable, v.focused, v.ref)
     el = _MADE.get(key)
     if el is None:
-        el = UIElement(
-            (r[0] / W, r[1] / H, r[2] / W, r[3] / H), text=text, kind=v.kind, clickable=clickable, focused=v.focused, ref=v.ref
-        )
-        if len(_MADE) > 20_000:
-            _MADE.clear()
-        _MADE[key] = el
+        el = _make(key, r, text, v.kind, clickable, v.focused, v.ref)
     return el
 
 
-_MADE: dict[tuple[object, str, str, bool, bool, str], UIElement] = {}
+def _make(key: _Key, r: Rect, text: str, kind: str, clickable: bool, focused: bool, ref: str) -> UIElement:
+    el = UIElement((r[0] / W, r[1] / H, r[2] / W, r[3] / H), text, kind, clickable, focused, ref)  # positional: cheaper
+    if len(_MADE) > _MADE_MAX:
+        _MADE.clear()
+    _MADE[key] = el
+    return el
+
+
+_Key = tuple[object, str, str, bool, bool, str]
+_MADE: dict[_Key, UIElement] = {}
+_MADE_MAX = 4096  # entries are GC-tracked objects that every full collection visits
 
 
 class StaticElements:
@@ -94,7 +128,7 @@ class StaticElements:
     subtree, in visiting order, and the subtree's own blockers. Bounded: entries keep views alive
     (the phone's shared system views, which hold no phone)."""
 
-    def __init__(self, size: int = 64) -> None:
+    def __init__(self, size: int = 512) -> None:
         self._size = size
         self._cache: OrderedDict[int, tuple[View, list[tuple[UIElement, float, float]], list[Rect]]] = OrderedDict()
 

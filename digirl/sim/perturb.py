@@ -81,6 +81,10 @@ class Dynamics:
     search_widget_bottom: bool = False
     salt: int = 0
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+    #: order() and has_ad() answers: pages ask again on every rebuild, and each answer seeds a
+    #: stable-hash RNG (both depend only on their arguments and on salt, shuffle and ads_p).
+    _orders: dict[tuple[object, ...], tuple[int, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _ads: dict[tuple[object, ...], bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def sample(cls, level: int, world_version: int, rng: np.random.Generator) -> Dynamics:
@@ -119,6 +123,10 @@ class Dynamics:
 
     def order(self, n: int, *key: object) -> list[int]:
         """A permutation of ``range(n)`` fixed for this episode and ``key`` (identity when calm)."""
+        mk = (n, key, self.shuffle, self.salt)
+        hit = self._orders.get(mk)
+        if hit is not None:
+            return list(hit)
         idx = list(range(n))
         if self.shuffle and n > 1:
             # Mostly keep the order but swap a few entries, like a ranking that changed a little.
@@ -126,11 +134,17 @@ class Dynamics:
             for _ in range(max(1, n // 3)):
                 i, j = r.randrange(n), r.randrange(n)
                 idx[i], idx[j] = idx[j], idx[i]
+        self._orders[mk] = tuple(idx)
         return idx
 
     def has_ad(self, *key: object) -> bool:
         """Whether a results page shows a sponsored banner (fixed per episode and page)."""
-        return self.ads_p > 0 and stable_rng("ad", self.salt, *key).random() < self.ads_p
+        mk = (key, self.ads_p, self.salt)
+        hit = self._ads.get(mk)
+        if hit is None:
+            hit = self.ads_p > 0 and stable_rng("ad", self.salt, *key).random() < self.ads_p
+            self._ads[mk] = hit
+        return hit
 
     def text(self, key: str, default: str) -> str:
         """A button label, possibly renamed in this world version."""

@@ -322,11 +322,10 @@ class Phone:
     def hit(self, x: float, y: float) -> View | None:
         """The view a tap at logical (x, y) lands on: the top-most clickable one, unless a blocker is above."""
         for v in reversed(self.nodes()):
+            if not (v.on_tap is not None or v.blocker):
+                continue  # neither hit nor stops the search: skip the rectangle test
             if v.contains(x, y):
-                if v.on_tap is not None:
-                    return v
-                if v.blocker:
-                    return None
+                return v if v.on_tap is not None else None
         return None
 
     def tap(self, x: float, y: float) -> str:

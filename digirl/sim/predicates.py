@@ -8,6 +8,7 @@ their :class:`~digirl.sim.families.TaskFamily` (:mod:`digirl.sim.families`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ def query_terms(intent: Intent, slot: str = "query") -> list[str]:
     return key_terms(intent.get(slot))
 
 
+@functools.lru_cache(maxsize=4096)  # predicates and the expert ask on every step
 def site_domain(site: str) -> str:
     """``"https://www.Costco.com/"`` → ``costco.com``; a bare name gets ``.com``."""
     from digirl.sim.apps.browser import normalize_url

@@ -54,7 +54,9 @@ class Renderer:
         # Static subtrees by identity (the system views every phone shares: status bars, navigation
         # bar, keyboards). An entry keeps its view alive; those views hold no phone.
         self._static: OrderedDict[tuple[int, Color], tuple[View, Op]] = OrderedDict()
+        self._inlined: OrderedDict[tuple[int, Color], tuple[View, tuple[Op, ...]]] = OrderedDict()
         self._leaf: dict[tuple[Any, ...], tuple[Op, ...]] = {}
+        self._pxr: dict[tuple[float, float, float, float], tuple[int, int, int, int]] = {}
         self._frame_cache, self._patch_cache = frame_cache, patch_cache
         self.stats = {"frames": 0, "frame_hits": 0, "patches": 0}
 
@@ -143,26 +145,36 @@ class Renderer:
         for i in range(len(ops) - 1, -1, -1):
             op = ops[i]
             if op[0] == "r":
-                x0, y0, x1, y1 = op[1], max(op[2], 0), op[3], min(op[4], h)
+                y0, y1 = op[2], op[4]
+                if y0 < 0:
+                    y0 = 0
+                if y1 > h:
+                    y1 = h
                 if y1 <= y0:
                     continue
-                if any(a <= y0 and y1 <= b for a, b in bands):
-                    hidden.append(i)
+                for a, b in bands:  # loops, not any(genexpr): this runs for every op of a new frame
+                    if a <= y0 and y1 <= b:
+                        break
+                else:
+                    if not (op[1] <= 0 and op[3] >= w):
+                        continue
+                    bands = _merge(bands, y0, y1)
+                    if bands[0][0] <= 0 and bands[0][1] >= h:  # all rows: nothing before this op shows
+                        return _without(ops[i:], [j - i for j in hidden]), True
                     continue
-                if not (x0 <= 0 and x1 >= w):
-                    continue
-            else:
-                key = op[1]
-                if key[0] != "l" or op[4] is not None:
-                    continue
-                # A layer's patch spans its rect from the clamped origin and is pasted at the op's (x, y).
-                x0, y0 = op[2], max(op[3], 0)
-                x1 = x0 + max(1, key[3] - max(0, key[1]))
-                y1 = min(op[3] + max(1, key[4] - max(0, key[2])), h)
-                if not (x0 <= 0 and x1 >= w) or y1 <= y0:
-                    continue
+                hidden.append(i)
+                continue
+            key = op[1]
+            if key[0] != "l" or op[4] is not None:
+                continue
+            # A layer's patch spans its rect from the clamped origin and is pasted at the op's (x, y).
+            x0, y0 = op[2], max(op[3], 0)
+            x1 = x0 + max(1, key[3] - max(0, key[1]))
+            y1 = min(op[3] + max(1, key[4] - max(0, key[2])), h)
+            if not (x0 <= 0 and x1 >= w) or y1 <= y0:
+                continue
             bands = _merge(bands, y0, y1)
-            if bands[0][0] <= 0 and bands[0][1] >= h:  # all rows: nothing before this op shows
+            if bands[0][0] <= 0 and bands[0][1] >= h:
                 return _without(ops[i:], [j - i for j in hidden]), True
         return _without(ops, hidden), False
 
@@ -176,28 +188,47 @@ class Renderer:
     def _px(self, r: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
         return (round(r[0] * self.sx), round(r[1] * self.sy), round(r[2] * self.sx), round(r[3] * self.sy))
 
+    def _px_new(self, r: tuple[float, float, float, float]) -> tuple[int, int, int, int]:
+        """:meth:`_px`, kept in ``_pxr`` (equal rects, e.g. ``0`` and ``0.0``, give equal pixels)."""
+        p = self._px(r)
+        if len(self._pxr) > 50000:
+            self._pxr.clear()
+        self._pxr[r] = p
+        return p
+
     def _compile(self, root: View, bg: Color, ops: list[Op], layer: View | None = None) -> None:
         """Pre-order walk with an explicit stack (children inherit the fill below them as ``bg``);
         ``layer`` is the static view whose own ops are being compiled (not drawn as a layer)."""
-        sx, sy, s = self.sx, self.sy, self.s
+        s = self.s
         append = ops.append
-        leaf_cache = self._leaf
-        stack: list[tuple[View, Color]] = [(root, bg)]
-        pop, push = stack.pop, stack.append
-        while stack:
-            v, bg = pop()
+        leaf_cache, px = self._leaf, self._pxr
+        # Two stacks, views and the fill below each: no (view, bg) tuple per child.
+        views: list[View] = [root]
+        bgs: list[Color] = [bg]
+        pop, pop_bg, extend, extend_bg = views.pop, bgs.pop, views.extend, bgs.extend
+        while views:
+            v = pop()
+            bg = pop_bg()
             rc = v.clip
-            if v.static and v.fill is not None and rc is None and v is not layer:
-                append(self._layer(v, bg))
+            if v.static and rc is None and v is not layer and (v.fill is not None or not v.picture):
+                if v.picture:
+                    append(self._layer(v, bg))
+                else:
+                    ops.extend(self._inline(v, bg))
                 continue
             r = v.rect
             if rc is not None:
-                if not (min(r[2], rc[2]) > max(r[0], rc[0]) and min(r[3], rc[3]) > max(r[1], rc[1])):
+                # = min(r[2], rc[2]) > max(r[0], rc[0]) and ..., without four builtin calls
+                if not (
+                    (r[2] if r[2] < rc[2] else rc[2]) > (r[0] if r[0] > rc[0] else rc[0])
+                    and (r[3] if r[3] < rc[3] else rc[3]) > (r[1] if r[1] > rc[1] else rc[1])
+                ):
                     continue  # clipped away entirely (children included)
-                clip: Clip = (round(rc[0] * sx), round(rc[1] * sy), round(rc[2] * sx), round(rc[3] * sy))
+                clip: Clip = px.get(rc) or self._px_new(rc)
             else:
                 clip = None
-            x0, y0, x1, y1 = round(r[0] * sx), round(r[1] * sy), round(r[2] * sx), round(r[3] * sy)
+            # Pixel rects by logical rect: layouts repeat, and a lookup is ~5x cheaper than 4 round()s.
+            x0, y0, x1, y1 = px.get(r) or self._px_new(r)
             w, h = x1 - x0, y1 - y0
             if w <= 0 or h <= 0:
                 continue
@@ -208,9 +239,12 @@ class Renderer:
                 if fill is None:
                     fill = bg
                 if v.radius == 0 and v.border is None:
-                    op = _rect_op(x0, y0, x1, y1, fill, clip)
-                    if op is not None:
-                        append(op)
+                    if clip is None:  # = _rect_op(...), inlined
+                        append(("r", x0, y0, x1, y1, fill))
+                    else:
+                        op = _rect_op(x0, y0, x1, y1, fill, clip)
+                        if op is not None:
+                            append(op)
                 else:
                     rad = min(round(v.radius * s), w // 2, h // 2)
                     append(("p", ("s", w, h, rad, fill, v.border, bg), x0, y0, clip))
@@ -250,10 +284,11 @@ class Renderer:
             children = v.children
             if children:
                 if len(children) == 1:
-                    push((children[0], bg))
+                    views.append(children[0])
+                    bgs.append(bg)
                 else:
-                    for c in reversed(children):
-                        push((c, bg))
+                    extend(reversed(children))
+                    extend_bg([bg] * len(children))
 
     def _layer(self, v: View, bg: Color) -> Op:
         """The op of a static subtree: one patch drawn from the subtree's own ops."""
@@ -269,6 +304,21 @@ class Renderer:
                 self._static.popitem(last=False)
         else:
             self._static.move_to_end(key)
+        return ent[1]
+
+    def _inline(self, v: View, bg: Color) -> tuple[Op, ...]:
+        """The ops of a static subtree drawn op by op (``picture`` False), compiled once per view."""
+        key = (id(v), bg)
+        ent = self._inlined.get(key)
+        if ent is None or ent[0] is not v:  # identity check: ids are reused after a view dies
+            sub: list[Op] = []
+            self._compile(v, bg, sub, layer=v)
+            ent = (v, tuple(sub))
+            self._inlined[key] = ent
+            if len(self._inlined) > 512:
+                self._inlined.popitem(last=False)
+        else:
+            self._inlined.move_to_end(key)
         return ent[1]
 
     def _leaf_ops(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip) -> tuple[Op, ...]:
@@ -363,20 +413,12 @@ class Renderer:
             return (text,)
         rest = text.split(" ")
         while rest and len(out) < lines:
-            line = rest.pop(0)
-            while rest and self._width(line + " " + rest[0], px) <= width:
-                line += " " + rest.pop(0)
+            line = _TEXT.fill_line(rest, px, width)  # = add words while _width(line + " " + word) fits
             if len(out) == lines - 1 and rest:
                 line += " " + " ".join(rest)
                 rest = []
             if self._width(line, px) > width:
-                lo, hi = 0, len(line)
-                while lo < hi:
-                    mid = (lo + hi + 1) // 2
-                    if _TEXT.width(line[:mid] + "…", px) <= width:
-                        lo = mid
-                    else:
-                        hi = mid - 1
+                lo = _TEXT.fit_prefix(line, px, width)  # = a binary search on _TEXT.width(line[:n] + "…")
                 line = line[:lo].rstrip() + "…"
             out.append(line)
         res = tuple(out)
@@ -439,7 +481,7 @@ class Renderer:
             patch = patches.get(key)
             if patch is None:
                 patch = self._patch(key)
-            ph, pw = patch.shape[:2]
+            ph, pw, _ = patch.shape
             x -= ox
             y -= oy
             if clip is None:

@@ -100,6 +100,65 @@ class TextRaster:
         words = text.split(" ")
         return math.ceil(sum(self._advance(w, px) for w in words) + self._glyph(" ", px)[1] * (len(words) - 1))
 
+    def fill_line(self, words: list[str], px: int, width: int) -> str:
+        """Pop the first word of ``words`` and then each next one while ``width(line + " " + next)``
+        fits, and return the line: the widths come from a running sum of the words' advances (the
+        same float additions, in the same order, as :meth:`width` on each candidate), not from
+        measuring each longer candidate string again."""
+        line = words.pop(0)
+        run: float = 0  # as sum() starts
+        run += self._advance(line, px)
+        space, n = self._glyph(" ", px)[1], 1
+        while words:
+            nxt = self._advance(words[0], px)
+            if math.ceil((run + nxt) + space * n) > width:
+                break
+            line += " " + words.pop(0)
+            run += nxt
+            n += 1
+        return line
+
+    def fit_prefix(self, line: str, px: int, width: int) -> int:
+        """The longest ``n`` with ``width(line[:n] + "…", px) <= width`` (0 if none), as found by a
+        binary search over ``n``, without building the candidate strings: a candidate's width is
+        the same float sums in the same order (whole words' advances, then the cut word's glyphs
+        and "…", then the spaces), from prefix sums."""
+        words = line.split(" ")
+        adv = [self._advance(w, px) for w in words]
+        sums = [0.0] * len(words)  # sums[k]: sum(adv[:k]) as sum() adds them, from 0
+        run: float = 0
+        for k, a in enumerate(adv):
+            sums[k] = run
+            run += a
+        starts = [0] * len(words)
+        for k in range(1, len(words)):
+            starts[k] = starts[k - 1] + len(words[k - 1]) + 1
+        space, ell = self._glyph(" ", px)[1], self._glyph("…", px)[1]
+        glyph_sums: dict[int, list[float]] = {}
+
+        def fits(n: int) -> bool:
+            k = line.count(" ", 0, n)  # the cut word's index
+            j = n - starts[k]
+            g = glyph_sums.get(k)
+            if g is None:
+                g = [0.0]
+                r: float = 0  # from int 0, as sum() starts
+                for ch in words[k]:
+                    r += self._glyph(ch, px)[1]
+                    g.append(r)
+                glyph_sums[k] = g
+            last = float((g[j] if j else 0) + ell)
+            return math.ceil((sums[k] if k else 0) + last + space * k) <= width
+
+        lo, hi = 0, len(line)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
     def _advance(self, word: str, px: int) -> float:
         """A word's advance, the same sum as in ``_compose`` but without drawing it (text fitting
         measures many strings, e.g. truncated prefixes, that are never drawn)."""

@@ -29,6 +29,7 @@ __all__ = [
     "list_row",
     "nodes",
     "scroll_list",
+    "shared_ops_view",
     "shared_view",
     "slider",
     "switch",
@@ -91,6 +92,9 @@ class View:
     children: list[View] = field(default_factory=list)
     clip: Rect | None = None
     scroll: ScrollInfo | None = None
+    #: A static subtree drawn as one cached picture (True) or as its cached draw ops (False: for
+    #: subtrees with many variants, like suggestion lists, whose pictures would crowd the patch cache).
+    picture: bool = True
 
     @property
     def clickable(self) -> bool:
@@ -165,6 +169,23 @@ def shared_view(key: object, make: Callable[[], View]) -> View:
         if len(_SHARED) > 512:
             _SHARED.clear()
         _SHARED[key] = v
+    return v
+
+
+_SHARED_OPS: dict[object, View] = {}
+
+
+def shared_ops_view(key: object, make: Callable[[], View]) -> View:
+    """Like :func:`shared_view`, for subtrees with many variants (one per query typed, ...): drawn
+    from their cached ops rather than as a picture, and kept in a larger store of their own, so
+    they do not evict the system views."""
+    v = _SHARED_OPS.get(key)
+    if v is None:
+        v = make()
+        v.static, v.picture = True, False
+        if len(_SHARED_OPS) > 512:
+            _SHARED_OPS.clear()
+        _SHARED_OPS[key] = v
     return v
 
 
@@ -386,11 +407,21 @@ def list_row(
 
 
 def scroll_list(
-    key: str, rect: Rect, rows: list[View], offsets: dict[str, float], *, top_pad: float = 0, fill: Color | None = None
+    key: str,
+    rect: Rect,
+    rows: list[View],
+    offsets: dict[str, float],
+    *,
+    top_pad: float = 0,
+    fill: Color | None = None,
+    dress: Callable[[int, View], None] | None = None,
 ) -> View:
     """A vertical scroll container. ``rows`` are laid out in content coordinates (their ``rect`` y
     starts at 0 = top of the content); rows entirely out of view are dropped from the tree but kept
-    in :class:`ScrollInfo` so the expert knows where they are."""
+    in :class:`ScrollInfo` so the expert knows where they are.
+
+    ``dress(i, row)``, when given, adds the children of row ``i``, and is called only for rows in
+    view (long result lists build a few rows, not all): those children must carry no refs."""
     _x0, y0, _x1, y1 = rect
     content_h = max((r.rect[3] for r in rows), default=0.0) + top_pad + 12
     max_off = max(0.0, content_h - (y1 - y0))
@@ -398,15 +429,18 @@ def scroll_list(
     info = ScrollInfo(key, rect, off, max_off)
     container = View(rect, kind="scroll", fill=fill, scroll=info, element=False)
     dy = y0 + top_pad - off
-    for r in rows:
+    for i, r in enumerate(rows):
         top, bot = r.rect[1] + top_pad, r.rect[3] + top_pad
         if r.ref:
             info.rows[r.ref] = (top, bot)
-        for c in nodes(r):
-            if c.ref and c is not r:
-                info.rows.setdefault(c.ref, (c.rect[1] + top_pad, c.rect[3] + top_pad))
+        if r.children:
+            for c in nodes(r):
+                if c.ref and c is not r:
+                    info.rows.setdefault(c.ref, (c.rect[1] + top_pad, c.rect[3] + top_pad))
         if bot - off < 0 or top - off > y1 - y0:
             continue
+        if dress is not None:
+            dress(i, r)
         r.translate(dy, rect)
         container.children.append(r)
     return container

@@ -137,3 +137,24 @@ def test_text_raster_matches_reference() -> None:
         digest_new.update(a.tobytes())
         digest_ref.update(b.tobytes())
     assert digest_new.digest() == digest_ref.digest()
+
+
+def test_text_fitting_matches_measuring_each_candidate() -> None:
+    """``fill_line`` and ``fit_prefix`` find what measuring every candidate string finds."""
+    raster, plain = TextRaster(), TextRaster()
+    rng = np.random.default_rng(1)
+    alphabet = list("abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789.,:-'  ") + list("★×—é…")
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet, size=int(rng.integers(0, 90))))
+        px, width = int(rng.choice([7, 9, 10, 12, 15, 26])), int(rng.integers(1, 320))
+        fast, slow = text.split(" "), text.split(" ")
+        while fast:
+            line = slow.pop(0)
+            while slow and plain.width(line + " " + slow[0], px) <= width:
+                line += " " + slow.pop(0)
+            assert raster.fill_line(fast, px, width) == line and fast == slow, (text, px, width)
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if plain.width(text[:mid] + "…", px) <= width else (lo, mid - 1)
+        assert raster.fit_prefix(text, px, width) == lo, (text, px, width)

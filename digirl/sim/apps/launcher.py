@@ -22,6 +22,7 @@ from digirl.sim.ui import (
     input_field,
     label,
     scroll_list,
+    shared_ops_view,
     shared_view,
 )
 
@@ -163,16 +164,18 @@ class Launcher(App):
         dyn = phone.dyn
         h, m = phone.clock
         bg = self.bg
-        views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home")]
-        views.append(label((0, TOP + 36, 360, TOP + 100), f"{h}:{m:02d}", size=52, fg=WHITE, align="center"))
-        views.append(label((0, TOP + 104, 360, TOP + 128), _date(dyn.salt % 7), size=15, fg=WHITE, align="center"))
+        clock, date = f"{h}:{m:02d}", _date(dyn.salt % 7)
         order = tuple(self.home_order())
         if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
+            views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
             views.extend(_home_icons(phone, bg, dyn.search_widget_bottom, order, self._dock_color()))
-        else:  # a few variants, shared by every phone (SystemTap taps) and drawn as one cached layer
-            make = partial(_home_layer, bg, dyn.search_widget_bottom, order, self._dock_color())
-            views.append(shared_view(("home", bg, dyn.search_widget_bottom, order), make))
-        return views
+            return views
+        # A few variants (clock, date), shared by every phone (SystemTap taps): the icons are one
+        # cached layer, the whole home screen cached ops and elements. The clock and the icons are
+        # children of the wallpaper box, not its siblings: the same paint order, fills and elements.
+        key = ("home", bg, dyn.search_widget_bottom, order)
+        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget_bottom, order, self._dock_color()))
+        return [shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
 
     def _dock_color(self) -> Color:
         r, g, b = self.bg
@@ -234,6 +237,17 @@ class Launcher(App):
 def _date(n: int) -> str:
     r = stable_rng("date", n)
     return f"{r.choice(('Mon', 'Tue', 'Wed', 'Thu', 'Fri'))}, {r.choice(_MONTHS)} {r.randint(1, 28)}"
+
+
+def _clock_views(clock: str, date: str) -> list[View]:
+    return [
+        label((0, TOP + 36, 360, TOP + 100), clock, size=52, fg=WHITE, align="center"),
+        label((0, TOP + 104, 360, TOP + 128), date, size=15, fg=WHITE, align="center"),
+    ]
+
+
+def _home_screen(bg: Color, clock: str, date: str, layer: View) -> View:
+    return box((0, TOP, 360, BOTTOM), bg, ref="home", children=[*_clock_views(clock, date), layer])
 
 
 def _home_layer(bg: Color, widget_bottom: bool, order: tuple[str, ...], dock: Color) -> View:

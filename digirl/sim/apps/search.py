@@ -22,6 +22,7 @@ from digirl.sim.ui import (
     TEXT,
     TOP,
     WHITE,
+    SystemTap,
     View,
     box,
     icon_button,
@@ -29,6 +30,7 @@ from digirl.sim.ui import (
     label,
     list_row,
     scroll_list,
+    shared_ops_view,
 )
 
 __all__ = ["GoogleApp", "google_logo", "results_list", "suggestion_list"]
@@ -85,7 +87,20 @@ def app_search_screen(
 
 
 def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref: str = "sugg") -> View:
-    """The drop-down of query completions under a focused search box (a blocker overlay)."""
+    """The drop-down of query completions under a focused search box (a blocker overlay).
+
+    When ``on_pick`` is a method of one of the phone's apps, the list is shared by every phone
+    (its taps are :class:`SystemTap`): the same query typed in another episode then costs no
+    building, compiling or element extraction."""
+    target = _app_method(on_pick)
+    if target is None:
+        return _suggestion_panel(y, text, ref, lambda s: partial(on_pick, s))
+    app, method = target
+    tap = partial(SystemTap, method, app=app)  # SystemTap(method, s, app=app): the phone's app picks s
+    return shared_ops_view(("sugg", y, text, ref, app, method), partial(_suggestion_panel, y, text, ref, tap))
+
+
+def _suggestion_panel(y: float, text: str, ref: str, tap: Callable[[str], Callable[[], None]]) -> View:
     items = suggestions(text)
     panel = box((0, y, 360, y + 52 * len(items) + 8), WHITE, blocker=True, ref=ref)
     for i, s in enumerate(items):
@@ -97,11 +112,19 @@ def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref:
                 ref=f"{ref}.{i}",
                 icon="search",
                 icon_color=SUBTLE,
-                on_tap=partial(on_pick, s),
+                on_tap=tap(s),
                 divider=False,
             )
         )
     return panel
+
+
+def _app_method(fn: Callable[..., None]) -> tuple[str, str] | None:
+    """(app key, method name) when ``fn`` is a bound method of an app that its phone knows by that key."""
+    app, name = getattr(fn, "__self__", None), getattr(fn, "__name__", "")
+    if not isinstance(app, App) or app.phone.apps.get(app.key) is not app or getattr(app, name, None) != fn:
+        return None
+    return app.key, name
 
 
 def _card_views(card: Card, y: float) -> tuple[list[View], float]:
@@ -149,16 +172,21 @@ def results_list(
     rows += card_views
     res = web_results(query, wv)
     order = dyn.order(len(res), "serp", query.lower())
+    first = len(rows)
     for i, j in enumerate(order):
-        r = res[j]
-        item = box((0, y, 360, y + 96), WHITE, ref=f"result.{i}", on_tap=partial(on_open, r.url))
+        rows.append(box((0, y, 360, y + 96), WHITE, ref=f"result.{i}", on_tap=partial(on_open, res[j].url)))
+        y += 96
+
+    def dress(k: int, item: View) -> None:  # a result in view: its texts (no refs)
+        if k < first:
+            return
+        r, y = res[order[k - first]], item.rect[1]
         item.children.append(label((16, y + 8, 344, y + 26), r.url.split("/")[0], size=12, fg=SUBTLE))
         item.children.append(label((16, y + 26, 344, y + 50), r.title, size=16, fg=(26, 13, 171)))
         item.children.append(label((16, y + 50, 344, y + 90), r.snippet, size=13, fg=SUBTLE, lines=2))
         item.children.append(box((16, y + 95, 344, y + 96), FAINT))
-        rows.append(item)
-        y += 96
-    return scroll_list(key, rect, rows, offsets, fill=WHITE)
+
+    return scroll_list(key, rect, rows, offsets, fill=WHITE, dress=dress)
 
 
 class GoogleApp(App):

@@ -6,6 +6,7 @@ Pages are a function of the URL (plus the episode's dynamics): ``costco.com``,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -73,6 +74,7 @@ SITE_STYLES: dict[str, SiteStyle] = {
 }
 
 
+@functools.lru_cache(maxsize=4096)  # a page is rebuilt (and its URL parsed) on every step; Page is frozen
 def parse_url(url: str) -> Page:
     """Parse a normalized URL (no scheme, no www.) into a :class:`Page`."""
     if url in ("", "newtab"):
@@ -333,9 +335,20 @@ def _stars(rating: float) -> str:
     return "★" * full + "☆" * (5 - full)
 
 
-def _product_row(y: float, p: Product, rank: int, style: SiteStyle, on_tap: Callable[[], None]) -> View:
-    row = box((0, y, 360, y + 116), WHITE, ref=f"product.{rank}", on_tap=on_tap, kind="list_item")
-    col = stable_rng("img", p.pid).choice(((224, 231, 255), (255, 236, 224), (226, 245, 232), (240, 240, 240)))
+def _product_row(y: float, rank: int, on_tap: Callable[[], None]) -> View:
+    """A product's row without its contents (:func:`_dress_product` adds them when in view)."""
+    return box((0, y, 360, y + 116), WHITE, ref=f"product.{rank}", on_tap=on_tap, kind="list_item")
+
+
+@functools.lru_cache(maxsize=4096)
+def _image_color(pid: str) -> Color:
+    return stable_rng("img", pid).choice(((224, 231, 255), (255, 236, 224), (226, 245, 232), (240, 240, 240)))
+
+
+def _dress_product(row: View, p: Product, style: SiteStyle) -> None:
+    """The picture, title, rating and price of a product row (views without refs)."""
+    y = row.rect[1]
+    col = _image_color(p.pid)
     row.children.append(
         box(
             (12, y + 10, 108, y + 106),
@@ -356,7 +369,6 @@ def _product_row(y: float, p: Product, rank: int, style: SiteStyle, on_tap: Call
         )
     )
     row.children.append(box((12, y + 115, 348, y + 116), FAINT))
-    return row
 
 
 def _shop(b: Browser, page: Page) -> list[View]:
@@ -366,6 +378,7 @@ def _shop(b: Browser, page: Page) -> list[View]:
     head, body_y = _site_header(b, site, page.query)
     rect = (0, body_y, 360, BOTTOM)
     rows: list[View] = []
+    shown: dict[int, Product] = {}  # row index → product, dressed only when in view
     y = float(dyn.list_offset)
     if page.kind == "shop_home":
         banner = box((12, y, 348, y + 120), style.accent, radius=14, ref=f"{site}.banner")
@@ -390,7 +403,8 @@ def _shop(b: Browser, page: Page) -> list[View]:
             )
         y += 130
         for i, p in enumerate(products(site, "best sellers", dyn.world_version, n=4)):
-            rows.append(_product_row(y, p, 100 + i, style, partial(b.open_url, f"{site}/product/{p.pid}?q=best+sellers&rank=-1")))
+            shown[len(rows)] = p
+            rows.append(_product_row(y, 100 + i, partial(b.open_url, f"{site}/product/{p.pid}?q=best+sellers&rank=-1")))
             y += 116
     elif page.kind == "shop_results":
         rows.append(label((16, y, 344, y + 30), f'Results for "{page.query}"', size=15, bold=True, ref="site.results_title"))
@@ -407,7 +421,8 @@ def _shop(b: Browser, page: Page) -> list[View]:
             y += 76
         for rank, p in enumerate(shop_results(b, site, page.query)):
             url = f"{site}/product/{p.pid}?q={quote_plus(page.query)}&rank={rank}"
-            rows.append(_product_row(y, p, rank, style, partial(b.open_url, url)))
+            shown[len(rows)] = p
+            rows.append(_product_row(y, rank, partial(b.open_url, url)))
             y += 116
     else:
         item = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid), None)
@@ -458,7 +473,12 @@ def _shop(b: Browser, page: Page) -> list[View]:
                     radius=24,
                 )
             )
-    views: list[View] = [scroll_list(f"page:{page.url}", rect, rows, b.phone.scroll, fill=WHITE)]
+
+    def dress(i: int, row: View) -> None:
+        if i in shown:
+            _dress_product(row, shown[i], style)
+
+    views: list[View] = [scroll_list(f"page:{page.url}", rect, rows, b.phone.scroll, fill=WHITE, dress=dress)]
     views += head
     if b.focused == "site" and b.fields.get("site", "").strip():
         views.append(suggestion_list(body_y, b.fields.get("site", ""), b.site_search_text, ref="site.sugg"))
