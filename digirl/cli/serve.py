@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import signal
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +94,31 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"warning: serving on {args.host} without a token; set {args.token_env} to require one", file=sys.stderr)
     auth = f"bearer token from ${args.token_env}" if token else "no token"
     print(f"serving {policy.kind} policy {str(path)!r} as model {name!r} at {server.base_url} ({auth}); Ctrl-C stops", flush=True)
+    restore = _stop_on_signals()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.close()
+        restore()
     return 0
+
+
+def _stop_on_signals() -> Callable[[], None]:
+    """Ctrl-C and SIGTERM stop the server cleanly. Python leaves SIGINT ignored when the parent did
+    (a shell's background job, ``nohup ... &``), which made Ctrl-C/``kill -INT`` a no-op there.
+    Returns what puts the previous handlers back (only the main thread may install handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore() -> None:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+    return restore
