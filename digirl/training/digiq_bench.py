@@ -206,6 +206,11 @@ def _run(
     finished = d / f"{key}.json"
     if finished.is_file():  # a run of an earlier invocation (same OUT): kept, not trained again
         res: dict[str, Any] = json.loads(finished.read_text())
+        if res.get("overrides") != list(overrides):
+            raise ValueError(
+                f"{finished} was trained with {res.get('overrides')}, not {list(overrides)}: "
+                "give the changed variant a new KEY, or use a new output folder"
+            )
         return res
     base = [*prep["env"], *_common(cfg, prep, seed)]
     if command == "digiq":
@@ -218,6 +223,7 @@ def _run(
         log.error("%s", e)
         return None
     res.pop("stages", None)
+    res["overrides"] = list(overrides)
     if command == "digiq" and cfg.oracle_states > 0:
         try:
             res["oracle"] = _cli(

@@ -77,7 +77,8 @@ def test_second_invocation_reuses_cells_and_runs_and_refuses_other_settings(tmp_
     cell = tmp_path / "general-s0"
     cell.mkdir()
     (cell / "prepared.json").write_text(json.dumps({"sft_eval": [], "policy": "P", "env": ["e"], "data": "D"}))
-    (cell / "fbc_offline.json").write_text(json.dumps({"final": [{"split": "test", "successes": 3, "episodes": 4}]}))
+    done = {"final": [{"split": "test", "successes": 3, "episodes": 4}], "overrides": ["algo.name=filtered_bc"]}
+    (cell / "fbc_offline.json").write_text(json.dumps(done))
 
     def no_cli(*a, **k):
         raise AssertionError("nothing may run again")
@@ -85,8 +86,10 @@ def test_second_invocation_reuses_cells_and_runs_and_refuses_other_settings(tmp_
     monkeypatch.setattr(bench, "_cli", no_cli)
     prep = bench._prepare(cfg, tmp_path, "general", 0, None)
     assert prep["policy"] == "P" and prep["dir"] == cell
-    res = bench._run(cfg, prep, "general", 0, "fbc_offline", "train", (), None)
+    res = bench._run(cfg, prep, "general", 0, "fbc_offline", "train", ("algo.name=filtered_bc",), None)
     assert res is not None and res["final"][0]["successes"] == 3
+    with pytest.raises(ValueError, match="new KEY"):  # the same key asked with other overrides is not reused
+        bench._run(cfg, prep, "general", 0, "fbc_offline", "train", ("algo.name=filtered_bc", "x=1"), None)
     # rows and cells may change between invocations; what shaped the data may not
     bench._check_resume(DigiQBenchConfig(sets=["webshop"], seeds=[1, 2], ablations=False, oracle_states=0), tmp_path)
     with pytest.raises(ValueError, match="offline_trajectories"):
