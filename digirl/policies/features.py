@@ -119,14 +119,20 @@ def action_kind(action: Action, obs: Observation | None = None) -> str | None:
 
 
 def element_under(elements: Sequence[UIElement], x: float, y: float, limit: int | None = None) -> int | None:
-    """Index of the smallest element containing (x, y) among the first ``limit`` elements."""
-    best, best_area = None, float("inf")
+    """Index of the element a tap at (x, y) acts on, among the first ``limit`` elements.
+
+    That is the smallest *clickable* element containing the point, else (nothing clickable there)
+    the smallest element. A tap on a product's name or price inside its result card selects the
+    card, so it is one target whichever of the card's labels the tap hits: with the smallest element
+    of any kind, the same choice was spread over several labels that share no words or position.
+    """
+    best, best_area, best_clickable = None, float("inf"), False
     for i, el in enumerate(elements[:limit] if limit else elements):
         if el.contains(x, y):
             x0, y0, x1, y1 = el.bounds
             area = (x1 - x0) * (y1 - y0)
-            if area < best_area:
-                best, best_area = i, area
+            if (el.clickable, -area) > (best_clickable, -best_area):
+                best, best_area, best_clickable = i, area, el.clickable
     return best
 
 

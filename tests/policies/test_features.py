@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from digirl.core.types import UIElement
+from digirl.core.actions import Action
+from digirl.core.types import Observation, UIElement
 from digirl.envs.registry import make
 from digirl.policies.features import (
     KINDS,
@@ -44,6 +45,38 @@ def test_an_element_covered_by_smaller_ones_falls_back_to_its_centre():
         UIElement(kind="button", text="b", bounds=(0.0, 0.1, 0.2, 0.2)),
     )
     assert tap_point(els, 0) == els[0].center
+
+
+# A search result card as the simulator's shops draw it: a clickable list item whose name, stars and
+# price are non-clickable labels on top of it.
+RESULT_CARD = (
+    UIElement(kind="list_item", text="", bounds=(0.0, 0.29, 1.0, 0.44)),
+    UIElement(kind="text", text="JBL Xbox Wireless Controller", bounds=(0.33, 0.30, 0.97, 0.35), clickable=False),
+    UIElement(kind="text", text="(5,199)", bounds=(0.33, 0.36, 0.97, 0.38), clickable=False),
+    UIElement(kind="text", text="$455.37", bounds=(0.33, 0.39, 0.97, 0.42), clickable=False),
+    UIElement(kind="text", text="10:27", bounds=(0.03, 0.0, 0.22, 0.03), clickable=False),
+)
+
+
+def test_a_tap_on_a_label_of_a_clickable_card_names_the_card():
+    # wherever the tap lands on the card (its name, stars, price or background), one target
+    for label in range(4):
+        assert element_under(RESULT_CARD, *RESULT_CARD[label].center) == 0
+    # nothing clickable under the point: the smallest element, as before (the clock the expert taps to wait)
+    assert element_under(RESULT_CARD, *RESULT_CARD[4].center) == 4
+    assert element_under(RESULT_CARD, 0.5, 0.5) is None
+    # the card's own tap point reads back as the card; a label that no tap can name keeps its centre
+    assert element_under(RESULT_CARD, *tap_point(RESULT_CARD, 0)) == 0
+    assert tap_point(RESULT_CARD, 1) == RESULT_CARD[1].center
+
+
+def test_a_tap_on_a_label_encodes_as_the_card():
+    obs = Observation(screenshot=np.zeros((8, 4, 3), np.uint8), instruction="select the first entry", elements=RESULT_CARD)
+    spec = FeatureSpec()
+    taps = [Action.tap(0.6, 0.37), Action.tap(0.6, 0.32), Action.tap(0.1, 0.4)]  # stars, name, background
+    batch = featurize([obs] * len(taps), spec)
+    targets = encode_actions(batch, [obs] * len(taps), taps, spec)
+    assert list(targets.element) == [0, 0, 0] and targets.valid.all()
 
 
 def _round_trip(obs, spec):
