@@ -15,7 +15,8 @@ Text uses Pillow's built-in scalable font (``ImageFont.load_default(size=N)``), 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -25,6 +26,13 @@ from digirl.sim.text import TextRaster
 from digirl.sim.ui import BLUE, FAINT, SUBTLE, WHITE, Color, View
 from digirl.sim.ui import H as LH
 from digirl.sim.ui import W as LW
+
+_T = TypeVar("_T")
+
+
+def _as_is(v: View, ops: tuple[Op, ...]) -> tuple[Op, ...]:
+    return ops
+
 
 __all__ = ["FrameKey", "Renderer"]
 
@@ -292,34 +300,37 @@ class Renderer:
 
     def _layer(self, v: View, bg: Color) -> Op:
         """The op of a static subtree: one patch drawn from the subtree's own ops."""
-        key = (id(v), bg)
-        ent = self._static.get(key)
-        if ent is None or ent[0] is not v:  # identity check: ids are reused after a view dies
-            sub: list[Op] = []
-            self._compile(v, bg, sub, layer=v)
-            x0, y0, x1, y1 = self._px(v.rect)
-            ent = (v, ("p", ("l", x0, y0, x1, y1, FrameKey(tuple(sub))), x0, y0, None))
-            self._static[key] = ent
-            if len(self._static) > 64:
-                self._static.popitem(last=False)
-        else:
-            self._static.move_to_end(key)
-        return ent[1]
+        return self._by_view(self._static, 64, v, bg, self._layer_op)
+
+    def _layer_op(self, v: View, sub: tuple[Op, ...]) -> Op:
+        x0, y0, x1, y1 = self._px(v.rect)
+        return ("p", ("l", x0, y0, x1, y1, FrameKey(sub)), x0, y0, None)
 
     def _inline(self, v: View, bg: Color) -> tuple[Op, ...]:
         """The ops of a static subtree drawn op by op (``picture`` False), compiled once per view."""
+        return self._by_view(self._inlined, 512, v, bg, _as_is)
+
+    def _by_view(
+        self,
+        store: OrderedDict[tuple[int, Color], tuple[View, _T]],
+        bound: int,
+        v: View,
+        bg: Color,
+        make: Callable[[View, tuple[Op, ...]], _T],
+    ) -> _T:
+        """``make(v, ops of v's subtree)``, kept per (view, fill below) in an LRU of ``bound`` entries."""
         key = (id(v), bg)
-        ent = self._inlined.get(key)
-        if ent is None or ent[0] is not v:  # identity check: ids are reused after a view dies
-            sub: list[Op] = []
-            self._compile(v, bg, sub, layer=v)
-            ent = (v, tuple(sub))
-            self._inlined[key] = ent
-            if len(self._inlined) > 512:
-                self._inlined.popitem(last=False)
-        else:
-            self._inlined.move_to_end(key)
-        return ent[1]
+        ent = store.get(key)
+        if ent is not None and ent[0] is v:  # identity check: ids are reused after a view dies
+            store.move_to_end(key)
+            return ent[1]
+        sub: list[Op] = []
+        self._compile(v, bg, sub, layer=v)
+        val = make(v, tuple(sub))
+        store[key] = (v, val)
+        if len(store) > bound:
+            store.popitem(last=False)
+        return val
 
     def _leaf_ops(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip) -> tuple[Op, ...]:
         ops: list[Op] = []
