@@ -146,8 +146,9 @@ _FRACTIONS = sorted(
 def tap_point(elements: Sequence[UIElement], index: int) -> tuple[float, float]:
     """Where to tap so that the tap reads back as ``elements[index]`` under ``element_under``.
 
-    The centre when it is not covered by a smaller element, else the interior point nearest the
-    centre that is (e.g. a label whose centre lies on its own radio button): a tap the policy chose
+    The centre when no other element takes a tap there (a smaller one, clickable unless nothing
+    clickable is under the point), else the interior point nearest the centre that reads back as
+    this element (e.g. a label whose centre lies on its own radio button): a tap the policy chose
     must encode back to the same choice, or training on its own trajectories teaches it a different
     action. Falls back to the centre when smaller elements cover the whole element.
     """

@@ -27,14 +27,9 @@ from digirl.sim.ui import BLUE, FAINT, SUBTLE, WHITE, Color, View
 from digirl.sim.ui import H as LH
 from digirl.sim.ui import W as LW
 
-_T = TypeVar("_T")
-
-
-def _as_is(v: View, ops: tuple[Op, ...]) -> tuple[Op, ...]:
-    return ops
-
-
 __all__ = ["FrameKey", "Renderer"]
+
+_T = TypeVar("_T")
 
 #: A draw op: ``("r", x0, y0, x1, y1, colour)`` fills a box (already cut to its clip rectangle);
 #: ``("p", key, x, y, clip)`` pastes the cached patch ``key`` with its top-left at (x, y).
@@ -308,7 +303,7 @@ class Renderer:
 
     def _inline(self, v: View, bg: Color) -> tuple[Op, ...]:
         """The ops of a static subtree drawn op by op (``picture`` False), compiled once per view."""
-        return self._by_view(self._inlined, 512, v, bg, _as_is)
+        return self._by_view(self._inlined, 512, v, bg, lambda _v, ops: ops)
 
     def _by_view(
         self,

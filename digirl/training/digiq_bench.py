@@ -244,7 +244,7 @@ def _counts(report: list[dict[str, Any]] | dict[str, Any], split: str) -> tuple[
 
 
 # Options that may change between invocations on one OUT: which cells and rows run, and how.
-_FREE = {"sets", "seeds", "variants", "parallel", "gpus", "stage_workers", "device"}
+_FREE = {"sets", "seeds", "ablations", "variants", "parallel", "gpus", "stage_workers", "device"}
 
 
 def _check_resume(cfg: DigiQBenchConfig, out: Path) -> None:

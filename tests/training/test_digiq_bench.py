@@ -92,6 +92,7 @@ def test_second_invocation_reuses_cells_and_runs_and_refuses_other_settings(tmp_
         bench._run(cfg, prep, "general", 0, "fbc_offline", "train", ("algo.name=filtered_bc", "x=1"), None)
     # rows and cells may change between invocations; what shaped the data may not
     bench._check_resume(DigiQBenchConfig(sets=["webshop"], seeds=[1, 2], ablations=False, oracle_states=0), tmp_path)
+    bench._check_resume(DigiQBenchConfig(sets=["general"], seeds=[0], ablations=True, oracle_states=0), tmp_path)
     with pytest.raises(ValueError, match="offline_trajectories"):
         bench._check_resume(
             DigiQBenchConfig(sets=["general"], seeds=[0], ablations=False, oracle_states=0, offline_trajectories=9), tmp_path
