@@ -55,6 +55,11 @@ class AlgoConfig:
     awr_beta: float = _f(0.5, "temperature of exponential AWR")
     curriculum: bool = _f(True, "instruction-level curriculum (paper Eq. 4.4) in the online phase")
     curriculum_top: float = _f(0.5, "fraction of trajectories kept by the curriculum (released code: 0.1)")
+    curriculum_keep_successes: bool = _f(
+        False,
+        "the curriculum also keeps every successful trajectory below its cut, so it drops failures only "
+        "(false: the paper's top fraction, which stops training the easiest tasks once most episodes succeed)",
+    )
     critic_lr: float = _f(1e-3, "learning rate of both critics")
     critic_steps: int = _f(40, "step-critic optimizer steps per online iteration (paper: 5 epochs)")
     offline_critic_steps: int = _f(200, "step-critic optimizer steps in the offline phase")

@@ -211,10 +211,15 @@ class DigiRL:
         selected = trajs
         v_ins = self.instruction_values(trajs)
         if cfg.curriculum and not offline:
-            score_keep = instruction_curriculum([t.reward for t in trajs], v_ins, cfg.curriculum_top)
+            score_keep = instruction_curriculum(
+                [t.reward for t in trajs], v_ins, cfg.curriculum_top, keep_successes=cfg.curriculum_keep_successes
+            )
             selected = [t for t, k in zip(trajs, score_keep) if k]
             scores = np.array([t.reward for t in trajs]) - v_ins
             metrics["train/curriculum_cutoff"] = float(scores[score_keep].min())
+            won = np.array([t.success for t in trajs], dtype=bool)
+            if won.any():  # below 1: the cut drops successes, and their tasks get no actor update
+                metrics["train/curriculum_kept_success_fraction"] = float(score_keep[won].mean())
         metrics["train/curriculum_kept_fraction"] = len(selected) / len(trajs)
 
         values = self.step_values(selected) if cfg.advantage != "mc" else None

@@ -98,10 +98,16 @@ def awr_weights(advantages: FloatArray, beta: float, *, max_weight: float = 20.0
     return w
 
 
-def instruction_curriculum(rewards: ArrayLike, v_instruct: ArrayLike, top_fraction: float) -> NDArray[np.bool_]:
+def instruction_curriculum(
+    rewards: ArrayLike, v_instruct: ArrayLike, top_fraction: float, *, keep_successes: bool = False
+) -> NDArray[np.bool_]:
     """DigiRL Eq. 4.4: rank trajectories by ``r − V_instruct(c)`` and keep the top fraction.
 
     Ties at the cut-off are kept (so the kept share can slightly exceed ``top_fraction``).
+    ``keep_successes`` also keeps every successful trajectory (r > 0) below the cut: the cut then
+    only drops failures. Without it, once more than ``top_fraction`` of the trajectories succeed,
+    the successes of the tasks the critic deems easiest fall below the cut and those tasks get no
+    actor update at all.
     """
     if not 0.0 < top_fraction <= 1.0:
         raise ValueError(f"top_fraction must be in (0, 1], got {top_fraction}")
@@ -111,6 +117,8 @@ def instruction_curriculum(rewards: ArrayLike, v_instruct: ArrayLike, top_fracti
     k = max(1, int(np.ceil(top_fraction * score.size)))
     cut = np.sort(score)[::-1][k - 1]
     keep: NDArray[np.bool_] = score >= cut
+    if keep_successes:
+        keep |= np.asarray(rewards, dtype=np.float64) > 0
     return keep
 
 

@@ -19,7 +19,6 @@ import json
 import logging
 import math
 import os
-import platform
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from digirl.training.table1 import _cli, _gpu_name, _success, run_threads, visible_gpus
+from digirl.training.table1 import _cli, _success, machine_info, run_threads, visible_gpus
 
 log = logging.getLogger(__name__)
 
@@ -324,12 +323,7 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
             )
     summary = {
         "command": " ".join(sys.argv),
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "gpu": _gpu_name(),
-        },
+        "machine": machine_info(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,

@@ -320,12 +320,7 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
     pairs = paired_comparisons(by_seed, comparison_pairs(cfg))
     summary = {
         "command": " ".join(sys.argv),
-        "machine": {
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "cpus": __import__("os").cpu_count(),
-            "gpu": _gpu_name(),
-        },
+        "machine": machine_info(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,
@@ -382,6 +377,37 @@ def _gpu_name() -> str:
         return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
     except Exception:
         return "unknown"
+
+
+def _cpu_model() -> str:
+    """The first CPU's model name with its family / model / stepping (VMs often show a generic name)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().split("\n\n", 1)[0].splitlines()
+    except OSError:
+        return platform.processor() or "unknown"
+    info = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    ids = "/".join(info.get(k, "?") for k in ("cpu family", "model", "stepping"))
+    return f"{info.get('model name', 'unknown')} ({ids})"
+
+
+def machine_info() -> dict[str, Any]:
+    """What a result was measured on, including what decides whether a deterministic run repeats bit
+    for bit: the torch build and the CPU kernels it picked (two hosts of one VM kind can differ there,
+    and then a run's sampled actions part after a few iterations)."""
+    import os
+
+    import torch
+
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "torch": torch.__version__,
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
+        "gpu": _gpu_name(),
+    }
 
 
 def _fmt(vals: list[float] | None) -> str:

@@ -120,6 +120,27 @@ def test_update_annotates_every_step_with_what_the_actor_filter_used(rollouts):
             assert all(n.kept is False for n in rows[1:])
 
 
+@pytest.mark.parametrize("keep_successes", [False, True])
+def test_curriculum_drops_successes_once_most_succeed_unless_told_to_keep_them(rollouts, keep_successes):
+    pol, trajs = rollouts
+    won = [t for t in trajs if t.success]
+    lost = [t for t in trajs if not t.success]
+    mostly_won = [*won, *won, *won, *lost[:2]]  # far more than curriculum_top = 0.5 succeed
+    mostly_won = [dataclasses.replace(t, traj_id=f"{t.traj_id}-{i}") for i, t in enumerate(mostly_won)]
+    torch.manual_seed(1)
+    cfg = AlgoConfig(critic=EncoderConfig(dim=32, layers=1), actor_steps=1, curriculum_keep_successes=keep_successes, **SMALL)  # type: ignore[arg-type]
+    algo = DigiRL(pol, cfg, seed=3)
+    m = algo.update(mostly_won, "online")
+    kept = {n.traj_id for n in algo.annotations() if n.step == -1 and n.extra["curriculum_kept"]}
+    kept_won = [t.traj_id in kept for t in mostly_won if t.success]
+    assert m["train/curriculum_kept_success_fraction"] == pytest.approx(np.mean(kept_won))
+    if keep_successes:
+        assert all(kept_won)
+        assert not any(t.traj_id in kept for t in mostly_won if not t.success)  # the cut still drops failures
+    else:  # the paper's top half (plus ties: each success is here three times) cannot hold every success
+        assert m["train/curriculum_kept_fraction"] < len(kept_won) / len(mostly_won) and not all(kept_won)
+
+
 def test_step_weights_scale_the_actor_loss_of_each_step(rollouts):
     """The asynchronous driver's importance weights: ones change nothing; others scale each kept step."""
     pol, trajs = rollouts

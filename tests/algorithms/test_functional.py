@@ -72,6 +72,19 @@ def test_instruction_curriculum_top_fraction():
         instruction_curriculum([1], [0.5], 0.0)
 
 
+def test_instruction_curriculum_keep_successes_drops_failures_only():
+    # scores r - V = [.05, .6, .02, -.9, .3, -.1]: most episodes succeed, so the top half {.6, .3, .05}
+    # drops the success at .02 (an easy task) and keeps no failure
+    rewards, v = [1, 1, 1, 0, 1, 0], [0.95, 0.4, 0.98, 0.9, 0.7, 0.1]
+    assert instruction_curriculum(rewards, v, 0.5).tolist() == [True, True, False, False, True, False]
+    assert instruction_curriculum(rewards, v, 0.5, keep_successes=True).tolist() == [True, True, True, False, True, False]
+    # with few successes the top half already holds them all: the same cut either way
+    rewards, v = [1, 0, 0, 0], [0.2, 0.1, 0.5, 0.8]
+    paper = instruction_curriculum(rewards, v, 0.5)
+    assert paper.tolist() == [True, True, False, False]
+    assert instruction_curriculum(rewards, v, 0.5, keep_successes=True).tolist() == paper.tolist()
+
+
 def test_filtered_bc_keep_top_quantile_successes_only():
     # quantile .9 of [0,1,0,1,1] is 1 → keep the three successes
     assert filtered_bc_keep([0, 1, 0, 1, 1], 0.9).tolist() == [False, True, False, True, True]

@@ -92,6 +92,9 @@ def test_table1_smoke_preset(tmp_path: Path, capsys):
     rows = s["results"]["general"]
     assert set(rows) == {"sft", "fbc_off2on", "digirl_off2on", "digirl_off2on_mc", "xfit"}
     assert s["failed_runs"] == []
+    # what decides whether the numbers repeat bit for bit on another host is recorded with them
+    m = s["machine"]
+    assert m["torch"] and m["torch_cpu_capability"] and m["cpu_model"] and m["cpus"] >= 1
     pairs = {(r["a"], r["b"]) for r in s["paired"]["general"]}
     assert pairs == {("digirl_off2on", "fbc_off2on"), ("digirl_off2on_mc", "digirl_off2on"), ("xfit", "digirl_off2on")}
     md = (tmp_path / "t1" / "table1.md").read_text()
