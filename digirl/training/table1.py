@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import platform
 import subprocess
 import sys
@@ -121,8 +122,6 @@ def _cli(args: list[str], log_file: Path, gpu: int | None = None, threads: int |
 
 
 def _env(gpu: int | None = None, threads: int | None = None) -> dict[str, str]:
-    import os
-
     env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
     if threads is not None and "OMP_NUM_THREADS" not in os.environ:
         env["OMP_NUM_THREADS"] = str(threads)  # many runs share the cores: no oversubscription
@@ -141,8 +140,6 @@ class RunSpread(Protocol):
 
 def run_threads(cfg: RunSpread) -> int:
     """Torch threads per run: the cores shared by the runs that execute at once."""
-    import os
-
     return max(1, (os.cpu_count() or 1) // max(1, cfg.parallel))
 
 
@@ -391,11 +388,9 @@ def _cpu_model() -> str:
 
 
 def machine_info() -> dict[str, Any]:
-    """What a result was measured on, including what decides whether a deterministic run repeats bit
-    for bit: the torch build and the CPU kernels it picked (two hosts of one VM kind can differ there,
-    and then a run's sampled actions part after a few iterations)."""
-    import os
-
+    """What a result was measured on, with what a bit-for-bit repeat depends on besides the command:
+    the CPU, the torch build, the CPU kernels torch picked and the thread setting. A deterministic run
+    repeated on another host of the same VM kind can part after a few iterations; this is what to compare."""
     import torch
 
     return {
