@@ -43,7 +43,7 @@ EVAL = ["eval.test_tasks=0", "eval.train_tasks=16", "eval.seed=7", "log.tensorbo
 ACTOR = ["mode=offline", "algo.offline_actor_steps=150", "algo.lr=2e-3", "algo.batch_size=32"]
 # Every stage runs as its own `digirl` process with a pinned hash seed and one torch thread: run in
 # the test process, after the rest of the suite, the outcome changed with state earlier tests left
-# behind (CI once gave Digi-Q 2/16 where a lone run gave 16/16); pinned, it is the same on any machine.
+# behind (CI once gave Digi-Q 2/16 where a lone run gave 16/16); pinned, the rest of the suite cannot move it.
 PINNED = {"PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
