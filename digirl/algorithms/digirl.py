@@ -211,13 +211,11 @@ class DigiRL:
         selected = trajs
         v_ins = self.instruction_values(trajs)
         if cfg.curriculum and not offline:
-            score_keep = instruction_curriculum(
-                [t.reward for t in trajs], v_ins, cfg.curriculum_top, keep_successes=cfg.curriculum_keep_successes
-            )
+            rewards = np.array([t.reward for t in trajs], dtype=np.float64)
+            score_keep = instruction_curriculum(rewards, v_ins, cfg.curriculum_top, keep_successes=cfg.curriculum_keep_successes)
             selected = [t for t, k in zip(trajs, score_keep) if k]
-            scores = np.array([t.reward for t in trajs]) - v_ins
-            metrics["train/curriculum_cutoff"] = float(scores[score_keep].min())
-            won = np.array([t.success for t in trajs], dtype=bool)
+            metrics["train/curriculum_cutoff"] = float((rewards - v_ins)[score_keep].min())
+            won = rewards > 0  # what keep_successes keeps
             if won.any():  # below 1: the cut drops successes, and their tasks get no actor update
                 metrics["train/curriculum_kept_success_fraction"] = float(score_keep[won].mean())
         metrics["train/curriculum_kept_fraction"] = len(selected) / len(trajs)
