@@ -32,6 +32,7 @@ def _chain(n_states: int = 4) -> TDBatch:
     )
 
 
+@pytest.mark.slow
 def test_td_recovers_discounted_values_of_a_chain():
     torch.manual_seed(0)
     cfg = DigiQConfig(
@@ -64,6 +65,7 @@ def test_state_dict_round_trip_and_protocol():
         a.value([])
 
 
+@pytest.mark.slow
 def test_conservative_penalty_pushes_down_untried_candidates():
     torch.manual_seed(0)
     data = _chain()

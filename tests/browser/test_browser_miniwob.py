@@ -117,6 +117,7 @@ def test_page_time_limit_is_off_by_default_and_optional(pool: object) -> None:
         short.close()
 
 
+@pytest.mark.slow
 def test_every_scripted_solver_on_a_few_seeds(pool: object) -> None:
     """All curated tasks at once through the batched API (one page each), 2 seeds per task."""
     require_miniwob()

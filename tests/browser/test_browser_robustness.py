@@ -48,6 +48,7 @@ def test_killed_browser_fails_the_episode_then_relaunches(pool: object) -> None:
         env.close()
 
 
+@pytest.mark.slow
 def test_close_leaves_no_chromium_process() -> None:
     require_miniwob()
     from digirl.browser.miniwob import MiniWoBEnv

@@ -158,6 +158,7 @@ def test_actors_acting_themselves_give_the_process_runners_trajectories(ray_sess
     assert [t.metadata["noisy_steps"] for t in want["expert"]] == [t.metadata["noisy_steps"] for t in got["expert"]]
 
 
+@pytest.mark.slow
 def test_actors_acting_themselves_keep_the_failure_semantics(ray_session):
     from digirl.training.common import policy_act_fn
 

@@ -91,6 +91,7 @@ def test_async_training_survives_an_actor_killed_mid_run(ray_session, tmp_path):
     assert any("Ray actor died" in f for x in retried for f in x.metadata["failures"])
 
 
+@pytest.mark.slow
 def test_actors_acting_themselves_tag_versions_within_the_staleness_bound(ray_session, tmp_path):
     actor = [*RAY, "env.ray.inference=actor", "env.ray.steps_per_call=4", "env.latency_s=[0.01,0.03]"]
     sync = train(load_config(TrainConfig, overrides=[*ARGS, *actor, "iterations=2"]), tmp_path / "sync")

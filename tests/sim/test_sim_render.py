@@ -81,6 +81,7 @@ def test_screens_match_reference_with_evicting_caches() -> None:
     assert _drive(env, "mixed", episodes=12, seed=3) >= 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("taskset", ["general", "webshop"])
 def test_many_screens_match_reference(taskset: str) -> None:
     seen: set[bytes] = set()

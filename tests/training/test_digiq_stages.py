@@ -120,6 +120,7 @@ def trajs_by_id(trajs):
     return {t.traj_id: t for t in trajs}
 
 
+@pytest.mark.slow
 def test_kill9_during_the_stages_then_resume(dataset, tmp_path):
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "digirl", "digiq", "featurize", str(run), f"offline_dataset={dataset}", *SMALL,

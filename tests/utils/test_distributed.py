@@ -101,6 +101,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_two_ranks_equal_one_process(tmp_path):
     from safetensors.torch import load_file
 

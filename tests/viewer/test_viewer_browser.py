@@ -74,6 +74,7 @@ def _shot(pg: Any, name: str) -> None:
         pg.screenshot(path=str(Path(out) / name), full_page=True)
 
 
+@pytest.mark.slow
 def test_viewer_lists_filters_and_opens_a_trajectory(page: Any, viewer: str) -> None:
     pg = page
     pg.goto(viewer)
