@@ -169,6 +169,11 @@ class TrainConfig:
         "(every family equally often), or uncertainty (families weighted by sqrt(p(1-p)) of their smoothed "
         "success so far; see digirl/training/task_sampling.py)",
     )
+    task_family_power: float = _f(
+        0.0,
+        "task_sampling=family: family f gets a share of each iteration's tasks proportional to n_f^power, n_f its "
+        "train tasks (0 = every family equally often, 1 = as uniform, 0.5 in between)",
+    )
     offline_dataset: str | None = _f(None, "stored dataset for the offline phase (required for offline and off2on)")
     replay_capacity: int = _f(2000, "trajectories kept for training (FIFO; released code: 2000)")
     seed: int = _f(0, "seed of everything in the run")
@@ -190,6 +195,8 @@ class TrainConfig:
             raise ValueError(f"mode={self.mode} needs offline_dataset=PATH (a dataset from `digirl collect`)")
         if self.iterations < 0 or self.rollout_size < 1:
             raise ValueError("iterations must be >= 0 and rollout_size >= 1")
+        if not 0.0 <= self.task_family_power <= 1.0:
+            raise ValueError(f"task_family_power must be in [0, 1], got {self.task_family_power}")
 
 
 @dataclass

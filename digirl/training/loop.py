@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -228,7 +229,8 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
     etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
-    families = sorted({t.family for t in train_pool if t is not None})
+    family_sizes = Counter(t.family for t in train_pool if t is not None)
+    families = sorted(family_sizes)
     history: list[dict[str, Any]] = []
     clock = {"start": time.perf_counter(), "eval_s": 0.0}  # this session's wall-clock, and the part spent evaluating
 
@@ -305,7 +307,13 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
                 if new is None:  # collect; an iteration already on disk (crash before checkpoint) is reused
                     if main:
                         assert runner is not None
-                        weights = family_weights(cfg.task_sampling, families, family_outcomes(buffer.trajectories()))
+                        weights = family_weights(
+                            cfg.task_sampling,
+                            families,
+                            family_outcomes(buffer.trajectories()),
+                            sizes=family_sizes,
+                            power=cfg.task_family_power,
+                        )
                         jobs = iteration_jobs(cfg, train_pool, it, weights)
                         act.version = state.updates  # actors acting themselves fetch these weights once
                         new = store_iteration(store, in_job_order(runner.run(act, jobs), jobs), it, state.updates)

@@ -255,14 +255,26 @@ def _train(
     return res
 
 
-def _success(report: list[dict[str, Any]] | dict[str, Any], split: str) -> float | None:
+def _report(report: list[dict[str, Any]] | dict[str, Any], split: str) -> dict[str, Any] | None:
+    """One split's report from ``digirl eval`` (split -> report) or ``digirl train`` (a list) output."""
     if isinstance(report, dict):
-        r = report.get(split)
-        return None if r is None else float(r["success_rate"])
-    for r in report:
-        if r["split"] == split:
-            return float(r["success_rate"])
-    return None
+        r: dict[str, Any] | None = report.get(split)
+        return r
+    return next((r for r in report if r["split"] == split), None)
+
+
+def _success(report: list[dict[str, Any]] | dict[str, Any], split: str) -> float | None:
+    r = _report(report, split)
+    return None if r is None else float(r["success_rate"])
+
+
+def _family_counts(report: list[dict[str, Any]] | dict[str, Any], split: str) -> dict[str, list[int]] | None:
+    """family -> [successes, episodes] of one split's report."""
+    r = _report(report, split)
+    if r is None:
+        return None
+    fams = r.get("per_family", {})
+    return {f: [round(d["success_rate"] * d["episodes"]), int(d["episodes"])] for f, d in sorted(fams.items())}
 
 
 def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
@@ -289,6 +301,10 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
     by_seed: dict[str, dict[str, dict[int, float]]] = {}  # set -> method -> seed -> test success
     curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
+    # set -> method -> seed -> family -> [successes, episodes] (final test); and test success per family
+    # at every evaluation of the off2on runs (set -> method -> seed -> [[online trajectories, {family: rate}]])
+    fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]] = {}
+    fam_curves: dict[str, dict[str, dict[int, list[list[Any]]]]] = {}
     failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
     for (c, key, _, mode, _), res in zip(jobs, results):
         if res is None:
@@ -300,7 +316,13 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
                 raw.setdefault(tset, {}).setdefault(key, {}).setdefault(split, []).append(v)
                 if split == "test":
                     by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = v
+        fams = _family_counts(res["final"], "test")
+        if fams is not None:
+            fam_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = fams
         if mode == "off2on":
+            fam_curves.setdefault(tset, {}).setdefault(key, {})[seed] = [
+                [int(h["online_trajectories"]), h["families"]["test"]] for h in res["history"] if "test" in h.get("families", {})
+            ]
             curve = [
                 (int(h["online_trajectories"]), float(h["eval/test_success_rate"]))
                 for h in res["history"]
@@ -314,6 +336,9 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
                 raw.setdefault(c[0], {}).setdefault("sft", {}).setdefault(split, []).append(v)
                 if split == "test":
                     by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = v
+        fams = _family_counts(prep["sft_eval"], "test")
+        if fams is not None:
+            fam_by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = fams
     pairs = paired_comparisons(by_seed, comparison_pairs(cfg))
     summary = {
         "command": " ".join(sys.argv),
@@ -325,10 +350,12 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
         "test_by_seed": by_seed,
         "paired": pairs,
         "curves": curves,
+        "test_families_by_seed": fam_by_seed,
+        "test_family_curves": fam_curves,
         "failed_runs": failed,
     }
     (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
-    md = table_markdown(raw, cfg) + pairs_markdown(pairs, cfg)
+    md = table_markdown(raw, cfg) + pairs_markdown(pairs, cfg) + families_markdown(fam_by_seed, cfg)
     if failed:
         md += f"\nFailed runs (see their logs): {', '.join(failed)}\n"
     (out / "table1.md").write_text(md)
@@ -365,6 +392,31 @@ def pairs_markdown(pairs: dict[str, list[dict[str, Any]]], cfg: Table1Config) ->
                 f"| {'yes' if r['resolved'] else 'no'} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def families_markdown(fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]], cfg: Table1Config) -> str:
+    """Final test success per task family, pooled over seeds: where a method's score comes from."""
+    keys = [m[0] for m in methods(cfg)]
+    out = ""
+    for tset in [s for s in cfg.sets if s in fam_by_seed]:
+        rows = fam_by_seed[tset]
+        cols = [k for k in keys if k in rows]
+        pooled: dict[str, dict[str, list[int]]] = {}
+        for k in cols:
+            for fams in rows[k].values():
+                for f, (succ, n) in fams.items():
+                    acc = pooled.setdefault(f, {}).setdefault(k, [0, 0])
+                    acc[0] += succ
+                    acc[1] += n
+        lines = ["", f"Test success per family ({tset}, pooled over seeds; episodes per method in brackets):", ""]
+        lines += ["| family | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+        for f in sorted(pooled, key=lambda f: (-max(n for _, n in pooled[f].values()), f)):
+            cells = [
+                f"{100 * pooled[f][k][0] / pooled[f][k][1]:.0f}% ({pooled[f][k][1]})" if k in pooled[f] else "–" for k in cols
+            ]
+            lines.append(f"| {f} | " + " | ".join(cells) + " |")
+        out += "\n".join(lines) + "\n"
+    return out
 
 
 def _gpu_name() -> str:

@@ -4,11 +4,13 @@ weighted towards families whose outcome is still uncertain.
 Uniform sampling follows the task list, so a family with 4% of the train split gets ~1 try in an
 iteration of 32 rollouts and may never produce the first success an RL method needs (measured on
 the simulator's General set: 68% of rollouts are web searches; install_app and maps_directions got
-0 successes in 20 tries each over 768 online trajectories). ``family`` gives every family the same
-share; ``uncertainty`` gives family f a share ∝ sqrt(p_f (1 − p_f)) with p_f its Laplace-smoothed
-success rate in the replay data (unseen families start at p = 1/2, the largest share), so effort
-goes where outcomes are still undecided — a collection-side counterpart of DigiRL's instruction-
-level curriculum, which only filters what is trained on.
+0 successes in 20 tries each over 768 online trajectories). ``family`` gives family f a share
+∝ n_f^power, n_f its number of tasks in the pool: power 0 (the default) gives every family the same
+share, 1 is uniform over tasks, 0.5 in between (temperature sampling over families);
+``uncertainty`` gives family f a share ∝ sqrt(p_f (1 − p_f)) with p_f its Laplace-smoothed success
+rate in the replay data (unseen families start at p = 1/2, the largest share), so effort goes where
+outcomes are still undecided — a collection-side counterpart of DigiRL's instruction- level
+curriculum, which only filters what is trained on.
 """
 
 from __future__ import annotations
@@ -43,13 +45,23 @@ def family_outcomes(trajectories: Iterable[Trajectory]) -> dict[str, tuple[int, 
 
 
 def family_weights(
-    mode: TaskSampling, families: Sequence[str], outcomes: Mapping[str, tuple[int, int]] | None = None
+    mode: TaskSampling,
+    families: Sequence[str],
+    outcomes: Mapping[str, tuple[int, int]] | None = None,
+    *,
+    sizes: Mapping[str, int] | None = None,
+    power: float = 0.0,
 ) -> dict[str, float] | None:
-    """Unnormalized weight of each family (``None`` for uniform-over-tasks sampling)."""
+    """Unnormalized weight of each family (``None`` for uniform-over-tasks sampling); under
+    ``family``, family f weighs ``sizes[f] ** power`` (equal weights when ``power`` is 0)."""
     if mode == "uniform":
         return None
     if mode == "family":
-        return {f: 1.0 for f in families}
+        if power == 0:
+            return {f: 1.0 for f in families}
+        if sizes is None:
+            raise ValueError("task sampling 'family' with power != 0 needs the families' sizes")
+        return {f: float(sizes[f]) ** power for f in families}
     if mode == "uncertainty":
         w = {}
         for f in families:

@@ -100,10 +100,37 @@ def test_table1_smoke_preset(tmp_path: Path, capsys):
     md = (tmp_path / "t1" / "table1.md").read_text()
     assert "Off-to-on · DigiRL" in md and "MC-return" in md and "Paired comparisons" in md
     assert (tmp_path / "t1" / "curves.png").is_file()
+    # per-family test success: final (counts add up to each run's score) and along the off2on runs
+    fams = s["test_families_by_seed"]["general"]
+    assert set(fams) == set(rows)
+    for key, by_seed in fams.items():
+        for seed, per in by_seed.items():
+            won, n = sum(k for k, _ in per.values()), sum(e for _, e in per.values())
+            assert won / n == pytest.approx(s["test_by_seed"]["general"][key][seed])
+    fam_curve = s["test_family_curves"]["general"]["digirl_off2on"]["0"]
+    assert fam_curve and all(isinstance(per, dict) and per for _, per in fam_curve)
+    assert "Test success per family (general" in md
     # the ablation runs really got their overrides (the resolved config is saved with each run)
     saved = (tmp_path / "t1" / "general-s0" / "digirl_off2on_mc" / "config.yaml").read_text()
     assert "advantage: mc" in saved
     assert "critic_folds: 2" in (tmp_path / "t1" / "general-s0" / "xfit" / "config.yaml").read_text()
+
+
+def test_table1_family_table_pools_seeds():
+    from digirl.training.table1 import Table1Config, families_markdown
+
+    cfg = Table1Config(sets=["general"], only=["fbc_off2on"])
+    fams = {
+        "general": {
+            "sft": {0: {"web": [1, 4], "alarm": [0, 1]}, 1: {"web": [3, 4], "alarm": [1, 1]}},
+            "fbc_off2on": {0: {"web": [4, 4], "alarm": [0, 1]}},
+        }
+    }
+    md = families_markdown(fams, cfg)
+    lines = md.strip().splitlines()
+    assert lines[2] == "| family | sft | fbc_off2on |"
+    assert lines[4] == "| web | 50% (8) | 100% (4) |"  # the most frequent family first
+    assert lines[5] == "| alarm | 50% (2) | 0% (1) |"
 
 
 def test_table1_spreads_runs_over_gpus():
