@@ -9,7 +9,7 @@ the simulator's General set: 68% of rollouts are web searches; install_app and m
 share, 1 is uniform over tasks, 0.5 in between (temperature sampling over families);
 ``uncertainty`` gives family f a share ∝ sqrt(p_f (1 − p_f)) with p_f its Laplace-smoothed success
 rate in the replay data (unseen families start at p = 1/2, the largest share), so effort goes where
-outcomes are still undecided — a collection-side counterpart of DigiRL's instruction- level
+outcomes are still undecided — a collection-side counterpart of DigiRL's instruction-level
 curriculum, which only filters what is trained on.
 """
 
