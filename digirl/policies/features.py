@@ -22,7 +22,7 @@ from digirl.policies.screens import shrink_many
 # Words keep inner dots, hyphens and apostrophes ("bestbuy.com", "wi-fi", "what's") so typed text
 # rebuilt from instruction words is what a person would type (a URL must stay one token).
 _WORD = re.compile(r"[A-Za-z0-9]+(?:(?:['.\-]|(?<=\d):(?=\d))[A-Za-z0-9]+)*")  # "6:45pm" is one word
-_CAMEL_TYPO = re.compile(r"([a-z]{2,})([A-Z][a-z])")  # "inToronto" → "in Toronto" (AitW typos)
+_CAMEL_TYPO = re.compile(r"\b([a-z]{2,})([A-Z][a-z])")  # "inToronto" → "in Toronto" (AitW typos); "PlayStation" stays one word
 
 #: Action kinds the default policy chooses between (the first head).
 KINDS = (

@@ -55,6 +55,15 @@ def test_typed_text_pointer_round_trip():
     assert text_to_mask("zebra", ws).sum() == 0
 
 
+def test_brand_names_stay_one_typed_word():
+    # "PlayStation" split into "Play Station" was typed back as two words, a query the search
+    # predicate rejects: the policy could not complete that task. Typos like "inToronto" still split.
+    ws = words("What does the PlayStation 5 look like? Play the latest video from BuzzFeed")
+    assert "PlayStation" in ws and "BuzzFeed" in ws
+    assert mask_to_text(text_to_mask("PlayStation 5", ws), ws) == "PlayStation 5"
+    assert words("weather inToronto") == ["weather", "in", "Toronto"]
+
+
 def test_action_kinds_cover_the_action_space():
     assert action_kind(Action.scroll("up")) == "swipe_up"
     assert action_kind(Action.type_text("x")) == "type"

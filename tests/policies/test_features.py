@@ -1,6 +1,7 @@
 """Feature and action encoding of the default policy: a chosen element's tap reads back as that element."""
 
 import numpy as np
+import pytest
 
 from digirl.core.actions import Action
 from digirl.core.types import Observation, UIElement
@@ -12,7 +13,10 @@ from digirl.policies.features import (
     element_under,
     encode_actions,
     featurize,
+    mask_to_text,
     tap_point,
+    text_to_mask,
+    words,
 )
 
 # The element list MiniWoB's click-option page gives (label text elements and their radio buttons,
@@ -110,3 +114,26 @@ def test_policy_taps_round_trip_on_simulator_screens():
                 if term or trunc:
                     break
     assert checked > 100
+
+
+@pytest.mark.parametrize("taskset", ["general", "webshop"])
+def test_every_search_query_is_typeable_from_its_instruction(taskset: str) -> None:
+    """The default policy types instruction words only: every task's search must succeed with them."""
+    from digirl.sim.content import terms_in
+    from digirl.sim.predicates import query_terms
+    from digirl.sim.tasks.parser import parse_instruction
+    from digirl.sim.tasks.tasksets import load_taskset
+
+    spec = FeatureSpec()
+    checked, missing = 0, []
+    for split in ("train", "test"):
+        for task in load_taskset(taskset, split):
+            intent = parse_instruction(task.instruction)
+            if intent is None or "query" not in intent.slots:
+                continue
+            ws = words(task.instruction)[: spec.max_instruction_words]
+            typed = mask_to_text(text_to_mask(intent.slots["query"], ws), ws)
+            checked += 1
+            if not terms_in(query_terms(intent), typed):
+                missing.append((task.instruction, typed, query_terms(intent)))
+    assert checked > 300 and not missing, missing[:5]

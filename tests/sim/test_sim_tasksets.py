@@ -196,10 +196,12 @@ def test_load_task_file(tmp_path: Path) -> None:
 
 
 # What the AitW-style sets mean must not change (Table 1 stays comparable): a digest of every
-# line's intent, equal to the one before the phone families were added.
+# line's intent, equal to the one before the phone families were added. One deliberate change
+# since: "How fast is X?" needs X in the query, not the word "speed" it never says (general test
+# lines 162 and 226, outside Table 1's first 96).
 SHIPPED_INTENT_DIGESTS = {
     ("general", "train"): "ad79934f3b3139fd",
-    ("general", "test"): "6dd4a5af244bb921",
+    ("general", "test"): "10be1d5c41b19975",
     ("webshop", "train"): "479f611b7328e19a",
     ("webshop", "test"): "b3f190015a8e4c10",
 }

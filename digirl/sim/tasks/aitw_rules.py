@@ -327,11 +327,12 @@ def _news(g: dict[str, str]) -> Intent | None:
 
 @AITW.rule(
     "WHATS~(?:the~)?(?:(?:average|top|maximum|max|typical)~)?speed~of~{x}",
-    "how fast~(?:is|are|does|do|can)~{x}(?:~(?:go|run|fly|travel|swim))?",
+    "how (?P<fast>fast)~(?:is|are|does|do|can)~{x}(?:~(?:go|run|fly|travel|swim))?",
 )
 def _speed(g: dict[str, str]) -> Intent | None:
     x = _clean_slot(g["x"])
-    return web_search(f"speed of {x}", _terms("speed", x), "speed")
+    # "How fast is X?" does not say "speed": a search for X answers it (as "how big is X" needs X only)
+    return web_search(f"speed of {x}", _terms(x) if g.get("fast") else _terms("speed", x), "speed")
 
 
 _SIZE_ADJ = {"big", "large", "tall", "heavy", "long", "small", "wide", "high", "deep"}
