@@ -63,7 +63,18 @@ def reference_featurize(observations: Sequence[Observation], spec: FeatureSpec) 
         els = tuple(obs.elements or ())[:K]
         all_elems.append(els)
         for k, el in enumerate(els):
-            ew = [w.lower() for w in words(el.text)]
+            text = el.text
+            if el.clickable and not text.strip():  # a textless box reads as the labels centred inside it
+                inside = [
+                    o.text
+                    for o in els
+                    if not o.clickable
+                    and o.text.strip()
+                    and el.bounds[0] <= o.center[0] <= el.bounds[2]
+                    and el.bounds[1] <= o.center[1] <= el.bounds[3]
+                ]
+                text = " ".join(inside)
+            ew = [w.lower() for w in words(text)]
             ids = [word_id(w, spec.buckets) for w in ew[:T]]
             elem_words[i, k, : len(ids)] = ids
             common = sum(1 for w in ew if w in lower_instr)

@@ -137,3 +137,23 @@ def test_every_search_query_is_typeable_from_its_instruction(taskset: str) -> No
             if not terms_in(query_terms(intent), typed):
                 missing.append((task.instruction, typed, query_terms(intent)))
     assert checked > 300 and not missing, missing[:5]
+
+
+def test_a_textless_clickable_row_reads_as_its_labels() -> None:
+    from digirl.policies.features import element_texts
+
+    els = (
+        UIElement(kind="list_item", text="", bounds=(0.0, 0.3, 1.0, 0.4), clickable=True),
+        UIElement(kind="text", text="Apps", bounds=(0.2, 0.31, 0.9, 0.35), clickable=False),
+        UIElement(kind="text", text="Recent apps", bounds=(0.2, 0.35, 0.9, 0.39), clickable=False),
+        UIElement(kind="list_item", text="", bounds=(0.0, 0.4, 1.0, 0.5), clickable=True),
+        UIElement(kind="text", text="Battery", bounds=(0.2, 0.41, 0.9, 0.45), clickable=False),
+        UIElement(kind="button", text="OK", bounds=(0.2, 0.6, 0.4, 0.7), clickable=True),
+        UIElement(kind="icon", text="", bounds=(0.5, 0.6, 0.6, 0.7), clickable=True),  # nothing inside: stays empty
+    )
+    assert element_texts(els) == ["Apps Recent apps", "Apps", "Recent apps", "Battery", "Battery", "OK", ""]
+    spec = FeatureSpec()
+    obs = Observation(np.zeros((20, 10, 3), np.uint8), "Check the settings for Apps", elements=els)
+    b = featurize([obs], spec)
+    assert b.elem_num[0, 0, 6] > 0 and b.elem_num[0, 3, 6] == 0  # word overlap with the instruction: Apps row only
+    assert b.elements[0] == els  # the elements themselves are unchanged
