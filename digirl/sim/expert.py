@@ -72,6 +72,14 @@ class ExpertStep:
             x0, y0, x1, y1 = s.rect
             vh = y1 - y0
             up = bot > s.offset + vh - 8
+            # The default policy has one swipe per direction (Action.scroll's): use it, repeated, where
+            # it starts inside this list and cannot carry the row past the viewport, so demos show
+            # list positions the policy's own swipes reach (exact lengths taught ones they never do).
+            canon = Action.scroll("up" if up else "down")
+            assert canon.touch is not None
+            sx, sy = canon.touch[0] * W, canon.touch[1] * H
+            if x0 <= sx <= x1 and y0 <= sy <= y1 and canon.gesture_length * H * 1.2 <= vh - (bot - top) - 16:
+                return canon
             need = (bot - (s.offset + vh) + 24) if up else (s.offset - top + 24)
             length = min(max(need / (1.2 * H), 0.08), (vh - 40) / H)
             cx = (x0 + x1) / 2 / W

@@ -157,3 +157,30 @@ def test_a_textless_clickable_row_reads_as_its_labels() -> None:
     b = featurize([obs], spec)
     assert b.elem_num[0, 0, 6] > 0 and b.elem_num[0, 3, 6] == 0  # word overlap with the instruction: Apps row only
     assert b.elements[0] == els  # the elements themselves are unchanged
+
+
+def test_the_experts_scrolls_are_swipes_the_policy_can_make() -> None:
+    """Demos that scroll a list must use the default policy's own swipe: an exact-length expert swipe
+    decodes to a different list position, and behaviour cloning then never learned app_settings."""
+    from digirl.sim.tasks.tasksets import load_taskset
+
+    spec = FeatureSpec()
+    env = make("digirl/sim-general-v0")
+    tasks = [t for t in load_taskset("general", "test") if t.family in ("app_settings", "app_notifications")][:6]
+    swipes = 0
+    for i, task in enumerate(tasks):
+        obs, _ = env.reset(seed=i, options={"task": task})
+        reward, done = 0.0, False
+        while not done:
+            a = env.cheat()
+            assert a is not None
+            if a.is_swipe:
+                b = featurize([obs], spec)
+                t = encode_actions(b, [obs], [a], spec)
+                back = decode_action(int(t.kind[0]), -1, -1, t.type_mask[0], b.elements[0], b.instr_words[0], spec)
+                assert back == a, (task.instruction, a, back)
+                swipes += 1
+            obs, reward, term, trunc, _ = env.step(a)
+            done = term or trunc
+        assert reward == 1.0, task.instruction
+    assert swipes >= 3
