@@ -46,6 +46,12 @@ class EncoderConfig:
     layers: int = _f(2, "transformer layers")
     heads: int = _f(4, "attention heads")
     dropout: float = _f(0.0, "dropout in the transformer")
+    word_dropout: float = _f(
+        0.0,
+        "in training, hide each distinct word of a sample (instruction and elements alike) with this probability, so "
+        "the pointer learns to match the instruction's words to an element's (overlap features) instead of memorising "
+        "names it saw (test tasks name held-out apps and places)",
+    )
     image_width: int = _f(48, "screenshot width fed to the CNN")
     image_height: int = _f(104, "screenshot height fed to the CNN")
     frame_stack: int = _f(1, "screenshots stacked as input (DigiRL stacks 2: the current and the previous)")
@@ -64,6 +70,8 @@ class EncoderConfig:
     def __post_init__(self) -> None:
         if self.dim % self.heads:
             raise ValueError(f"dim ({self.dim}) must be a multiple of heads ({self.heads})")
+        if not 0.0 <= self.word_dropout < 1.0:
+            raise ValueError(f"word_dropout must be in [0, 1), got {self.word_dropout}")
         if min(self.dim, self.layers, self.heads, self.frame_stack, self.buckets) < 1:
             raise ValueError("dim, layers, heads, frame_stack and buckets must be >= 1")
 

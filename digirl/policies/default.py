@@ -86,10 +86,16 @@ class ScreenEncoder(nn.Module):
         hist = (self.hist(t["history"]) + self.hist_pos.weight.unsqueeze(0) * (t["history"] > 0).unsqueeze(-1)).sum(
             1, keepdim=True
         )
-        instr = self.word(t["instr"]) + self.pos.weight[:L].unsqueeze(0)
         ew = t["elem_words"]
         wmask = (ew > 0).unsqueeze(-1).float()
-        ewords = (self.word(ew) * wmask).sum(2) / wmask.sum(2).clamp(min=1.0)
+        instr = self.word(t["instr"])
+        ewords_each = self.word(ew) * wmask
+        if self.training and self.cfg.word_dropout > 0:
+            keep_instr, keep_elem = word_keep_masks(t["instr"], ew, self.cfg.word_dropout, self.cfg.buckets)
+            instr = instr * keep_instr.unsqueeze(-1)
+            ewords_each = ewords_each * keep_elem.unsqueeze(-1)
+        instr = instr + self.pos.weight[:L].unsqueeze(0)
+        ewords = ewords_each.sum(2) / wmask.sum(2).clamp(min=1.0)
         elem = ewords + self.elem_num(t["elem_num"]) + self.elem_kind(t["elem_kind"])
         types = self.type_emb.weight
         x = torch.cat(
@@ -105,6 +111,19 @@ class ScreenEncoder(nn.Module):
         pad = torch.cat([torch.zeros(b, 3, dtype=torch.bool, device=x.device), t["instr"] == 0, ~t["elem_mask"]], dim=1)
         h = self.norm(self.encoder(x, src_key_padding_mask=pad))
         return h[:, 0], h[:, 3 : 3 + L], h[:, 3 + L : 3 + L + K]
+
+
+def word_keep_masks(instr: torch.Tensor, elem_words: torch.Tensor, p: float, buckets: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Word dropout: which word ids of ``instr`` [B, L] and ``elem_words`` [B, K, T] stay visible.
+
+    One draw per sample and word bucket, so a hidden word is hidden wherever it occurs in its sample
+    (the instruction and every element): the identity is gone, the overlap features still match.
+    """
+    b = instr.shape[0]
+    hidden = torch.rand(b, buckets, device=instr.device) < p
+    keep_instr = ~hidden.gather(1, instr)
+    keep_elem = ~hidden.gather(1, elem_words.reshape(b, -1)).reshape(elem_words.shape)
+    return keep_instr, keep_elem
 
 
 def batch_to_tensors(batch: Batch, device: torch.device) -> dict[str, torch.Tensor]:

@@ -128,3 +128,36 @@ def test_screenshot_only_policy_never_sees_elements_and_taps_the_grid(tmp_path):
     assert bool(valid[0]) and element_under(obs[0].elements, *tap.touch) is not None
     p.save(tmp_path / "pol")
     assert DefaultPolicy.load(tmp_path / "pol").cfg.use_elements is False
+
+
+def test_word_dropout_hides_a_word_everywhere_in_training_only():
+    from digirl.policies.config import EncoderConfig
+    from digirl.policies.default import ScreenEncoder, batch_to_tensors, word_keep_masks
+
+    instr = torch.tensor([[5, 7, 9, 0], [5, 7, 9, 0]])
+    elem = torch.tensor([[[7, 5, 0], [9, 11, 0]], [[7, 5, 0], [9, 11, 0]]])
+    torch.manual_seed(0)
+    hidden_instr = []
+    for _ in range(200):
+        ki, ke = word_keep_masks(instr, elem, 0.3, 16)
+        for row in range(2):  # a word id is hidden in the elements exactly when it is in the instruction
+            vis = {int(w): bool(k) for w, k in zip(instr[row], ki[row])}
+            for w, k in zip(elem[row].flatten(), ke[row].flatten()):
+                if int(w) in vis:
+                    assert bool(k) == vis[int(w)]
+        hidden_instr.append((~ki[:, :3]).float().mean())
+    assert 0.25 < float(torch.stack(hidden_instr).mean()) < 0.35
+
+    obs, _ = _obs(n=4)
+    enc = ScreenEncoder(EncoderConfig(dim=32, layers=1, heads=2, word_dropout=0.5))
+    t = batch_to_tensors(DefaultPolicy(seed=0).featurize(obs), torch.device("cpu"))
+    enc.train()
+    torch.manual_seed(1)
+    a = enc(t)
+    torch.manual_seed(1)
+    assert all(torch.equal(x, y) for x, y in zip(a, enc(t)))  # seeded
+    enc.eval()
+    c = enc(t)
+    assert all(torch.equal(x, y) for x, y in zip(c, enc(t))) and not torch.equal(a[0], c[0])  # off in eval
+    with pytest.raises(ValueError, match="word_dropout"):
+        EncoderConfig(word_dropout=1.0)
