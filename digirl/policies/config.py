@@ -64,6 +64,12 @@ class EncoderConfig:
         "see the UI element list (text + boxes, as AitW's OCR/icon annotations); false = screenshot and "
         "instruction only (like Auto-UI): every tap is a grid cell",
     )
+    label_rows: bool = _f(
+        False,
+        "a clickable element without text (a settings row, a result card) reads as the labels centred inside it; "
+        "lets the pointer tell settings rows apart, but measured worse on Web Shopping's 'select the first entry' "
+        "(every result card then matches the query)",
+    )
     grid_cols: int = _f(6, "columns of the tap grid (taps not on an element)")
     grid_rows: int = _f(12, "rows of the tap grid")
 
@@ -91,6 +97,7 @@ class EncoderConfig:
             grid_cols=self.grid_cols,
             grid_rows=self.grid_rows,
             use_elements=self.use_elements,
+            label_rows=self.label_rows,
         )
 
     @classmethod

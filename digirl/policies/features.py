@@ -81,6 +81,8 @@ class FeatureSpec:
     grid_rows: int = 12
     #: Whether the UI element list (text + boxes) is an input; False = screenshot only (taps on the grid).
     use_elements: bool = True
+    #: Whether a clickable element without text reads as its labels (:func:`element_texts`).
+    label_rows: bool = False
 
     @property
     def grid_size(self) -> int:
@@ -142,8 +144,9 @@ def element_texts(elements: Sequence[UIElement]) -> list[str]:
 
     A settings row or a result card is a clickable box whose labels are separate elements, and a
     tap on it encodes as the box (:func:`element_under`). Without its labels' words the pointer
-    cannot tell "Apps" from "Battery", and every such row looked the same (measured: 0% on
-    app_settings even after behaviour cloning of 512 expert demos).
+    cannot tell "Apps" from "Battery", and every such row looked the same. Used when
+    ``FeatureSpec.label_rows`` is on (off by default: Web Shopping's result cards all share the
+    query's words, and "select the first entry" was learned worse with them).
     """
     labels = [(el.center, el.text) for el in elements if not el.clickable and el.text.strip()]
     out = []
@@ -215,7 +218,7 @@ def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
         if els:
             n_instr = max(1, len(lower_instr))
             num, word_rows, kinds = [], [], []
-            for el, text in zip(els, element_texts(els)):
+            for el, text in zip(els, element_texts(els) if spec.label_rows else [el.text for el in els]):
                 padded, ew, n_ew = _element_words(text, spec.buckets, T)
                 common = sum(1 for x in ew if x in lower_instr)
                 num.append(

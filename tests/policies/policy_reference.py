@@ -64,7 +64,7 @@ def reference_featurize(observations: Sequence[Observation], spec: FeatureSpec) 
         all_elems.append(els)
         for k, el in enumerate(els):
             text = el.text
-            if el.clickable and not text.strip():  # a textless box reads as the labels centred inside it
+            if spec.label_rows and el.clickable and not text.strip():  # a textless box reads as its labels
                 inside = [
                     o.text
                     for o in els

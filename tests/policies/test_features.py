@@ -152,11 +152,11 @@ def test_a_textless_clickable_row_reads_as_its_labels() -> None:
         UIElement(kind="icon", text="", bounds=(0.5, 0.6, 0.6, 0.7), clickable=True),  # nothing inside: stays empty
     )
     assert element_texts(els) == ["Apps Recent apps", "Apps", "Recent apps", "Battery", "Battery", "OK", ""]
-    spec = FeatureSpec()
     obs = Observation(np.zeros((20, 10, 3), np.uint8), "Check the settings for Apps", elements=els)
-    b = featurize([obs], spec)
+    b = featurize([obs], FeatureSpec(label_rows=True))
     assert b.elem_num[0, 0, 6] > 0 and b.elem_num[0, 3, 6] == 0  # word overlap with the instruction: Apps row only
     assert b.elements[0] == els  # the elements themselves are unchanged
+    assert featurize([obs], FeatureSpec()).elem_num[0, 0, 6] == 0  # off by default: the row has no words
 
 
 def test_the_experts_scrolls_are_swipes_the_policy_can_make() -> None:

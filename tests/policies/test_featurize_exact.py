@@ -40,7 +40,8 @@ def _sim_observations(taskset: str, episodes: int, seed: int) -> list[Observatio
 def test_simulator_batches_match_reference(taskset: str, frame_stack: int) -> None:
     obs = _sim_observations(taskset, 14, seed=frame_stack)
     assert len(obs) > 50
-    for spec in (FeatureSpec(frame_stack=frame_stack), FeatureSpec(frame_stack=frame_stack, max_elements=8, buckets=97)):
+    small = FeatureSpec(frame_stack=frame_stack, max_elements=8, buckets=97, label_rows=True)
+    for spec in (FeatureSpec(frame_stack=frame_stack), small):
         for size in (1, 4, 16):
             for i in range(0, len(obs), size):
                 _same(featurize(obs[i : i + size], spec), reference_featurize(obs[i : i + size], spec))
