@@ -23,7 +23,7 @@ from digirl.sim.predicates import (
     site_domain,
     wanted_notifications,
 )
-from digirl.sim.ui import H, View, W, flatten
+from digirl.sim.ui import H, View, W, flatten, scroll_amount
 
 if TYPE_CHECKING:
     from digirl.sim.apps.base import App
@@ -78,7 +78,7 @@ class ExpertStep:
             canon = Action.scroll("up" if up else "down")
             assert canon.touch is not None
             sx, sy = canon.touch[0] * W, canon.touch[1] * H
-            if x0 <= sx <= x1 and y0 <= sy <= y1 and canon.gesture_length * H * 1.2 <= vh - (bot - top) - 16:
+            if x0 <= sx <= x1 and y0 <= sy <= y1 and scroll_amount(canon.gesture_length) <= vh - (bot - top) - 16:
                 return canon
             need = (bot - (s.offset + vh) + 24) if up else (s.offset - top + 24)
             length = min(max(need / (1.2 * H), 0.08), (vh - 40) / H)

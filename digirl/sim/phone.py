@@ -36,6 +36,7 @@ from digirl.sim.ui import (
     icon_button,
     label,
     nodes,
+    scroll_amount,
     shared_view,
 )
 
@@ -353,7 +354,7 @@ class Phone:
             for v in reversed(self.nodes()):
                 if v.scroll is not None and v.contains(x, y):
                     s = v.scroll
-                    amount = max(length * H * 1.2, 120.0)
+                    amount = scroll_amount(length)
                     new = s.offset + (amount if direction is SwipeDirection.UP else -amount)
                     new = min(max(0.0, new), s.max_offset)
                     if new != s.offset:

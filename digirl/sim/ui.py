@@ -201,6 +201,11 @@ class ScrollInfo:
     rows: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
+def scroll_amount(length: float) -> float:
+    """Pixels a vertical swipe of ``length`` (a fraction of the screen height) scrolls a list by."""
+    return max(length * H * 1.2, 120.0)
+
+
 def flatten(root: View) -> Iterator[View]:
     """Nodes in paint order (pre-order)."""
     return iter(nodes(root))
