@@ -1,7 +1,8 @@
 """``SimEnv``: the embedded simulated Android phone as a :class:`~digirl.envs.base.DeviceEnv`.
 
 Episodes: reset picks (or parses) a task, builds a fresh phone with this episode's seeded
-dynamics and the task's initial state, and returns the home screen. Each step applies the
+dynamics and the task's initial state, and returns the home screen (the previous phone is
+released: a reference to it kept from before the reset is no longer usable). Each step applies the
 action, advances time (loading screens, installs), then evaluates the task's success predicate
 on the phone's state: reward 1.0 and termination on the step it first holds; STATUS_TASK_COMPLETE
 and STATUS_TASK_IMPOSSIBLE end the episode (reward 1.0 only if the predicate holds).
@@ -155,7 +156,9 @@ class SimEnv(DeviceEnv):
         # A few clock/battery values only: status bars and home screens then repeat across episodes
         # and their pictures come from the render caches.
         clock = _CLOCKS[int(rng.integers(len(_CLOCKS)))]
+        old = self.phone
         self.phone = Phone(dyn, clock=clock, battery=_BATTERY[int(rng.integers(len(_BATTERY)))])
+        old.release()  # the last episode's phone: freed now rather than by the cycle collector
         self.ctx = self._setup(intent, rng)
         self._success = False
         self._shot_tree = None

@@ -107,6 +107,14 @@ class Phone:
         self._nodes: list[View] = []
         self._refs: dict[str, View] | None = None
 
+    def release(self) -> None:
+        """Drop everything the phone holds (apps, view tree, pop-up, settings); it is unusable after.
+
+        Its apps, its views' taps and its pop-up's buttons point back at it, so a phone that is
+        only dropped is freed by the cycle collector: ~330 objects of cyclic garbage per episode,
+        whose collections were ~10% of a step. With these references gone it is freed at once."""
+        self.__dict__.clear()
+
     def __getstate__(self) -> dict[str, Any]:
         # Copies (digiq's forks, pickling) leave the node index behind: it is rebuilt on demand.
         state = dict(self.__dict__)
