@@ -8,8 +8,13 @@ own ``SimEnv`` (same task set, seeds and policy) for ``--chunk`` steps at a time
 episode), alternating ABBA; steps per CPU-second per side, and the ratio new/base of the totals
 and the median of the per-pair ratios.
 
+With ``--isolate`` each side steps in a process of its own (the parent still alternates them, so
+one runs at a time): in one process the two sides share the cycle collector, and a collection one
+side's garbage causes may run, and be timed, on the other side's turn.
+
     python benchmarks/compare_sim_interleaved.py --base 45926e5
     python benchmarks/compare_sim_interleaved.py --base 45926e5 --pairs 20 --chunk 400 --policies expert
+    python benchmarks/compare_sim_interleaved.py --base 45926e5 --isolate
 
 Writes benchmarks/results/compare_sim_interleaved.json with the exact command and the load average.
 """
@@ -20,6 +25,7 @@ import argparse
 import datetime as dt
 import importlib
 import json
+import multiprocessing
 import os
 import platform
 import re
@@ -29,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +95,56 @@ class Side:
         self.cpu = 0.0
 
 
-def compare(taskset: str, policy: str, pairs: int, chunk: int) -> dict[str, Any]:
-    sides = {"base": Side("digirl_base", taskset, policy), "new": Side("digirl", taskset, policy)}
+def _serve(conn: Connection, paths: list[str], package: str, taskset: str, policy: str) -> None:
+    """A side in a process of its own (``--isolate``): runs chunks on request, answers with totals."""
+    sys.path[:0] = paths
+    side = Side(package, taskset, policy)
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        if msg == "reset":
+            side.reset_totals()
+            conn.send(None)
+        else:
+            rate = side.run(int(msg))
+            conn.send((rate, side.steps, side.cpu, side.episodes, side.successes))
+
+
+class RemoteSide:
+    """:class:`Side` in a child process; the totals are those of its last reply."""
+
+    def __init__(self, paths: list[str], package: str, taskset: str, policy: str) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._proc = ctx.Process(target=_serve, args=(child, paths, package, taskset, policy), daemon=True)
+        self._proc.start()
+        self.steps = self.episodes = self.successes = 0
+        self.cpu = 0.0
+
+    def run(self, n: int) -> float:
+        self._conn.send(n)
+        rate, self.steps, self.cpu, self.episodes, self.successes = self._conn.recv()
+        return float(rate)
+
+    def reset_totals(self) -> None:
+        self._conn.send("reset")
+        self._conn.recv()
+        self.steps = self.episodes = self.successes = 0
+        self.cpu = 0.0
+
+    def close(self) -> None:
+        self._conn.send(None)
+        self._proc.join()
+
+
+def compare(taskset: str, policy: str, pairs: int, chunk: int, paths: list[str] | None = None) -> dict[str, Any]:
+    """``paths``: run each side in a child process with these on ``sys.path`` (``--isolate``)."""
+    sides: dict[str, Side | RemoteSide]
+    if paths is None:
+        sides = {"base": Side("digirl_base", taskset, policy), "new": Side("digirl", taskset, policy)}
+    else:
+        sides = {name: RemoteSide(paths, pkg, taskset, policy) for name, pkg in (("base", "digirl_base"), ("new", "digirl"))}
     for s in sides.values():  # warm imports and caches
         s.run(300)
         s.reset_totals()
@@ -98,6 +153,9 @@ def compare(taskset: str, policy: str, pairs: int, chunk: int) -> dict[str, Any]
         order = ("base", "new") if i % 2 == 0 else ("new", "base")
         rates = {name: sides[name].run(chunk) for name in order}
         per_pair.append(rates["new"] / rates["base"])
+    for s in sides.values():
+        if isinstance(s, RemoteSide):
+            s.close()
     rate = {name: s.steps / s.cpu for name, s in sides.items()}
     return {
         "taskset": taskset,
@@ -118,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk", type=int, default=300, help="steps per turn")
     p.add_argument("--tasksets", nargs="+", default=["general", "webshop"])
     p.add_argument("--policies", nargs="+", default=["expert", "random"], choices=["expert", "random"])
+    p.add_argument("--isolate", action="store_true", help="each side in a process of its own (own heap and collector)")
     p.add_argument("--out", type=Path, default=HERE / "results" / "compare_sim_interleaved.json")
     args = p.parse_args(argv)
     base = subprocess.run(["git", "rev-parse", args.base], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
@@ -133,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(REPO))
         for ts in args.tasksets:
             for policy in args.policies:
-                row = compare(ts, policy, args.pairs, args.chunk)
+                row = compare(ts, policy, args.pairs, args.chunk, [tmp, str(REPO)] if args.isolate else None)
                 rows.append(row)
                 print(
                     f"{ts:8s} {policy:6s} base {row['base_steps_per_cpu_s']:8.1f}  new {row['new_steps_per_cpu_s']:8.1f} "
@@ -156,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "resolution": [270, 600],
         "perturbation": 1,
+        "isolate": args.isolate,
         "pairs": args.pairs,
         "chunk": args.chunk,
         "results": rows,
