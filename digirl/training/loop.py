@@ -65,9 +65,13 @@ log = logging.getLogger(__name__)
 
 
 def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[str, float]:
+    """Success, length, failures and invalid actions of a batch of episodes; with the behaviour
+    policy's log-probabilities, also ``action_nll``: the mean −log π(a|s) of the sampled actions, an
+    unbiased estimate of the per-step policy entropy (nats) on the states visited. A policy whose
+    rollouts repeat themselves shows it falling towards 0 (exploration collapse)."""
     scored = [t for t in trajs if not t.env_failure]
     n = max(1, len(scored))
-    return {
+    out = {
         f"{prefix}/success_rate": sum(t.success for t in scored) / n,
         f"{prefix}/episode_length": float(np.mean([t.length for t in scored])) if scored else 0.0,
         f"{prefix}/env_failures": float(len(trajs) - len(scored)),
@@ -75,6 +79,10 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
         / max(1, sum(t.length for t in scored)),
         f"{prefix}/trajectories": float(len(trajs)),
     }
+    nll = [-s.log_prob for t in scored for s in t.steps if s.log_prob is not None]
+    if nll:
+        out[f"{prefix}/action_nll"] = float(np.mean(nll))
+    return out
 
 
 def iteration_jobs(

@@ -75,6 +75,8 @@ def test_algorithm_learns_on_simulator_tasks(tmp_path, algo):
     metrics = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     keys = set().union(*metrics)
     assert "rollout/success_rate" in keys and "train/actor_loss" in keys
+    nll = [m["rollout/action_nll"] for m in metrics if "rollout/action_nll" in m]
+    assert nll and all(x > 0 for x in nll), "the sampling policy's -log pi(a|s) should be logged every iteration"
     if algo == "digirl":
         assert {
             "critic/step_loss",
