@@ -4,8 +4,10 @@ For a saved policy and one task family of the simulator, on the family's train t
 
 - ``first_target_mass``: the probability the policy gives the scripted expert's first action when it
   is a tap on an element (P(kind = tap_element) · P(that element)), on each episode's first screen;
-- ``prefix_k``: success of rollouts sampled at temperature 1 (seeded) when the first ``k`` actions
-  are the expert's and the policy plays the rest (k = 0 is the policy alone, what online RL sees).
+- ``prefix_k``: success of rollouts sampled at temperature 1 (seeded; ``--tap-epsilon`` mixes the
+  pointer with a uniform choice, as ``policy.tap_epsilon`` does in collection) when the first ``k``
+  actions are the expert's and the policy plays the rest (k = 0 is the policy alone, what online RL
+  sees).
 
 A family at 0% with k = 0 but high with k = 1 is an exploration failure at the first step: online RL
 sees no success to learn from until a sample leaves the policy's habit. Seeded (policy sampling,
@@ -79,10 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--episodes", type=int, default=40)
     p.add_argument("--max-prefix", type=int, default=3, help="largest k (expert's first k actions)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tap-epsilon", type=float, default=0.0, help="sample with policy.tap_epsilon (ε-exploration of taps)")
     p.add_argument("--out", type=Path, default=Path("exploration_probe.json"))
     args = p.parse_args(argv)
     torch.set_num_threads(1)
     policy = DefaultPolicy.load(args.policy)
+    policy.tap_epsilon = args.tap_epsilon
     policy.train(False)
     env = SimEnv(taskset=args.taskset, perturbation=1, split="train")
     pool = [t for t in env.tasks() if t.family == args.family]
@@ -98,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         "policy": str(args.policy),
         "family": args.family,
         "episodes": args.episodes,
+        "tap_epsilon": args.tap_epsilon,
         "first_target_mass_mean": None if np.isnan(mass).all() else float(np.nanmean(mass)),
         "first_target_mass_median": None if np.isnan(mass).all() else float(np.nanmedian(mass)),
         "prefix_success": {},

@@ -339,6 +339,12 @@ class PolicyConfig:
         "or a pretrained model folder for kinds built on one; null = a fresh policy",
     )
     temperature: float = _f(1.0, "sampling temperature during collection (paper: 1.0)")
+    tap_epsilon: float = _f(
+        0.0,
+        "default policy, collection only: spread this share of the pointer's probability uniformly over the "
+        "screen's elements when sampling (ε-exploration of taps, for starts that never try the right element); "
+        "greedy actions and the trained distribution are unaffected",
+    )
     device: str = _f("auto", "cpu, cuda, cuda:N, or auto (cuda when available)")
     default: EncoderConfig = _sub(EncoderConfig, "the default policy's network (kind=default)")
     autoui: AutoUIPolicyConfig = _sub(AutoUIPolicyConfig, "the Auto-UI multimodal T5 (kind=autoui)")
@@ -352,3 +358,7 @@ class PolicyConfig:
             raise ValueError(f"policy.kind {self.kind!r} is not registered; known kinds: {', '.join(policy_kinds())}")
         if not self.temperature > 0:
             raise ValueError(f"policy.temperature must be > 0, got {self.temperature}")
+        if not 0.0 <= self.tap_epsilon < 1.0:
+            raise ValueError(f"policy.tap_epsilon must be in [0, 1), got {self.tap_epsilon}")
+        if self.tap_epsilon and self.kind != "default":
+            raise ValueError(f"policy.tap_epsilon applies to the default policy only, not kind={self.kind}")

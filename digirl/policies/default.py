@@ -173,8 +173,20 @@ class DefaultPolicy:
 
     kind = "default"
 
-    def __init__(self, cfg: EncoderConfig | None = None, *, device: str | torch.device = "cpu", seed: int | None = None) -> None:
+    def __init__(
+        self,
+        cfg: EncoderConfig | None = None,
+        *,
+        device: str | torch.device = "cpu",
+        seed: int | None = None,
+        tap_epsilon: float = 0.0,
+    ) -> None:
+        if not 0.0 <= tap_epsilon < 1.0:
+            raise ValueError(f"tap_epsilon must be in [0, 1), got {tap_epsilon}")
         self.cfg = cfg or EncoderConfig()
+        #: Share of the pointer's probability spread uniformly over the screen's elements when
+        #: sampling (exploration; greedy actions and the trained distribution are unaffected).
+        self.tap_epsilon = tap_epsilon
         if seed is not None:
             torch.manual_seed(seed)
         self.device = torch.device(device)
@@ -188,7 +200,7 @@ class DefaultPolicy:
         """A fresh, randomly initialised policy of ``cfg.default``'s size."""
         if cfg.init:
             raise DataError(f"policy.init={cfg.init}: not a saved policy folder (no policy.json)")
-        return cls(cfg.default, device=device, seed=seed)
+        return cls(cfg.default, device=device, seed=seed, tap_epsilon=cfg.tap_epsilon)
 
     # ------------------------------------------------------------------ acting
     def reseed(self, seed: int) -> None:
@@ -219,6 +231,8 @@ class DefaultPolicy:
         # per-sample calls, checked in tests); per-sample work is only what draws from the generator.
         kind_lp = torch.log_softmax(out["kind"] / temp, -1)
         elem_lp = torch.log_softmax(out["element"] / temp, -1)
+        if self.tap_epsilon > 0 and not greedy:
+            elem_lp = _mix_uniform(elem_lp, torch.from_numpy(batch.elem_mask), self.tap_epsilon)
         grid_lp = torch.log_softmax(out["grid"] / temp, -1)
         type_logit = out["type"] / temp
         kind_np, elem_np, grid_np = kind_lp.numpy(), elem_lp.numpy(), grid_lp.numpy()
@@ -308,11 +322,15 @@ class DefaultPolicy:
         p = Path(path)
         p.mkdir(parents=True, exist_ok=True)
         save_file(self.state_dict(), str(p / "model.safetensors"))
-        (p / "policy.json").write_text(json.dumps({"kind": self.kind, "config": asdict(self.cfg)}, indent=2))
+        meta: dict[str, object] = {"kind": self.kind, "config": asdict(self.cfg)}
+        if self.tap_epsilon:  # how it samples travels with the weights (actors load snapshots)
+            meta["sampling"] = {"tap_epsilon": self.tap_epsilon}
+        (p / "policy.json").write_text(json.dumps(meta, indent=2))
 
     @classmethod
     def load(cls, path: str | Path, *, device: str | torch.device = "cpu", cfg: PolicyConfig | None = None) -> DefaultPolicy:
-        """A policy saved by :meth:`save` (``cfg`` is accepted for the registry's signature; unused)."""
+        """A policy saved by :meth:`save`; a run's ``cfg`` sets how it samples (``cfg.tap_epsilon``),
+        else the saved setting is kept."""
         from safetensors import SafetensorError
         from safetensors.torch import load_file
 
@@ -331,7 +349,12 @@ class DefaultPolicy:
             net_cfg = EncoderConfig.from_dict(meta.get("config", {}))
         except (TypeError, ValueError) as e:
             raise DataError(f"{meta_path}: bad policy config ({e})") from e
-        policy = cls(net_cfg, device=device)
+        sampling = meta.get("sampling") or {}
+        eps = cfg.tap_epsilon if cfg is not None else sampling.get("tap_epsilon", 0.0)
+        try:
+            policy = cls(net_cfg, device=device, tap_epsilon=float(eps))
+        except (TypeError, ValueError) as e:
+            raise DataError(f"{meta_path}: bad sampling setting ({e})") from e
         try:
             sd = load_file(str(weights))
         except (SafetensorError, OSError, ValueError) as e:
@@ -341,6 +364,15 @@ class DefaultPolicy:
         except RuntimeError as e:
             raise DataError(f"{weights}: weights do not match the config in policy.json ({e})") from e
         return policy
+
+
+def _mix_uniform(logp: torch.Tensor, valid: torch.Tensor, eps: float) -> torch.Tensor:
+    """log((1 − ε)·p + ε·uniform over the valid entries), row by row; rows without a valid entry
+    (no elements on screen: the kind head never taps one) are returned unchanged."""
+    n = valid.sum(-1, keepdim=True)
+    mixed = ((1 - eps) * logp.exp() + eps * valid / n.clamp(min=1)).clamp(min=1e-30).log()
+    mixed = torch.where(valid, mixed, torch.full_like(logp, -1e9))
+    return torch.where(n > 0, mixed, logp)
 
 
 def _set_training(net: nn.Module, mode: bool) -> None:

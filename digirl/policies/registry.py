@@ -149,6 +149,8 @@ def build_policy(cfg: PolicyConfig, *, seed: int) -> ActingPolicy:
         if kind is not None:
             if cfg.kind not in ("default", kind):
                 raise ConfigError(f"policy.kind={cfg.kind} but {cfg.init} holds a saved {kind!r} policy")
+            if cfg.tap_epsilon and kind != "default":
+                raise ConfigError(f"policy.tap_epsilon applies to the default policy only; {cfg.init} holds a {kind!r} policy")
             policy = load_policy(cfg.init, device=device, cfg=cfg)
             log.info("loaded %s policy from %s", kind, cfg.init)
             return policy

@@ -161,3 +161,73 @@ def test_word_dropout_hides_a_word_everywhere_in_training_only():
     assert all(torch.equal(x, y) for x, y in zip(c, enc(t))) and not torch.equal(a[0], c[0])  # off in eval
     with pytest.raises(ValueError, match="word_dropout"):
         EncoderConfig(word_dropout=1.0)
+
+
+def test_tap_epsilon_mixes_the_pointer_when_sampling_only(tmp_path):
+    from digirl.distributed.acting import PolicySnapshot
+    from digirl.policies.config import PolicyConfig
+    from digirl.policies.default import batch_to_tensors
+    from digirl.policies.features import KIND_INDEX, element_under
+
+    obs, _ = _obs(mode="tap", n=4)
+    cfg = PolicyNetConfig(dim=32, layers=1, heads=2)
+    plain, eps = DefaultPolicy(cfg, seed=0), DefaultPolicy(cfg, seed=0, tap_epsilon=0.5)
+    with torch.no_grad():  # every sampled action taps an element, so each log-probability is known by hand
+        last = plain.net.kind_head[-1]
+        last.weight.zero_()
+        last.bias.fill_(-30.0)
+        last.bias[KIND_INDEX["tap_element"]] = 0.0
+    eps.load_state_dict(plain.state_dict())
+    # Greedy actions are the network's, whatever the exploration.
+    assert [o.action for o in eps.act(obs, greedy=True)] == [o.action for o in plain.act(obs, greedy=True)]
+    # The recorded behaviour log-probability is the mixture's: log p(kind) + log((1-e) p(el) + e / n).
+    batch = plain.featurize(obs)
+    with torch.no_grad():
+        net = plain.net(batch_to_tensors(batch, plain.device))
+    out = eps.act(obs)
+    checked = 0
+    for i, o in enumerate(out):
+        assert o.action.touch is not None
+        e = element_under(batch.elements[i], *o.action.touch)
+        assert e is not None
+        n = int(batch.elem_mask[i].sum())
+        p_el = float(torch.softmax(net["element"][i], -1)[e])
+        p_kind = float(torch.softmax(net["kind"][i], -1)[KIND_INDEX["tap_element"]])
+        assert o.log_prob == pytest.approx(np.log(p_kind) + np.log(0.5 * p_el + 0.5 / n), abs=1e-4)
+        checked += 1
+    assert checked == len(obs)
+    # The trained distribution (log_prob) is the network's, not the mixture.
+    lp = eps.log_prob(obs, [o.action for o in out])
+    assert lp.detach().numpy() == pytest.approx(plain.log_prob(obs, [o.action for o in out]).detach().numpy(), abs=1e-5)
+    # Saved with the weights (actors load snapshots); a run's config decides when it loads a policy.
+    eps.save(tmp_path / "pol")
+    assert DefaultPolicy.load(tmp_path / "pol").tap_epsilon == 0.5
+    assert PolicySnapshot.of(eps).load().tap_epsilon == 0.5  # type: ignore[attr-defined]
+    assert DefaultPolicy.load(tmp_path / "pol", cfg=PolicyConfig()).tap_epsilon == 0.0
+    assert DefaultPolicy.load(tmp_path / "pol", cfg=PolicyConfig(tap_epsilon=0.2)).tap_epsilon == 0.2
+    plain.save(tmp_path / "plain")
+    assert "sampling" not in (tmp_path / "plain" / "policy.json").read_text()  # files of policies without it are unchanged
+    with pytest.raises(ValueError, match="tap_epsilon"):
+        PolicyConfig(tap_epsilon=1.0)
+    with pytest.raises(ValueError, match="default policy only"):
+        PolicyConfig(kind="api", tap_epsilon=0.1)
+
+
+def test_tap_epsilon_explores_elements_the_network_never_picks():
+    obs, _ = _obs(mode="tap", n=1)
+    policy = DefaultPolicy(PolicyNetConfig(dim=32, layers=1, heads=2), seed=0, tap_epsilon=0.6)
+    with torch.no_grad():  # a pointer certain of element 0
+        policy.net.ptr_k.weight.zero_()
+        policy.net.ptr_k.bias.zero_()
+        policy.net.ptr_overlap.zero_()
+    batch = policy.featurize(obs)
+    n = int(batch.elem_mask[0].sum())
+    assert n >= 2
+    seen = set()
+    for _ in range(200):
+        a = policy.act(obs)[0].action
+        if a.touch is not None:
+            from digirl.policies.features import element_under
+
+            seen.add(element_under(batch.elements[0], *a.touch))
+    assert len(seen) >= 2
