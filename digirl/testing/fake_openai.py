@@ -72,7 +72,18 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # keep pytest output clean
         pass
 
+    _counted = False  # this request is in srv.in_flight
+
+    def _finish(self) -> None:
+        """Leave ``in_flight`` before the answer goes out: a client that sends its next request the
+        moment it reads this one's answer must not find it still counted (it was, by one, under load)."""
+        if self._counted:
+            self._counted = False
+            with self.server._lock:
+                self.server.in_flight -= 1
+
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self._finish()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -92,13 +103,13 @@ class _Handler(BaseHTTPRequestHandler):
             srv.auth_headers.append(self.headers.get("Authorization"))
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        self._counted = True
         try:
             if srv.delay_s:
                 time.sleep(srv.delay_s)
             self._behave(srv.next_behaviour(req))
         finally:
-            with srv._lock:
-                srv.in_flight -= 1
+            self._finish()
 
     def _behave(self, b: Behaviour) -> None:
         if b == "success":
