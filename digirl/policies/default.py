@@ -350,8 +350,10 @@ class DefaultPolicy:
         except (TypeError, ValueError) as e:
             raise DataError(f"{meta_path}: bad policy config ({e})") from e
         sampling = meta.get("sampling") or {}
-        eps = cfg.tap_epsilon if cfg is not None else sampling.get("tap_epsilon", 0.0)
         try:
+            if not isinstance(sampling, dict):
+                raise TypeError(f"'sampling' must be an object, got {type(sampling).__name__}")
+            eps = cfg.tap_epsilon if cfg is not None else sampling.get("tap_epsilon", 0.0)
             policy = cls(net_cfg, device=device, tap_epsilon=float(eps))
         except (TypeError, ValueError) as e:
             raise DataError(f"{meta_path}: bad sampling setting ({e})") from e

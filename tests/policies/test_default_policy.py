@@ -207,6 +207,11 @@ def test_tap_epsilon_mixes_the_pointer_when_sampling_only(tmp_path):
     assert DefaultPolicy.load(tmp_path / "pol", cfg=PolicyConfig(tap_epsilon=0.2)).tap_epsilon == 0.2
     plain.save(tmp_path / "plain")
     assert "sampling" not in (tmp_path / "plain" / "policy.json").read_text()  # files of policies without it are unchanged
+    meta_path = tmp_path / "pol" / "policy.json"
+    for bad in ('"often"', "[0.5]", '{"tap_epsilon": 2.0}'):
+        meta_path.write_text(meta_path.read_text().split('"sampling"')[0] + f'"sampling": {bad}}}')
+        with pytest.raises(DataError, match=r"policy\.json: bad sampling setting"):
+            DefaultPolicy.load(tmp_path / "pol")
     with pytest.raises(ValueError, match="tap_epsilon"):
         PolicyConfig(tap_epsilon=1.0)
     with pytest.raises(ValueError, match="default policy only"):
