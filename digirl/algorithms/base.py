@@ -43,6 +43,12 @@ class AlgoConfig:
     max_grad_norm: float = _f(1.0, "gradient clipping norm (paper: 0.01 for AutoUI)")
     actor_steps: int = _f(40, "actor optimizer steps per online iteration (paper: 20)")
     offline_actor_steps: int = _f(200, "actor optimizer steps in the offline phase")
+    actor_epochs: float | None = _f(
+        None,
+        "scale the actor's optimizer steps with the data it clones: this many passes over the samples per update, "
+        "at most actor_steps (offline_actor_steps offline); null = always the fixed count. Fixed counts on a few "
+        "hundred kept steps made DigiRL's pointer certain of actions it never tried (benchmarks/results/table1)",
+    )
     gamma: float = _f(0.95, "discount for Monte-Carlo returns (released code: 0.95)")
     fbc_quantile: float = _f(0.9, "Filtered BC keeps trajectories at or above this reward quantile (released: 0.9)")
     # --- DigiRL
@@ -91,6 +97,8 @@ class AlgoConfig:
             raise ValueError(f"algo.curriculum_top must be in (0, 1], got {self.curriculum_top}")
         if self.critic_folds < 1:
             raise ValueError(f"algo.critic_folds must be >= 1, got {self.critic_folds}")
+        if self.actor_epochs is not None and not self.actor_epochs > 0:
+            raise ValueError(f"algo.actor_epochs must be > 0 or null, got {self.actor_epochs}")
 
 
 Phase = Literal["offline", "online"]
@@ -133,6 +141,20 @@ class Sample:
     observation: Observation
     action: Action
     weight: float = 1.0
+
+
+def actor_step_count(cfg: AlgoConfig, phase: Phase, samples: Sequence[Sample]) -> int:
+    """Actor optimizer steps of one :func:`bc_update` on ``samples``.
+
+    The phase's fixed count, or with ``actor_epochs`` that many passes over the valid samples (a
+    step draws ``min(batch_size, n)`` of them per accumulation), capped by the fixed count.
+    """
+    cap = cfg.offline_actor_steps if phase == "offline" else cfg.actor_steps
+    n = sum(1 for s in samples if s.action.is_valid)
+    if cfg.actor_epochs is None or n == 0:
+        return cap
+    per_step = min(cfg.batch_size, n) * cfg.grad_accum
+    return min(cap, max(1, math.ceil(cfg.actor_epochs * n / per_step - 1e-9)))
 
 
 def bc_update(
@@ -215,6 +237,7 @@ def bc_update(
     dropped = int(dist.all_sum(torch.tensor(float(dropped))))
     return {
         "train/actor_loss": float(np.mean(losses)),
+        "train/actor_steps": float(steps),
         "train/actor_samples": float(len(usable)),
         "train/actor_unexpressible": float(dropped) / max(1, steps * grad_accum * batch_size),
     }

@@ -22,7 +22,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update, finite_or_raise, make_optimizer
+from digirl.algorithms.base import (
+    AlgoConfig,
+    Phase,
+    Sample,
+    actor_step_count,
+    bc_update,
+    finite_or_raise,
+    make_optimizer,
+)
 from digirl.algorithms.critics import InstructionCritic, StepCritic
 from digirl.algorithms.functional import (
     awr_weights,
@@ -276,7 +284,7 @@ class DigiRL:
             self.policy,
             self.optimizer,
             samples,
-            steps=cfg.offline_actor_steps if offline else cfg.actor_steps,
+            steps=actor_step_count(cfg, phase, samples),
             batch_size=cfg.batch_size,
             grad_accum=cfg.grad_accum,
             max_grad_norm=cfg.max_grad_norm,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update, make_optimizer
+from digirl.algorithms.base import AlgoConfig, Phase, Sample, actor_step_count, bc_update, make_optimizer
 from digirl.algorithms.functional import filtered_bc_keep
 from digirl.core.types import Trajectory
 from digirl.data.annotations import StepAnnotation
@@ -48,7 +48,7 @@ class FilteredBC:
             for t in kept
             for s, w in zip(t.steps, iw.get(t.traj_id, [1.0] * t.length))  # off-policy correction weights
         ]
-        steps = self.cfg.offline_actor_steps if phase == "offline" else self.cfg.actor_steps
+        steps = actor_step_count(self.cfg, phase, samples)
         metrics = bc_update(
             self.policy,
             self.optimizer,

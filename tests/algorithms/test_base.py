@@ -1,4 +1,4 @@
-"""bc_update: the loss it reports and its refusal to step on a non-finite loss."""
+"""bc_update: the loss it reports and its refusal to step on a non-finite loss; how many steps an update takes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from digirl.algorithms.base import NonFiniteLoss, Sample, bc_update
+from digirl.algorithms.base import AlgoConfig, NonFiniteLoss, Sample, actor_step_count, bc_update
 from digirl.core.actions import Action
 from digirl.core.types import Observation
 
@@ -107,3 +107,50 @@ def test_gpu_fused_path_reads_losses_a_step_late_but_never_steps_on_a_non_finite
     # step 1 applied, step 2 (non-finite) skipped on the device, step 3 computed but never applied
     assert poisoned.calls == 3 and float(poisoned.theta) == pytest.approx(float(one.theta), abs=1e-6)
     assert not hasattr(opt, "found_inf")
+
+
+def test_actor_steps_are_fixed_unless_epochs_are_set():
+    cfg = AlgoConfig(actor_steps=40, offline_actor_steps=200, batch_size=64)
+    assert actor_step_count(cfg, "online", _samples([0.5] * 10)) == 40
+    assert actor_step_count(cfg, "offline", _samples([0.5] * 10)) == 200
+
+
+@pytest.mark.parametrize(
+    ("n", "epochs", "grad_accum", "phase", "want"),
+    [
+        (49, 20.0, 1, "offline", 20),  # fewer samples than a batch: one step sees them all
+        (640, 20.0, 1, "offline", 200),  # 10 batches × 20 passes
+        (650, 20.0, 1, "offline", 200),  # ceil(203.1) capped at offline_actor_steps
+        (640, 2.0, 1, "online", 20),
+        (640, 20.0, 1, "online", 40),  # capped at actor_steps
+        (640, 2.0, 2, "online", 10),  # a step takes two micro-batches
+        (650, 0.5, 1, "online", 6),  # ceil(5.08)
+        (1, 0.01, 1, "online", 1),  # at least one step
+    ],
+)
+def test_actor_epochs_scale_steps_with_the_valid_samples_up_to_the_fixed_count(n, epochs, grad_accum, phase, want):
+    cfg = AlgoConfig(actor_steps=40, offline_actor_steps=200, batch_size=64, grad_accum=grad_accum, actor_epochs=epochs)
+    assert actor_step_count(cfg, phase, _samples([0.5] * n)) == want
+
+
+def test_actor_epochs_count_only_valid_samples():
+    cfg = AlgoConfig(actor_steps=40, batch_size=64, actor_epochs=1.0)
+    obs = _samples([0.5])[0].observation
+    invalid = [Sample(obs, Action.invalid("bad")) for _ in range(200)]
+    assert actor_step_count(cfg, "online", _samples([0.5] * 128) + invalid) == 2
+    assert actor_step_count(cfg, "online", invalid) == 40  # nothing to clone: bc_update returns at once
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0])
+def test_actor_epochs_must_be_positive(bad):
+    with pytest.raises(ValueError, match="actor_epochs"):
+        AlgoConfig(actor_epochs=bad)
+
+
+def test_bc_update_reports_its_step_count():
+    pol = _ScalarPolicy()
+    opt = torch.optim.SGD(list(pol.parameters()), lr=0.0)
+    out = bc_update(
+        pol, opt, _samples([0.5]), steps=3, batch_size=1, grad_accum=1, max_grad_norm=1.0, rng=np.random.default_rng(0)
+    )
+    assert out["train/actor_steps"] == 3.0

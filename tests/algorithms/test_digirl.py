@@ -163,3 +163,32 @@ def test_step_weights_scale_the_actor_loss_of_each_step(rollouts):
         assert n.kept == b.kept
         assert n.weight == pytest.approx(b.weight * (0.5 if n.traj_id in half else 1.0))
     assert any(n.kept and n.traj_id in half for n in notes)
+
+
+@pytest.mark.parametrize("name", ["digirl", "filtered_bc"])
+def test_actor_epochs_set_the_update_steps_from_what_is_cloned(rollouts, name):
+    """``actor_epochs=2``: two passes over the cloned steps (fewer than a batch here, so two steps), not actor_steps."""
+    from digirl.algorithms.filtered_bc import FilteredBC
+
+    pol, trajs = rollouts
+    p = DefaultPolicy(PolicyNetConfig(dim=32, layers=1))
+    p.load_state_dict(pol.state_dict())
+    cfg = AlgoConfig(
+        name=name,
+        critic=EncoderConfig(dim=32, layers=1),
+        actor_steps=6,
+        actor_epochs=2.0,
+        curriculum=False,
+        **SMALL,  # type: ignore[arg-type]
+    )
+    algo = DigiRL(p, cfg, seed=3) if name == "digirl" else FilteredBC(p, cfg, seed=3)
+    m = algo.update(trajs, "online")
+    cloned = m["train/actor_samples"]
+    assert 0 < cloned <= cfg.batch_size
+    assert m["train/actor_steps"] == 2.0
+    fixed = (
+        DigiRL(p, dataclasses.replace(cfg, actor_epochs=None), seed=3)
+        if name == "digirl"
+        else FilteredBC(p, dataclasses.replace(cfg, actor_epochs=None), seed=3)
+    )
+    assert fixed.update(trajs, "online")["train/actor_steps"] == 6.0

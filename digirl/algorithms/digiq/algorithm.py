@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import AlgoConfig, Phase, Sample, bc_update
+from digirl.algorithms.base import AlgoConfig, Phase, Sample, actor_step_count, bc_update
 from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.algorithms.digiq.critic import CriticInputs, DigiQCritic, TDBatch, action_inputs, state_inputs
 from digirl.algorithms.digiq.features import FeatureBackend
@@ -254,7 +254,7 @@ class DigiQ:
             self.policy,
             self.optimizer,
             samples,
-            steps=self.cfg.offline_actor_steps if phase == "offline" else self.cfg.actor_steps,
+            steps=actor_step_count(self.cfg, phase, samples),
             batch_size=self.cfg.batch_size,
             grad_accum=self.cfg.grad_accum,
             max_grad_norm=self.cfg.max_grad_norm,
