@@ -1,4 +1,4 @@
-"""DigiRL's critics: cross-fitting keeps a trajectory's own outcome out of the values that score it."""
+"""DigiRL's critics (cross-fitting keeps a trajectory's own outcome out of the values that score it) and its update."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import torch
 
 from digirl.algorithms.base import AlgoConfig
 from digirl.algorithms.digirl import DigiRL
+from digirl.algorithms.filtered_bc import FilteredBC
 from digirl.core.types import Trajectory
 from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
 from digirl.policies.config import EncoderConfig
@@ -168,9 +169,8 @@ def test_step_weights_scale_the_actor_loss_of_each_step(rollouts):
 @pytest.mark.parametrize("name", ["digirl", "filtered_bc"])
 def test_actor_epochs_set_the_update_steps_from_what_is_cloned(rollouts, name):
     """``actor_epochs=2``: two passes over the cloned steps (fewer than a batch here, so two steps), not actor_steps."""
-    from digirl.algorithms.filtered_bc import FilteredBC
-
     pol, trajs = rollouts
+    make = DigiRL if name == "digirl" else FilteredBC
     p = DefaultPolicy(PolicyNetConfig(dim=32, layers=1))
     p.load_state_dict(pol.state_dict())
     cfg = AlgoConfig(
@@ -181,14 +181,9 @@ def test_actor_epochs_set_the_update_steps_from_what_is_cloned(rollouts, name):
         curriculum=False,
         **SMALL,  # type: ignore[arg-type]
     )
-    algo = DigiRL(p, cfg, seed=3) if name == "digirl" else FilteredBC(p, cfg, seed=3)
-    m = algo.update(trajs, "online")
+    m = make(p, cfg, seed=3).update(trajs, "online")
     cloned = m["train/actor_samples"]
     assert 0 < cloned <= cfg.batch_size
     assert m["train/actor_steps"] == 2.0
-    fixed = (
-        DigiRL(p, dataclasses.replace(cfg, actor_epochs=None), seed=3)
-        if name == "digirl"
-        else FilteredBC(p, dataclasses.replace(cfg, actor_epochs=None), seed=3)
-    )
+    fixed = make(p, dataclasses.replace(cfg, actor_epochs=None), seed=3)
     assert fixed.update(trajs, "online")["train/actor_steps"] == 6.0
