@@ -154,6 +154,7 @@ def actor_step_count(cfg: AlgoConfig, phase: Phase, samples: Sequence[Sample]) -
     if cfg.actor_epochs is None or n == 0:
         return cap
     per_step = min(cfg.batch_size, n) * cfg.grad_accum
+    # the epsilon keeps float noise (e.g. 3.0000000000000004 passes) from adding a step
     return min(cap, max(1, math.ceil(cfg.actor_epochs * n / per_step - 1e-9)))
 
 
