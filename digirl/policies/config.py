@@ -70,6 +70,12 @@ class EncoderConfig:
         "lets the pointer tell settings rows apart, but measured worse on Web Shopping's 'select the first entry' "
         "(every result card then matches the query)",
     )
+    screen_match: bool = _f(
+        False,
+        "policy only: the action-kind head also sees how well the screen's best element matches the instruction "
+        "(the maximum of the two word-overlap features), so it can tell 'what the instruction names is here, tap it' "
+        "from 'scroll on' (an app further down a list)",
+    )
     grid_cols: int = _f(6, "columns of the tap grid (taps not on an element)")
     grid_rows: int = _f(12, "rows of the tap grid")
 

@@ -152,6 +152,10 @@ class _PolicyNet(nn.Module):
         # Prior: tap what the instruction mentions. A learnable weight on the element/instruction
         # word-overlap features, so the pointer generalizes to entities never seen in training.
         self.ptr_overlap = nn.Parameter(torch.tensor([4.0, 4.0]))
+        self.kind_match = nn.Linear(2, len(KINDS)) if cfg.screen_match else None
+        if self.kind_match is not None:
+            nn.init.zeros_(self.kind_match.weight)
+            nn.init.zeros_(self.kind_match.bias)
 
     def forward(self, t: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         cls, instr, elem = self.encoder(t)
@@ -160,6 +164,9 @@ class _PolicyNet(nn.Module):
         ptr = ptr + (t["elem_num"][..., 6:8] * self.ptr_overlap).sum(-1)
         ptr = ptr.masked_fill(~t["elem_mask"], -1e9)
         kind = self.kind_head(cls)
+        if self.kind_match is not None:
+            overlap = t["elem_num"][..., 6:8].masked_fill(~t["elem_mask"].unsqueeze(-1), 0.0)
+            kind = kind + self.kind_match(overlap.amax(1))
         # No elements → tapping an element is impossible.
         no_elem = ~t["elem_mask"].any(1)
         kind = kind.masked_fill(no_elem.unsqueeze(1) & (torch.arange(len(KINDS), device=kind.device) == 0), -1e9)

@@ -6,8 +6,9 @@ import torch
 
 from digirl.core.actions import Action
 from digirl.core.errors import DataError
+from digirl.core.types import Observation, UIElement
 from digirl.envs.toy import ToyEnv
-from digirl.policies.default import DefaultPolicy, PolicyNetConfig
+from digirl.policies.default import DefaultPolicy, PolicyNetConfig, batch_to_tensors
 from digirl.policies.features import KINDS, action_kind, mask_to_text, text_to_mask, words
 
 
@@ -236,3 +237,36 @@ def test_tap_epsilon_explores_elements_the_network_never_picks():
 
             seen.add(element_under(batch.elements[0], *a.touch))
     assert len(seen) >= 2
+
+
+def _apps_screen(instruction: str) -> Observation:
+    rows = ("Calendar 308 MB", "Camera 234 MB", "Pluto TV 308 MB", "Settings 308 MB")
+    els = tuple(UIElement((0.0, 0.2 + 0.1 * i, 1.0, 0.3 + 0.1 * i), text, "list_item") for i, text in enumerate(rows))
+    return Observation(np.zeros((64, 32, 3), np.uint8), instruction, elements=els)
+
+
+def test_screen_match_starts_as_the_plain_policy_and_feeds_the_best_overlap_to_the_kind_head(tmp_path):
+    small = {"dim": 32, "layers": 1, "heads": 2}
+    plain = DefaultPolicy(PolicyNetConfig(**small), seed=4)
+    matched = DefaultPolicy(PolicyNetConfig(**small, screen_match=True), seed=4)
+    obs = [_apps_screen("Check the settings for the Pluto TV app"), _apps_screen("Open the Lyft Driver app")]
+    acts = [Action.tap(0.5, 0.45), Action.swipe((0.5, 0.7), (0.5, 0.3))]
+    # zero-initialised: the same weights and the same action distribution as without it
+    assert torch.equal(plain.log_prob(obs, acts), matched.log_prob(obs, acts))
+
+    net = matched.net
+    assert net.kind_match is not None
+    with torch.no_grad():
+        net.kind_match.weight.copy_(torch.arange(2 * len(KINDS), dtype=torch.float32).reshape(len(KINDS), 2))
+    t = batch_to_tensors(matched.featurize(obs), matched.device)
+    with torch.no_grad():
+        shift = net(t)["kind"] - plain.net(t)["kind"]
+    # "Pluto TV 308 MB": 2 of its 4 words are among the instruction's 7 distinct ones (beating
+    # "Settings 308 MB": 1 of 3, 1 of 7); the Lyft instruction names nothing on screen.
+    best = torch.tensor([[2 / 4, 2 / 7], [0.0, 0.0]])
+    assert torch.allclose(shift, best @ net.kind_match.weight.T)
+
+    matched.save(tmp_path / "pol")
+    again = DefaultPolicy.load(tmp_path / "pol")
+    assert again.cfg.screen_match
+    assert torch.equal(again.log_prob(obs, acts), matched.log_prob(obs, acts))
