@@ -99,6 +99,9 @@ class AlgoConfig:
             raise ValueError(f"algo.critic_folds must be >= 1, got {self.critic_folds}")
         if self.actor_epochs is not None and not self.actor_epochs > 0:
             raise ValueError(f"algo.actor_epochs must be > 0 or null, got {self.actor_epochs}")
+        for key, enc in (("algo.critic", self.critic), ("algo.digiq.encoder", self.digiq.encoder)):
+            if enc.screen_match:
+                raise ValueError(f"{key}.screen_match: a policy option (it feeds the action-kind head); critics have none")
 
 
 Phase = Literal["offline", "online"]

@@ -152,6 +152,8 @@ class _PolicyNet(nn.Module):
         # Prior: tap what the instruction mentions. A learnable weight on the element/instruction
         # word-overlap features, so the pointer generalizes to entities never seen in training.
         self.ptr_overlap = nn.Parameter(torch.tensor([4.0, 4.0]))
+        # Is what the instruction names on this screen (tap it) or not (scroll on)? Zero-initialised,
+        # so switching it on starts from the plain policy's action distribution.
         self.kind_match = nn.Linear(2, len(KINDS)) if cfg.screen_match else None
         if self.kind_match is not None:
             nn.init.zeros_(self.kind_match.weight)
@@ -161,12 +163,13 @@ class _PolicyNet(nn.Module):
         cls, instr, elem = self.encoder(t)
         d = cls.shape[-1]
         ptr = torch.einsum("bd,bkd->bk", self.ptr_q(cls), self.ptr_k(elem)) / math.sqrt(d)
-        ptr = ptr + (t["elem_num"][..., 6:8] * self.ptr_overlap).sum(-1)
+        overlap = t["elem_num"][..., 6:8]
+        ptr = ptr + (overlap * self.ptr_overlap).sum(-1)
         ptr = ptr.masked_fill(~t["elem_mask"], -1e9)
         kind = self.kind_head(cls)
         if self.kind_match is not None:
-            overlap = t["elem_num"][..., 6:8].masked_fill(~t["elem_mask"].unsqueeze(-1), 0.0)
-            kind = kind + self.kind_match(overlap.amax(1))
+            best = overlap.masked_fill(~t["elem_mask"].unsqueeze(-1), 0.0).amax(1)
+            kind = kind + self.kind_match(best)
         # No elements → tapping an element is impossible.
         no_elem = ~t["elem_mask"].any(1)
         kind = kind.masked_fill(no_elem.unsqueeze(1) & (torch.arange(len(KINDS), device=kind.device) == 0), -1e9)

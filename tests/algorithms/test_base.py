@@ -9,8 +9,10 @@ import pytest
 import torch
 
 from digirl.algorithms.base import AlgoConfig, NonFiniteLoss, Sample, actor_step_count, bc_update
+from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.core.actions import Action
 from digirl.core.types import Observation
+from digirl.policies.config import EncoderConfig
 
 
 class _ScalarPolicy:
@@ -145,6 +147,13 @@ def test_actor_epochs_count_only_valid_samples():
 def test_actor_epochs_must_be_positive(bad):
     with pytest.raises(ValueError, match="actor_epochs"):
         AlgoConfig(actor_epochs=bad)
+
+
+def test_critic_encoders_reject_the_policy_only_screen_match():
+    with pytest.raises(ValueError, match=r"algo\.critic\.screen_match"):
+        AlgoConfig(critic=EncoderConfig(screen_match=True))
+    with pytest.raises(ValueError, match=r"algo\.digiq\.encoder\.screen_match"):
+        AlgoConfig(digiq=DigiQConfig(encoder=EncoderConfig(screen_match=True)))
 
 
 def test_bc_update_reports_its_step_count():
