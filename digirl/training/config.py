@@ -87,10 +87,11 @@ class EnvConfig:
 @dataclass
 class SFTConfig:
     demos: int = _f(64, "expert demonstrations to collect (ignored when dataset is given)")
-    demo_sampling: Literal["uniform", "family"] = _f(
+    demo_sampling: Literal["uniform", "family", "stratified"] = _f(
         "uniform",
-        "how demo tasks are drawn from the train split: uniform over tasks, or family (each task family "
-        "equally often, so rare families get demos too)",
+        "how demo tasks are drawn from the train split: uniform over tasks; family (each draw picks a family "
+        "uniformly, so rare families get demos too, but a family can get none); stratified (every family "
+        "floor(n/F) or ceil(n/F) demos: none is left out)",
     )
     dataset: str | None = _f(None, "train on this stored dataset instead of fresh expert demos")
     expert_noise: float = _f(0.0, "probability that a demo step is replaced by a random action")

@@ -31,7 +31,7 @@ from digirl.training.common import (
     task_pool,
 )
 from digirl.training.config import CollectConfig, SFTRunConfig
-from digirl.training.task_sampling import family_weights
+from digirl.training.task_sampling import family_weights, stratified_tasks
 
 log = logging.getLogger(__name__)
 
@@ -143,10 +143,12 @@ def demos(cfg: SFTRunConfig) -> list[Trajectory]:
     """Expert demonstrations on the train split (successful ones only are used for SFT)."""
     rng = np.random.default_rng(cfg.seed)
     pool = task_pool(cfg.env, cfg.env.train_split)
-    weights = (
-        family_weights("family", sorted({t.family for t in pool if t is not None})) if cfg.sft.demo_sampling == "family" else None
-    )
-    tasks = sample_tasks(pool, cfg.sft.demos, rng, weights)
+    if cfg.sft.demo_sampling == "stratified":
+        tasks = stratified_tasks(pool, cfg.sft.demos, rng)
+    else:
+        families = sorted({t.family for t in pool if t is not None})
+        weights = family_weights("family", families) if cfg.sft.demo_sampling == "family" else None
+        tasks = sample_tasks(pool, cfg.sft.demos, rng, weights)
     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
     jobs = jobs_for(tasks, seeds)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)

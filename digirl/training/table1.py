@@ -42,7 +42,9 @@ class Table1Config:
     sets: list[str] = _f(["general", "webshop"], "simulator task sets")
     seeds: list[int] = _f([0, 1, 2], "seeds (each seed repeats the whole pipeline)")
     demos: int = _f(16, "expert demos for SFT (few: a mediocre starting policy, like Auto-UI)")
-    demo_sampling: str = _f("uniform", "how SFT demo tasks are drawn: uniform over tasks, or family (balanced over families)")
+    demo_sampling: str = _f(
+        "uniform", "how SFT demo tasks are drawn: uniform over tasks, family (a family per draw), stratified (families equally)"
+    )
     sft_steps: int = _f(60, "SFT optimizer steps")
     offline_trajectories: int = _f(64, "SFT rollouts that start the off2on runs")
     iterations: int = _f(8, "online iterations of the off2on runs")

@@ -11,6 +11,10 @@ share, 1 is uniform over tasks, 0.5 in between (temperature sampling over famili
 rate in the replay data (unseen families start at p = 1/2, the largest share), so effort goes where
 outcomes are still undecided — a collection-side counterpart of DigiRL's instruction-level
 curriculum, which only filters what is trained on.
+
+``stratified_tasks`` is for small fixed draws (SFT demonstrations): i.i.d. draws by family leave a
+family out with probability (1 − 1/F)^n — 12% for the General set's 12 train families and 24 demos,
+and the family left out can be the one with 68% of the test tasks.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import numpy as np
 
 from digirl.core.types import TaskSpec, Trajectory
 
-__all__ = ["TaskSampling", "family_outcomes", "family_weights", "sample_tasks"]
+__all__ = ["TaskSampling", "family_outcomes", "family_weights", "sample_tasks", "stratified_tasks"]
 
 TaskSampling = Literal["uniform", "family", "uncertainty"]
 
@@ -91,3 +95,21 @@ def sample_tasks(
         members = by_family[names[int(f)]]
         out.append(members[int(rng.integers(0, len(members)))])
     return out
+
+
+def stratified_tasks(pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator) -> list[TaskSpec | None]:
+    """``n`` tasks, every family ⌊n/F⌋ or ⌈n/F⌉ times (the remainder goes to families drawn without
+    replacement), each a task drawn uniformly from its family; returned in a shuffled order."""
+    by_family: dict[str, list[TaskSpec | None]] = {}
+    for t in pool:
+        by_family.setdefault(t.family if t is not None else "", []).append(t)
+    if not by_family:
+        raise ValueError("stratified task sampling needs a non-empty pool")
+    names = sorted(by_family)
+    counts = np.full(len(names), n // len(names))
+    counts[rng.choice(len(names), size=n % len(names), replace=False)] += 1
+    out: list[TaskSpec | None] = []
+    for name, k in zip(names, counts):
+        members = by_family[name]
+        out.extend(members[int(i)] for i in rng.integers(0, len(members), size=int(k)))
+    return [out[int(i)] for i in rng.permutation(len(out))]

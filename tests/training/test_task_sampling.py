@@ -10,7 +10,7 @@ import pytest
 
 from digirl.core.actions import Action
 from digirl.core.types import Step, TaskSpec, Trajectory
-from digirl.training.task_sampling import FLOOR, family_outcomes, family_weights, sample_tasks
+from digirl.training.task_sampling import FLOOR, family_outcomes, family_weights, sample_tasks, stratified_tasks
 
 
 def _traj(family: str, success: bool, env_failure: bool = False) -> Trajectory:
@@ -53,6 +53,49 @@ def test_sampling_follows_the_weights():
     assert {t.family for t in only} == {"install"} and len({t.instruction for t in only}) > 5
     with pytest.raises(ValueError, match="all zero"):
         sample_tasks(pool, 1, rng, {"web": 0.0})
+
+
+def test_stratified_draws_leave_no_family_out():
+    pool = (
+        [TaskSpec(f"w{i}", family="web") for i in range(90)]
+        + [TaskSpec(f"i{i}", family="install") for i in range(10)]
+        + [TaskSpec("alarm", family="alarm")]
+    )
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        got = stratified_tasks(pool, 7, rng)
+        counts = Counter(t.family for t in got)
+        assert sum(counts.values()) == 7 and sorted(counts.values()) == [2, 2, 3]  # 7 = 3·2 + 1
+    rng = np.random.default_rng(0)
+    two = Counter(t.family for t in stratified_tasks(pool, 2, rng))
+    assert sorted(two.values()) == [1, 1]  # fewer draws than families: distinct families
+    # Within a family the task is uniform: 3000 draws over 3 families put ~1000 on web's 90 tasks.
+    many = stratified_tasks(pool, 3000, np.random.default_rng(1))
+    web = Counter(t.instruction for t in many if t.family == "web")
+    assert sum(web.values()) == 1000 and len(web) == 90
+    # Same seed, same draws (and in a shuffled order, not grouped by family).
+    a, b = stratified_tasks(pool, 9, np.random.default_rng(3)), stratified_tasks(pool, 9, np.random.default_rng(3))
+    assert [t.instruction for t in a] == [t.instruction for t in b]
+    assert [t.family for t in a] != sorted(t.family for t in a)
+    with pytest.raises(ValueError, match="non-empty"):
+        stratified_tasks([], 3, rng)
+
+
+def test_sft_demos_stratified_cover_every_train_family():
+    """The General set has 12 train families; 12 stratified demos are one of each (i.i.d. family
+    draws of 24 demos left web search, 68% of the test tasks, out for one Table 1 seed)."""
+    from digirl.config.core import load_config
+    from digirl.sim.env import SimEnv
+    from digirl.training.config import SFTRunConfig
+    from digirl.training.sft import demos
+
+    families = {t.family for t in SimEnv(taskset="general", split="train").tasks()}
+    assert len(families) == 12
+    overrides = ["env.id=digirl/sim-general-v0", "env.runner=inline", "env.num_envs=1", "sft.demos=12"]
+    cfg = load_config(SFTRunConfig, overrides=[*overrides, "sft.demo_sampling=stratified"])
+    got = demos(cfg)
+    assert sorted(t.task.family for t in got) == sorted(families)
+    assert all(t.success for t in got)
 
 
 def test_training_loop_collects_by_family_share(tmp_path):
