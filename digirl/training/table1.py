@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -42,7 +42,7 @@ class Table1Config:
     sets: list[str] = _f(["general", "webshop"], "simulator task sets")
     seeds: list[int] = _f([0, 1, 2], "seeds (each seed repeats the whole pipeline)")
     demos: int = _f(16, "expert demos for SFT (few: a mediocre starting policy, like Auto-UI)")
-    demo_sampling: str = _f(
+    demo_sampling: Literal["uniform", "family", "stratified"] = _f(
         "uniform", "how SFT demo tasks are drawn: uniform over tasks, family (a family per draw), stratified (families equally)"
     )
     sft_steps: int = _f(60, "SFT optimizer steps")
