@@ -76,6 +76,14 @@ def family_weights(
     raise ValueError(f"unknown task sampling {mode!r} (uniform, family or uncertainty)")
 
 
+def _by_family(pool: Sequence[TaskSpec | None]) -> dict[str, list[TaskSpec | None]]:
+    """The pool's tasks per family, in pool order (``None``, an env-drawn task, counts as family "")."""
+    out: dict[str, list[TaskSpec | None]] = {}
+    for t in pool:
+        out.setdefault(t.family if t is not None else "", []).append(t)
+    return out
+
+
 def sample_tasks(
     pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator, weights: Mapping[str, float] | None = None
 ) -> list[TaskSpec | None]:
@@ -83,9 +91,7 @@ def sample_tasks(
     if weights is None:
         idx = rng.integers(0, len(pool), size=n)
         return [pool[int(i)] for i in idx]
-    by_family: dict[str, list[TaskSpec | None]] = {}
-    for t in pool:
-        by_family.setdefault(t.family if t is not None else "", []).append(t)
+    by_family = _by_family(pool)
     names = sorted(by_family)
     p = np.array([max(0.0, float(weights.get(f, 0.0))) for f in names])
     if p.sum() <= 0:
@@ -100,9 +106,7 @@ def sample_tasks(
 def stratified_tasks(pool: Sequence[TaskSpec | None], n: int, rng: np.random.Generator) -> list[TaskSpec | None]:
     """``n`` tasks, every family ⌊n/F⌋ or ⌈n/F⌉ times (the remainder goes to families drawn without
     replacement), each a task drawn uniformly from its family; returned in a shuffled order."""
-    by_family: dict[str, list[TaskSpec | None]] = {}
-    for t in pool:
-        by_family.setdefault(t.family if t is not None else "", []).append(t)
+    by_family = _by_family(pool)
     if not by_family:
         raise ValueError("stratified task sampling needs a non-empty pool")
     names = sorted(by_family)
