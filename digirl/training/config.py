@@ -12,6 +12,7 @@ from typing import Any, Literal
 from digirl.algorithms.base import AlgoConfig
 from digirl.distributed.config import RayConfig
 from digirl.policies.config import PolicyConfig
+from digirl.training.task_sampling import DemoSampling
 
 __all__ = [
     "AsyncConfig",
@@ -87,7 +88,7 @@ class EnvConfig:
 @dataclass
 class SFTConfig:
     demos: int = _f(64, "expert demonstrations to collect (ignored when dataset is given)")
-    demo_sampling: Literal["uniform", "family", "stratified"] = _f(
+    demo_sampling: DemoSampling = _f(
         "uniform",
         "how demo tasks are drawn from the train split: uniform over tasks; family (each draw picks a family "
         "uniformly, so rare families get demos too, but a family can get none); stratified (every family "

@@ -20,11 +20,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from digirl.training.stats import paired_difference
+from digirl.training.task_sampling import DemoSampling
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ class Table1Config:
     sets: list[str] = _f(["general", "webshop"], "simulator task sets")
     seeds: list[int] = _f([0, 1, 2], "seeds (each seed repeats the whole pipeline)")
     demos: int = _f(16, "expert demos for SFT (few: a mediocre starting policy, like Auto-UI)")
-    demo_sampling: Literal["uniform", "family", "stratified"] = _f(
+    demo_sampling: DemoSampling = _f(
         "uniform", "how SFT demo tasks are drawn: uniform over tasks, family (a family per draw), stratified (families equally)"
     )
     sft_steps: int = _f(60, "SFT optimizer steps")

@@ -27,9 +27,11 @@ import numpy as np
 
 from digirl.core.types import TaskSpec, Trajectory
 
-__all__ = ["TaskSampling", "family_outcomes", "family_weights", "sample_tasks", "stratified_tasks"]
+__all__ = ["DemoSampling", "TaskSampling", "family_outcomes", "family_weights", "sample_tasks", "stratified_tasks"]
 
 TaskSampling = Literal["uniform", "family", "uncertainty"]
+#: How SFT demo tasks are drawn (``sft.demo_sampling``, and Table 1's ``demo_sampling``).
+DemoSampling = Literal["uniform", "family", "stratified"]
 
 #: Lowest share weight of a family under ``uncertainty`` (relative to the largest, 0.5): a family the
 #: policy always or never solves keeps being tried now and then.
