@@ -3,7 +3,8 @@
 # SFT start, Filtered BC vs DigiRL (the paper's curriculum cut) vs DigiRL keeping every success.
 # Every (seed, method) run is its own process; deterministic mode is on (the default).
 # Usage: benchmarks/run_table1_long_gpu.sh OUT_DIR general|webshop [key=value ...]
-# Stratified SFT demos (every family demonstrated; the best General recipe): add demo_sampling=stratified.
+# Stratified SFT demos (every family demonstrated): add demo_sampling=stratified. The best measured
+# recipes are presets: OMP_NUM_THREADS=1 digirl bench table1 OUT --preset table1-recipe-general (or -webshop).
 #
 # The SFT recipes give a start of ~15-30% test success (measured on the 2-core CPU machine, 5 seeds):
 # General, 24 family-balanced demos and 150 steps: 14.2%; Web Shopping, 2 demos drawn uniformly and

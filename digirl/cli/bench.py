@@ -72,7 +72,11 @@ def add_commands(sub: Any) -> None:
         "digirl bench table1 runs/table1 --preset table1-smoke",
     )
     t.add_argument("out", help="output folder (runs, table1.md, table1.json, curves.png)")
-    t.add_argument("--preset", help="table1-gpu (one H100/H200 + 16 CPU cores) or table1-smoke (CI)")
+    t.add_argument(
+        "--preset",
+        help="table1-gpu (one H100/H200 + 16 CPU cores), table1-smoke (CI), or the best measured recipes at "
+        "3,072 online trajectories: table1-recipe-general, table1-recipe-webshop (5 seeds, ~16 / ~25 min on one GPU host)",
+    )
     t.add_argument("overrides", nargs="*", metavar="key=value")
     add_json_flag(t)
     t.set_defaults(func=_cmd_table1)
