@@ -30,6 +30,18 @@ def _cmd_table1(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from digirl.training.table1_compare import RowPair, compare_markdown, compare_results, load_table1_result
+
+    pairs = [RowPair.parse(s) for s in args.rows] if args.rows else None
+    cmp = compare_results(load_table1_result(args.a), load_table1_result(args.b), pairs)
+    if args.json:
+        emit_json(cmp)
+    else:
+        print(compare_markdown(cmp, args.a, args.b))
+    return 0
+
+
 def _cmd_nonstationary(args: argparse.Namespace) -> int:
     from digirl.config.core import load_config
     from digirl.training.nonstationary import NonStationaryConfig, run_nonstationary
@@ -80,6 +92,19 @@ def add_commands(sub: Any) -> None:
     t.add_argument("overrides", nargs="*", metavar="key=value")
     add_json_flag(t)
     t.set_defaults(func=_cmd_table1)
+    c = add_parser(
+        bsub,
+        "compare",
+        "paired comparisons across two Table 1 runs, seed by seed (A − B, 95% interval), and what differs between them",
+        "digirl bench compare runs/ablations runs/baseline --rows digirl_off2on_mc:digirl_off2on",
+    )
+    c.add_argument("a", help="run A: a table1.json or the folder holding it")
+    c.add_argument("b", help="run B: a table1.json or the folder holding it")
+    c.add_argument(
+        "--rows", nargs="+", metavar="KEY[:KEY_B]", help="rows to compare (default: every row key in both runs, with itself)"
+    )
+    add_json_flag(c)
+    c.set_defaults(func=_cmd_compare)
     n = add_parser(
         bsub,
         "nonstationary",

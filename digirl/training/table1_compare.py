@@ -1,0 +1,116 @@
+"""Paired comparisons between two Table 1 results (``table1.json`` of two ``digirl bench table1`` runs).
+
+A run compares its own rows with each other; this compares rows *across* runs, seed by seed: an
+ablation run against a recorded baseline (deterministic mode makes a rerun of the baseline give the
+same numbers on the same kind of machine), or one recipe against another. Two runs are paired on
+the same start only when their SFT rows agree seed by seed; otherwise the comparison is one of
+recipes, paired by seed index, and the report says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from digirl.training.stats import paired_difference
+
+__all__ = ["RowPair", "compare_markdown", "compare_results", "load_table1_result"]
+
+
+@dataclass(frozen=True)
+class RowPair:
+    """Compare row ``a`` of the first run with row ``b`` of the second (``a − b``)."""
+
+    a: str
+    b: str
+
+    @classmethod
+    def parse(cls, spec: str) -> RowPair:
+        """``KEY`` (the same row in both runs) or ``KEY_A:KEY_B``."""
+        a, sep, b = spec.partition(":")
+        if not a or (sep and not b):
+            raise ValueError(f"row pair {spec!r} is not KEY or KEY_A:KEY_B")
+        return cls(a, b or a)
+
+
+def load_table1_result(path: str | Path) -> dict[str, Any]:
+    """Read a ``table1.json`` (or the folder holding it); a missing or malformed file names itself."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "table1.json"
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: no Table 1 result here (expected the table1.json of a `digirl bench table1` run)")
+    try:
+        data = json.loads(p.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"{p}: not valid JSON ({e})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("test_by_seed"), dict):
+        raise ValueError(f"{p}: not a Table 1 result (no 'test_by_seed' table)")
+    return data
+
+
+def _by_seed(result: dict[str, Any], tset: str, key: str) -> dict[int, float]:
+    return {int(s): float(v) for s, v in result["test_by_seed"].get(tset, {}).get(key, {}).items()}
+
+
+def compare_results(a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] | None = None) -> dict[str, Any]:
+    """Per task set in both runs: ``a`` − ``b`` over the seeds both have, with a 95% interval.
+
+    Without ``pairs``, every row key present in both runs is compared with itself. Also returns the
+    config fields that differ and, per set, the seeds whose SFT start differs.
+    """
+    ca, cb = a.get("config", {}), b.get("config", {})
+    config_diff = {k: [ca.get(k), cb.get(k)] for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
+    sets: dict[str, Any] = {}
+    for tset in sorted(set(a["test_by_seed"]) & set(b["test_by_seed"])):
+        rows_a, rows_b = a["test_by_seed"][tset], b["test_by_seed"][tset]
+        chosen = pairs if pairs is not None else [RowPair(k, k) for k in sorted(rows_a, key=lambda k: k != "sft") if k in rows_b]
+        sft_a, sft_b = _by_seed(a, tset, "sft"), _by_seed(b, tset, "sft")
+        rows = []
+        for pair in chosen:
+            sa, sb = _by_seed(a, tset, pair.a), _by_seed(b, tset, pair.b)
+            seeds = sorted(set(sa) & set(sb))
+            if not seeds:
+                continue
+            d = paired_difference([sa[s] for s in seeds], [sb[s] for s in seeds])
+            rows.append({"a": pair.a, "b": pair.b, "seeds": seeds, **d.to_dict()})
+        common = sorted(set(sft_a) & set(sft_b))
+        sets[tset] = {
+            "rows": rows,
+            "start_seeds": common,
+            "start_differs": [s for s in common if sft_a[s] != sft_b[s]],
+        }
+    return {"config_diff": config_diff, "sets": sets}
+
+
+def compare_markdown(cmp: dict[str, Any], name_a: str, name_b: str) -> str:
+    """A short report: what differs between the runs, then one table row per compared pair."""
+    lines = [f"A = {name_a}", f"B = {name_b}", ""]
+    if cmp["config_diff"]:
+        lines.append("Config fields that differ (A | B):")
+        lines += [f"- {k}: {va!r} | {vb!r}" for k, (va, vb) in cmp["config_diff"].items()]
+    else:
+        lines.append("The configs are identical.")
+    lines.append("")
+    for tset, s in cmp["sets"].items():
+        if not s["start_seeds"]:
+            lines.append(f"{tset}: no SFT rows to compare; whether the runs share a start is unknown.")
+        elif s["start_differs"]:
+            lines.append(
+                f"{tset}: the SFT start differs at seeds {s['start_differs']}: a comparison of recipes, "
+                "paired by seed index only."
+            )
+        else:
+            lines.append(f"{tset}: the same SFT start at every common seed (test success equal seed by seed).")
+    lines += ["", "| set | A − B | seeds | mean (points) | 95% CI | A wins / loses | resolved |", "|---|---|---|---|---|---|---|"]
+    for tset, s in cmp["sets"].items():
+        for r in s["rows"]:
+            ci = "–" if r["n"] < 2 else f"{100 * r['ci_low']:+.1f} … {100 * r['ci_high']:+.1f}"
+            label = r["a"] if r["a"] == r["b"] else f"{r['a']} − {r['b']}"
+            lines.append(
+                f"| {tset} | {label} | {len(r['seeds'])} | {100 * r['mean']:+.1f} | {ci} | {r['wins']} / {r['losses']} "
+                f"| {'yes' if r['resolved'] else 'no'} |"
+            )
+    return "\n".join(lines) + "\n"
