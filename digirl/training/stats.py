@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["PairedDifference", "paired_difference", "t_quantile_975"]
+__all__ = ["PairedDifference", "interval_text", "paired_difference", "t_quantile_975"]
 
 # Two-sided 95% quantiles of Student's t (0.975 quantile) for 1..30 degrees of freedom.
 _T975 = (
@@ -62,3 +62,8 @@ def paired_difference(a: Sequence[float], b: Sequence[float]) -> PairedDifferenc
     sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
     half = t_quantile_975(n - 1) * sd / math.sqrt(n)
     return PairedDifference(n, mean, mean - half, mean + half, sum(x > 0 for x in d), sum(x < 0 for x in d))
+
+
+def interval_text(row: dict[str, Any]) -> str:
+    """A paired difference's 95% interval in points (``PairedDifference.to_dict()`` form); "–" for one pair."""
+    return "–" if row["n"] < 2 else f"{100 * row['ci_low']:+.1f} … {100 * row['ci_high']:+.1f}"

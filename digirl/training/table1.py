@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from digirl.training.stats import paired_difference
+from digirl.training.stats import interval_text, paired_difference
 from digirl.training.task_sampling import DemoSampling
 
 log = logging.getLogger(__name__)
@@ -389,9 +389,8 @@ def pairs_markdown(pairs: dict[str, list[dict[str, Any]]], cfg: Table1Config) ->
     lines += ["| set | a − b | mean (points) | 95% CI | a wins / loses | resolved |", "|---|---|---|---|---|---|"]
     for tset, rows in pairs.items():
         for r in rows:
-            ci = "–" if r["n"] < 2 else f"{100 * r['ci_low']:+.1f} … {100 * r['ci_high']:+.1f}"
             lines.append(
-                f"| {tset} | {r['a']} − {r['b']} | {100 * r['mean']:+.1f} | {ci} | {r['wins']} / {r['losses']} "
+                f"| {tset} | {r['a']} − {r['b']} | {100 * r['mean']:+.1f} | {interval_text(r)} | {r['wins']} / {r['losses']} "
                 f"| {'yes' if r['resolved'] else 'no'} |"
             )
     return "\n".join(lines) + "\n"

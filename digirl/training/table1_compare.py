@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from digirl.training.stats import paired_difference
+from digirl.training.stats import interval_text, paired_difference
 
 __all__ = ["RowPair", "compare_markdown", "compare_results", "load_table1_result"]
 
@@ -107,10 +107,9 @@ def compare_markdown(cmp: dict[str, Any], name_a: str, name_b: str) -> str:
     lines += ["", "| set | A − B | seeds | mean (points) | 95% CI | A wins / loses | resolved |", "|---|---|---|---|---|---|---|"]
     for tset, s in cmp["sets"].items():
         for r in s["rows"]:
-            ci = "–" if r["n"] < 2 else f"{100 * r['ci_low']:+.1f} … {100 * r['ci_high']:+.1f}"
             label = r["a"] if r["a"] == r["b"] else f"{r['a']} − {r['b']}"
             lines.append(
-                f"| {tset} | {label} | {len(r['seeds'])} | {100 * r['mean']:+.1f} | {ci} | {r['wins']} / {r['losses']} "
-                f"| {'yes' if r['resolved'] else 'no'} |"
+                f"| {tset} | {label} | {len(r['seeds'])} | {100 * r['mean']:+.1f} | {interval_text(r)} "
+                f"| {r['wins']} / {r['losses']} | {'yes' if r['resolved'] else 'no'} |"
             )
     return "\n".join(lines) + "\n"
