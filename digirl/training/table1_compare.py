@@ -59,7 +59,8 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] |
     """Per task set in both runs: ``a`` − ``b`` over the seeds both have, with a 95% interval.
 
     Without ``pairs``, every row key present in both runs is compared with itself. Also returns the
-    config fields that differ and, per set, the seeds whose SFT start differs.
+    config fields that differ and, per set, the seeds whose SFT start differs and the pairs that
+    have no seed in common (``missing``: a key that is not in one of the runs).
     """
     ca, cb = a.get("config", {}), b.get("config", {})
     config_diff = {k: [ca.get(k), cb.get(k)] for k in sorted(set(ca) | set(cb)) if ca.get(k) != cb.get(k)}
@@ -68,17 +69,19 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] |
         rows_a, rows_b = a["test_by_seed"][tset], b["test_by_seed"][tset]
         chosen = pairs if pairs is not None else [RowPair(k, k) for k in sorted(rows_a, key=lambda k: k != "sft") if k in rows_b]
         sft_a, sft_b = _by_seed(a, tset, "sft"), _by_seed(b, tset, "sft")
-        rows = []
+        rows, missing = [], []
         for pair in chosen:
             sa, sb = _by_seed(a, tset, pair.a), _by_seed(b, tset, pair.b)
             seeds = sorted(set(sa) & set(sb))
             if not seeds:
+                missing.append(f"{pair.a}:{pair.b}")
                 continue
             d = paired_difference([sa[s] for s in seeds], [sb[s] for s in seeds])
             rows.append({"a": pair.a, "b": pair.b, "seeds": seeds, **d.to_dict()})
         common = sorted(set(sft_a) & set(sft_b))
         sets[tset] = {
             "rows": rows,
+            "missing": missing,
             "start_seeds": common,
             "start_differs": [s for s in common if sft_a[s] != sft_b[s]],
         }
@@ -104,6 +107,8 @@ def compare_markdown(cmp: dict[str, Any], name_a: str, name_b: str) -> str:
             )
         else:
             lines.append(f"{tset}: the same SFT start at every common seed (test success equal seed by seed).")
+        if s["missing"]:
+            lines.append(f"{tset}: no common seeds for {', '.join(s['missing'])} (a row key not in A or not in B).")
     lines += ["", "| set | A − B | seeds | mean (points) | 95% CI | A wins / loses | resolved |", "|---|---|---|---|---|---|---|"]
     for tset, s in cmp["sets"].items():
         for r in s["rows"]:

@@ -48,12 +48,14 @@ def test_cross_key_pairs_common_seeds_and_a_different_start() -> None:
     assert cmp["config_diff"] == {"demo_sampling": ["stratified", "family"]}
     s = cmp["sets"]["general"]
     assert s["start_differs"] == [1]
-    (row,) = s["rows"]  # a row missing from both runs is left out, not an error
+    (row,) = s["rows"]
+    assert s["missing"] == ["missing:missing"]  # reported, not an error
     assert (row["a"], row["b"], row["seeds"], row["wins"], row["losses"]) == ("digirl_off2on_mc", "digirl_off2on", [0, 1], 1, 1)
     assert row["mean"] == pytest.approx(0.05)
     md = compare_markdown(cmp, "A", "B")
     assert "the SFT start differs at seeds [1]" in md and "demo_sampling: 'stratified' | 'family'" in md
     assert "| general | digirl_off2on_mc − digirl_off2on | 2 |" in md
+    assert "no common seeds for missing:missing" in md
 
 
 def test_row_pair_parse() -> None:
