@@ -95,7 +95,7 @@ def add_commands(sub: Any) -> None:
     c = add_parser(
         bsub,
         "compare",
-        "paired comparisons across two Table 1 runs, seed by seed (A − B, 95% interval), and what differs between them",
+        "paired comparisons across two Table 1 runs, seed by seed (A − B with its 95 percent t-interval), and what differs",
         "digirl bench compare runs/ablations runs/baseline --rows digirl_off2on_mc:digirl_off2on",
     )
     c.add_argument("a", help="run A: a table1.json or the folder holding it")
