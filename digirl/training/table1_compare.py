@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from digirl.training.stats import interval_text, paired_difference
+from digirl.training.stats import interval_text
+from digirl.training.table1 import paired_comparisons
 
 __all__ = ["RowPair", "compare_markdown", "compare_results", "load_table1_result"]
 
@@ -69,15 +70,12 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] |
         rows_a, rows_b = a["test_by_seed"][tset], b["test_by_seed"][tset]
         chosen = pairs if pairs is not None else [RowPair(k, k) for k in sorted(rows_a, key=lambda k: k != "sft") if k in rows_b]
         sft_a, sft_b = _by_seed(a, tset, "sft"), _by_seed(b, tset, "sft")
-        rows, missing = [], []
-        for pair in chosen:
-            sa, sb = _by_seed(a, tset, pair.a), _by_seed(b, tset, pair.b)
-            seeds = sorted(set(sa) & set(sb))
-            if not seeds:
-                missing.append(f"{pair.a}:{pair.b}")
-                continue
-            d = paired_difference([sa[s] for s in seeds], [sb[s] for s in seeds])
-            rows.append({"a": pair.a, "b": pair.b, "seeds": seeds, **d.to_dict()})
+        # One run's rows as "A:key", the other's as "B:key": then it is table1's own paired comparison.
+        merged = {f"A:{k}": _by_seed(a, tset, k) for k in rows_a} | {f"B:{k}": _by_seed(b, tset, k) for k in rows_b}
+        found = paired_comparisons({tset: merged}, [(f"A:{p.a}", f"B:{p.b}") for p in chosen]).get(tset, [])
+        rows = [{**r, "a": r["a"][2:], "b": r["b"][2:]} for r in found]
+        done = {(r["a"], r["b"]) for r in rows}
+        missing = [f"{p.a}:{p.b}" for p in chosen if (p.a, p.b) not in done]
         common = sorted(set(sft_a) & set(sft_b))
         sets[tset] = {
             "rows": rows,
