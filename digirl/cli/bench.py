@@ -21,7 +21,7 @@ def _cmd_table1(args: argparse.Namespace) -> int:
     from digirl.training.table1 import Table1Config, run_table1
 
     cfg = load_config(Table1Config, preset=args.preset, overrides=args.overrides)
-    summary = run_table1(cfg, args.out)
+    summary = run_table1(cfg, args.out, report_only=args.report_only)
     if args.json:
         emit_json(summary)
     else:
@@ -34,7 +34,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from digirl.training.table1_compare import RowPair, compare_markdown, compare_results, load_table1_result
 
     pairs = [RowPair.parse(s) for s in args.rows] if args.rows else None
-    cmp = compare_results(load_table1_result(args.a), load_table1_result(args.b), pairs)
+    cmp = compare_results(load_table1_result(args.a), load_table1_result(args.b), pairs, at=args.at)
     if args.json:
         emit_json(cmp)
     else:
@@ -90,6 +90,12 @@ def add_commands(sub: Any) -> None:
         "3,072 online trajectories: table1-recipe-general, table1-recipe-webshop (5 seeds, ~16 / ~25 min on one GPU host)",
     )
     t.add_argument("overrides", nargs="*", metavar="key=value")
+    t.add_argument(
+        "--report-only",
+        action="store_true",
+        help="run nothing: write the table of the runs OUT holds and list the unfinished ones "
+        "(the same command without this flag finishes them; finished runs are always read back)",
+    )
     add_json_flag(t)
     t.set_defaults(func=_cmd_table1)
     c = add_parser(
@@ -102,6 +108,13 @@ def add_commands(sub: Any) -> None:
     c.add_argument("b", help="run B: a table1.json or the folder holding it")
     c.add_argument(
         "--rows", nargs="+", metavar="KEY[:KEY_B]", help="rows to compare (default: every row key in both runs, with itself)"
+    )
+    c.add_argument(
+        "--at",
+        type=int,
+        metavar="N",
+        help="compare test success at the evaluation after N online trajectories instead of the final one "
+        "(how fast rows learn; the runs' eval_every sets which N exist)",
     )
     add_json_flag(c)
     c.set_defaults(func=_cmd_compare)

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from digirl.training import table1_resume as resume
 from digirl.training.stats import interval_text, paired_difference
 from digirl.training.task_sampling import DemoSampling
 
@@ -160,56 +161,74 @@ def visible_gpus(cfg: RunSpread) -> int:
         return 0
 
 
-def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None = None) -> dict[str, Any]:
-    """Demos → SFT → SFT evaluation → offline datasets (small for off2on, large for offline)."""
-    d = out / f"{tset}-s{seed}"
-    d.mkdir(parents=True, exist_ok=True)
-    env = [
+def _cell_env(cfg: Table1Config, tset: str) -> list[str]:
+    return [
         f"env.id=digirl/sim-{tset}-v0",
         f"env.num_envs={cfg.num_envs}",
         f"env.perturbation={cfg.perturbation}",
         f"policy.device={cfg.device}",
     ]
-    _cli(
-        [
-            "sft",
-            str(d / "sft"),
-            *env,
-            f"seed={seed}",
-            f"sft.demos={cfg.demos}",
-            f"sft.steps={cfg.sft_steps}",
-            f"sft.demo_sampling={cfg.demo_sampling}",
-            *cfg.sft_extra,
-        ],
-        d / "sft.log",
-        gpu,
-        run_threads(cfg),
-    )
+
+
+def _prepare(
+    cfg: Table1Config,
+    out: Path,
+    tset: str,
+    seed: int,
+    gpu: int | None = None,
+    *,
+    runs_pending: bool = True,
+    report_only: bool = False,
+) -> dict[str, Any]:
+    """Demos → SFT → SFT evaluation → offline datasets (small for off2on, large for offline). What a
+    previous invocation finished is kept (``table1_resume``); with no run pending only the evaluation is needed."""
+    d = out / f"{tset}-s{seed}"
+    d.mkdir(parents=True, exist_ok=True)
+    env = _cell_env(cfg, tset)
     pol = str(d / "sft" / "policy")
-    ev = _cli(
-        [
-            "eval",
-            pol,
-            "--out",
-            str(d / "sft-eval"),
-            *env,
-            f"eval.test_tasks={cfg.test_tasks}",
-            f"eval.train_tasks={cfg.train_tasks}",
-        ],
-        d / "sft-eval.log",
-        gpu,
-        run_threads(cfg),
-    )
+    ev = resume.saved_eval(d)
+    if not runs_pending and ev is not None:
+        return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
+    if report_only:
+        raise ValueError(f"{d}: no SFT evaluation (sft-eval/eval.json) to report; run without --report-only to make it")
+    if not resume.sft_complete(d):
+        resume.clear(
+            "the SFT policy is missing or incomplete", d / "sft", d / "sft-eval", d / "offline-large", d / "offline-small"
+        )
+        ev = None
+        _cli(
+            [
+                "sft",
+                str(d / "sft"),
+                *env,
+                f"seed={seed}",
+                f"sft.demos={cfg.demos}",
+                f"sft.steps={cfg.sft_steps}",
+                f"sft.demo_sampling={cfg.demo_sampling}",
+                *cfg.sft_extra,
+            ],
+            d / "sft.log",
+            gpu,
+            run_threads(cfg),
+        )
+    if ev is None:
+        eval_args = ["eval", pol, "--out", str(d / "sft-eval"), *env]
+        eval_args += [f"eval.test_tasks={cfg.test_tasks}", f"eval.train_tasks={cfg.train_tasks}"]
+        ev = _cli(eval_args, d / "sft-eval.log", gpu, run_threads(cfg))
+    if not runs_pending:
+        return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
     # Offline-only runs get as many SFT rollouts as the off2on runs end with; off2on runs start from
     # the first `offline_trajectories` of the same rollouts.
     needs_large = any(m[3] == "offline" for m in methods(cfg))
     n_collect = cfg.offline_trajectories + (cfg.iterations * cfg.rollout_size if needs_large else 0)
-    _cli(
-        ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_collect}", f"seed={seed}"],
-        d / "collect.log",
-        gpu,
-        run_threads(cfg),
-    )
+    if not resume.dataset_complete(d / "offline-large", n_collect):
+        resume.clear(f"fewer than {n_collect} offline trajectories", d / "offline-large", d / "offline-small")
+        _cli(
+            ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_collect}", f"seed={seed}"],
+            d / "collect.log",
+            gpu,
+            run_threads(cfg),
+        )
     from digirl.data.store import TrajectoryStore
 
     small = TrajectoryStore(d / "offline-small", info={"env_id": f"digirl/sim-{tset}-v0", "producer": "table1 subset"})
@@ -219,26 +238,18 @@ def _prepare(cfg: Table1Config, out: Path, tset: str, seed: int, gpu: int | None
     return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
 
 
-def _train(
-    cfg: Table1Config,
-    prep: dict[str, Any],
-    key: str,
-    algo: str,
-    mode: str,
-    seed: int,
-    overrides: tuple[str, ...] = (),
-    gpu: int | None = None,
-) -> dict[str, Any] | None:
-    d: Path = prep["dir"]
+def _train_args(
+    cfg: Table1Config, d: Path, env: list[str], key: str, algo: str, mode: str, seed: int, overrides: tuple[str, ...]
+) -> list[str]:
     data = d / ("offline-large" if mode == "offline" else "offline-small")
-    args = [
+    return [
         "train",
         str(d / key),
-        *prep["env"],
+        *env,
         f"mode={mode}",
         f"algo.name={algo}",
         f"offline_dataset={data}",
-        f"policy.init={prep['policy']}",
+        f"policy.init={d / 'sft' / 'policy'}",
         f"seed={seed}",
         f"iterations={cfg.iterations if mode == 'off2on' else 0}",
         f"rollout_size={cfg.rollout_size}",
@@ -249,12 +260,16 @@ def _train(
         *cfg.extra,
         *overrides,
     ]
+
+
+def _train(cfg: Table1Config, out: Path, d: Path, key: str, args: list[str], gpu: int | None = None) -> dict[str, Any] | None:
+    """One train run (continued from its checkpoint when its folder holds one); None when it fails."""
     try:
         res = _cli(args, d / f"{key}.log", gpu, run_threads(cfg))
     except RuntimeError as e:  # one failed run must not lose the others' results
         log.error("%s", e)
         return None
-    (d / f"{key}.json").write_text(json.dumps(res, default=str))
+    resume.save_run(d / f"{key}.json", res, resume.portable_args(args, out))
     return res
 
 
@@ -280,8 +295,12 @@ def _family_counts(report: list[dict[str, Any]] | dict[str, Any], split: str) ->
     return {f: [round(d["success_rate"] * d["episodes"]), int(d["episodes"])] for f, d in sorted(fams.items())}
 
 
-def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
+def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False) -> dict[str, Any]:
+    """Run (or finish: ``table1_resume``) every (set, seed, method) and write the table. ``report_only``
+    runs nothing: the table of what OUT holds, its unfinished runs listed (when a machine's time ran out)."""
     out = Path(out)
+    if report_only and not out.is_dir():
+        raise ValueError(f"{out}: no such folder, nothing to report")
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     cells = [(s, seed) for s in cfg.sets for seed in cfg.seeds]
@@ -290,25 +309,53 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
     def gpu_of(i: int) -> int | None:
         return i % n_gpu if n_gpu > 1 else None
 
-    with ThreadPoolExecutor(max_workers=max(1, cfg.parallel // 2)) as pool:
-        preps = dict(zip(cells, pool.map(lambda ic: _prepare(cfg, out, ic[1][0], ic[1][1], gpu_of(ic[0])), enumerate(cells))))
-    log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
+    resume.check_config(out, cfg.__dict__, create=not report_only)
     jobs = [(c, key, algo, mode, extra) for c in cells for key, _, algo, mode, extra in methods(cfg) if algo and mode]
-    with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
-        results = list(
-            pool.map(
-                lambda ij: _train(cfg, preps[ij[1][0]], ij[1][1], ij[1][2], ij[1][3], ij[1][0][1], ij[1][4], gpu_of(ij[0])),
-                enumerate(jobs),
+    args = {
+        (c, key): _train_args(cfg, out / f"{c[0]}-s{c[1]}", _cell_env(cfg, c[0]), key, algo, mode, c[1], extra)
+        for c, key, algo, mode, extra in jobs
+    }
+    done: dict[tuple[tuple[str, int], str], dict[str, Any] | None] = {
+        (c, key): r
+        for c, key, *_ in jobs
+        if (r := resume.finished_run(out / f"{c[0]}-s{c[1]}" / f"{key}.json", resume.portable_args(args[c, key], out)))
+    }
+    reused = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key in done)
+    if reused:
+        log.info("%d of %d runs finished in an earlier invocation: read back", len(reused), len(jobs))
+    pending_cells = {c for c, key, *_ in jobs if (c, key) not in done}
+    unfinished = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key, *_ in jobs if (c, key) not in done) if report_only else []
+    if report_only:
+        pending_cells = set()
+
+    with ThreadPoolExecutor(max_workers=max(1, cfg.parallel // 2)) as pool:
+        preps = dict(
+            zip(
+                cells,
+                pool.map(
+                    lambda ic: _prepare(
+                        cfg, out, ic[1][0], ic[1][1], gpu_of(ic[0]), runs_pending=ic[1] in pending_cells, report_only=report_only
+                    ),
+                    enumerate(cells),
+                ),
             )
         )
+    log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
+    todo = [] if report_only else [(c, key) for c, key, *_ in jobs if (c, key) not in done]
+    with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
+        ran = pool.map(lambda ij: _train(cfg, out, preps[ij[1][0]]["dir"], ij[1][1], args[ij[1]], gpu_of(ij[0])), enumerate(todo))
+        done.update(zip(todo, ran))
+    results = [done.get((c, key)) for c, key, *_ in jobs]
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
     by_seed: dict[str, dict[str, dict[int, float]]] = {}  # set -> method -> seed -> test success
     curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
+    curves_by_seed: dict[str, dict[str, dict[int, list[tuple[int, float]]]]] = {}
     # set -> method -> seed -> family -> [successes, episodes] (final test); and test success per family
     # at every evaluation of the off2on runs (set -> method -> seed -> [[online trajectories, {family: rate}]])
     fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]] = {}
     fam_curves: dict[str, dict[str, dict[int, list[list[Any]]]]] = {}
     failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
+    failed = [f for f in failed if f not in unfinished]
     for (c, key, _, mode, _), res in zip(jobs, results):
         if res is None:
             continue
@@ -332,6 +379,7 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
                 if "eval/test_success_rate" in h
             ]
             curves.setdefault(tset, {}).setdefault(key, []).append(curve)
+            curves_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = curve
     for c, prep in preps.items():
         for split in ("train", "test"):
             v = _success(prep["sft_eval"], split)
@@ -353,14 +401,22 @@ def run_table1(cfg: Table1Config, out: str | Path) -> dict[str, Any]:
         "test_by_seed": by_seed,
         "paired": pairs,
         "curves": curves,
+        "curves_by_seed": curves_by_seed,  # set -> method -> seed -> [(online trajectories, test success)]
         "test_families_by_seed": fam_by_seed,
         "test_family_curves": fam_curves,
         "failed_runs": failed,
+        "reused_runs": reused,
+        "unfinished_runs": unfinished,
+        "report_only": report_only,  # then `machine` is where the table was written, not where the runs ran
     }
     (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
     md = table_markdown(raw, cfg) + pairs_markdown(pairs, cfg) + families_markdown(fam_by_seed, cfg)
     if failed:
         md += f"\nFailed runs (see their logs): {', '.join(failed)}\n"
+    if unfinished:
+        md += f"\nNot finished (reported without them; the same command finishes them): {', '.join(unfinished)}\n"
+    if reused:
+        md += f"\nRead back from an earlier invocation in this folder: {', '.join(reused)}\n"
     (out / "table1.md").write_text(md)
     draw_curves(curves, raw, out / "curves.png")
     return summary
@@ -459,11 +515,12 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def _fmt(vals: list[float] | None) -> str:
+def _fmt(vals: list[float] | None, n_seeds: int) -> str:
     if not vals:
         return "–"
     a = 100 * np.asarray(vals)
-    return f"{a.mean():.1f} ± {a.std():.1f}" if len(a) > 1 else f"{a.mean():.1f}"
+    text = f"{a.mean():.1f} ± {a.std():.1f}" if len(a) > 1 else f"{a.mean():.1f}"
+    return text if len(a) == n_seeds else f"{text} ({len(a)} of {n_seeds} seeds)"
 
 
 def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table1Config) -> str:
@@ -474,7 +531,7 @@ def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table
         cells = []
         for s in sets:
             m = raw[s].get(key, {})
-            cells += [_fmt(m.get("train")), _fmt(m.get("test"))]
+            cells += [_fmt(m.get("train"), len(cfg.seeds)), _fmt(m.get("test"), len(cfg.seeds))]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     n = len(cfg.seeds)
     lines.append("")

@@ -52,12 +52,32 @@ def load_table1_result(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def _by_seed(result: dict[str, Any], tset: str, key: str) -> dict[int, float]:
-    return {int(s): float(v) for s, v in result["test_by_seed"].get(tset, {}).get(key, {}).items()}
+def _by_seed(result: dict[str, Any], tset: str, key: str, at: int | None = None) -> dict[int, float]:
+    """Test success per seed: final, or at ``at`` online trajectories (off2on rows' evaluations; the
+    SFT row is the start at any budget). A seed not evaluated at ``at`` is left out."""
+    final = {int(s): float(v) for s, v in result["test_by_seed"].get(tset, {}).get(key, {}).items()}
+    if at is None or key == "sft":
+        return final
+    out: dict[int, float] = {}
+    for seed, curve in _curves(result, tset, key).items():
+        out.update((seed, float(v)) for n, v in curve if int(n) == at)
+    return out
 
 
-def compare_results(a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] | None = None) -> dict[str, Any]:
-    """Per task set in both runs: ``a`` − ``b`` over the seeds both have, with a 95% interval.
+def _curves(result: dict[str, Any], tset: str, key: str) -> dict[int, list[Any]]:
+    if "curves_by_seed" in result:
+        return {int(s): c for s, c in result["curves_by_seed"].get(tset, {}).get(key, {}).items()}
+    # Older results list the curves of the finished runs in seed order, like their final scores.
+    runs = result.get("curves", {}).get(tset, {}).get(key, [])
+    seeds = sorted(int(s) for s in result["test_by_seed"].get(tset, {}).get(key, {}))
+    return dict(zip(seeds, runs)) if len(runs) == len(seeds) else {}
+
+
+def compare_results(
+    a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] | None = None, *, at: int | None = None
+) -> dict[str, Any]:
+    """Per task set in both runs: ``a`` − ``b`` over the seeds both have, with a 95% interval; final
+    test success, or with ``at`` the evaluation at that many online trajectories (how fast rows learn).
 
     Without ``pairs``, every row key present in both runs is compared with itself. Also returns the
     config fields that differ and, per set, the seeds whose SFT start differs and the pairs that
@@ -71,7 +91,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] |
         chosen = pairs if pairs is not None else [RowPair(k, k) for k in sorted(rows_a, key=lambda k: k != "sft") if k in rows_b]
         sft_a, sft_b = _by_seed(a, tset, "sft"), _by_seed(b, tset, "sft")
         # One run's rows as "A:key", the other's as "B:key": then it is table1's own paired comparison.
-        merged = {f"A:{k}": _by_seed(a, tset, k) for k in rows_a} | {f"B:{k}": _by_seed(b, tset, k) for k in rows_b}
+        merged = {f"A:{k}": _by_seed(a, tset, k, at) for k in rows_a} | {f"B:{k}": _by_seed(b, tset, k, at) for k in rows_b}
         found = paired_comparisons({tset: merged}, [(f"A:{p.a}", f"B:{p.b}") for p in chosen]).get(tset, [])
         rows = [{**r, "a": r["a"][2:], "b": r["b"][2:]} for r in found]
         done = {(r["a"], r["b"]) for r in rows}
@@ -83,7 +103,7 @@ def compare_results(a: dict[str, Any], b: dict[str, Any], pairs: list[RowPair] |
             "start_seeds": common,
             "start_differs": [s for s in common if sft_a[s] != sft_b[s]],
         }
-    return {"config_diff": config_diff, "sets": sets}
+    return {"config_diff": config_diff, "at": at, "sets": sets}
 
 
 def compare_markdown(cmp: dict[str, Any], name_a: str, name_b: str) -> str:
@@ -106,7 +126,13 @@ def compare_markdown(cmp: dict[str, Any], name_a: str, name_b: str) -> str:
         else:
             lines.append(f"{tset}: the same SFT start at every common seed (test success equal seed by seed).")
         if s["missing"]:
-            lines.append(f"{tset}: no common seeds for {', '.join(s['missing'])} (a row key not in A or not in B).")
+            lines.append(
+                f"{tset}: no common seeds for {', '.join(s['missing'])} (a row key not in A or not in B"
+                + ("" if cmp.get("at") is None else ", or not evaluated at that budget")
+                + ")."
+            )
+    when = "final test success" if cmp.get("at") is None else f"test success at {cmp['at']:,} online trajectories"
+    lines += ["", f"Paired by seed, {when}:"]
     lines += ["", "| set | A − B | seeds | mean (points) | 95% CI | A wins / loses | resolved |", "|---|---|---|---|---|---|---|"]
     for tset, s in cmp["sets"].items():
         for r in s["rows"]:

@@ -114,6 +114,11 @@ def test_table1_smoke_preset(tmp_path: Path, capsys):
     saved = (tmp_path / "t1" / "general-s0" / "digirl_off2on_mc" / "config.yaml").read_text()
     assert "advantage: mc" in saved
     assert "critic_folds: 2" in (tmp_path / "t1" / "general-s0" / "xfit" / "config.yaml").read_text()
+    # the same command again reads every finished run back (the real CLI's arguments match) and runs nothing
+    assert main(["bench", "table1", str(tmp_path / "t1"), "--preset", "table1-smoke", *args, "--json"]) == 0
+    again = _json(capsys)
+    assert again["reused_runs"] == sorted(f"general-s0/{k}" for k in rows if k != "sft")
+    assert again["test_by_seed"] == s["test_by_seed"]
 
 
 def test_table1_family_table_pools_seeds():

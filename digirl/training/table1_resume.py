@@ -1,0 +1,118 @@
+"""Resuming a Table 1 run: running the same command again in the same OUT finishes what is missing.
+
+A Table 1 run is many independent processes over hours; when it stops part-way (a machine taken back,
+a device budget spent), the next invocation in the same folder
+
+- reads back every finished train run (``SET-sSEED/KEY.json``, written when the run ends) that ran with
+  the same arguments; an unfinished run folder is continued by ``digirl train`` itself, from its last
+  complete checkpoint;
+- keeps a (set, seed)'s SFT policy, its evaluation and its offline data when they are complete and
+  makes them again when not (they are deterministic);
+- needs only the SFT evaluation of a (set, seed) whose runs have all finished.
+
+``OUT/table1-config.json`` holds every setting the numbers depend on; a different setting is an error,
+since the table would otherwise mix two experiments. Settings that only choose or schedule runs
+(:data:`SCHEDULING`) may change between invocations, so a run can also grow by more rows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+from digirl.core.errors import DataError
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE = "table1-config.json"
+SCHEDULING = frozenset({"parallel", "gpus", "only", "ablations", "variants"})
+OUT_MARK = "$OUT"
+
+
+def _read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}: not valid JSON ({e}); {what}") from e
+
+
+def check_config(out: Path, cfg: dict[str, Any], *, create: bool = True) -> None:
+    """Record ``cfg`` in a new OUT (unless ``create`` is off: then OUT must hold a run), or check it
+    against the settings OUT was started with."""
+    want = json.loads(json.dumps({k: v for k, v in cfg.items() if k not in SCHEDULING}))
+    path = out / CONFIG_FILE
+    if path.is_file():
+        have = _read_json(path, "delete the folder's results or use a new folder")
+        diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+        if diff:
+            said = "; ".join(f"{k}: {have.get(k)!r} there, {want.get(k)!r} now" for k in diff)
+            raise ValueError(f"{out} holds a Table 1 run with other settings ({said}); use a new folder")
+        return
+    if any(out.glob("*-s*/*.json")):
+        raise ValueError(f"{out} holds Table 1 results but no {CONFIG_FILE} to say how they were made; use a new folder")
+    if not create:
+        raise ValueError(f"{out} holds no Table 1 run ({CONFIG_FILE} is missing)")
+    path.write_text(json.dumps(want, indent=2))
+
+
+def portable_args(args: list[str], out: Path) -> list[str]:
+    """``args`` with OUT's path written as ``$OUT``, so a copied or moved OUT still matches its runs."""
+    base = str(out)
+    if base in ("", "."):
+        return list(args)
+    prefix = base.rstrip("/") + "/"
+    return [a.replace(prefix, OUT_MARK + "/") for a in args]
+
+
+def finished_run(path: Path, args: list[str]) -> dict[str, Any] | None:
+    """The result saved at ``path`` by a train run that finished with ``args`` (portable form), or None
+    when the run has not finished. A result of other arguments is an error: OUT mixes two experiments."""
+    if not path.is_file():
+        return None
+    res = _read_json(path, "delete it to run that run again")
+    if not isinstance(res, dict) or "final" not in res:
+        raise DataError(f"{path}: not a finished train run's result (no 'final'); delete it to run that run again")
+    ran = res.pop("args", None)
+    if ran is not None and ran != args:
+        changed = [f"{a!r} → {b!r}" for a, b in zip(ran, args) if a != b] or [f"{len(ran)} → {len(args)} arguments"]
+        raise ValueError(
+            f"{path} is a run with other arguments ({', '.join(changed)}); delete it and its run folder, or use a new OUT"
+        )
+    return res
+
+
+def save_run(path: Path, res: dict[str, Any], args: list[str]) -> None:
+    path.write_text(json.dumps({**res, "args": args}, default=str))
+
+
+def sft_complete(cell: Path) -> bool:
+    from digirl.policies.registry import POLICY_FILE
+
+    return (cell / "sft" / "policy" / POLICY_FILE).is_file()  # written last by every policy's save()
+
+
+def saved_eval(cell: Path) -> dict[str, Any] | None:
+    path = cell / "sft-eval" / "eval.json"
+    if not path.is_file():
+        return None
+    ev = _read_json(path, "delete it to evaluate the SFT policy again")
+    if not isinstance(ev, dict):
+        raise DataError(f"{path}: not an evaluation report (split → report); delete it to evaluate again")
+    return ev
+
+
+def dataset_complete(path: Path, n: int) -> bool:
+    from digirl.data.store import TrajectoryStore
+
+    return path.is_dir() and len(TrajectoryStore(path, create=False)) >= n
+
+
+def clear(why: str, *paths: Path) -> None:
+    """Remove a (set, seed)'s intermediate outputs before they are made again."""
+    for p in paths:
+        if p.exists():
+            log.warning("making %s again: %s", p, why)
+            shutil.rmtree(p)
