@@ -138,7 +138,8 @@ def _web_search(e: ExpertStep) -> Action:
             return e.type_into(g, "q", "gapp.box", q)
         return e.goto("gapp.box") or Action.back()
     if p.fg == "launcher" and p.apps["launcher"].screen() == "home":
-        return e.goto("home.search") or Action.home()
+        # the widget, or (a world without it) the Google app's icon
+        return e.goto("home.search") or e.goto("home.app.google") or Action.home()
     return Action.home()
 
 

@@ -4,7 +4,9 @@ A :class:`Dynamics` is drawn once per episode from the ``np.random.Generator`` p
 events during the episode (does this page show a cookie banner?) draw from its own generator,
 so the same seed and the same actions give the same episode. ``level`` 0 is a calm phone,
 1 the default wild phone, 2 a hostile one. ``world_version`` shifts layouts and content the way
-a website redesign or an app update does (DigiRL's non-stationarity experiment).
+a website redesign or an app update does (DigiRL's non-stationarity experiment): renamed buttons,
+shop sites with the search box moved, the home search widget at the bottom (odd versions) or gone,
+replaced by a Google app icon (versions 2, 5, ...), other search results and products.
 """
 
 from __future__ import annotations
@@ -79,6 +81,9 @@ class Dynamics:
     site_layout: dict[str, int] = field(default_factory=dict)
     #: Home screen search widget at the bottom (above the dock) instead of the top.
     search_widget_bottom: bool = False
+    #: Whether the home screen has the search widget at all: world versions 2, 5, 8 ... replace it
+    #: with a Google app icon (a launcher update), so searching starts from that icon.
+    search_widget: bool = True
     salt: int = 0
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     #: order() and has_ad() answers: pages ask again on every rebuild, and each answer seeds a
@@ -110,6 +115,7 @@ class Dynamics:
             base = (world_version + i) % 2 if world_version else 0
             d.site_layout[site] = base if level < 2 else int(rng.integers(0, 2))
         d.search_widget_bottom = bool(world_version % 2) if level < 2 else bool(rng.integers(0, 2))
+        d.search_widget = world_version % 3 != 2
         return d
 
     # ---------------------------------------------------------------- events

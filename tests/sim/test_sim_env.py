@@ -341,6 +341,26 @@ def test_world_version_changes_content_and_layout() -> None:
     assert not np.array_equal(shots[0], shots[1])
 
 
+def test_world_two_replaces_the_search_widget_with_a_google_icon() -> None:
+    """A launcher update (world versions 2, 5, ...): no home search widget, a Google app icon first in
+    the grid; web search starts from that icon, one step longer for the expert."""
+    spec = _task(*SAMPLE_INTENTS[0])
+    steps = {}
+    for wv in (0, 1, 2, 5):
+        env = SimEnv(taskset="general", perturbation=0, world_version=wv)
+        env.reset(seed=0, options={"task": spec})
+        widget, icon = env.phone.find("home.search"), env.phone.find("home.app.google")
+        assert (widget is None, icon is not None) == ((wv % 3 == 2),) * 2
+        assert env.phone.apps["launcher"].widget() == ("none" if wv % 3 == 2 else "bottom" if wv % 2 else "top")
+        total, steps[wv], _ = _run_expert(env, spec, 0)
+        assert total == 1.0
+    assert steps[2] == steps[5] == steps[0] + 1  # tap the icon, then the app's search box
+    env = SimEnv(taskset="general", perturbation=0, world_version=2)
+    env.reset(seed=0, options={"task": spec})
+    _tap_ref(env, "home.app.google")
+    assert env.phone.fg == "google" and env.phone.apps["google"].focused is None
+
+
 def test_instruction_strings_and_generic() -> None:
     env = SimEnv()
     obs, _info = env.reset(seed=0, options={"task": "What's the weather like in Tokyo?"})

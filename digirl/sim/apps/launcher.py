@@ -147,11 +147,16 @@ class Launcher(App):
             self.on_launch()
 
     def home_order(self) -> list[str]:
-        apps = list(HOME_APPS)
         dyn = self.phone.dyn
+        apps = list(HOME_APPS) if dyn.search_widget else ["google", *HOME_APPS]
         if dyn.home_shuffle:
             stable_rng("home", dyn.salt).shuffle(apps)
         return apps
+
+    def widget(self) -> str:
+        """Where the home screen's search widget is: ``top``, ``bottom`` or ``none``."""
+        dyn = self.phone.dyn
+        return "none" if not dyn.search_widget else "bottom" if dyn.search_widget_bottom else "top"
 
     def open_drawer(self) -> None:
         self.page = "drawer"
@@ -168,13 +173,13 @@ class Launcher(App):
         order = tuple(self.home_order())
         if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
             views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
-            views.extend(_home_icons(phone, bg, dyn.search_widget_bottom, order, self._dock_color()))
+            views.extend(_home_icons(phone, bg, self.widget(), order, self._dock_color()))
             return views
         # A few variants (clock, date), shared by every phone (SystemTap taps): the icons are one
         # cached layer, the whole home screen cached ops and elements. The clock and the icons are
         # children of the wallpaper box, not its siblings: the same paint order, fills and elements.
-        key = ("home", bg, dyn.search_widget_bottom, order)
-        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget_bottom, order, self._dock_color()))
+        key = ("home", bg, self.widget(), order)
+        layer = shared_view(key, partial(_home_layer, bg, self.widget(), order, self._dock_color()))
         return [shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
 
     def _dock_color(self) -> Color:
@@ -250,18 +255,19 @@ def _home_screen(bg: Color, clock: str, date: str, layer: View) -> View:
     return box((0, TOP, 360, BOTTOM), bg, ref="home", children=[*_clock_views(clock, date), layer])
 
 
-def _home_layer(bg: Color, widget_bottom: bool, order: tuple[str, ...], dock: Color) -> View:
+def _home_layer(bg: Color, widget: str, order: tuple[str, ...], dock: Color) -> View:
     """The home screen below the clock as one subtree on the wallpaper (it repaints the wallpaper
     under itself, so the picture is the same as the views drawn one by one)."""
     layer = box((0, TOP + 136, 360, BOTTOM), bg)
-    layer.children = _home_icons(None, bg, widget_bottom, order, dock)
+    layer.children = _home_icons(None, bg, widget, order, dock)
     return layer
 
 
-def _home_icons(phone: Any, bg: Color, widget_bottom: bool, order: tuple[str, ...], dock: Color) -> list[View]:
-    """Search widget, app grid and dock. Without a phone the taps are :class:`SystemTap` (shared)."""
-    sy = BOTTOM - 190 if widget_bottom else TOP + 150
-    widget = View(
+def _home_icons(phone: Any, bg: Color, widget: str, order: tuple[str, ...], dock: Color) -> list[View]:
+    """Search widget (``widget``: top, bottom or none), app grid and dock. Without a phone the taps
+    are :class:`SystemTap` (shared)."""
+    sy = BOTTOM - 190 if widget == "bottom" else TOP + 150
+    bar = View(
         (20, sy, 340, sy + 48),
         kind="input",
         ref="home.search",
@@ -272,8 +278,8 @@ def _home_icons(phone: Any, bg: Color, widget_bottom: bool, order: tuple[str, ..
         on_tap=SystemTap("open_search", app="launcher") if phone is None else phone.apps["launcher"].open_search,
         size=15,
     )
-    widget.children.append(View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244), element=False))
-    views: list[View] = [widget]
+    bar.children.append(View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244), element=False))
+    views: list[View] = [] if widget == "none" else [bar]
 
     from digirl.sim.apps import BUILTIN  # (a cycle at import time: the package imports this module)
 
@@ -282,7 +288,7 @@ def _home_icons(phone: Any, bg: Color, widget_bottom: bool, order: tuple[str, ..
     def launch(key: str) -> Callable[[], None]:
         return SystemTap("launch", key) if phone is None else partial(phone.launch, key)
 
-    gy = TOP + 230 if not widget_bottom else TOP + 170
+    gy = TOP + 230 if widget == "top" else TOP + 170
     for i, key in enumerate(order):
         cx = 45 + 90 * (i % 4)
         y = gy + 96 * (i // 4)
