@@ -105,9 +105,13 @@ def saved_eval(cell: Path) -> dict[str, Any] | None:
 
 
 def dataset_complete(path: Path, n: int) -> bool:
-    from digirl.data.store import TrajectoryStore
+    """Whether ``path`` is a dataset of at least ``n`` trajectories (a collection cut short before it
+    wrote its metadata is not a dataset yet)."""
+    from digirl.data.store import META_FILE, TrajectoryStore
 
-    return path.is_dir() and len(TrajectoryStore(path, create=False)) >= n
+    if not (path / META_FILE).is_file():
+        return False
+    return len(TrajectoryStore(path, create=False)) >= n
 
 
 def clear(why: str, *paths: Path) -> None:

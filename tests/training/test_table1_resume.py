@@ -144,6 +144,9 @@ def test_incomplete_offline_data_is_collected_again(tmp_path: Path, monkeypatch)
     from digirl.data.store import TrajectoryStore
 
     shutil.rmtree(out / "general-s0" / "offline-large")
+    (out / "general-s0" / "offline-large").mkdir()  # cut short before the store's metadata
+    run_table1(_cfg(seeds=[0]), out)  # collected again; the runs fail again
+    shutil.rmtree(out / "general-s0" / "offline-large")
     TrajectoryStore(out / "general-s0" / "offline-large", info={})  # an empty store: collection was cut short
     again = FakeCli()
     monkeypatch.setattr(table1, "_cli", again)
