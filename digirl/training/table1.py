@@ -264,6 +264,7 @@ def _train_args(
 
 def _train(cfg: Table1Config, out: Path, d: Path, key: str, args: list[str], gpu: int | None = None) -> dict[str, Any] | None:
     """One train run (continued from its checkpoint when its folder holds one); None when it fails."""
+    resume.start_run(d / key)
     try:
         res = _cli(args, d / f"{key}.log", gpu, run_threads(cfg))
     except RuntimeError as e:  # one failed run must not lose the others' results

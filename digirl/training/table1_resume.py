@@ -5,7 +5,7 @@ a device budget spent), the next invocation in the same folder
 
 - reads back every finished train run (``SET-sSEED/KEY.json``, written when the run ends) that ran with
   the same arguments; an unfinished run folder is continued by ``digirl train`` itself, from its last
-  complete checkpoint;
+  complete checkpoint (one without a checkpoint is started again);
 - keeps a (set, seed)'s SFT policy, its evaluation and its offline data when they are complete and
   makes them again when not (they are deterministic);
 - needs only the SFT evaluation of a (set, seed) whose runs have all finished.
@@ -112,6 +112,16 @@ def dataset_complete(path: Path, n: int) -> bool:
     if not (path / META_FILE).is_file():
         return False
     return len(TrajectoryStore(path, create=False)) >= n
+
+
+def start_run(run_dir: Path) -> None:
+    """Before a train run: a folder with no checkpoint to continue from is left over (a run stopped
+    before its first checkpoint, or a copied folder with only its metrics); it is made again, so its
+    metrics are not appended to. A folder with a checkpoint is continued by ``digirl train``."""
+    from digirl.training.checkpoint import latest_checkpoint
+
+    if run_dir.is_dir() and latest_checkpoint(run_dir) is None:
+        clear("no checkpoint to continue from", run_dir)
 
 
 def clear(why: str, *paths: Path) -> None:

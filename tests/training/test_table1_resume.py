@@ -171,6 +171,7 @@ def test_report_only_runs_nothing_and_lists_the_unfinished_runs(tmp_path: Path, 
     monkeypatch.setattr(table1, "_cli", FakeCli(fail={"digirl_off2on"}))
     run_table1(_cfg(), out)
     (out / "general-s1" / "digirl_off2on").mkdir()  # a run cut short: its folder, no result
+    (out / "general-s1" / "digirl_off2on" / "metrics.jsonl").write_text("{}\n")
     nothing = FakeCli()
     monkeypatch.setattr(table1, "_cli", nothing)
     overrides = ["sets=[general]", "seeds=[0,1]", "iterations=1", "rollout_size=2", "offline_trajectories=2"]
@@ -182,8 +183,33 @@ def test_report_only_runs_nothing_and_lists_the_unfinished_runs(tmp_path: Path, 
     assert s["failed_runs"] == []
     assert s["test_by_seed"]["general"]["fbc_off2on"] == {"0": 0.5, "1": 0.5}
     assert "Not finished (reported without them" in (out / "table1.md").read_text()
+    assert (out / "general-s1" / "digirl_off2on" / "metrics.jsonl").is_file()  # report-only touches nothing
+    # running it: a run folder without a checkpoint starts again (its metrics are not appended to)
+    seen: list[bool] = []
+
+    def train_sees(args: list[str], log_file: Path, gpu: int | None = None, threads: int | None = None) -> dict[str, Any]:
+        seen.append(Path(args[1]).exists())
+        return nothing(args, log_file, gpu, threads)
+
+    monkeypatch.setattr(table1, "_cli", train_sees)
+    run_table1(_cfg(), out)
+    assert seen == [False, False]
     with pytest.raises(ValueError, match="nothing to report"):
         run_table1(_cfg(), tmp_path / "none", report_only=True)
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="holds no Table 1 run"):
         run_table1(_cfg(), tmp_path / "empty", report_only=True)
+
+
+def test_a_run_folder_with_a_checkpoint_is_left_for_train_to_continue(tmp_path: Path) -> None:
+    from digirl.training.table1_resume import start_run
+
+    run = tmp_path / "digirl_off2on"
+    (run / "checkpoints" / "iter-000003").mkdir(parents=True)
+    (run / "checkpoints" / "LATEST").write_text("iter-000003")
+    start_run(run)
+    assert (run / "checkpoints" / "iter-000003").is_dir()
+    (run / "checkpoints" / "LATEST").unlink()
+    start_run(run)
+    assert not run.exists()
+    start_run(run)  # nothing there: nothing to do
