@@ -324,10 +324,10 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     reused = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key in done)
     if reused:
         log.info("%d of %d runs finished in an earlier invocation: read back", len(reused), len(jobs))
-    pending_cells = {c for c, key, *_ in jobs if (c, key) not in done}
-    unfinished = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key, *_ in jobs if (c, key) not in done) if report_only else []
-    if report_only:
-        pending_cells = set()
+    missing = [(c, key) for c, key, *_ in jobs if (c, key) not in done]
+    todo = [] if report_only else missing
+    unfinished = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key in missing) if report_only else []
+    pending_cells = {c for c, _ in todo}
 
     with ThreadPoolExecutor(max_workers=max(1, cfg.parallel // 2)) as pool:
         preps = dict(
@@ -342,7 +342,6 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
             )
         )
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
-    todo = [] if report_only else [(c, key) for c, key, *_ in jobs if (c, key) not in done]
     with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
         ran = pool.map(lambda ij: _train(cfg, out, preps[ij[1][0]]["dir"], ij[1][1], args[ij[1]], gpu_of(ij[0])), enumerate(todo))
         done.update(zip(todo, ran))
