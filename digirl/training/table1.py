@@ -270,7 +270,7 @@ def _train(cfg: Table1Config, out: Path, d: Path, key: str, args: list[str], gpu
     except RuntimeError as e:  # one failed run must not lose the others' results
         log.error("%s", e)
         return None
-    resume.save_run(d / f"{key}.json", res, resume.portable_args(args, out))
+    resume.save_run(d / f"{key}.json", res, resume.portable_args(args, out), machine_info())
     return res
 
 

@@ -76,6 +76,7 @@ def finished_run(path: Path, args: list[str]) -> dict[str, Any] | None:
     if not isinstance(res, dict) or "final" not in res:
         raise DataError(f"{path}: not a finished train run's result (no 'final'); delete it to run that run again")
     ran = res.pop("args", None)
+    res.pop("machine", None)
     if ran is not None and ran != args:
         changed = [f"{a!r} → {b!r}" for a, b in zip(ran, args) if a != b] or [f"{len(ran)} → {len(args)} arguments"]
         raise ValueError(
@@ -84,8 +85,10 @@ def finished_run(path: Path, args: list[str]) -> dict[str, Any] | None:
     return res
 
 
-def save_run(path: Path, res: dict[str, Any], args: list[str]) -> None:
-    path.write_text(json.dumps({**res, "args": args}, default=str))
+def save_run(path: Path, res: dict[str, Any], args: list[str], machine: dict[str, Any]) -> None:
+    """A finished run's result with its arguments and the machine it ran on (a resumed table may
+    gather runs from several)."""
+    path.write_text(json.dumps({**res, "args": args, "machine": machine}, default=str))
 
 
 def sft_complete(cell: Path) -> bool:

@@ -74,6 +74,7 @@ def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypat
     # the saved result names its arguments with OUT written as $OUT
     saved = json.loads((out / "general-s0" / "fbc_off2on.json").read_text())
     assert "offline_dataset=$OUT/general-s0/offline-small" in saved["args"]
+    assert saved["machine"]["cpus"] >= 1 and "torch" in saved["machine"]
 
     second = FakeCli()
     monkeypatch.setattr(table1, "_cli", second)
