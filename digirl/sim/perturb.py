@@ -79,11 +79,9 @@ class Dynamics:
     home_shuffle: bool = False
     #: 0: search box in the header; 1: search box under the header (per shop site).
     site_layout: dict[str, int] = field(default_factory=dict)
-    #: Home screen search widget at the bottom (above the dock) instead of the top.
-    search_widget_bottom: bool = False
-    #: Whether the home screen has the search widget at all: world versions 2, 5, 8 ... replace it
-    #: with a Google app icon (a launcher update), so searching starts from that icon.
-    search_widget: bool = True
+    #: The home screen's search widget: ``top``, ``bottom`` (above the dock) or ``none`` (world
+    #: versions 2, 5, 8 ... replace it with a Google app icon, a launcher update).
+    search_widget: str = "top"
     salt: int = 0
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     #: order() and has_ad() answers: pages ask again on every rebuild, and each answer seeds a
@@ -114,8 +112,8 @@ class Dynamics:
         for i, site in enumerate(SHOP_SITES):
             base = (world_version + i) % 2 if world_version else 0
             d.site_layout[site] = base if level < 2 else int(rng.integers(0, 2))
-        d.search_widget_bottom = bool(world_version % 2) if level < 2 else bool(rng.integers(0, 2))
-        d.search_widget = world_version % 3 != 2
+        bottom = bool(world_version % 2) if level < 2 else bool(rng.integers(0, 2))
+        d.search_widget = "none" if world_version % 3 == 2 else "bottom" if bottom else "top"
         return d
 
     # ---------------------------------------------------------------- events

@@ -351,7 +351,7 @@ def test_world_two_replaces_the_search_widget_with_a_google_icon() -> None:
         env.reset(seed=0, options={"task": spec})
         widget, icon = env.phone.find("home.search"), env.phone.find("home.app.google")
         assert (widget is None, icon is not None) == ((wv % 3 == 2),) * 2
-        assert env.phone.apps["launcher"].widget() == ("none" if wv % 3 == 2 else "bottom" if wv % 2 else "top")
+        assert env.phone.dyn.search_widget == ("none" if wv % 3 == 2 else "bottom" if wv % 2 else "top")
         total, steps[wv], _ = _run_expert(env, spec, 0)
         assert total == 1.0
     assert steps[2] == steps[5] == steps[0] + 1  # tap the icon, then the app's search box

@@ -148,15 +148,10 @@ class Launcher(App):
 
     def home_order(self) -> list[str]:
         dyn = self.phone.dyn
-        apps = list(HOME_APPS) if dyn.search_widget else ["google", *HOME_APPS]
+        apps = ["google", *HOME_APPS] if dyn.search_widget == "none" else list(HOME_APPS)
         if dyn.home_shuffle:
             stable_rng("home", dyn.salt).shuffle(apps)
         return apps
-
-    def widget(self) -> str:
-        """Where the home screen's search widget is: ``top``, ``bottom`` or ``none``."""
-        dyn = self.phone.dyn
-        return "none" if not dyn.search_widget else "bottom" if dyn.search_widget_bottom else "top"
 
     def open_drawer(self) -> None:
         self.page = "drawer"
@@ -173,13 +168,13 @@ class Launcher(App):
         order = tuple(self.home_order())
         if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
             views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
-            views.extend(_home_icons(phone, bg, self.widget(), order, self._dock_color()))
+            views.extend(_home_icons(phone, bg, dyn.search_widget, order, self._dock_color()))
             return views
         # A few variants (clock, date), shared by every phone (SystemTap taps): the icons are one
         # cached layer, the whole home screen cached ops and elements. The clock and the icons are
         # children of the wallpaper box, not its siblings: the same paint order, fills and elements.
-        key = ("home", bg, self.widget(), order)
-        layer = shared_view(key, partial(_home_layer, bg, self.widget(), order, self._dock_color()))
+        key = ("home", bg, dyn.search_widget, order)
+        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget, order, self._dock_color()))
         return [shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
 
     def _dock_color(self) -> Color:
