@@ -87,8 +87,10 @@ def finished_run(path: Path, args: list[str]) -> dict[str, Any] | None:
 
 def save_run(path: Path, res: dict[str, Any], args: list[str], machine: dict[str, Any]) -> None:
     """A finished run's result with its arguments and the machine it ran on (a resumed table may
-    gather runs from several)."""
-    path.write_text(json.dumps({**res, "args": args, "machine": machine}, default=str))
+    gather runs from several). Written whole or not at all: a result file is what marks a run finished."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({**res, "args": args, "machine": machine}, default=str))
+    tmp.replace(path)
 
 
 def sft_complete(cell: Path) -> bool:
