@@ -262,7 +262,9 @@ def _train_args(
     ]
 
 
-def _train(cfg: Table1Config, out: Path, d: Path, key: str, args: list[str], gpu: int | None = None) -> dict[str, Any] | None:
+def _train(
+    cfg: Table1Config, out: Path, d: Path, key: str, args: list[str], machine: dict[str, Any], gpu: int | None = None
+) -> dict[str, Any] | None:
     """One train run (continued from its checkpoint when its folder holds one); None when it fails."""
     resume.start_run(d / key)
     try:
@@ -270,7 +272,7 @@ def _train(cfg: Table1Config, out: Path, d: Path, key: str, args: list[str], gpu
     except RuntimeError as e:  # one failed run must not lose the others' results
         log.error("%s", e)
         return None
-    resume.save_run(d / f"{key}.json", res, resume.portable_args(args, out), machine_info())
+    resume.save_run(d / f"{key}.json", res, resume.portable_args(args, out), machine)
     return res
 
 
@@ -311,6 +313,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         return i % n_gpu if n_gpu > 1 else None
 
     resume.check_config(out, cfg.__dict__, create=not report_only)
+    machine = machine_info()  # this invocation's host: recorded with every run it finishes and with the table
     jobs = [(c, key, algo, mode, extra) for c in cells for key, _, algo, mode, extra in methods(cfg) if algo and mode]
     args = {
         (c, key): _train_args(cfg, out / f"{c[0]}-s{c[1]}", _cell_env(cfg, c[0]), key, algo, mode, c[1], extra)
@@ -343,7 +346,9 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         )
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
     with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
-        ran = pool.map(lambda ij: _train(cfg, out, preps[ij[1][0]]["dir"], ij[1][1], args[ij[1]], gpu_of(ij[0])), enumerate(todo))
+        ran = pool.map(
+            lambda ij: _train(cfg, out, preps[ij[1][0]]["dir"], ij[1][1], args[ij[1]], machine, gpu_of(ij[0])), enumerate(todo)
+        )
         done.update(zip(todo, ran))
     results = [done.get((c, key)) for c, key, *_ in jobs]
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
@@ -393,7 +398,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     pairs = paired_comparisons(by_seed, comparison_pairs(cfg))
     summary = {
         "command": " ".join(sys.argv),
-        "machine": machine_info(),
+        "machine": machine,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,
