@@ -20,7 +20,7 @@ from digirl.core.types import Observation
 if TYPE_CHECKING:  # torch stays out of light imports (collectors import this module)
     import torch
 
-__all__ = ["ActFn", "ActOutput", "ActingPolicy", "Policy", "as_act_output", "is_trainable"]
+__all__ = ["ActFn", "ActOutput", "ActingPolicy", "OwnSampler", "Policy", "as_act_output", "is_trainable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +95,19 @@ class Policy(ActingPolicy, Protocol):
 
     def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
         """log π(a|s) [B]; NaN where the action is not expressible."""
+        ...
+
+
+@runtime_checkable
+class OwnSampler(Protocol):
+    """A policy that samples from a random generator of its own, not from torch's global ones."""
+
+    def sampling_state(self) -> torch.Tensor:
+        """The generator's state, for :meth:`set_sampling_state`."""
+        ...
+
+    def set_sampling_state(self, state: torch.Tensor) -> None:
+        """Put the generator back where :meth:`sampling_state` found it."""
         ...
 
 

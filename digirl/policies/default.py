@@ -217,6 +217,12 @@ class DefaultPolicy:
         """Restart sampling from ``seed`` (actors playing episodes themselves reseed per episode)."""
         self._gen.manual_seed(int(seed))
 
+    def sampling_state(self) -> torch.Tensor:
+        return self._gen.get_state()
+
+    def set_sampling_state(self, state: torch.Tensor) -> None:
+        self._gen.set_state(state)
+
     def parameters(self) -> Iterator[nn.Parameter]:
         return self.net.parameters()
 

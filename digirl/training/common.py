@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,7 +12,7 @@ import numpy as np
 from digirl.core.types import Observation, TaskSpec, Trajectory
 from digirl.envs.collector import Collector, make_collector
 from digirl.envs.vector import EpisodeJob
-from digirl.policies.base import ActingPolicy, ActOutput, Policy, is_trainable
+from digirl.policies.base import ActingPolicy, ActOutput, OwnSampler, Policy, is_trainable
 from digirl.policies.registry import build_policy, resolve_device
 from digirl.training.config import EnvConfig
 from digirl.training.task_sampling import sample_tasks
@@ -127,6 +128,25 @@ class PolicyActFn:
 
 def policy_act_fn(policy: ActingPolicy, *, greedy: bool, temperature: float) -> PolicyActFn:
     return PolicyActFn(policy, greedy=greedy, temperature=temperature)
+
+
+@contextmanager
+def preserved_sampling(policy: ActingPolicy) -> Iterator[None]:
+    """Sample inside the block (a diagnostic evaluation) without moving the random streams that
+    training draws from afterwards: torch's (CPU and every CUDA device), numpy's and the policy's own."""
+    import torch
+
+    sampler = policy if isinstance(policy, OwnSampler) else None
+    own = sampler.sampling_state() if sampler is not None else None
+    np_state = np.random.get_state()
+    devices = list(range(torch.cuda.device_count())) if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        try:
+            yield
+        finally:
+            np.random.set_state(np_state)
+            if sampler is not None and own is not None:
+                sampler.set_sampling_state(own)
 
 
 def jobs_for(tasks: Sequence[TaskSpec | None], seeds: Sequence[int] | np.ndarray) -> list[EpisodeJob]:

@@ -108,6 +108,12 @@ class EvalConfig:
     test_tasks: int = _f(96, "first N tasks of the test split, in order (DigiRL protocol: 96)")
     train_tasks: int = _f(32, "tasks sampled at random from the train split")
     greedy: bool = _f(True, "greedy actions during evaluation (false: sample at policy.temperature)")
+    sampled: bool = _f(
+        False,
+        "during training, also evaluate with sampled actions at policy.temperature (logged as "
+        "eval/<split>_sampled_success_rate): a diagnostic of greedy vs sampled behaviour that leaves training's "
+        "random streams as they were, so the run is otherwise the same",
+    )
     seed: int = _f(12345, "seed of evaluation episodes (same for every evaluation)")
 
 

@@ -49,6 +49,7 @@ from digirl.training.common import (
     jobs_for,
     make_runner,
     policy_act_fn,
+    preserved_sampling,
     require_trainable,
     sample_tasks,
     task_pool,
@@ -248,7 +249,15 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         reports = evaluate_policy(
             policy, runner, etasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
         )
-        m = _eval_metrics(reports) | {"timing_s/eval": time.perf_counter() - t0}
+        m = _eval_metrics(reports)
+        if cfg.eval.sampled:
+            with preserved_sampling(policy):
+                sampled = evaluate_policy(
+                    policy, runner, etasks, greedy=False, temperature=cfg.policy.temperature, seed=cfg.eval.seed
+                )
+            m |= {f"eval/{r.split}_sampled_success_rate": r.success_rate for r in sampled}
+            write_reports(sampled, run_dir / "eval", name=f"eval-iter{step:04d}-sampled")
+        m["timing_s/eval"] = time.perf_counter() - t0
         metrics.log(m, step)
         history.append(
             {

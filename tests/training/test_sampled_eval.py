@@ -1,0 +1,103 @@
+"""``eval.sampled``: a sampled evaluation beside the greedy one that leaves training exactly as it was."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file
+
+from digirl.config.core import load_config
+from digirl.data.store import TrajectoryStore
+from digirl.envs.toy import ToyEnv
+from digirl.policies.base import OwnSampler
+from digirl.policies.default import DefaultPolicy
+from digirl.training.common import preserved_sampling
+from digirl.training.config import TrainConfig
+from digirl.training.loop import train
+
+ARGS = [
+    "env.id=digirl/sim-general-v0",
+    "mode=online",
+    "iterations=2",
+    "rollout_size=4",
+    "eval.every=1",
+    "eval.test_tasks=3",
+    "eval.train_tasks=2",
+    "algo.name=digirl",
+    "algo.actor_steps=2",
+    "algo.critic_steps=2",
+    "algo.instruct_critic_steps=2",
+    "algo.batch_size=8",
+    "policy.device=cpu",
+    "policy.default.dim=32",
+    "policy.default.layers=1",
+    "policy.default.heads=2",
+    "algo.critic.dim=32",
+    "algo.critic.layers=1",
+    "algo.critic.heads=2",
+    "log.tensorboard=false",
+    "seed=5",
+]
+
+
+def test_preserved_sampling_leaves_every_random_stream_where_it_was():
+    obs = [ToyEnv(mode="mixed").reset(seed=i)[0] for i in range(6)]
+    a, b = DefaultPolicy(seed=0), DefaultPolicy(seed=0)
+    assert isinstance(a, OwnSampler)
+    torch.manual_seed(1)
+    np.random.seed(1)
+    expected = (a.act(obs), torch.rand(3), np.random.rand(3))
+    torch.manual_seed(1)
+    np.random.seed(1)
+    with preserved_sampling(b):
+        b.act(obs)  # draws from the policy's generator ...
+        torch.rand(5), np.random.rand(5)  # ... and from the global ones
+    after = (b.act(obs), torch.rand(3), np.random.rand(3))
+    assert [o.action for o in after[0]] == [o.action for o in expected[0]]
+    assert torch.equal(after[1], expected[1])
+    np.testing.assert_array_equal(after[2], expected[2])
+
+
+def _metrics(path: Path) -> list[dict]:
+    return [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+
+
+def test_sampled_evaluation_is_logged_and_changes_nothing_else(tmp_path):
+    runs = {}
+    for sampled in (False, True):
+        out = tmp_path / str(sampled)
+        train(load_config(TrainConfig, overrides=[*ARGS, f"eval.sampled={str(sampled).lower()}"]), out)
+        runs[sampled] = out
+    plain, diag = runs[False], runs[True]
+
+    # the trajectories collected, the weights learned and every non-sampled number are the same
+    ta, tb = TrajectoryStore(plain / "data", create=False).load(), TrajectoryStore(diag / "data", create=False).load()
+    assert len(ta) == len(tb) == 8
+    for x, y in zip(ta, tb):
+        assert (x.task, x.seed, x.reward) == (y.task, y.seed, y.reward)
+        assert [s.action for s in x.steps] == [s.action for s in y.steps]
+        assert [s.log_prob for s in x.steps] == [s.log_prob for s in y.steps]
+    wa, wb = load_file(str(plain / "policy" / "model.safetensors")), load_file(str(diag / "policy" / "model.safetensors"))
+    assert all(wa[k].equal(wb[k]) for k in wa)
+
+    def training_numbers(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if k != "time" and not k.startswith(("timing_s/", "eval/"))} for r in rows]
+
+    def greedy_evals(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if k.startswith("eval/") and "sampled" not in k} for r in rows]
+
+    ma, mb = _metrics(plain), _metrics(diag)
+    assert training_numbers(ma) == training_numbers(mb)
+    assert greedy_evals(ma) == greedy_evals(mb)
+
+    # the sampled rates are logged at every evaluation (3 of them: iterations 0, 1 and the end), per split
+    evals = [r for r in mb if "eval/test_success_rate" in r]
+    assert len(evals) == 3
+    for r in evals:
+        assert 0.0 <= r["eval/test_sampled_success_rate"] <= 1.0
+        assert 0.0 <= r["eval/train_sampled_success_rate"] <= 1.0
+    assert not any("sampled" in k for r in ma for k in r)
+    assert sorted(p.name for p in (diag / "eval").glob("eval-iter0001-sampled*"))
