@@ -87,6 +87,7 @@ ABLATIONS: tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...] 
     ("digirl_off2on_mse", "Ablation · DigiRL off2on, regression value loss", "digirl", "off2on", ("algo.value_loss=mse",)),
 )
 # Paired comparisons reported with 95% intervals: (a, b) means "a minus b".
+SAMPLED = "eval/test_sampled_success_rate"
 BASE_PAIRS = (("digirl_off2on", "fbc_off2on"), ("digirl_offline", "fbc_offline"), ("digirl_off2on", "digirl_offline"))
 
 Method = tuple[str, str, str | None, str | None, tuple[str, ...]]
@@ -359,6 +360,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     # at every evaluation of the off2on runs (set -> method -> seed -> [[online trajectories, {family: rate}]])
     fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]] = {}
     fam_curves: dict[str, dict[str, dict[int, list[list[Any]]]]] = {}
+    sampled_by_seed: dict[str, dict[str, dict[int, list[tuple[int, float]]]]] = {}
     failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
     failed = [f for f in failed if f not in unfinished]
     for (c, key, _, mode, _), res in zip(jobs, results):
@@ -385,6 +387,9 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
             ]
             curves.setdefault(tset, {}).setdefault(key, []).append(curve)
             curves_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = curve
+            sampled = [(int(h["online_trajectories"]), float(h[SAMPLED])) for h in res["history"] if SAMPLED in h]
+            if sampled:  # runs with eval.sampled=true
+                sampled_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = sampled
     for c, prep in preps.items():
         for split in ("train", "test"):
             v = _success(prep["sft_eval"], split)
@@ -407,6 +412,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         "paired": pairs,
         "curves": curves,
         "curves_by_seed": curves_by_seed,  # set -> method -> seed -> [(online trajectories, test success)]
+        "sampled_curves_by_seed": sampled_by_seed,  # the same with sampled actions (eval.sampled=true)
         "test_families_by_seed": fam_by_seed,
         "test_family_curves": fam_curves,
         "failed_runs": failed,

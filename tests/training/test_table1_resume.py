@@ -53,7 +53,10 @@ class FakeCli:
         if target.name in self.fail:
             raise RuntimeError(f"{target.name} failed")
         rate = 0.5 if "fbc" in target.name else 0.75
-        return {"final": [_report(rate)], "history": [{"online_trajectories": 0, "eval/test_success_rate": 0.25}]}
+        evaluation = {"online_trajectories": 0, "eval/test_success_rate": 0.25}
+        if target.name == "digirl_off2on":  # as with eval.sampled=true
+            evaluation["eval/test_sampled_success_rate"] = 0.5
+        return {"final": [_report(rate)], "history": [evaluation]}
 
 
 CFG = dict(sets=["general"], seeds=[0, 1], iterations=1, rollout_size=2, offline_trajectories=2, test_tasks=4, train_tasks=0)
@@ -88,6 +91,9 @@ def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypat
         "digirl_off2on": {0: 0.75, 1: 0.75},
     }
     assert "Read back from an earlier invocation" in (out / "table1.md").read_text()
+    # runs evaluated with sampled actions too keep that curve beside the greedy one
+    assert s2["sampled_curves_by_seed"] == {"general": {"digirl_off2on": {0: [(0, 0.5)], 1: [(0, 0.5)]}}}
+    assert s2["curves_by_seed"]["general"]["digirl_off2on"] == {0: [(0, 0.25)], 1: [(0, 0.25)]}
 
     # everything finished: a third invocation runs nothing, not even SFT (its evaluation is read back)
     third = FakeCli()
