@@ -14,31 +14,20 @@ from digirl.data.store import TrajectoryStore
 from digirl.envs.toy import ToyEnv
 from digirl.policies.base import OwnSampler
 from digirl.policies.default import DefaultPolicy
+from digirl.testing.tiny_runs import TINY_ONLINE_DIGIRL
 from digirl.training.common import preserved_sampling
 from digirl.training.config import TrainConfig
 from digirl.training.loop import train
 
 ARGS = [
+    *TINY_ONLINE_DIGIRL,
     "env.id=digirl/sim-general-v0",
-    "mode=online",
     "iterations=2",
     "rollout_size=4",
     "eval.every=1",
     "eval.test_tasks=3",
     "eval.train_tasks=2",
-    "algo.name=digirl",
-    "algo.actor_steps=2",
-    "algo.critic_steps=2",
-    "algo.instruct_critic_steps=2",
-    "algo.batch_size=8",
     "policy.device=cpu",
-    "policy.default.dim=32",
-    "policy.default.layers=1",
-    "policy.default.heads=2",
-    "algo.critic.dim=32",
-    "algo.critic.layers=1",
-    "algo.critic.heads=2",
-    "log.tensorboard=false",
     "seed=5",
 ]
 
