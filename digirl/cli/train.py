@@ -103,19 +103,26 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     test_pool = task_pool(cfg.env, cfg.env.test_split) if cfg.eval.test_tasks else []
     tasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)
+    sampled = []
     try:
         reports = evaluate_policy(
             policy, runner, tasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
         )
+        if cfg.eval.sampled and cfg.eval.greedy:
+            sampled = evaluate_policy(policy, runner, tasks, greedy=False, temperature=cfg.policy.temperature, seed=cfg.eval.seed)
     finally:
         runner.close()
     out = Path(args.out) if args.out else Path(args.policy).parent / "eval"
     write_reports(reports, out, failure_gifs=args.failure_gifs)
+    if sampled:
+        write_reports(sampled, out, name="eval-sampled")
     if args.json:
-        emit_json({r.split: r.to_dict() for r in reports})
+        emit_json({r.split: r.to_dict() for r in reports} | {f"{r.split}_sampled": r.to_dict() for r in sampled})
     else:
         print(to_markdown(reports))
-        print(f"saved {out}/eval.json and eval.md")
+        if sampled:
+            print("\nWith sampled actions:\n\n" + to_markdown(sampled))
+        print(f"saved {out}/eval.json and eval.md" + (" (sampled: eval-sampled.json, .md)" if sampled else ""))
     return 0
 
 

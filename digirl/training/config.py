@@ -110,9 +110,9 @@ class EvalConfig:
     greedy: bool = _f(True, "greedy actions during evaluation (false: sample at policy.temperature)")
     sampled: bool = _f(
         False,
-        "during training, also evaluate with sampled actions at policy.temperature (logged as "
-        "eval/<split>_sampled_success_rate): a diagnostic of greedy vs sampled behaviour that leaves training's "
-        "random streams as they were, so the run is otherwise the same",
+        "also evaluate with sampled actions at policy.temperature, beside the greedy evaluation: digirl train "
+        "logs eval/<split>_sampled_success_rate and leaves training's random streams as they were (the run is "
+        "otherwise the same); digirl eval writes eval-sampled.json",
     )
     seed: int = _f(12345, "seed of evaluation episodes (same for every evaluation)")
 

@@ -61,6 +61,27 @@ def test_sft_collect_train_eval(tmp_path: Path, capsys):
     assert {n.traj_id for n in notes} >= {t.traj_id for t in online}
     assert main(["eval", str(tmp_path / "run" / "policy"), *TOY, "eval.test_tasks=0", "eval.train_tasks=4", "--json"]) == 0
     assert _json(capsys)["train"]["episodes"] == 4
+    # eval.sampled: the sampled evaluation beside the greedy one, in its own report
+    ev = tmp_path / "ev"
+    assert (
+        main(
+            [
+                "eval",
+                str(tmp_path / "run" / "policy"),
+                *TOY,
+                "eval.test_tasks=0",
+                "eval.train_tasks=4",
+                "eval.sampled=true",
+                "--out",
+                str(ev),
+                "--json",
+            ]
+        )
+        == 0
+    )
+    both = _json(capsys)
+    assert both["train"]["episodes"] == both["train_sampled"]["episodes"] == 4
+    assert (ev / "eval.json").is_file() and json.loads((ev / "eval-sampled.json").read_text())["train"]["episodes"] == 4
     # resuming a finished run is a no-op that still reports
     assert main(["train", str(tmp_path / "run"), "--json"]) == 0
     assert _json(capsys)["iterations"] == 1
