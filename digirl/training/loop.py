@@ -54,7 +54,7 @@ from digirl.training.common import (
     sample_tasks,
     task_pool,
 )
-from digirl.training.config import TrainConfig
+from digirl.training.config import EvalRunConfig, TrainConfig
 from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_reports
 from digirl.training.task_sampling import family_outcomes, family_weights
 from digirl.utils import distributed as dist
@@ -124,6 +124,17 @@ def evaluate_policy(
         trajs = list(runner.run(act, jobs_for(ts, seeds)))
         reports.append(summarize(trajs, split))
     return reports
+
+
+def evaluate_sampled(
+    policy: ActingPolicy, runner: Collector, tasks: dict[str, list[TaskSpec | None]], cfg: TrainConfig | EvalRunConfig
+) -> list[EvalReport]:
+    """``eval.sampled``: the same tasks again with sampled actions (none when off, or when the main
+    evaluation already samples), leaving every random stream where it was."""
+    if not (cfg.eval.sampled and cfg.eval.greedy):
+        return []
+    with preserved_sampling(policy):
+        return evaluate_policy(policy, runner, tasks, greedy=False, temperature=cfg.policy.temperature, seed=cfg.eval.seed)
 
 
 def _eval_metrics(reports: list[EvalReport]) -> dict[str, float]:
@@ -250,11 +261,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
             policy, runner, etasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
         )
         m = _eval_metrics(reports)
-        if cfg.eval.sampled:
-            with preserved_sampling(policy):
-                sampled = evaluate_policy(
-                    policy, runner, etasks, greedy=False, temperature=cfg.policy.temperature, seed=cfg.eval.seed
-                )
+        if sampled := evaluate_sampled(policy, runner, etasks, cfg):
             m |= {f"eval/{r.split}_sampled_success_rate": r.success_rate for r in sampled}
             write_reports(sampled, run_dir / "eval", name=f"eval-iter{step:04d}-sampled")
         m["timing_s/eval"] = time.perf_counter() - t0

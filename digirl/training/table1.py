@@ -86,8 +86,8 @@ ABLATIONS: tuple[tuple[str, str, str | None, str | None, tuple[str, ...]], ...] 
     ("digirl_off2on_mc", "Ablation · DigiRL off2on, MC-return advantage", "digirl", "off2on", ("algo.advantage=mc",)),
     ("digirl_off2on_mse", "Ablation · DigiRL off2on, regression value loss", "digirl", "off2on", ("algo.value_loss=mse",)),
 )
+SAMPLED = "eval/test_sampled_success_rate"  # logged by runs with eval.sampled=true
 # Paired comparisons reported with 95% intervals: (a, b) means "a minus b".
-SAMPLED = "eval/test_sampled_success_rate"
 BASE_PAIRS = (("digirl_off2on", "fbc_off2on"), ("digirl_offline", "fbc_offline"), ("digirl_off2on", "digirl_offline"))
 
 Method = tuple[str, str, str | None, str | None, tuple[str, ...]]
