@@ -26,6 +26,7 @@ import numpy as np
 
 from digirl.training import table1_resume as resume
 from digirl.training.stats import interval_text, paired_difference
+from digirl.training.table1_sampled import sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
 
 log = logging.getLogger(__name__)
@@ -401,6 +402,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         if fams is not None:
             fam_by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = fams
     pairs = paired_comparisons(by_seed, comparison_pairs(cfg))
+    sampled_vs_greedy = sampled_comparison(curves_by_seed, sampled_by_seed)
     summary = {
         "command": " ".join(sys.argv),
         "machine": machine,
@@ -413,6 +415,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         "curves": curves,
         "curves_by_seed": curves_by_seed,  # set -> method -> seed -> [(online trajectories, test success)]
         "sampled_curves_by_seed": sampled_by_seed,  # the same with sampled actions (eval.sampled=true)
+        "sampled_vs_greedy": sampled_vs_greedy,
         "test_families_by_seed": fam_by_seed,
         "test_family_curves": fam_curves,
         "failed_runs": failed,
@@ -422,6 +425,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     }
     (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
     md = table_markdown(raw, cfg) + pairs_markdown(pairs, cfg) + families_markdown(fam_by_seed, cfg)
+    md += sampled_markdown(sampled_vs_greedy)
     if failed:
         md += f"\nFailed runs (see their logs): {', '.join(failed)}\n"
     if unfinished:

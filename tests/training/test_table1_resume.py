@@ -94,6 +94,9 @@ def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypat
     # runs evaluated with sampled actions too keep that curve beside the greedy one
     assert s2["sampled_curves_by_seed"] == {"general": {"digirl_off2on": {0: [(0, 0.5)], 1: [(0, 0.5)]}}}
     assert s2["curves_by_seed"]["general"]["digirl_off2on"] == {0: [(0, 0.25)], 1: [(0, 0.25)]}
+    (cmp,) = s2["sampled_vs_greedy"]["general"]
+    assert cmp["method"] == "digirl_off2on" and cmp["sampled_minus_greedy"]["mean"] == 0.25
+    assert "Greedy vs sampled actions" in (out / "table1.md").read_text()
 
     # everything finished: a third invocation runs nothing, not even SFT (its evaluation is read back)
     third = FakeCli()
