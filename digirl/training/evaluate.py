@@ -8,6 +8,7 @@ few failed episodes per task family, linked from the Markdown report.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -26,6 +27,9 @@ log = logging.getLogger(__name__)
 
 #: Failed episodes kept per family by :func:`summarize` (what ``write_reports(failure_gifs=N)`` can draw).
 KEEP_FAILURES = 3
+#: An episode out of steps whose last LOOP_WINDOW steps hold at most LOOP_WINDOW // 2 distinct
+#: (screen, action) pairs went round a cycle (of up to 3 steps, twice): "looping", not "out_of_steps".
+LOOP_WINDOW = 6
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -39,8 +43,19 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+def is_looping(t: Trajectory, window: int = LOOP_WINDOW) -> bool:
+    """Whether the last ``window`` steps repeat at most ``window // 2`` (screen, action) pairs: the
+    agent keeps taking the same actions on the same screens (pixel-equal), e.g. a tap that changes
+    nothing, or enter / tap / enter / tap. A greedy policy back in a state repeats what it did there."""
+    steps = t.steps[-window:]
+    if len(steps) < window:
+        return False
+    pairs = {(hashlib.blake2b(s.observation.screenshot.tobytes(), digest_size=8).digest(), s.action_text) for s in steps}
+    return len(pairs) <= window // 2
+
+
 def failure_mode(t: Trajectory) -> str:
-    """One label per episode: success, env_failure, stopped_early, gave_up, out_of_steps, other."""
+    """One label per episode: success, env_failure, stopped_early, gave_up, looping, out_of_steps, other."""
     if t.env_failure:
         return "env_failure"
     if t.success:
@@ -51,7 +66,7 @@ def failure_mode(t: Trajectory) -> str:
     if last is not None and last.kind == "impossible":
         return "gave_up"
     if t.truncated:
-        return "out_of_steps"
+        return "looping" if is_looping(t) else "out_of_steps"
     return "other"
 
 

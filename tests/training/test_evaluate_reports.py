@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from digirl.training.evaluate import summarize, write_reports
-from tests.data.trajfactory import build_traj
+from digirl.core.types import Trajectory
+from digirl.training.evaluate import LOOP_WINDOW, failure_mode, is_looping, summarize, write_reports
+from tests.data.trajfactory import build_traj, frame
 
 
 def _trajs() -> list:
@@ -43,3 +45,38 @@ def test_failure_gifs_are_written_and_linked(tmp_path: Path) -> None:
     assert "(eval-iter0003-failures/test-type_x-0.gif)" in md and "Tap the type|x 11" not in md  # pipes escaped
     data = json.loads((tmp_path / "eval-iter0003.json").read_text())
     assert data["test"]["failure_gifs"]["tap"][0]["gif"] == "eval-iter0003-failures/test-tap-0.gif"
+
+
+def _cycle(period: int, n_steps: int = 8, *, screens: int | None = None) -> Trajectory:
+    """A failed episode whose step i shows screen i % screens and takes action i % period."""
+    t = build_traj(n_steps, seed=3, success=False)
+    shots = [frame(1000 + k) for k in range(screens or period)]
+    for i, s in enumerate(t.steps):
+        s.observation = replace(s.observation, screenshot=shots[i % len(shots)])
+        s.action_text = f"action {i % period}"
+    return t
+
+
+@pytest.mark.parametrize(
+    ("period", "screens", "mode"),
+    [
+        (1, 1, "looping"),  # the same tap on a screen it does not change
+        (2, 2, "looping"),  # enter / tap / enter / tap between two screens
+        (3, 3, "looping"),  # a cycle of three (screen, action) pairs, gone round twice
+        (4, 4, "out_of_steps"),  # a longer cycle is not called a loop
+        (1, 8, "out_of_steps"),  # the same action, a new screen every time (scrolling a list)
+    ],
+)
+def test_out_of_steps_episodes_going_round_a_cycle_are_looping(period: int, screens: int, mode: str) -> None:
+    t = _cycle(period, screens=screens)
+    assert t.truncated and failure_mode(t) == mode
+    assert summarize([t], "test").failure_modes == {mode: 1}
+
+
+def test_looping_needs_a_full_window_and_an_episode_out_of_steps() -> None:
+    assert not is_looping(_cycle(1, n_steps=LOOP_WINDOW - 1))
+    assert is_looping(_cycle(1, n_steps=LOOP_WINDOW))
+    done = build_traj(LOOP_WINDOW, seed=3, success=True, repeat_frames=True)
+    for s in done.steps:
+        s.action_text = "same"
+    assert is_looping(done) and failure_mode(done) == "success"  # the label is for failures only
