@@ -105,7 +105,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)
     try:
         reports = evaluate_policy(
-            policy, runner, tasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
+            policy,
+            runner,
+            tasks,
+            greedy=cfg.eval.greedy,
+            temperature=cfg.policy.temperature,
+            seed=cfg.eval.seed,
+            loop_escape=cfg.eval.loop_escape,
         )
         sampled = evaluate_sampled(policy, runner, tasks, cfg)
     finally:

@@ -27,6 +27,7 @@ from digirl.core.actions import Action
 from digirl.core.codecs import format_action
 from digirl.core.types import Observation
 from digirl.policies.base import ActOutput
+from digirl.policies.decoding import act_escaping_loops
 
 if TYPE_CHECKING:
     from digirl.envs.base import DeviceEnv
@@ -139,6 +140,7 @@ class PolicyActing:
     snapshot: PolicySnapshot
     greedy: bool
     temperature: float
+    loop_escape: bool = False
     key: str = field(default_factory=lambda: f"policy:{uuid.uuid4().hex}")
     _policy: Any = field(default=None, repr=False, compare=False)
 
@@ -151,7 +153,7 @@ class PolicyActing:
         reseed = getattr(self._policy, "reseed", None)
         if callable(reseed):
             reseed(int(np.random.SeedSequence([int(seed), int(attempt)]).generate_state(1)[0]))
-        return _PolicyEpisode(self._policy, self.greedy, self.temperature)
+        return _PolicyEpisode(self._policy, self.greedy, self.temperature, self.loop_escape)
 
 
 @dataclass
@@ -159,8 +161,11 @@ class _PolicyEpisode:
     policy: ActingPolicy
     greedy: bool
     temperature: float
+    loop_escape: bool = False
 
     def act(self, obs: Observation) -> ActOutput | None:
+        if self.greedy and self.loop_escape:
+            return act_escaping_loops(self.policy, [obs], temperature=self.temperature)[0]
         return self.policy.act([obs], greedy=self.greedy, temperature=self.temperature)[0]
 
     def metadata(self) -> dict[str, Any]:

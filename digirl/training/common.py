@@ -13,6 +13,7 @@ from digirl.core.types import Observation, TaskSpec, Trajectory
 from digirl.envs.collector import Collector, make_collector
 from digirl.envs.vector import EpisodeJob
 from digirl.policies.base import ActingPolicy, ActOutput, OwnSampler, Policy, is_trainable
+from digirl.policies.decoding import act_escaping_loops
 from digirl.policies.registry import build_policy, resolve_device
 from digirl.training.config import EnvConfig
 from digirl.training.task_sampling import sample_tasks
@@ -106,14 +107,17 @@ class PolicyActFn:
     """A policy as an act function. With ``env.ray.inference=actor`` the Ray actors act with a snapshot of
     it instead (:meth:`actor_acting`), one per ``version``: whoever changes the weights bumps it."""
 
-    def __init__(self, policy: ActingPolicy, *, greedy: bool, temperature: float) -> None:
+    def __init__(self, policy: ActingPolicy, *, greedy: bool, temperature: float, loop_escape: bool = False) -> None:
         self.policy = policy
         self.greedy = greedy
         self.temperature = temperature
+        self.loop_escape = loop_escape  # greedy only: sample where the greedy action would repeat a cycle
         self.version = 0
         self._acting: tuple[int, PolicyActing] | None = None
 
     def __call__(self, observations: Sequence[Observation]) -> list[ActOutput]:
+        if self.greedy and self.loop_escape:
+            return act_escaping_loops(self.policy, observations, temperature=self.temperature)
         return self.policy.act(observations, greedy=self.greedy, temperature=self.temperature)
 
     def actor_acting(self, job: EpisodeJob) -> PolicyActing:
@@ -122,12 +126,12 @@ class PolicyActFn:
 
         if self._acting is None or self._acting[0] != self.version:
             snap = PolicySnapshot.of(self.policy)
-            self._acting = (self.version, PolicyActing(snap, self.greedy, self.temperature))
+            self._acting = (self.version, PolicyActing(snap, self.greedy, self.temperature, self.loop_escape))
         return self._acting[1]
 
 
-def policy_act_fn(policy: ActingPolicy, *, greedy: bool, temperature: float) -> PolicyActFn:
-    return PolicyActFn(policy, greedy=greedy, temperature=temperature)
+def policy_act_fn(policy: ActingPolicy, *, greedy: bool, temperature: float, loop_escape: bool = False) -> PolicyActFn:
+    return PolicyActFn(policy, greedy=greedy, temperature=temperature, loop_escape=loop_escape)
 
 
 @contextmanager

@@ -114,6 +114,12 @@ class EvalConfig:
         "logs eval/<split>_sampled_success_rate and leaves training's random streams as they were (the run is "
         "otherwise the same); digirl eval writes eval-sampled.json",
     )
+    loop_escape: bool = _f(
+        False,
+        "greedy evaluation only: where the greedy action would go round a cycle of 1-3 actions again (the "
+        "same action a third time, a b a b, a b c a b c), sample that action at policy.temperature instead "
+        "(digirl/policies/decoding.py); training's random streams are left as they were",
+    )
     seed: int = _f(12345, "seed of evaluation episodes (same for every evaluation)")
 
 

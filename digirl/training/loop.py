@@ -29,6 +29,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -116,13 +117,19 @@ def evaluate_policy(
     greedy: bool,
     temperature: float,
     seed: int,
+    loop_escape: bool = False,
 ) -> list[EvalReport]:
+    """Play every split's tasks once and report. With ``loop_escape`` (greedy only), actions that would
+    go round a cycle again are sampled, with the random streams put back afterwards (training's draws
+    stay where they were)."""
     reports = []
-    act = policy_act_fn(policy, greedy=greedy, temperature=temperature)
-    for split, ts in tasks.items():
-        seeds = [seed + i for i in range(len(ts))]
-        trajs = list(runner.run(act, jobs_for(ts, seeds)))
-        reports.append(summarize(trajs, split))
+    escape = greedy and loop_escape
+    act = policy_act_fn(policy, greedy=greedy, temperature=temperature, loop_escape=escape)
+    with preserved_sampling(policy) if escape else nullcontext():
+        for split, ts in tasks.items():
+            seeds = [seed + i for i in range(len(ts))]
+            trajs = list(runner.run(act, jobs_for(ts, seeds)))
+            reports.append(summarize(trajs, split))
     return reports
 
 
@@ -258,7 +265,13 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         assert runner is not None
         t0 = time.perf_counter()
         reports = evaluate_policy(
-            policy, runner, etasks, greedy=cfg.eval.greedy, temperature=cfg.policy.temperature, seed=cfg.eval.seed
+            policy,
+            runner,
+            etasks,
+            greedy=cfg.eval.greedy,
+            temperature=cfg.policy.temperature,
+            seed=cfg.eval.seed,
+            loop_escape=cfg.eval.loop_escape,
         )
         m = _eval_metrics(reports)
         if sampled := evaluate_sampled(policy, runner, etasks, cfg):
