@@ -95,7 +95,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from digirl.training.common import make_runner, task_pool
     from digirl.training.config import EvalRunConfig
     from digirl.training.evaluate import eval_tasks, to_markdown, write_reports
-    from digirl.training.loop import evaluate_policy, evaluate_sampled
+    from digirl.training.loop import evaluate_as_configured
 
     cfg = _load(EvalRunConfig, args, extra=[f"policy.init={args.policy}"])
     policy = build_policy(cfg.policy, seed=0)
@@ -104,16 +104,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     tasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)
     try:
-        reports = evaluate_policy(
-            policy,
-            runner,
-            tasks,
-            greedy=cfg.eval.greedy,
-            temperature=cfg.policy.temperature,
-            seed=cfg.eval.seed,
-            loop_escape=cfg.eval.loop_escape,
-        )
-        sampled = evaluate_sampled(policy, runner, tasks, cfg)
+        reports, sampled = evaluate_as_configured(policy, runner, tasks, cfg)
     finally:
         runner.close()
     out = Path(args.out) if args.out else Path(args.policy).parent / "eval"

@@ -144,6 +144,23 @@ def evaluate_sampled(
         return evaluate_policy(policy, runner, tasks, greedy=False, temperature=cfg.policy.temperature, seed=cfg.eval.seed)
 
 
+def evaluate_as_configured(
+    policy: ActingPolicy, runner: Collector, tasks: dict[str, list[TaskSpec | None]], cfg: TrainConfig | EvalRunConfig
+) -> tuple[list[EvalReport], list[EvalReport]]:
+    """What ``cfg.eval`` asks for: the main evaluation (``eval.greedy``, ``eval.loop_escape``) and,
+    with ``eval.sampled``, the sampled one beside it (empty otherwise)."""
+    reports = evaluate_policy(
+        policy,
+        runner,
+        tasks,
+        greedy=cfg.eval.greedy,
+        temperature=cfg.policy.temperature,
+        seed=cfg.eval.seed,
+        loop_escape=cfg.eval.loop_escape,
+    )
+    return reports, evaluate_sampled(policy, runner, tasks, cfg)
+
+
 def _eval_metrics(reports: list[EvalReport]) -> dict[str, float]:
     out: dict[str, float] = {}
     for r in reports:
@@ -264,17 +281,9 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     def do_eval(step: int, trajectories_seen: int) -> list[EvalReport]:
         assert runner is not None
         t0 = time.perf_counter()
-        reports = evaluate_policy(
-            policy,
-            runner,
-            etasks,
-            greedy=cfg.eval.greedy,
-            temperature=cfg.policy.temperature,
-            seed=cfg.eval.seed,
-            loop_escape=cfg.eval.loop_escape,
-        )
+        reports, sampled = evaluate_as_configured(policy, runner, etasks, cfg)
         m = _eval_metrics(reports)
-        if sampled := evaluate_sampled(policy, runner, etasks, cfg):
+        if sampled:
             m |= {f"eval/{r.split}_sampled_success_rate": r.success_rate for r in sampled}
             write_reports(sampled, run_dir / "eval", name=f"eval-iter{step:04d}-sampled")
         m["timing_s/eval"] = time.perf_counter() - t0
