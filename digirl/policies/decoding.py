@@ -4,9 +4,10 @@ A greedy policy is deterministic: back on a screen with the same recent actions,
 same action again. When that action changed nothing (a tap on an inert spot) or leads back to an
 earlier screen (enter / tap / enter / tap), the episode loops until it runs out of steps: on three
 Web Shopping SFT policies, 64-74 of 96 greedy test episodes end that way (the ``looping`` outcome
-of the evaluation reports; benchmarks/results/loop_escape). Here the greedy action is kept unless it would repeat the episode's last
-actions as a cycle once more; then that one observation's action is sampled instead (at the
-given temperature), which tries something else in proportion to the policy's own probabilities.
+of the evaluation reports; benchmarks/results/loop_escape). Here the greedy action is kept unless
+it would repeat the episode's last actions as a cycle once more; then that one observation's action
+is sampled instead (at the given temperature), which tries something else in proportion to the
+policy's own probabilities.
 Works with any :class:`~digirl.policies.base.ActingPolicy`: it only calls ``act``.
 """
 
