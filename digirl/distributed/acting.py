@@ -27,7 +27,7 @@ from digirl.core.actions import Action
 from digirl.core.codecs import format_action
 from digirl.core.types import Observation
 from digirl.policies.base import ActOutput
-from digirl.policies.decoding import act_escaping_loops
+from digirl.policies.decoding import decode_actions
 
 if TYPE_CHECKING:
     from digirl.envs.base import DeviceEnv
@@ -164,9 +164,9 @@ class _PolicyEpisode:
     loop_escape: bool = False
 
     def act(self, obs: Observation) -> ActOutput | None:
-        if self.greedy and self.loop_escape:
-            return act_escaping_loops(self.policy, [obs], temperature=self.temperature)[0]
-        return self.policy.act([obs], greedy=self.greedy, temperature=self.temperature)[0]
+        return decode_actions(self.policy, [obs], greedy=self.greedy, temperature=self.temperature, loop_escape=self.loop_escape)[
+            0
+        ]
 
     def metadata(self) -> dict[str, Any]:
         return {}

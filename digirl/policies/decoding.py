@@ -19,7 +19,7 @@ from digirl.core.actions import Action
 from digirl.core.types import Observation
 from digirl.policies.base import ActingPolicy, ActOutput
 
-__all__ = ["MAX_CYCLE", "act_escaping_loops", "repeats_cycle"]
+__all__ = ["MAX_CYCLE", "act_escaping_loops", "decode_actions", "repeats_cycle"]
 
 #: Longest cycle of actions looked for (cycles of 1, 2 and 3 actions).
 MAX_CYCLE = 3
@@ -29,7 +29,7 @@ def repeats_cycle(history: Sequence[Action], action: Action, max_period: int = M
     """Whether taking ``action`` after ``history`` goes round a cycle of actions again: the same
     action a third time in a row, or a cycle of 2..``max_period`` actions a second time in a row
     (a b a b, a b c a b c). Two equal actions in a row (scrolling twice) are not a cycle yet."""
-    seq = [*history, action]
+    seq = [*history[-2 * max_period :], action]  # only the last two rounds of the longest cycle matter
     if len(seq) >= 3 and seq[-1] == seq[-2] == seq[-3]:
         return True
     return any(len(seq) >= 2 * p and seq[-p:] == seq[-2 * p : -p] for p in range(2, max_period + 1))
@@ -46,3 +46,13 @@ def act_escaping_loops(policy: ActingPolicy, observations: Sequence[Observation]
         for i, o in zip(stuck, resampled):
             out[i] = o
     return out
+
+
+def decode_actions(
+    policy: ActingPolicy, observations: Sequence[Observation], *, greedy: bool, temperature: float, loop_escape: bool = False
+) -> list[ActOutput]:
+    """The policy's actions under one decoding: sampled, greedy, or greedy escaping cycles
+    (``loop_escape`` applies to greedy decoding only). Every act function decodes through here."""
+    if greedy and loop_escape:
+        return act_escaping_loops(policy, observations, temperature=temperature)
+    return list(policy.act(observations, greedy=greedy, temperature=temperature))

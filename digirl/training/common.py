@@ -13,7 +13,7 @@ from digirl.core.types import Observation, TaskSpec, Trajectory
 from digirl.envs.collector import Collector, make_collector
 from digirl.envs.vector import EpisodeJob
 from digirl.policies.base import ActingPolicy, ActOutput, OwnSampler, Policy, is_trainable
-from digirl.policies.decoding import act_escaping_loops
+from digirl.policies.decoding import decode_actions
 from digirl.policies.registry import build_policy, resolve_device
 from digirl.training.config import EnvConfig
 from digirl.training.task_sampling import sample_tasks
@@ -116,9 +116,9 @@ class PolicyActFn:
         self._acting: tuple[int, PolicyActing] | None = None
 
     def __call__(self, observations: Sequence[Observation]) -> list[ActOutput]:
-        if self.greedy and self.loop_escape:
-            return act_escaping_loops(self.policy, observations, temperature=self.temperature)
-        return self.policy.act(observations, greedy=self.greedy, temperature=self.temperature)
+        return decode_actions(
+            self.policy, observations, greedy=self.greedy, temperature=self.temperature, loop_escape=self.loop_escape
+        )
 
     def actor_acting(self, job: EpisodeJob) -> PolicyActing:
         """The snapshot of this version (made once, however many episodes act with it)."""
