@@ -4,11 +4,12 @@ Speed comes from caches at three levels: (1) every text run, icon and rounded sh
 with Pillow onto its known background colour and kept as a small RGB *patch*, so drawing a frame
 is only numpy slice assignments; (2) a tree is compiled to a tuple of hashable draw ops, and the
 ops of each text/icon/input/switch view are cached by what they depend on (text fitting and
-measuring runs once per distinct label and place); (3) whole frames are cached by their ops (LRU,
-entered on a frame's second sighting; the status bar is pasted over the cached frame), so a screen
-seen before costs one array copy. Static subtrees (status bar, keyboard, home screen) are one
-pre-rendered layer. Profiles show the cost per frame is Python work per view and per op, not
-pixels (a full-screen fill is ~6 µs), so the code keeps both loops flat and allocation-free.
+measuring runs once per distinct label and place); (3) whole frames are cached by their ops (from a
+frame's second sighting, guarded by how often frames recur: :mod:`digirl.sim.framecache`; the
+status bar is pasted over the cached frame), so a screen seen before costs one array copy.
+Static subtrees (status bar, keyboard, home screen) are one pre-rendered layer. Profiles show the
+cost per frame is Python work per view and per op, not pixels (a full-screen fill is ~6 µs), so
+the code keeps both loops flat and allocation-free.
 Text uses Pillow's built-in scalable font (``ImageFont.load_default(size=N)``), no system fonts.
 """
 
@@ -21,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+from digirl.sim.framecache import FrameCache
 from digirl.sim.icons import icon_patch
 from digirl.sim.text import TextRaster
 from digirl.sim.ui import BLUE, FAINT, SUBTLE, WHITE, Color, View
@@ -49,8 +51,7 @@ class Renderer:
         self.sx, self.sy = width / LW, height / LH
         self.s = min(self.sx, self.sy)
         self._patches: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-        self._frames: OrderedDict[FrameKey, np.ndarray] = OrderedDict()
-        self._seen: dict[int, None] = {}  # hashes of frame keys drawn once (admission to _frames)
+        self._frames = FrameCache(frame_cache)
         self._fit: dict[tuple[str, int, int, int], tuple[str, ...]] = {}
         self._widths: dict[tuple[str, int], int] = {}
         self._rows: dict[Color, np.ndarray] = {}
@@ -60,7 +61,7 @@ class Renderer:
         self._inlined: OrderedDict[tuple[int, Color], tuple[View, tuple[Op, ...]]] = OrderedDict()
         self._leaf: dict[tuple[Any, ...], tuple[Op, ...]] = {}
         self._pxr: dict[tuple[float, float, float, float], tuple[int, int, int, int]] = {}
-        self._frame_cache, self._patch_cache = frame_cache, patch_cache
+        self._patch_cache = patch_cache
         self.stats = {"frames": 0, "frame_hits": 0, "patches": 0}
 
     # ---------------------------------------------------------------- public
@@ -88,16 +89,12 @@ class Renderer:
         return FrameKey(tuple(ops))
 
     def render_key(self, key: FrameKey) -> np.ndarray:
-        """A fresh (caller-owned) screenshot for a :meth:`frame_key`.
-
-        A frame enters the frame cache the second time its key is drawn: most screens of an expert
-        episode are seen once, and caching them (a copy each) evicted the ones that do recur
-        (home screens, pages revisited, taps that change nothing). A frame seen once is handed over
-        as drawn, with no copy."""
+        """A fresh (caller-owned) screenshot for a :meth:`frame_key`. A frame the cache does not
+        take (:mod:`digirl.sim.framecache`: most screens of an expert episode are seen once) is
+        handed over as drawn, with no copy."""
         self.stats["frames"] += 1
         frame = self._frames.get(key)
         if frame is not None:
-            self._frames.move_to_end(key)
             self.stats["frame_hits"] += 1
             out: np.ndarray = frame.copy()
             if key.top is not None:
@@ -105,13 +102,8 @@ class Renderer:
                 self._run(out, out.reshape(h, w * 3), (key.top,), 0, 0)
             return out
         out = self._draw(key)
-        h = key._hash
-        if h in self._seen:
-            self._keep(key, out.copy())
-        else:
-            if len(self._seen) > 8 * self._frame_cache + 1024:
-                self._seen.clear()
-            self._seen[h] = None
+        if self._frames.wants(key):
+            self._frames.put(key, out.copy())
         return out
 
     def render_shared(self, root: View) -> np.ndarray:
@@ -129,12 +121,6 @@ class Renderer:
             flat[:] = 255
         self._run(frame, flat, shown, 0, 0)
         return frame
-
-    def _keep(self, key: FrameKey, frame: np.ndarray) -> None:
-        frame.flags.writeable = False
-        self._frames[key] = frame
-        if len(self._frames) > self._frame_cache:
-            self._frames.popitem(last=False)
 
     def _visible(self, ops: tuple[Op, ...]) -> tuple[tuple[Op, ...], bool]:
         """The ops not painted over, and whether they cover every pixel. Every op is an opaque
