@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.training.subruns import children_stop_with_me
 
 
 def _help(p: argparse.ArgumentParser) -> Any:
@@ -21,7 +22,8 @@ def _cmd_table1(args: argparse.Namespace) -> int:
     from digirl.training.table1 import Table1Config, run_table1
 
     cfg = load_config(Table1Config, preset=args.preset, overrides=args.overrides)
-    summary = run_table1(cfg, args.out, report_only=args.report_only)
+    with children_stop_with_me():
+        summary = run_table1(cfg, args.out, report_only=args.report_only)
     if args.json:
         emit_json(summary)
     else:
@@ -47,7 +49,8 @@ def _cmd_nonstationary(args: argparse.Namespace) -> int:
     from digirl.training.nonstationary import NonStationaryConfig, run_nonstationary
 
     cfg = load_config(NonStationaryConfig, overrides=args.overrides)
-    summary = run_nonstationary(cfg, args.out)
+    with children_stop_with_me():
+        summary = run_nonstationary(cfg, args.out)
     if args.json:
         emit_json(summary)
     else:
@@ -60,7 +63,8 @@ def _cmd_digiq(args: argparse.Namespace) -> int:
     from digirl.training.digiq_bench import DigiQBenchConfig, run_digiq_bench
 
     cfg = load_config(DigiQBenchConfig, preset=args.preset, overrides=args.overrides)
-    summary = run_digiq_bench(cfg, args.out)
+    with children_stop_with_me():
+        summary = run_digiq_bench(cfg, args.out)
     if args.json:
         emit_json(summary)
     else:

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from digirl.training.table1 import _cli, _success, machine_info, run_threads, visible_gpus
+from digirl.training.subruns import run_cli, run_threads, visible_gpus
+from digirl.training.table1 import _success, machine_info
 
 log = logging.getLogger(__name__)
 
@@ -130,11 +131,11 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
         return {**json.loads(done.read_text()), "dir": d}
     th = run_threads(cfg)
     demos = cfg.demos.get(tset, 6)
-    _cli(
+    run_cli(
         ["sft", str(d / "sft"), *env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={cfg.sft_steps}"], d / "sft.log", gpu, th
     )
     pol = str(d / "sft" / "policy")
-    ev = _cli(
+    ev = run_cli(
         [
             "eval",
             pol,
@@ -149,7 +150,7 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
         th,
     )
     data = d / "offline"
-    _cli(
+    run_cli(
         ["collect", str(data), *env, f"policy.init={pol}", f"trajectories={cfg.offline_trajectories}", f"seed={seed}"],
         d / "collect.log",
         gpu,
@@ -158,7 +159,7 @@ def _prepare(cfg: DigiQBenchConfig, out: Path, tset: str, seed: int, gpu: int | 
     prep = {"sft_eval": ev, "policy": pol, "dir": d, "env": env, "data": str(data)}
     variants = [()] + ([o for k, _, c, o in ABLATIONS if c == "digiq" and "repft" in " ".join(o)] if cfg.ablations else [])
     for i, extra in enumerate(variants):  # each feature variant once, before the runs share them
-        _cli(
+        run_cli(
             [
                 "digiq",
                 "featurize",
@@ -217,7 +218,7 @@ def _run(
     else:
         args = ["train", str(run), *base, *overrides]
     try:
-        res = _cli(args, d / f"{key}.log", gpu, run_threads(cfg))
+        res = run_cli(args, d / f"{key}.log", gpu, run_threads(cfg))
     except RuntimeError as e:  # one failed run must not lose the others' results
         log.error("%s", e)
         return None
@@ -225,7 +226,7 @@ def _run(
     res["overrides"] = list(overrides)
     if command == "digiq" and cfg.oracle_states > 0:
         try:
-            res["oracle"] = _cli(
+            res["oracle"] = run_cli(
                 ["digiq", "oracle", str(run), "--states", str(cfg.oracle_states)], d / f"{key}-oracle.log", gpu, run_threads(cfg)
             )
         except RuntimeError as e:

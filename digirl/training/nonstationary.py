@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from digirl.training.table1 import _cli, _success
+from digirl.training.subruns import run_cli
+from digirl.training.table1 import _success
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ def run_nonstationary(cfg: NonStationaryConfig, out: str | Path) -> dict[str, An
 
     frozen: dict[int, float | None] = {}
     for v in cfg.versions:
-        res = _cli(
+        res = run_cli(
             ["eval", str(src / "policy"), "--out", str(out / f"frozen-v{v}"), f"env.world_version={v}", *evals],
             out / f"frozen-v{v}.log",
         )
@@ -82,7 +83,7 @@ def run_nonstationary(cfg: NonStationaryConfig, out: str | Path) -> dict[str, An
     iterations = base.iterations
     for v in cfg.versions[1:]:
         iterations += cfg.iterations
-        res = _cli(
+        res = run_cli(
             [
                 "train",
                 str(run),

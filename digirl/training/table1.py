@@ -14,18 +14,18 @@ import json
 import logging
 import os
 import platform
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from digirl.training import table1_resume as resume
 from digirl.training.stats import interval_text, paired_difference
+from digirl.training.subruns import run_cli, run_threads, visible_gpus
 from digirl.training.table1_sampled import sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
 
@@ -118,51 +118,6 @@ def comparison_pairs(cfg: Table1Config) -> list[tuple[str, str]]:
     return [(a, b) for a, b in (*BASE_PAIRS, *extra) if a in keys and b in keys and a != b]
 
 
-def _cli(args: list[str], log_file: Path, gpu: int | None = None, threads: int | None = None) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "digirl", *args, "--json"]
-    with open(log_file, "w") as fh:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=_env(gpu, threads))
-    if proc.returncode != 0:
-        raise RuntimeError(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); see {log_file}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
-def _env(gpu: int | None = None, threads: int | None = None) -> dict[str, str]:
-    env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
-    if threads is not None and "OMP_NUM_THREADS" not in os.environ:
-        env["OMP_NUM_THREADS"] = str(threads)  # many runs share the cores: no oversubscription
-    if gpu is not None:
-        env["CUDA_VISIBLE_DEVICES"] = str(gpu)
-    return env
-
-
-class RunSpread(Protocol):
-    """What a benchmark's config says about spreading its runs (Table 1, Digi-Q)."""
-
-    parallel: int
-    gpus: int | None
-    device: str
-
-
-def run_threads(cfg: RunSpread) -> int:
-    """Torch threads per run: the cores shared by the runs that execute at once."""
-    return max(1, (os.cpu_count() or 1) // max(1, cfg.parallel))
-
-
-def visible_gpus(cfg: RunSpread) -> int:
-    """How many GPUs to spread runs over (0: leave CUDA_VISIBLE_DEVICES alone)."""
-    if cfg.gpus is not None:
-        return max(0, cfg.gpus)
-    if cfg.device == "cpu":
-        return 0
-    try:
-        import torch
-
-        return int(torch.cuda.device_count())
-    except Exception:
-        return 0
-
-
 def _cell_env(cfg: Table1Config, tset: str) -> list[str]:
     return [
         f"env.id=digirl/sim-{tset}-v0",
@@ -198,7 +153,7 @@ def _prepare(
             "the SFT policy is missing or incomplete", d / "sft", d / "sft-eval", d / "offline-large", d / "offline-small"
         )
         ev = None
-        _cli(
+        run_cli(
             [
                 "sft",
                 str(d / "sft"),
@@ -216,7 +171,7 @@ def _prepare(
     if ev is None:
         eval_args = ["eval", pol, "--out", str(d / "sft-eval"), *env]
         eval_args += [f"eval.test_tasks={cfg.test_tasks}", f"eval.train_tasks={cfg.train_tasks}"]
-        ev = _cli(eval_args, d / "sft-eval.log", gpu, run_threads(cfg))
+        ev = run_cli(eval_args, d / "sft-eval.log", gpu, run_threads(cfg))
     if not runs_pending:
         return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
     # Offline-only runs get as many SFT rollouts as the off2on runs end with; off2on runs start from
@@ -225,7 +180,7 @@ def _prepare(
     n_collect = cfg.offline_trajectories + (cfg.iterations * cfg.rollout_size if needs_large else 0)
     if not resume.dataset_complete(d / "offline-large", n_collect):
         resume.clear(f"fewer than {n_collect} offline trajectories", d / "offline-large", d / "offline-small")
-        _cli(
+        run_cli(
             ["collect", str(d / "offline-large"), *env, f"policy.init={pol}", f"trajectories={n_collect}", f"seed={seed}"],
             d / "collect.log",
             gpu,
@@ -270,7 +225,7 @@ def _train(
     """One train run (continued from its checkpoint when its folder holds one); None when it fails."""
     resume.start_run(d / key)
     try:
-        res = _cli(args, d / f"{key}.log", gpu, run_threads(cfg))
+        res = run_cli(args, d / f"{key}.log", gpu, run_threads(cfg))
     except RuntimeError as e:  # one failed run must not lose the others' results
         log.error("%s", e)
         return None

@@ -83,7 +83,7 @@ def test_second_invocation_reuses_cells_and_runs_and_refuses_other_settings(tmp_
     def no_cli(*a, **k):
         raise AssertionError("nothing may run again")
 
-    monkeypatch.setattr(bench, "_cli", no_cli)
+    monkeypatch.setattr(bench, "run_cli", no_cli)
     prep = bench._prepare(cfg, tmp_path, "general", 0, None)
     assert prep["policy"] == "P" and prep["dir"] == cell
     res = bench._run(cfg, prep, "general", 0, "fbc_offline", "train", ("algo.name=filtered_bc",), None)

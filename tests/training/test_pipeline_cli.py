@@ -160,8 +160,9 @@ def test_table1_family_table_pools_seeds():
 
 
 def test_table1_spreads_runs_over_gpus():
-    from digirl.training.table1 import Table1Config, _env, visible_gpus
+    from digirl.training.subruns import child_env, visible_gpus
+    from digirl.training.table1 import Table1Config
 
-    assert _env(3)["CUDA_VISIBLE_DEVICES"] == "3"
+    assert child_env(3)["CUDA_VISIBLE_DEVICES"] == "3"
     assert visible_gpus(Table1Config(device="cpu")) == 0
     assert visible_gpus(Table1Config(gpus=4)) == 4

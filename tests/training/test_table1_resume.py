@@ -69,7 +69,7 @@ def _cfg(**kw: Any) -> Table1Config:
 def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "t1"
     first = FakeCli(fail={"digirl_off2on"})
-    monkeypatch.setattr(table1, "_cli", first)
+    monkeypatch.setattr(table1, "run_cli", first)
     s1 = run_table1(_cfg(), out)
     assert sorted(s1["failed_runs"]) == ["general-s0/digirl_off2on", "general-s1/digirl_off2on"]
     assert s1["reused_runs"] == []
@@ -80,7 +80,7 @@ def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypat
     assert saved["machine"]["cpus"] >= 1 and "torch" in saved["machine"]
 
     second = FakeCli()
-    monkeypatch.setattr(table1, "_cli", second)
+    monkeypatch.setattr(table1, "run_cli", second)
     s2 = run_table1(_cfg(parallel=1), out)  # scheduling settings may change
     assert sorted(second.calls) == ["train general-s0/digirl_off2on", "train general-s1/digirl_off2on"]
     assert s2["failed_runs"] == []
@@ -100,7 +100,7 @@ def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypat
 
     # everything finished: a third invocation runs nothing, not even SFT (its evaluation is read back)
     third = FakeCli()
-    monkeypatch.setattr(table1, "_cli", third)
+    monkeypatch.setattr(table1, "run_cli", third)
     shutil.rmtree(out / "general-s1" / "sft")
     s3 = run_table1(_cfg(), out)
     assert third.calls == []
@@ -108,7 +108,7 @@ def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypat
 
     # a grown table (an ablation row) needs the missing SFT policy again, and its data (made again)
     fourth = FakeCli()
-    monkeypatch.setattr(table1, "_cli", fourth)
+    monkeypatch.setattr(table1, "run_cli", fourth)
     run_table1(_cfg(ablations=True, only=["fbc_off2on", "digirl_off2on", "digirl_off2on_mc"]), out)
     assert sorted(fourth.calls) == [
         "collect general-s1/offline-large",
@@ -121,7 +121,7 @@ def test_a_second_invocation_runs_only_what_is_missing(tmp_path: Path, monkeypat
 
 def test_other_settings_in_the_same_folder_are_refused(tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "t1"
-    monkeypatch.setattr(table1, "_cli", FakeCli())
+    monkeypatch.setattr(table1, "run_cli", FakeCli())
     run_table1(_cfg(), out)
     with pytest.raises(ValueError, match=r"other settings \(sft_steps: 60 there, 61 now\)"):
         run_table1(_cfg(sft_steps=61), out)
@@ -137,7 +137,7 @@ def test_other_settings_in_the_same_folder_are_refused(tmp_path: Path, monkeypat
 
 def test_a_corrupt_result_names_its_file(tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "t1"
-    monkeypatch.setattr(table1, "_cli", FakeCli())
+    monkeypatch.setattr(table1, "run_cli", FakeCli())
     run_table1(_cfg(seeds=[0]), out)
     (out / "general-s0" / "fbc_off2on.json").write_text('{"final": [')
     with pytest.raises(DataError, match=r"fbc_off2on\.json: not valid JSON"):
@@ -149,7 +149,7 @@ def test_a_corrupt_result_names_its_file(tmp_path: Path, monkeypatch) -> None:
 
 def test_incomplete_offline_data_is_collected_again(tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "t1"
-    monkeypatch.setattr(table1, "_cli", FakeCli(fail={"fbc_off2on", "digirl_off2on"}))
+    monkeypatch.setattr(table1, "run_cli", FakeCli(fail={"fbc_off2on", "digirl_off2on"}))
     run_table1(_cfg(seeds=[0]), out)
     from digirl.data.store import TrajectoryStore
 
@@ -159,7 +159,7 @@ def test_incomplete_offline_data_is_collected_again(tmp_path: Path, monkeypatch)
     shutil.rmtree(out / "general-s0" / "offline-large")
     TrajectoryStore(out / "general-s0" / "offline-large", info={})  # an empty store: collection was cut short
     again = FakeCli()
-    monkeypatch.setattr(table1, "_cli", again)
+    monkeypatch.setattr(table1, "run_cli", again)
     run_table1(_cfg(seeds=[0]), out)
     assert sorted(again.calls) == [
         "collect general-s0/offline-large",
@@ -178,12 +178,12 @@ def test_report_only_runs_nothing_and_lists_the_unfinished_runs(tmp_path: Path, 
     from digirl.cli.main import main
 
     out = tmp_path / "t1"
-    monkeypatch.setattr(table1, "_cli", FakeCli(fail={"digirl_off2on"}))
+    monkeypatch.setattr(table1, "run_cli", FakeCli(fail={"digirl_off2on"}))
     run_table1(_cfg(), out)
     (out / "general-s1" / "digirl_off2on").mkdir()  # a run cut short: its folder, no result
     (out / "general-s1" / "digirl_off2on" / "metrics.jsonl").write_text("{}\n")
     nothing = FakeCli()
-    monkeypatch.setattr(table1, "_cli", nothing)
+    monkeypatch.setattr(table1, "run_cli", nothing)
     overrides = ["sets=[general]", "seeds=[0,1]", "iterations=1", "rollout_size=2", "offline_trajectories=2"]
     overrides += ["test_tasks=4", "train_tasks=0", "only=[fbc_off2on,digirl_off2on]"]
     assert main(["bench", "table1", str(out), *overrides, "--report-only"]) == 0
@@ -201,7 +201,7 @@ def test_report_only_runs_nothing_and_lists_the_unfinished_runs(tmp_path: Path, 
         seen.append(Path(args[1]).exists())
         return nothing(args, log_file, gpu, threads)
 
-    monkeypatch.setattr(table1, "_cli", train_sees)
+    monkeypatch.setattr(table1, "run_cli", train_sees)
     run_table1(_cfg(), out)
     assert seen == [False, False]
     with pytest.raises(ValueError, match="nothing to report"):
