@@ -26,6 +26,7 @@ import numpy as np
 from digirl.training import table1_resume as resume
 from digirl.training.stats import interval_text, paired_difference
 from digirl.training.subruns import run_cli, run_threads, visible_gpus
+from digirl.training.table1_partial import partial_comparison, partial_curves, partial_markdown
 from digirl.training.table1_sampled import sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
 
@@ -357,6 +358,8 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         if fams is not None:
             fam_by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = fams
     pairs = paired_comparisons(by_seed, comparison_pairs(cfg))
+    partial = partial_curves(out, [(c[0], c[1], key) for c, key in missing], cfg.rollout_size) if report_only else {}
+    partial_pairs = partial_comparison(curves_by_seed, partial, comparison_pairs(cfg))
     sampled_vs_greedy = sampled_comparison(curves_by_seed, sampled_by_seed)
     summary = {
         "command": " ".join(sys.argv),
@@ -376,11 +379,13 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         "failed_runs": failed,
         "reused_runs": reused,
         "unfinished_runs": unfinished,
+        "partial_curves_by_seed": partial,  # unfinished runs' test evaluations so far (--report-only)
+        "partial_paired": partial_pairs,  # a − b at the most online trajectories both reached
         "report_only": report_only,  # then `machine` is where the table was written, not where the runs ran
     }
     (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
     md = table_markdown(raw, cfg) + pairs_markdown(pairs, cfg) + families_markdown(fam_by_seed, cfg)
-    md += sampled_markdown(sampled_vs_greedy)
+    md += sampled_markdown(sampled_vs_greedy) + partial_markdown(partial, partial_pairs)
     if failed:
         md += f"\nFailed runs (see their logs): {', '.join(failed)}\n"
     if unfinished:

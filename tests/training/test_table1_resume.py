@@ -181,7 +181,9 @@ def test_report_only_runs_nothing_and_lists_the_unfinished_runs(tmp_path: Path, 
     monkeypatch.setattr(table1, "run_cli", FakeCli(fail={"digirl_off2on"}))
     run_table1(_cfg(), out)
     (out / "general-s1" / "digirl_off2on").mkdir()  # a run cut short: its folder, no result
-    (out / "general-s1" / "digirl_off2on" / "metrics.jsonl").write_text("{}\n")
+    (out / "general-s1" / "digirl_off2on" / "metrics.jsonl").write_text(
+        '{}\n{"step": 0, "eval/test_success_rate": 0.25}\n{"step": 1, "train/actor_loss": 1.0}\n'
+    )
     nothing = FakeCli()
     monkeypatch.setattr(table1, "run_cli", nothing)
     overrides = ["sets=[general]", "seeds=[0,1]", "iterations=1", "rollout_size=2", "offline_trajectories=2"]
@@ -193,6 +195,8 @@ def test_report_only_runs_nothing_and_lists_the_unfinished_runs(tmp_path: Path, 
     assert s["failed_runs"] == []
     assert s["test_by_seed"]["general"]["fbc_off2on"] == {"0": 0.5, "1": 0.5}
     assert "Not finished (reported without them" in (out / "table1.md").read_text()
+    assert s["partial_curves_by_seed"] == {"general": {"digirl_off2on": {"1": [[0, 0.25]]}}}  # as far as it got
+    assert "- general · digirl_off2on: s1 25.0@0" in (out / "table1.md").read_text()
     assert (out / "general-s1" / "digirl_off2on" / "metrics.jsonl").is_file()  # report-only touches nothing
     # running it: a run folder without a checkpoint starts again (its metrics are not appended to)
     seen: list[bool] = []
