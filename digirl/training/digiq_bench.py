@@ -21,14 +21,13 @@ import math
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from digirl.training.subruns import run_cli, run_threads, visible_gpus
+from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
 from digirl.training.table1 import _success, machine_info
 
 log = logging.getLogger(__name__)
@@ -284,8 +283,8 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
             return None
 
     # preparation is CPU-bound (replays, rendering): as many cells at once as the cores allow
-    with ThreadPoolExecutor(max_workers=max(1, min(len(cells), (os.cpu_count() or 1) // max(1, cfg.stage_workers)))) as pool:
-        preps = dict(zip(cells, pool.map(prep_cell, enumerate(cells))))
+    workers = min(len(cells), (os.cpu_count() or 1) // max(1, cfg.stage_workers))
+    preps = dict(zip(cells, run_all(prep_cell, enumerate(cells), workers)))
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
     ready = {c: p for c, p in preps.items() if p is not None}
     jobs = [(c, key, cmd, o) for c in cells if c in ready for key, _, cmd, o in methods(cfg)]
@@ -294,8 +293,7 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
         i, ((tset, seed), key, cmd, o) = ij
         return _run(cfg, ready[(tset, seed)], tset, seed, key, cmd, o, gpu_of(i))
 
-    with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
-        results = list(pool.map(run_job, enumerate(jobs)))
+    results = run_all(run_job, enumerate(jobs), cfg.parallel)
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
     counts: dict[str, dict[str, dict[str, list[list[int]]]]] = {}
     oracle: dict[str, dict[str, list[dict[str, float]]]] = {}

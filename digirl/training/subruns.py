@@ -15,13 +15,16 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
 _live: set[subprocess.Popen[str]] = set()
 _lock = threading.Lock()
@@ -102,6 +105,17 @@ def children_stop_with_me() -> Iterator[None]:
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+def run_all(fn: Callable[[T], R], items: Iterable[T], workers: int) -> list[R]:
+    """``fn`` over ``items`` on ``workers`` threads, results in order. The caller waits in short
+    slices: a kill is delivered to any thread, but only the main thread runs the handler, and a main
+    thread blocked on a future until some run ends would hold the stop off for hours."""
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = [pool.submit(fn, x) for x in items]
+        while wait(futures, timeout=0.2).not_done:
+            pass
+        return [f.result() for f in futures]
 
 
 class RunSpread(Protocol):

@@ -16,7 +16,6 @@ import os
 import platform
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import numpy as np
 
 from digirl.training import table1_resume as resume
 from digirl.training.stats import interval_text, paired_difference
-from digirl.training.subruns import run_cli, run_threads, visible_gpus
+from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
 from digirl.training.table1_partial import partial_comparison, partial_curves, partial_markdown
 from digirl.training.table1_sampled import sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
@@ -290,24 +289,18 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     unfinished = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key in missing) if report_only else []
     pending_cells = {c for c, _ in todo}
 
-    with ThreadPoolExecutor(max_workers=max(1, cfg.parallel // 2)) as pool:
-        preps = dict(
-            zip(
-                cells,
-                pool.map(
-                    lambda ic: _prepare(
-                        cfg, out, ic[1][0], ic[1][1], gpu_of(ic[0]), runs_pending=ic[1] in pending_cells, report_only=report_only
-                    ),
-                    enumerate(cells),
-                ),
-            )
-        )
+    def prepare(ic: tuple[int, tuple[str, int]]) -> dict[str, Any]:
+        i, (tset, seed) = ic
+        return _prepare(cfg, out, tset, seed, gpu_of(i), runs_pending=(tset, seed) in pending_cells, report_only=report_only)
+
+    preps = dict(zip(cells, run_all(prepare, enumerate(cells), cfg.parallel // 2)))
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
-    with ThreadPoolExecutor(max_workers=cfg.parallel) as pool:
-        ran = pool.map(
-            lambda ij: _train(cfg, out, preps[ij[1][0]]["dir"], ij[1][1], args[ij[1]], machine, gpu_of(ij[0])), enumerate(todo)
-        )
-        done.update(zip(todo, ran))
+
+    def train(ij: tuple[int, tuple[tuple[str, int], str]]) -> dict[str, Any] | None:
+        i, (c, key) = ij
+        return _train(cfg, out, preps[c]["dir"], key, args[c, key], machine, gpu_of(i))
+
+    done.update(zip(todo, run_all(train, enumerate(todo), cfg.parallel)))
     results = [done.get((c, key)) for c, key, *_ in jobs]
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
     by_seed: dict[str, dict[str, dict[int, float]]] = {}  # set -> method -> seed -> test success

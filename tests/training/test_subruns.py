@@ -60,6 +60,11 @@ def _in_thread(log: Path) -> tuple[threading.Thread, list[BaseException]]:
     return t, errors
 
 
+def test_run_all_keeps_the_order_of_its_items() -> None:
+    assert subruns.run_all(lambda x: x * x, range(7), 3) == [0, 1, 4, 9, 16, 25, 36]
+    assert subruns.run_all(lambda x: x, [], 0) == []
+
+
 @pytest.fixture(autouse=True)
 def _fresh_state():
     subruns._stopping.clear()
@@ -109,21 +114,21 @@ def test_stop_children_kills_a_run_that_ignores_sigterm(tmp_path, monkeypatch):
     assert len(errors) == 1 and isinstance(errors[0], subruns.StoppedError)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_killed_benchmark_takes_its_runs_with_it(tmp_path, sig):
-    """`kill` on a benchmark (SIGTERM, or SIGINT from outside a terminal) used to leave its runs training."""
+    """`kill` on a benchmark (SIGTERM, or SIGINT from outside a terminal) used to leave its runs training.
+    The kernel may hand the signal to a worker thread: the main thread, waiting on the runs, must still
+    run the handler (it once waited on a future until a run ended)."""
     fake = _fake_digirl(tmp_path)
     code = textwrap.dedent(
         f"""
         import sys
-        from concurrent.futures import ThreadPoolExecutor
         from pathlib import Path
         from digirl.training import subruns
 
         sys.executable = {str(fake)!r}
         with subruns.children_stop_with_me():
-            with ThreadPoolExecutor(2) as pool:
-                list(pool.map(lambda i: subruns.run_cli(["train", str(i)], Path({str(tmp_path)!r}) / f"{{i}}.log"), range(4)))
+            subruns.run_all(lambda i: subruns.run_cli(["train", str(i)], Path({str(tmp_path)!r}) / f"{{i}}.log"), range(4), 2)
         """
     )
     bench = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
