@@ -26,7 +26,7 @@ from digirl.training import table1_resume as resume
 from digirl.training.stats import interval_text, paired_difference
 from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
 from digirl.training.table1_partial import partial_comparison, partial_curves, partial_markdown
-from digirl.training.table1_sampled import sampled_comparison, sampled_markdown
+from digirl.training.table1_sampled import Curves, sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
 
 log = logging.getLogger(__name__)
@@ -305,12 +305,12 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     raw: dict[str, dict[str, dict[str, list[float]]]] = {}
     by_seed: dict[str, dict[str, dict[int, float]]] = {}  # set -> method -> seed -> test success
     curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
-    curves_by_seed: dict[str, dict[str, dict[int, list[tuple[int, float]]]]] = {}
+    curves_by_seed: Curves = {}
     # set -> method -> seed -> family -> [successes, episodes] (final test); and test success per family
     # at every evaluation of the off2on runs (set -> method -> seed -> [[online trajectories, {family: rate}]])
     fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]] = {}
     fam_curves: dict[str, dict[str, dict[int, list[list[Any]]]]] = {}
-    sampled_by_seed: dict[str, dict[str, dict[int, list[tuple[int, float]]]]] = {}
+    sampled_by_seed: Curves = {}
     failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
     failed = [f for f in failed if f not in unfinished]
     for (c, key, _, mode, _), res in zip(jobs, results):
@@ -350,9 +350,10 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         fams = _family_counts(prep["sft_eval"], "test")
         if fams is not None:
             fam_by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = fams
-    pairs = paired_comparisons(by_seed, comparison_pairs(cfg))
+    compared = comparison_pairs(cfg)
+    pairs = paired_comparisons(by_seed, compared)
     partial = partial_curves(out, [(c[0], c[1], key) for c, key in missing], cfg.rollout_size) if report_only else {}
-    partial_pairs = partial_comparison(curves_by_seed, partial, comparison_pairs(cfg))
+    partial_pairs = partial_comparison(curves_by_seed, partial, compared)
     sampled_vs_greedy = sampled_comparison(curves_by_seed, sampled_by_seed)
     summary = {
         "command": " ".join(sys.argv),

@@ -9,15 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from digirl.training.stats import interval_text, paired_difference
+from digirl.training.table1_sampled import Curves
 from digirl.utils.metrics import METRICS_FILE, read_metrics
 
-Curve = list[tuple[int, float]]
-CurvesBySeed = dict[str, dict[str, dict[int, Curve]]]  # set -> method -> seed -> [(online trajectories, test)]
 
-
-def partial_curves(out: Path, unfinished: list[tuple[str, int, str]], rollout_size: int) -> CurvesBySeed:
+def partial_curves(out: Path, unfinished: list[tuple[str, int, str]], rollout_size: int) -> Curves:
     """The test evaluations each unfinished (set, seed, method) run logged so far (none: left out)."""
-    curves: CurvesBySeed = {}
+    curves: Curves = {}
     for tset, seed, key in unfinished:
         path = out / f"{tset}-s{seed}" / key / METRICS_FILE
         if not path.is_file():
@@ -32,7 +30,7 @@ def partial_curves(out: Path, unfinished: list[tuple[str, int, str]], rollout_si
     return curves
 
 
-def partial_comparison(finished: CurvesBySeed, partial: CurvesBySeed, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def partial_comparison(finished: Curves, partial: Curves, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
     """For each pair (a, b) with a run unfinished: a − b at the most online trajectories that every
     seed of both evaluated, over the seeds both have; a 95% t-interval over seeds."""
     rows: list[dict[str, Any]] = []
@@ -57,7 +55,7 @@ def partial_comparison(finished: CurvesBySeed, partial: CurvesBySeed, pairs: lis
     return rows
 
 
-def partial_markdown(partial: CurvesBySeed, rows: list[dict[str, Any]]) -> str:
+def partial_markdown(partial: Curves, rows: list[dict[str, Any]]) -> str:
     if not partial:
         return ""
     lines = ["", "Unfinished runs, as far as they got (test success % at online trajectories: per seed):", ""]
