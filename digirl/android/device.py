@@ -35,6 +35,7 @@ from digirl.android.textinput import UntypableTextError, plan_text_input
 from digirl.core.actions import Action, ActionType
 from digirl.core.errors import EnvFailure
 from digirl.core.types import UIElement
+from digirl.utils.images import resize
 
 try:
     import adbutils
@@ -130,7 +131,7 @@ class SettleResult:
 
 def frame_hash(img: Image.Image, size: tuple[int, int] = (36, 64), quant_shift: int = 3) -> str:
     """A cheap perceptual hash: grey, downscaled, quantized; equal for visually equal frames."""
-    small = img.convert("L").resize(size, Image.Resampling.BILINEAR)
+    small = resize(img.convert("L"), size, Image.Resampling.BILINEAR)
     arr = np.asarray(small, dtype=np.uint8) >> quant_shift
     return hashlib.blake2b(arr.tobytes(), digest_size=16).hexdigest()
 

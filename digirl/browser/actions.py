@@ -26,6 +26,7 @@ from playwright.async_api import CDPSession, Page
 
 from digirl.core.actions import Action, ActionType
 from digirl.core.types import UIElement
+from digirl.utils.images import resize
 
 __all__ = [
     "ELEMENTS_JS",
@@ -146,7 +147,7 @@ def frame_from_bytes(data: bytes, width: int, height: int) -> np.ndarray:
     with Image.open(io.BytesIO(data)) as im:
         rgb = im.convert("RGB")
         if rgb.size != (width, height):
-            rgb = rgb.resize((width, height), Image.Resampling.BILINEAR)
+            rgb = resize(rgb, (width, height), Image.Resampling.BILINEAR)
         return np.asarray(rgb, dtype=np.uint8)
 
 

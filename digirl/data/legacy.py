@@ -40,6 +40,7 @@ from digirl.core.actions import Action
 from digirl.core.codecs import AutoUICodec, action_to_dict
 from digirl.core.errors import DataError
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
+from digirl.utils.images import resize
 
 __all__ = [
     "ImageIndex",
@@ -300,7 +301,7 @@ def _screenshot(path: Path, max_side: int | None) -> np.ndarray:
         rgb = im.convert("RGB")
     if max_side and max(rgb.size) > max_side:
         scale = max_side / max(rgb.size)
-        rgb = rgb.resize((max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))), Image.Resampling.BILINEAR)
+        rgb = resize(rgb, (max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale))), Image.Resampling.BILINEAR)
     return np.asarray(rgb, dtype=np.uint8)
 
 

@@ -7,6 +7,7 @@ import hashlib
 import numpy as np
 from PIL import Image
 
+from digirl.utils.images import resize
 from digirl.utils.openai_chat import encode_image, image_data_url
 
 __all__ = ["png_bytes", "png_data_url", "screen_hash"]
@@ -21,7 +22,7 @@ def _as_image(img: np.ndarray) -> Image.Image:
 def screen_hash(img: np.ndarray, size: tuple[int, int] = (48, 96), quant_shift: int = 2) -> str:
     """Hash of a grey, downscaled, quantized copy: equal for screens that look the same
     (a re-encoded or slightly noisy frame), different for any visible change of a few pixels' size."""
-    small = _as_image(img).convert("L").resize(size, Image.Resampling.BILINEAR)
+    small = resize(_as_image(img).convert("L"), size, Image.Resampling.BILINEAR)
     arr = np.asarray(small, dtype=np.uint8) >> quant_shift
     return hashlib.blake2b(arr.tobytes() + repr(img.shape).encode(), digest_size=16).hexdigest()
 

@@ -1,4 +1,4 @@
-"""Screenshots shrunk for the policy's CNN: Pillow's BILINEAR resize, cached and updated in place.
+"""Screenshots shrunk for the policy's CNN: a BILINEAR resize, cached and updated in place.
 
 A resize of a 270×600 screenshot costs ~0.5-1 ms and dominated acting. Collection mostly shows
 screens seen before (the same home screen in many episodes, a tap that changed nothing) or a
@@ -6,21 +6,16 @@ screen that differs from the previous one in a band of rows (a typed character, 
 switch). So a small cache keeps recent frames with their shrunk form and, for a frame it has not
 seen, reuses the rows that did not change.
 
-Exact: Pillow resizes in two separable passes, each rounded to uint8 (``ImagingResample``).
-Up to Pillow 12 the horizontal pass always runs first: row y of it depends on input row y only, so rows
-equal to those of a cached frame reuse its horizontal pass and changed bands are resized on their
-own (a same-height resize is horizontal only); the vertical pass then runs on the whole. Pillow 13
-chooses the order from the sizes; where it runs the vertical pass first (probed once per size) no
-such reuse is exact, so a frame not seen before is resized whole and only exact repeats are
-reused. Frames are
-compared with the cached frame's own copy, never by identity, so a caller that mutates its
-arrays cannot get a stale result. ``tests/policies/test_screens.py`` checks every path against
-``Image.resize`` directly.
+Exact: the resize is :func:`digirl.utils.images.resize`, two separable passes each rounded to
+uint8, the horizontal one first under every Pillow version. Row y of the horizontal pass depends on
+input row y only, so rows equal to those of a cached frame reuse its horizontal pass and changed
+bands are resized on their own; the vertical pass then runs on the whole. Frames are compared with
+the cached frame's own copy, never by identity, so a caller that mutates its arrays cannot get a
+stale result. ``tests/policies/test_screens.py`` checks every path against :func:`resize_screen`.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import threading
 from collections import OrderedDict
@@ -31,24 +26,16 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
+from digirl.utils.images import resize
+
 __all__ = ["ScreenCache", "resize_screen", "shrink", "shrink_many"]
 
 _BILINEAR = Image.Resampling.BILINEAR
 
 
-@functools.lru_cache(maxsize=64)
-def rows_reusable(height_in: int, width_in: int, width: int, height: int) -> bool:
-    """Whether this Pillow resizes a ``height_in``×``width_in`` screenshot to ``width``×``height``
-    as the horizontal pass followed by the vertical one (probed once per size on random pixels):
-    Pillow 13 picks the order of the passes from the sizes."""
-    x = np.random.default_rng(0).integers(0, 256, (height_in, width_in, 3), dtype=np.uint8)
-    whole = np.asarray(Image.fromarray(x).resize((width, height), _BILINEAR))
-    return bool(np.array_equal(whole, np.asarray(Image.fromarray(_horizontal(x, width)).resize((width, height), _BILINEAR))))
-
-
 def resize_screen(shot: np.ndarray, width: int, height: int) -> np.ndarray:
     """The reference: ``shot`` (H×W×3 uint8) resized to float32 [3, height, width] in [0, 1]."""
-    img = Image.fromarray(shot).resize((width, height), _BILINEAR)
+    img = resize(Image.fromarray(shot), (width, height), _BILINEAR)
     out: np.ndarray = np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
     return out
 
@@ -101,12 +88,6 @@ class ScreenCache:
 
     def _make(self, shot: np.ndarray, base: _Entry | None) -> tuple[_Entry, int]:
         """A new entry (and how many input rows went through the horizontal pass)."""
-        if not rows_reusable(shot.shape[0], shot.shape[1], self.width, self.height):
-            out = resize_screen(shot, self.width, self.height)
-            out.flags.writeable = False
-            frame = shot.copy()
-            frame.flags.writeable = False
-            return _Entry(frame, np.empty((0, self.width, 3), np.uint8), out), shot.shape[0]
         bands = [(0, shot.shape[0])] if base is None else _bands(_changed_rows(shot, base.frame))
         if base is not None and bands == [(0, shot.shape[0])]:
             base = None
@@ -130,7 +111,7 @@ def _key(shot: np.ndarray) -> tuple[tuple[int, ...], int]:
 
 
 def _horizontal(rows: np.ndarray, width: int) -> np.ndarray:
-    """Pillow's horizontal pass alone: a resize that keeps the height."""
+    """The horizontal pass alone: a resize that keeps the height."""
     return np.asarray(Image.fromarray(rows).resize((width, rows.shape[0]), _BILINEAR))
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image, ImageDraw
 
+from digirl.utils.images import resize
+
 __all__ = ["ICONS", "icon_patch"]
 
 _C = 96  # canvas side before downsampling (icon units 0..1 map onto it): supersampling for AA
@@ -509,7 +511,7 @@ def icon_patch(name: str, size: int, color: Col, bg: Col) -> np.ndarray:
     big = Image.new("RGBA", (_C, _C), (*color, 0))
     if draw_fn is not None:
         draw_fn(ImageDraw.Draw(big), color)
-    small = big.resize((max(1, size), max(1, size)), Image.Resampling.LANCZOS)
+    small = resize(big, (max(1, size), max(1, size)), Image.Resampling.LANCZOS)
     base = Image.new("RGBA", small.size, (*bg, 255))
     base.alpha_composite(small)
     out: np.ndarray = np.asarray(base.convert("RGB")).copy()

@@ -28,6 +28,7 @@ from digirl.sim.text import TextRaster
 from digirl.sim.ui import BLUE, FAINT, SUBTLE, WHITE, Color, View
 from digirl.sim.ui import H as LH
 from digirl.sim.ui import W as LW
+from digirl.utils.images import resize
 
 __all__ = ["FrameKey", "Renderer"]
 
@@ -592,5 +593,5 @@ def _shape(w: int, h: int, r: int, fill: Color, border: Color | None, bg: Color,
         d.rounded_rectangle((inset, inset, w * ss - 1 - inset, h * ss - 1 - inset), radius=max(0, (r - bw) * ss), fill=fill)
     else:
         d.rounded_rectangle(box, radius=r * ss, fill=fill)
-    out: np.ndarray = np.asarray(im.resize((w, h), Image.Resampling.BOX)).copy()
+    out: np.ndarray = np.asarray(resize(im, (w, h), Image.Resampling.BOX)).copy()
     return out

@@ -121,6 +121,8 @@ def encode_image(img: np.ndarray, fmt: str = "png", max_side: int | None = None,
     at most ``max_side``."""
     from PIL import Image
 
+    from digirl.utils.images import resize
+
     if not isinstance(img, np.ndarray) or img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
         raise ValueError(f"expected a uint8 H×W×3 screenshot, got {getattr(img, 'dtype', type(img))} {getattr(img, 'shape', '')}")
     if fmt not in ("png", "jpeg"):
@@ -128,7 +130,7 @@ def encode_image(img: np.ndarray, fmt: str = "png", max_side: int | None = None,
     pil = Image.fromarray(img, "RGB")
     if max_side and max(pil.size) > max_side:
         scale = max_side / max(pil.size)
-        pil = pil.resize((max(1, round(pil.width * scale)), max(1, round(pil.height * scale))), Image.Resampling.LANCZOS)
+        pil = resize(pil, (max(1, round(pil.width * scale)), max(1, round(pil.height * scale))), Image.Resampling.LANCZOS)
     buf = io.BytesIO()
     if fmt == "png":
         pil.save(buf, format="PNG", optimize=False)

@@ -32,10 +32,12 @@ from digirl.policies.features import (
     word_id,
     words,
 )
+from digirl.utils.images import resize
 
 
 def _resize(shot: np.ndarray, spec: FeatureSpec) -> np.ndarray:
-    img = Image.fromarray(shot).resize((spec.image_width, spec.image_height), Image.Resampling.BILINEAR)
+    # Pillow 12's resize under every Pillow version (the one change to the frozen code)
+    img = resize(Image.fromarray(shot), (spec.image_width, spec.image_height), Image.Resampling.BILINEAR)
     out: np.ndarray = np.asarray(img, dtype=np.float32).transpose(2, 0, 1) / 255.0
     return out
 

@@ -27,6 +27,7 @@ from digirl.algorithms.digiq.features import draw_action, question
 from digirl.core.actions import Action
 from digirl.core.errors import ConfigError, DataError
 from digirl.core.types import Observation
+from digirl.utils.images import resize
 
 if TYPE_CHECKING:
     from digirl.algorithms.digiq.config import DigiQConfig, HFFeatureConfig
@@ -122,8 +123,8 @@ class HFBackend:
         img = Image.fromarray(screenshot)
         if self.cfg.image_scale < 1.0:
             w, h = img.size
-            img = img.resize(
-                (max(28, int(w * self.cfg.image_scale)), max(28, int(h * self.cfg.image_scale))), Image.Resampling.BILINEAR
+            img = resize(
+                img, (max(28, int(w * self.cfg.image_scale)), max(28, int(h * self.cfg.image_scale))), Image.Resampling.BILINEAR
             )
         return img
 

@@ -189,5 +189,7 @@ def pixel_change(before: np.ndarray, after: np.ndarray, scale: float = 0.25) -> 
 def _downscale(img: np.ndarray, h: int, w: int) -> np.ndarray:
     from PIL import Image
 
-    out: np.ndarray = np.asarray(Image.fromarray(img).resize((w, h), Image.Resampling.BILINEAR), dtype=np.float64)
+    from digirl.utils.images import resize
+
+    out: np.ndarray = np.asarray(resize(Image.fromarray(img), (w, h), Image.Resampling.BILINEAR), dtype=np.float64)
     return out

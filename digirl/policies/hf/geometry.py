@@ -20,6 +20,7 @@ import numpy as np
 from PIL import Image
 
 from digirl.core.codecs import CoordFrame
+from digirl.utils.images import resize
 
 __all__ = ["ImageGeometry", "crops_center", "model_image_size", "prepare_image"]
 
@@ -119,7 +120,7 @@ def prepare_image(
     if max_pixels and w * h > max_pixels:
         s = math.sqrt(max_pixels / (w * h))
         sw, sh = max(1, int(w * s)), max(1, int(h * s))
-        img = img.resize((sw, sh), Image.Resampling.BICUBIC)
+        img = resize(img, (sw, sh), Image.Resampling.BICUBIC)
     cw, ch, ox, oy = sw, sh, 0, 0
     if pad_aspect is not None and pad_aspect > 0:
         if sw / sh < pad_aspect:
