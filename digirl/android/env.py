@@ -34,7 +34,7 @@ from digirl.core.errors import ConfigError, EnvFailure
 from digirl.core.types import TaskSpec, UIElement
 from digirl.envs.base import DeviceEnv, StepResult
 from digirl.judge.base import JudgeVerdict, SuccessJudge
-from digirl.utils.images import resize
+from digirl.utils.images import resize_array
 
 __all__ = ["HORIZONS", "AndroidEnv", "load_tasks"]
 
@@ -282,8 +282,7 @@ class AndroidEnv(DeviceEnv):
         h, w = self.observation_space.screenshot.height, self.observation_space.screenshot.width
         if frame.shape[0] == h and frame.shape[1] == w:
             return frame
-        img = resize(Image.fromarray(frame, "RGB"), (w, h), Image.Resampling.BILINEAR)
-        return np.asarray(img, dtype=np.uint8)
+        return resize_array(frame, (w, h), Image.Resampling.BILINEAR)
 
     def _screenshot(self) -> np.ndarray:
         if self._frame is None:

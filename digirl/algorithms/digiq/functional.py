@@ -189,7 +189,6 @@ def pixel_change(before: np.ndarray, after: np.ndarray, scale: float = 0.25) -> 
 def _downscale(img: np.ndarray, h: int, w: int) -> np.ndarray:
     from PIL import Image
 
-    from digirl.utils.images import resize
+    from digirl.utils.images import resize_array
 
-    out: np.ndarray = np.asarray(resize(Image.fromarray(img), (w, h), Image.Resampling.BILINEAR), dtype=np.float64)
-    return out
+    return resize_array(img, (w, h), Image.Resampling.BILINEAR).astype(np.float64)
