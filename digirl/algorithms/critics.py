@@ -8,7 +8,7 @@ only the instruction's words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
 import torch
@@ -18,7 +18,11 @@ from digirl.core.actions import Action
 from digirl.core.types import Observation
 from digirl.policies.config import EncoderConfig
 from digirl.policies.default import ScreenEncoder, batch_to_tensors
-from digirl.policies.features import featurize, word_id, words
+from digirl.policies.features import Batch, featurize, word_id, words
+
+#: Observations per forward pass when a critic scores many. A memory bound, but also part of what a
+#: deterministic run repeats: a GPU may round a batch of another size differently.
+VALUE_CHUNK = 256
 
 
 @runtime_checkable
@@ -55,16 +59,24 @@ class StepCritic(nn.Module):
 
     def logits(self, observations: Sequence[Observation]) -> torch.Tensor:
         """[n_heads, B] logits."""
-        batch = featurize(observations, self.cfg.features)
+        return self.batch_logits(featurize(observations, self.cfg.features))
+
+    def batch_logits(self, batch: Batch) -> torch.Tensor:
+        """[n_heads, B] logits of observations already featurized (with ``cfg.features``)."""
         cls, _, _ = self.encoder(batch_to_tensors(batch, self.device))
         return torch.stack([h(cls).squeeze(-1) for h in self.heads])
 
-    @torch.no_grad()
-    def value(self, observations: Sequence[Observation], chunk: int = 256) -> torch.Tensor:
+    def value(self, observations: Sequence[Observation], chunk: int = VALUE_CHUNK) -> torch.Tensor:
         """Success probability [B] (min over heads), evaluated in chunks without gradients."""
+        spec = self.cfg.features
+        return self.batch_values(featurize(observations[i : i + chunk], spec) for i in range(0, len(observations), chunk))
+
+    @torch.no_grad()
+    def batch_values(self, batches: Iterable[Batch]) -> torch.Tensor:
+        """:meth:`value` of featurized chunks, concatenated in order."""
         was = self.training
         self.eval()
-        out = [torch.sigmoid(self.logits(observations[i : i + chunk])).min(0).values for i in range(0, len(observations), chunk)]
+        out = [torch.sigmoid(self.batch_logits(b)).min(0).values for b in batches]
         self.train(was)
         return torch.cat(out).cpu() if out else torch.zeros(0)
 

@@ -31,7 +31,7 @@ from digirl.algorithms.base import (
     finite_or_raise,
     make_optimizer,
 )
-from digirl.algorithms.critics import InstructionCritic, StepCritic
+from digirl.algorithms.critics import VALUE_CHUNK, InstructionCritic, StepCritic
 from digirl.algorithms.functional import (
     awr_weights,
     bce_value_loss,
@@ -44,6 +44,7 @@ from digirl.algorithms.functional import (
 from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
+from digirl.policies.feature_cache import FeatureCache
 from digirl.utils import distributed as dist
 
 
@@ -66,6 +67,8 @@ class DigiRL:
         for module in (*self.critics, *self.instruct_critics):  # identical start on every rank
             dist.broadcast_parameters(module.parameters())
         self._annotations: list[StepAnnotation] = []
+        # The step critics' inputs, featurized once per observation of the buffer (see FeatureCache).
+        self._features = FeatureCache(cfg.critic.features)
 
     # ------------------------------------------------------------------ critics
     def fold(self, traj: Trajectory) -> int:
@@ -131,7 +134,7 @@ class DigiRL:
 
     def _fit_step_critic(self, f: int, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
         critic, opt = self.critics[f], self.critic_opts[f]
-        pairs = [(s.observation, float(t.success)) for t in trajs for s in t.steps]
+        pairs = [((t.traj_id, h), s.observation, float(t.success)) for t in trajs for h, s in enumerate(t.steps)]
         losses, accs = [], []
         critic.train()
         heads = len(critic.heads)
@@ -140,8 +143,9 @@ class DigiRL:
             local = dist.shard(idx.tolist())  # this rank's slice (all of it in one process)
             opt.zero_grad(set_to_none=True)
             if len(local):
-                y = torch.tensor([pairs[i][1] for i in local], device=self.device)
-                logits = critic.logits([pairs[i][0] for i in local])  # [heads, B]
+                y = torch.tensor([pairs[i][2] for i in local], device=self.device)
+                batch = self._features.batch([pairs[i][0] for i in local], [pairs[i][1] for i in local])
+                logits = critic.batch_logits(batch)  # [heads, B]
                 loss = sum(self._value_loss(head, y) for head in logits)
                 assert isinstance(loss, torch.Tensor)
                 loss = loss * (len(local) / len(idx))  # this slice's share of the mean
@@ -173,13 +177,17 @@ class DigiRL:
         for f in range(self.folds):
             idx = [i for i, t in enumerate(trajs) if self.fold(t) == f]
             obs: list[Observation] = []
+            keys: list[tuple[str, int]] = []
             for i in idx:  # every step's observation and the final one, in one pass
                 t = trajs[i]
                 obs.extend(s.observation for s in t.steps)
                 obs.append(t.final_observation if t.final_observation is not None else t.steps[-1].observation)
+                keys.extend((t.traj_id, h) for h in range(len(t.steps) + 1))
             if not obs:
                 continue
-            v_all = self.critics[f].value(obs).numpy().astype(np.float64)
+            spans = range(0, len(obs), VALUE_CHUNK)
+            chunks = (self._features.batch(keys[i : i + VALUE_CHUNK], obs[i : i + VALUE_CHUNK]) for i in spans)
+            v_all = self.critics[f].batch_values(chunks).numpy().astype(np.float64)
             pos = 0
             for i in idx:
                 n = len(trajs[i].steps) + 1
@@ -214,6 +222,7 @@ class DigiRL:
             return {}
         offline = phase == "offline"
         metrics: dict[str, float] = {}
+        self._features.retain((t.traj_id, h) for t in trajs for h in range(len(t.steps) + 1))
         metrics |= self._fit_critics(trajs, offline)
 
         selected = trajs

@@ -121,6 +121,25 @@ def test_update_annotates_every_step_with_what_the_actor_filter_used(rollouts):
             assert all(n.kept is False for n in rows[1:])
 
 
+def test_step_values_featurize_each_observation_once_and_forget_evicted_trajectories(rollouts):
+    pol, trajs = rollouts
+    algo = _algo(pol, 1)
+    algo.update(trajs[:16], "online")
+    cache = algo._features
+    assert 0 < len(cache) == cache.stats["misses"]  # what the critic fit and the kept share touched, once each
+    n_obs = sum(t.length + 1 for t in trajs[:16])  # every step and the final observation
+    obs = [o for t in trajs[:16] for o in (*(s.observation for s in t.steps), t.final_observation or t.steps[-1].observation)]
+    uncached = algo.critics[0].value(obs).numpy()  # the critic featurizing afresh
+    np.testing.assert_array_equal(np.concatenate(algo.step_values(trajs[:16])), uncached)
+    assert len(cache) == cache.stats["misses"] == n_obs
+    np.testing.assert_array_equal(np.concatenate(algo.step_values(trajs[:16])), uncached)
+    assert cache.stats["misses"] == n_obs  # the second time, every row came from memory
+
+    algo.update(trajs[8:], "online")  # the buffer moved on: trajectories 0-7 left it
+    assert {k[0] for k in cache._rows} <= {t.traj_id for t in trajs[8:]}
+    assert {t.traj_id for t in trajs[8:16]} <= {k[0] for k in cache._rows}
+
+
 @pytest.mark.parametrize("keep_successes", [False, True])
 def test_curriculum_drops_successes_once_most_succeed_unless_told_to_keep_them(rollouts, keep_successes):
     pol, trajs = rollouts
