@@ -2,9 +2,9 @@
 
 DigiRL's step critic scores every observation of the replay buffer at every update (and trains on
 minibatches drawn from it). Featurizing, the screenshot's resize above all, costs about a
-millisecond per observation on a CPU core, far more than the critic's forward pass on a GPU: with
-2,000 trajectories in the buffer it was most of an update. The buffer's observations never change
-once collected, so their arrays can be kept, keyed by (trajectory id, step).
+millisecond per observation on a CPU core, at every update, for every observation of a buffer that
+holds up to 2,000 trajectories. The buffer's observations never change once collected, so their
+arrays can be kept, keyed by (trajectory id, step).
 
 Exact: a batch built from the cache equals :func:`featurize` of the same observations, array for
 array (the screenshot is kept as the uint8 it was shrunk from and divided by 255 again, the same
