@@ -34,6 +34,7 @@ from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
 from digirl.policies.default import DefaultPolicy
 from digirl.policies.features import Batch, FeatureSpec, featurize
 from digirl.sim.tasks.tasksets import load_taskset
+from digirl.utils.rng import seed_everything
 
 
 class _NoCache:
@@ -92,8 +93,16 @@ def main() -> None:
     ap.add_argument("--rollout", type=int, default=64, help="trajectories added per update")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--out", default=None)
+    ap.add_argument(
+        "--nondeterministic",
+        action="store_true",
+        help="allow CUDA's nondeterministic kernels (the two modes' weights then differ run to run)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    # As `bench table1` runs (deterministic mode): without it CUDA's atomics make even two
+    # uncached runs differ, and the identical-weights check means nothing.
+    seed_everything(0, deterministic=not args.nondeterministic)
 
     t0 = time.perf_counter()
     trajs = collect(args.trajectories)
@@ -133,6 +142,7 @@ def main() -> None:
             "device": args.device,
             "gpu": torch.cuda.get_device_name() if args.device == "cuda" else None,
         },
+        "deterministic": not args.nondeterministic,
         "trajectories": len(trajs),
         "steps": steps,
         "collect_s": collect_s,
