@@ -4,7 +4,9 @@ Every update scores the step critic on the buffer's observations (all of them wi
 curriculum, the kept share with it) and trains it on minibatches drawn from them. Without the
 cache each of those observations is featurized again at every update; with it, once. The two
 modes run interleaved in one process on the same trajectories (Web Shopping, a noisy scripted
-expert), the same seeds and the recipe's actor steps, and must end with bit-identical weights.
+expert), the same seeds and the recipe's actor steps, and must end with bit-identical weights
+(in deterministic mode, the default, as `bench table1` runs; on CUDA, without it, even two uncached
+runs differ).
 
     python benchmarks/bench_critic_update.py                       # CPU
     python benchmarks/bench_critic_update.py --device cuda --trajectories 1024
