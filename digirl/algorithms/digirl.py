@@ -48,6 +48,11 @@ from digirl.policies.feature_cache import FeatureCache
 from digirl.utils import distributed as dist
 
 
+def _obs_keys(t: Trajectory) -> list[tuple[str, int]]:
+    """The feature cache's keys of a trajectory's observations: each step's, then the final one."""
+    return [(t.traj_id, h) for h in range(len(t.steps) + 1)]
+
+
 class DigiRL:
     name = "digirl"
 
@@ -134,7 +139,7 @@ class DigiRL:
 
     def _fit_step_critic(self, f: int, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
         critic, opt = self.critics[f], self.critic_opts[f]
-        pairs = [((t.traj_id, h), s.observation, float(t.success)) for t in trajs for h, s in enumerate(t.steps)]
+        pairs = [(k, s.observation, float(t.success)) for t in trajs for k, s in zip(_obs_keys(t), t.steps)]
         losses, accs = [], []
         critic.train()
         heads = len(critic.heads)
@@ -182,7 +187,7 @@ class DigiRL:
                 t = trajs[i]
                 obs.extend(s.observation for s in t.steps)
                 obs.append(t.final_observation if t.final_observation is not None else t.steps[-1].observation)
-                keys.extend((t.traj_id, h) for h in range(len(t.steps) + 1))
+                keys.extend(_obs_keys(t))
             if not obs:
                 continue
             spans = range(0, len(obs), VALUE_CHUNK)
@@ -222,7 +227,7 @@ class DigiRL:
             return {}
         offline = phase == "offline"
         metrics: dict[str, float] = {}
-        self._features.retain((t.traj_id, h) for t in trajs for h in range(len(t.steps) + 1))
+        self._features.retain(k for t in trajs for k in _obs_keys(t))
         metrics |= self._fit_critics(trajs, offline)
 
         selected = trajs
