@@ -9,8 +9,12 @@ end (resets are counted in the time, not as steps). Tasks are sampled from the s
   own process; screenshots cross through shared memory, the rest through a pipe), total steps /
   wall time.
 
+The single-process figures start from cold caches unless ``--warmup N`` first runs N untimed steps
+on the same env (later episodes are timed, not replays), as a long-lived collection worker runs.
+
     python benchmarks/bench_sim.py                      # default 270x600, perturbation 1
     python benchmarks/bench_sim.py --steps 5000 --width 540 --height 1200
+    python benchmarks/bench_sim.py --steps 10000 --warmup 20000 --workers ""   # warm caches only
 """
 
 from __future__ import annotations
@@ -28,35 +32,48 @@ from typing import Any
 import numpy as np
 
 
-def single(taskset: str, policy: str, steps: int, width: int, height: int, level: int) -> dict[str, Any]:
+def single(taskset: str, policy: str, steps: int, width: int, height: int, level: int, warmup: int = 0) -> dict[str, Any]:
+    """``steps`` timed steps, after ``warmup`` untimed ones on the same env (later episodes, so the
+    timed ones are not replays; the caches are warm, as in a long-lived collection worker)."""
     from digirl.sim.env import SimEnv
 
     env = SimEnv(taskset=taskset, width=width, height=height, perturbation=level)
     rng = np.random.default_rng(0)
-    n = episodes = successes = 0
-    wall, cpu = time.perf_counter(), time.process_time()
-    while n < steps:
-        env.reset(seed=episodes)
-        episodes += 1
-        done = False
-        while not done:
-            a = env.cheat() if policy == "expert" else env.action_space.sample(rng)
-            assert a is not None
-            _, r, term, trunc, _ = env.step(a)
-            successes += r > 0
-            n += 1
-            done = term or trunc
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    seed = 0
+
+    def run(k: int) -> tuple[int, int, int]:
+        nonlocal seed
+        n = episodes = successes = 0
+        while n < k:
+            env.reset(seed=seed)
+            seed += 1
+            episodes += 1
+            done = False
+            while not done:
+                a = env.cheat() if policy == "expert" else env.action_space.sample(rng)
+                assert a is not None
+                _, r, term, trunc, _ = env.step(a)
+                successes += r > 0
+                n += 1
+                done = term or trunc
+        return n, episodes, successes
+
+    run(warmup)
     stats = env.renderer.stats
+    frames0, hits0 = stats["frames"], stats["frame_hits"]
+    wall, cpu = time.perf_counter(), time.process_time()
+    n, episodes, successes = run(steps)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {
         "taskset": taskset,
         "policy": policy,
+        "warmup_steps": warmup,
         "steps": n,
         "episodes": episodes,
         "success_rate": round(successes / episodes, 4),
         "steps_per_s_wall": round(n / wall, 1),
         "steps_per_s_cpu": round(n / cpu, 1),
-        "frame_cache_hit_rate": round(stats["frame_hits"] / max(1, stats["frames"]), 3),
+        "frame_cache_hit_rate": round((stats["frame_hits"] - hits0) / max(1, stats["frames"] - frames0), 3),
     }
 
 
@@ -82,6 +99,13 @@ def vector(num_envs: int, episodes: int, width: int, height: int, level: int) ->
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=3000, help="steps per single-process measurement")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="untimed steps before each single-process measurement (same env, earlier episodes): "
+        "0 times a cold start, as a fresh worker sees it; a few thousand time a long-lived worker",
+    )
     p.add_argument("--episodes", type=int, default=200, help="episodes per vector measurement")
     p.add_argument("--width", type=int, default=270)
     p.add_argument("--height", type=int, default=600)
@@ -100,13 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         },
         "resolution": [args.width, args.height],
         "perturbation": args.perturbation,
+        "warmup_steps": args.warmup,
         "single": [],
         "vector": [],
     }
     single("general", "expert", 300, args.width, args.height, args.perturbation)  # warm caches/imports
     for ts in ("general", "webshop"):
         for policy in ("expert", "random"):
-            r = single(ts, policy, args.steps, args.width, args.height, args.perturbation)
+            r = single(ts, policy, args.steps, args.width, args.height, args.perturbation, args.warmup)
             res["single"].append(r)
             print(
                 f"single  {ts:8s} {policy:6s} {r['steps_per_s_wall']:8.1f} steps/s wall "
