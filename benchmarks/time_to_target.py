@@ -6,8 +6,12 @@ curve against wall-clock and against online trajectories, and the first time the
 reached the target: with the evaluations' own time included ("wall") and excluded ("train"), both
 counted from the moment the SFT policy exists (offline collection included).
 
-    python benchmarks/time_to_target.py --out /tmp/ttt --target 0.85 -- \\
-        env.num_envs=16 iterations=40 rollout_size=64 eval.every=4
+    python benchmarks/time_to_target.py --out /tmp/ttt --target 0.85 --train-timeout 470 -- \\
+        env.num_envs=16 iterations=80 rollout_size=64 eval.every=4 eval.test_tasks=96 \\
+        algo.offline_actor_steps=20 algo.actor_steps=10
+
+The default SFT is the General recipe's (``table1-recipe-general``: 24 demos, two per family, and
+the policy's app-family flags), a start of ~20% test success; ``--sft`` replaces it.
 
 Everything after ``--`` is passed to ``digirl train`` (and the env/policy keys to sft/collect too).
 The curve is read from the run's ``metrics.jsonl`` (every record carries its wall-clock time), so a
@@ -21,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -33,13 +38,22 @@ def _cli(args: list[str], log: Path, timeout: float | None = None) -> dict[str, 
     cmd = [sys.executable, "-m", "digirl", *args, "--json"]
     env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
     with open(log, "w") as fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=env)
         try:
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=env, check=False, timeout=timeout)
+            stdout, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # Ctrl-C first: the run closes its env workers and their shared memory on the way out
+            # (a kill leaves that to Python's resource tracker, which warns about "leaked" blocks).
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
             return None
     if proc.returncode != 0:
         raise SystemExit(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); see {log}")
-    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
     return out
 
 
@@ -71,7 +85,19 @@ def main() -> None:
     ap.add_argument("--target", type=float, default=0.85, help="test success to reach (default 0.85)")
     ap.add_argument("--set", default="general", choices=["general", "webshop"])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--sft", nargs="*", default=["sft.demos=24", "sft.demo_sampling=family", "sft.steps=150"])
+    ap.add_argument(
+        "--sft",
+        nargs="*",
+        default=[
+            "sft.demos=24",
+            "sft.demo_sampling=stratified",
+            "sft.steps=150",
+            "policy.default.label_rows=true",
+            "policy.default.screen_match=true",
+            "policy.default.word_dropout=0.3",
+        ],
+        help="digirl sft overrides (default: the General recipe's SFT)",
+    )
     ap.add_argument("--offline", type=int, default=128, help="SFT rollouts as the offline dataset")
     ap.add_argument("--train-timeout", type=float, help="stop training after this many seconds (the curve so far is kept)")
     ap.add_argument("train", nargs="*", help="digirl train overrides (after --)")
