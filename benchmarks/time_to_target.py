@@ -42,9 +42,10 @@ def _cli(args: list[str], log: Path, timeout: float | None = None) -> dict[str, 
         try:
             stdout, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            # Ctrl-C first: the run closes its env workers and their shared memory on the way out
-            # (a kill leaves that to Python's resource tracker, which warns about "leaked" blocks).
-            proc.send_signal(signal.SIGINT)
+            # SIGTERM first: `digirl` then leaves as on Ctrl-C, closing its env workers and their
+            # shared memory (a kill leaves that to Python's resource tracker, which warns about
+            # "leaked" blocks). Not SIGINT: a shell's background job ignores it.
+            proc.send_signal(signal.SIGTERM)
             try:
                 proc.communicate(timeout=60)
             except subprocess.TimeoutExpired:
