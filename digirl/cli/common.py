@@ -1,10 +1,15 @@
-"""Helpers shared by the command modules: JSON output and example-bearing help."""
+"""Helpers shared by the command modules: JSON output, example-bearing help, stopping on signals."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 from typing import Any
 
 
@@ -22,3 +27,36 @@ def add_json_flag(p: argparse.ArgumentParser) -> None:
 def emit_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=None, default=str, sort_keys=False)
     sys.stdout.write("\n")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is."""
+
+
+@contextmanager
+def stop_on_signals(*, sigint: bool = False) -> Iterator[None]:
+    """While inside, SIGTERM (``kill``, schedulers, a benchmark's timeout) raises :class:`Terminated`,
+    so a command leaves as on Ctrl-C: a run's env workers and their shared memory closed, its
+    metrics flushed. A second SIGTERM ends the process at once. With ``sigint``, Ctrl-C raises
+    KeyboardInterrupt even where the parent left SIGINT ignored (a shell's background job, ``nohup
+    ... &``), for commands that run until stopped; otherwise SIGINT keeps what the parent gave it.
+    Only the main thread may install handlers; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(_signum: int, _frame: FrameType | None) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    def on_int(_signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    before = {signal.SIGTERM: signal.signal(signal.SIGTERM, on_term)}
+    if sigint:
+        before[signal.SIGINT] = signal.signal(signal.SIGINT, on_int)
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)

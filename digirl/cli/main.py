@@ -12,10 +12,9 @@ import importlib
 import logging
 import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from types import FrameType
+from collections.abc import Sequence
+
+from digirl.cli.common import Terminated, stop_on_signals
 
 # Order here is the order shown by --help.
 _COMMAND_MODULES = (
@@ -43,31 +42,6 @@ EPILOG = """examples:
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     pass
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread as Ctrl-C is."""
-
-
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """While inside, SIGTERM (``kill``, schedulers, a benchmark's timeout) raises :class:`Terminated`,
-    so a run leaves as on Ctrl-C: its env workers and their shared memory closed, its metrics
-    flushed. A second SIGTERM ends the process at once. SIGINT keeps what the parent gave it (a
-    shell's background job ignores it). Only the main thread may install handlers."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_term(_signum: int, _frame: FrameType | None) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        raise Terminated
-
-    before = signal.signal(signal.SIGTERM, on_term)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -112,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        with terminate_as_interrupt():
+        with stop_on_signals():
             return int(args.func(args) or 0)
     except Terminated:
         print("terminated", file=sys.stderr)

@@ -5,14 +5,11 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_parser
+from digirl.cli.common import add_parser, stop_on_signals
 
 TOKEN_ENV = "DIGIRL_SERVE_TOKEN"
 
@@ -94,31 +91,12 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"warning: serving on {args.host} without a token; set {args.token_env} to require one", file=sys.stderr)
     auth = f"bearer token from ${args.token_env}" if token else "no token"
     print(f"serving {policy.kind} policy {str(path)!r} as model {name!r} at {server.base_url} ({auth}); Ctrl-C stops", flush=True)
-    restore = _stop_on_signals()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.close()
-        restore()
+    # Ctrl-C and SIGTERM stop the server cleanly, also when a script started it in the background.
+    with stop_on_signals(sigint=True):
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.close()
     return 0
-
-
-def _stop_on_signals() -> Callable[[], None]:
-    """Ctrl-C and SIGTERM stop the server cleanly. Python leaves SIGINT ignored when the parent did
-    (a shell's background job, ``nohup ... &``), which made Ctrl-C/``kill -INT`` a no-op there.
-    Returns what puts the previous handlers back (only the main thread may install handlers)."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-    def restore() -> None:
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-
-    return restore

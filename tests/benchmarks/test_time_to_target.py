@@ -11,9 +11,9 @@ import benchmarks.time_to_target as ttt
 # Stands in for `digirl train`: waits under digirl's SIGTERM handling, and records a clean exit.
 _CHILD = """
 import sys, time
-from digirl.cli.main import Terminated, terminate_as_interrupt
+from digirl.cli.common import Terminated, stop_on_signals
 try:
-    with terminate_as_interrupt():
+    with stop_on_signals():
         time.sleep(60)
 except Terminated:
     open(sys.argv[1], "w").write("closed")

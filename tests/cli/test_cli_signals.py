@@ -11,24 +11,35 @@ from pathlib import Path
 
 import pytest
 
-from digirl.cli.main import Terminated, terminate_as_interrupt
+from digirl.cli.common import Terminated, stop_on_signals
 
 
 def test_sigterm_raises_terminated_once_and_the_handler_is_put_back():
     before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(Terminated), terminate_as_interrupt():
+    with pytest.raises(Terminated), stop_on_signals():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)  # the handler raises long before this ends
     assert signal.getsignal(signal.SIGTERM) is before
 
 
 def test_sigterm_inside_the_context_leaves_a_second_one_to_the_default():
-    with terminate_as_interrupt():
+    with stop_on_signals():
         try:
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)
         except Terminated:
             assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_with_sigint_ctrl_c_interrupts_even_where_it_was_ignored():
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell's background job starts
+    try:
+        with pytest.raises(KeyboardInterrupt), stop_on_signals(sigint=True):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+        assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN  # put back
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _ignore_sigint() -> None:  # as a shell's background job starts
