@@ -25,37 +25,23 @@ import argparse
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from digirl.training.subruns import run_cli
+
 
 def _cli(args: list[str], log: Path, timeout: float | None = None) -> dict[str, Any] | None:
     """The command's JSON result; ``None`` when it ran out of ``timeout`` seconds (then it is stopped)."""
-    cmd = [sys.executable, "-m", "digirl", *args, "--json"]
-    env = dict(os.environ, DIGIRL_NO_PROGRESS="1")
-    with open(log, "w") as fh:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=env)
-        try:
-            stdout, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            # SIGTERM first: `digirl` then leaves as on Ctrl-C, closing its env workers and their
-            # shared memory (a kill leaves that to Python's resource tracker, which warns about
-            # "leaked" blocks). Not SIGINT: a shell's background job ignores it.
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-            return None
-    if proc.returncode != 0:
-        raise SystemExit(f"`{' '.join(cmd)}` failed (exit {proc.returncode}); see {log}")
-    out: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
-    return out
+    try:
+        return run_cli(args, log, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    except RuntimeError as e:
+        raise SystemExit(str(e)) from e
 
 
 def curve_from_metrics(path: Path, t_start: float, offset_s: float) -> list[dict[str, Any]]:

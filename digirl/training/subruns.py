@@ -44,8 +44,18 @@ def child_env(gpu: int | None = None, threads: int | None = None) -> dict[str, s
     return env
 
 
-def run_cli(args: list[str], log_file: Path, gpu: int | None = None, threads: int | None = None) -> dict[str, Any]:
-    """``digirl ARGS --json`` in a child process (stderr to ``log_file``); its last stdout line, parsed."""
+def run_cli(
+    args: list[str],
+    log_file: Path,
+    gpu: int | None = None,
+    threads: int | None = None,
+    timeout: float | None = None,
+    grace_s: float = 60.0,
+) -> dict[str, Any]:
+    """``digirl ARGS --json`` in a child process (stderr to ``log_file``); its last stdout line, parsed.
+    After ``timeout`` seconds the run gets SIGTERM (``digirl`` then leaves as on Ctrl-C, closing its
+    env workers; SIGINT would do nothing in a shell's background job), SIGKILL after ``grace_s``
+    more, and :class:`subprocess.TimeoutExpired` is raised."""
     cmd = [sys.executable, "-m", "digirl", *args, "--json"]
     with open(log_file, "w") as fh:
         with _lock:  # checked under the lock, so a stop cannot miss a child that is starting
@@ -54,7 +64,15 @@ def run_cli(args: list[str], log_file: Path, gpu: int | None = None, threads: in
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, env=child_env(gpu, threads))
             _live.add(proc)
         try:
-            stdout, _ = proc.communicate()
+            stdout, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.communicate(timeout=grace_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            raise
         finally:
             with _lock:
                 _live.discard(proc)

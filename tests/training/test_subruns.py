@@ -114,6 +114,29 @@ def test_stop_children_kills_a_run_that_ignores_sigterm(tmp_path, monkeypatch):
     assert len(errors) == 1 and isinstance(errors[0], subruns.StoppedError)
 
 
+def test_run_cli_timeout_stops_the_run_with_sigterm_first(tmp_path, monkeypatch):
+    # SIGTERM, not SIGINT: a run started from a script's background job ignores SIGINT.
+    marker = tmp_path / "closed"
+    polite = tmp_path / "polite"
+    polite.write_text(f"#!/bin/sh\ntrap 'echo closed > {marker}; exit 143' TERM\nwhile true; do sleep 0.1; done\n")
+    polite.chmod(0o755)
+    monkeypatch.setattr(subruns.sys, "executable", str(polite))
+    with pytest.raises(subprocess.TimeoutExpired):
+        subruns.run_cli(["train"], tmp_path / "run.log", timeout=1.0)
+    assert marker.read_text() == "closed\n"  # it left on its own, not by SIGKILL
+
+
+def test_run_cli_timeout_kills_a_run_that_ignores_sigterm(tmp_path, monkeypatch):
+    stubborn = tmp_path / "stubborn"
+    stubborn.write_text(f"#!/bin/sh\ntrap '' TERM\necho $$ >> {tmp_path / 'started'}\nwhile true; do sleep 0.1; done\n")
+    stubborn.chmod(0o755)
+    monkeypatch.setattr(subruns.sys, "executable", str(stubborn))
+    with pytest.raises(subprocess.TimeoutExpired):
+        subruns.run_cli(["train"], tmp_path / "run.log", timeout=1.0, grace_s=0.5)
+    (pid,) = _started(tmp_path)
+    assert _gone(pid)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_a_killed_benchmark_takes_its_runs_with_it(tmp_path, sig):
     """`kill` on a benchmark (SIGTERM, or SIGINT from outside a terminal) used to leave its runs training.
