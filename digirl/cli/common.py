@@ -24,6 +24,28 @@ def add_json_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
+def one_line_error(e: BaseException) -> str | None:
+    """The one line a user sees for an error they can act on, or ``None`` for a bug (a traceback).
+
+    Errors raised deliberately (``DigirlError``, ``ValueError``, ``KeyError``) keep their message;
+    an ``OSError`` from the operating system (disk full, read-only file system, a path component
+    that is a file, permission denied) names the path and the problem instead of a traceback.
+    """
+    from digirl.core.errors import DigirlError
+
+    if isinstance(e, DigirlError):
+        return str(e)
+    if isinstance(e, OSError):
+        if e.strerror is None:  # raised with a message of its own
+            return str(e)
+        where = "" if e.filename is None else f"{e.filename}: "
+        to = "" if getattr(e, "filename2", None) is None else f" (-> {e.filename2})"
+        return f"{where}{e.strerror}{to}"
+    if isinstance(e, (KeyError, ValueError)):
+        return str(e)
+    return None
+
+
 def emit_json(obj: Any) -> None:
     json.dump(obj, sys.stdout, indent=None, default=str, sort_keys=False)
     sys.stdout.write("\n")

@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from digirl.cli.common import Terminated, stop_on_signals
+from digirl.cli.common import Terminated, one_line_error, stop_on_signals
 
 # Order here is the order shown by --help.
 _COMMAND_MODULES = (
@@ -94,11 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except Exception as e:  # user-facing errors: one clear line, no traceback unless -vv
-        from digirl.core.errors import DigirlError
-
-        if isinstance(e, (DigirlError, FileNotFoundError, KeyError, ValueError)) and args.verbose < 2:
-            print(f"error: {e}", file=sys.stderr)
+    except Exception as e:  # user-facing errors (and OS faults): one clear line, no traceback unless -vv
+        line = one_line_error(e)
+        if line is not None and args.verbose < 2:
+            print(f"error: {line}", file=sys.stderr)
             return 2
         raise
 

@@ -15,6 +15,23 @@ class DataError(DigirlError):
     """A dataset or checkpoint file is missing, corrupt or incompatible. The message names the file."""
 
 
+class StorageError(DataError, OSError):
+    """The operating system refused to read or write a run's or dataset's files (disk full, read-only
+    file system, a path component that is a file, permission). The message names the path and the
+    problem; ``errno`` is the original one, and ``except OSError`` still catches it."""
+
+    @classmethod
+    def of(cls, e: OSError, path: object, what: str) -> StorageError:
+        """``"PATH: cannot WHAT: STRERROR"`` for ``e`` (its own file name when it has one)."""
+        where = e.filename if e.filename is not None else path
+        err = cls(f"{where}: cannot {what}: {e.strerror or e}")
+        err.errno, err.strerror, err.filename = e.errno, e.strerror, where
+        return err
+
+    def __str__(self) -> str:  # the message, not OSError's "[Errno N] ..." form
+        return str(self.args[0]) if self.args else ""
+
+
 class UnsupportedInstructionError(DigirlError):
     """An instruction that no task family of the environment understands."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from digirl.core.errors import DataError
+from digirl.core.errors import DataError, StorageError
 from digirl.core.types import SCHEMA_VERSION, Trajectory
 from digirl.data import schema as sc
 from digirl.data import shard as sh
@@ -46,19 +47,36 @@ SHARDS_DIR = "shards"
 LOCK_FILE = ".lock"
 TMP_PREFIX = ".tmp-"
 _SHARD_RE = re.compile(r"^\d{6,}$")
+#: errno values of a file system that cannot ``flock`` a folder (then ``.lock`` is used).
+_NO_DIR_FLOCK = {errno.EBADF, errno.EINVAL, errno.ENOLCK, errno.EOPNOTSUPP, errno.EISDIR}
 
 OnError = Literal["raise", "skip"]
 
 
 def _atomic_write_json(path: Path, obj: Any) -> None:
     tmp = path.with_name(f"{TMP_PREFIX}{uuid.uuid4().hex}-{path.name}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(obj, f, indent=2, sort_keys=True)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(obj, f, indent=2, sort_keys=True)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     sh.fsync_path(path.parent, directory=True)
+
+
+def _missing_parents(path: Path) -> list[Path]:
+    """``path`` and its ancestors that do not exist yet, nearest the root last."""
+    out = []
+    for p in (path, *path.parents):
+        if os.path.lexists(p):
+            break
+        out.append(p)
+    return out
 
 
 def _instruction(task_json: str) -> str:
@@ -126,22 +144,49 @@ class TrajectoryStore:
             )
             if foreign or (shards.is_dir() and any(shards.iterdir())):
                 raise DataError(f"{meta_path}: missing, and {root} is not empty; refusing to create a dataset there")
+            if os.path.lexists(shards) and not shards.is_dir():
+                raise DataError(f"{shards}: not a directory, cannot hold the dataset's shards")
+            self._create(info)
+        meta = self._read_meta(meta_path)
+        shards = root / SHARDS_DIR
+        if os.path.lexists(shards) and not shards.is_dir():  # found now, not after a collection's work
+            raise DataError(f"{shards}: not a directory, cannot hold the dataset's shards")
+        return meta
+
+    def _create(self, info: dict[str, Any]) -> None:
+        """Make the folder, ``shards/`` and ``meta.json``; on failure remove what this call made."""
+        root, meta_path, shards = self.path, self.path / META_FILE, self.path / SHARDS_DIR
+        info_json = json.loads(sc.to_json(info, "info"))  # bad info fails before the disk is touched
+        made = _missing_parents(root)
+        made_shards = False
+        try:
             root.mkdir(parents=True, exist_ok=True)
             with self._lock():
                 if not meta_path.exists():  # another process may have created it meanwhile
                     from digirl import __version__
 
+                    made_shards = not shards.exists()
                     shards.mkdir(exist_ok=True)
                     meta = {
                         "format": sc.FORMAT_NAME,
                         "schema_version": SCHEMA_VERSION,
                         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
                         "digirl_version": __version__,
-                        "info": json.loads(sc.to_json(info, "info")),
+                        "info": info_json,
                     }
                     _atomic_write_json(meta_path, meta)
                     log.info("created dataset %s", root)
-        return self._read_meta(meta_path)
+        except OSError as e:
+            if not meta_path.exists():
+                if made_shards:
+                    with contextlib.suppress(OSError):
+                        shards.rmdir()
+                for p in made:  # the folders this call created, deepest first; each only if still empty
+                    with contextlib.suppress(OSError):
+                        p.rmdir()
+            if isinstance(e, StorageError):
+                raise
+            raise StorageError.of(e, root, "create the dataset") from e
 
     @staticmethod
     def _read_meta(meta_path: Path) -> dict[str, Any]:
@@ -175,26 +220,50 @@ class TrajectoryStore:
     # ------------------------------------------------------------------ locking / temp dirs
     @contextlib.contextmanager
     def _lock(self, blocking: bool = True) -> Iterator[bool]:
-        """Exclusive cross-process lock on the dataset; yields whether it was acquired."""
+        """Exclusive cross-process lock on the dataset; yields whether it was acquired.
+
+        The lock is a ``flock`` on the dataset folder itself, so no file is left behind, and a
+        read-only dataset can be locked too. Where the file system refuses ``flock`` on a folder
+        (NFS emulates it with byte-range locks, which need a file open for writing), the lock is
+        ``DATASET/.lock`` instead, as before.
+        """
         if fcntl is None:
             yield True
             return
+        fd, acquired = self._acquire(fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB), blocking)
         try:
-            fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError:
-            if blocking:
-                raise
-            yield False  # read-only dataset: nothing to clean up
-            return
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-            except BlockingIOError:
-                yield False
-                return
-            yield True
+            yield acquired
         finally:
-            os.close(fd)  # closing releases the lock
+            if fd >= 0:
+                os.close(fd)  # closing releases the lock
+
+    def _acquire(self, flags: int, blocking: bool) -> tuple[int, bool]:
+        """``(fd, acquired)`` for :meth:`_lock`; ``fd`` is -1 when nothing is held open."""
+        fd = -1
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            fcntl.flock(fd, flags)
+            return fd, True
+        except BlockingIOError:
+            return fd, False
+        except OSError as e:
+            if fd >= 0:
+                os.close(fd)
+            if e.errno not in _NO_DIR_FLOCK:
+                if not blocking:
+                    return -1, False
+                raise StorageError.of(e, self.path, "lock the dataset") from e
+        try:  # the file system cannot lock a folder: a lock file instead
+            fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            if blocking:
+                raise StorageError.of(e, self.path / LOCK_FILE, "lock the dataset") from e
+            return -1, False  # read-only dataset: nothing to clean up
+        try:
+            fcntl.flock(fd, flags)
+        except BlockingIOError:
+            return fd, False
+        return fd, True
 
     def _temp_dirs(self) -> list[Path]:
         shards = self.path / SHARDS_DIR
@@ -298,9 +367,11 @@ class TrajectoryStore:
             existing = self.shard_ids()
             shard = f"{(int(existing[-1]) + 1) if existing else 0:06d}"
             shards_dir = self.path / SHARDS_DIR
-            shards_dir.mkdir(exist_ok=True)
+            if os.path.lexists(shards_dir) and not shards_dir.is_dir():
+                raise DataError(f"{shards_dir}: not a directory, cannot hold the dataset's shards; nothing written")
             tmp = shards_dir / f"{TMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
             try:
+                shards_dir.mkdir(exist_ok=True)
                 sh.write_shard(
                     tmp,
                     images,
@@ -311,8 +382,10 @@ class TrajectoryStore:
                     workers=self.io_workers,
                 )
                 os.rename(tmp, shards_dir / shard)  # the commit point
-            except BaseException:
+            except BaseException as e:
                 shutil.rmtree(tmp, ignore_errors=True)
+                if isinstance(e, OSError) and not isinstance(e, StorageError):
+                    raise StorageError.of(e, shards_dir / shard, f"write shard {shard} ({len(trajs)} trajectories)") from e
                 raise
             if self.durable:
                 sh.fsync_path(shards_dir, directory=True)
