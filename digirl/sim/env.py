@@ -63,8 +63,8 @@ class SimEnv(DeviceEnv):
     ) -> None:
         if taskset not in HORIZONS:
             raise ValueError(f"taskset must be one of {', '.join(HORIZONS)}, got {taskset!r}")
-        if split not in ("train", "test"):
-            raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        if split not in ("train", "test", "validation"):
+            raise ValueError(f"split must be 'train', 'test' or 'validation', got {split!r}")
         if perturbation not in (0, 1, 2):
             raise ValueError(f"perturbation must be 0, 1 or 2, got {perturbation!r}")
         super().__init__(width=width, height=height, action_codec=action_codec)

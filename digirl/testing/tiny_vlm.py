@@ -56,7 +56,8 @@ def tokenizer_corpus(n: int = 3000, seed: int = 0) -> Iterator[str]:
     from digirl.sim.tasks.tasksets import TASKSET_DIR
 
     rng = random.Random(seed)
-    instructions = [line for f in sorted(TASKSET_DIR.glob("*.txt")) for line in f.read_text().splitlines() if line.strip()]
+    files = [f for f in sorted(TASKSET_DIR.glob("*.txt")) if not f.stem.endswith("_validation")]  # the corpus predates it
+    instructions = [line for f in files for line in f.read_text().splitlines() if line.strip()]
     frames = [None, CoordFrame(280, 616, integer=True), CoordFrame(1000, 1000, integer=True)]
     for i in range(n):
         x, y = rng.random(), rng.random()

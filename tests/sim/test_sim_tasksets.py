@@ -41,6 +41,9 @@ def test_sizes_match_digirl(generated: dict[tuple[str, str], list[tuple[str, str
         ("webshop", "test"): 360,
         ("phone", "train"): 450,
         ("phone", "test"): 300,
+        ("general", "validation"): 216,
+        ("webshop", "validation"): 216,
+        ("phone", "validation"): 300,
     }
 
 

@@ -453,12 +453,16 @@ def _in_test(value: str) -> bool:
 
 
 def split_pool(name: str, split: str) -> tuple[str, ...]:
-    """The entities of pool ``name`` used by ``split`` ("train" or "test")."""
+    """The entities of pool ``name`` used by ``split`` ("train", "test" or "validation")."""
     values = POOLS[name]
     if name in SHARED_POOLS:
         return values
+    if split == "validation":  # its own entities (train/test are pinned, so it cannot take theirs)
+        from digirl.sim.tasks.validation_entities import VALIDATION_POOLS
+
+        return VALIDATION_POOLS[name]
     if split not in ("train", "test"):
-        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+        raise ValueError(f"split must be 'train', 'test' or 'validation', got {split!r}")
     want_test = split == "test"
     # Pairs ("downloads=Files") split by what they denote, so one app is never in both splits.
     return tuple(v for v in values if _in_test(v.split("=")[-1]) == want_test)

@@ -4,7 +4,9 @@ Task sets are generated from digirl's templates (:mod:`.templates`) and entity l
 (:mod:`.entities`) with a fixed seed and shipped as ``digirl/sim/tasksets/<name>_<split>.txt``.
 Phrasing families and their proportions follow AitW General / Web Shopping as used by DigiRL
 (``phone`` poses the on-device families); the test split names only held-out entities and adds a
-few held-out phrasings (each group's ``test_templates``).
+few held-out phrasings (each group's ``test_templates``). The validation split (added later, additive:
+train and test are pinned) is built as the test split is, from entities of its own
+(:mod:`.validation_entities`) that no train or test line names: select recipes on it, report test.
 
 Regenerate the shipped files with ``python -m digirl.sim.tasks.tasksets --write``.
 """
@@ -46,7 +48,9 @@ __all__ = [
 ]
 
 TASKSETS = ("general", "webshop", "phone")
-SPLITS = ("train", "test")
+SPLITS = ("train", "test", "validation")
+#: Splits built like the test split: held-out entities and a share of held-out phrasings.
+HELD_OUT_SPLITS = ("test", "validation")
 #: Split sizes of DigiRL's AitW task files, which ours mirror.
 SIZES = {
     ("general", "train"): 545,
@@ -55,6 +59,11 @@ SIZES = {
     ("webshop", "test"): 360,
     ("phone", "train"): 450,
     ("phone", "test"): 300,
+    # Validation: general and webshop about half a test split (72 webshop triples); phone its test size
+    # (fewer lines leave some phone families two tasks).
+    ("general", "validation"): 216,
+    ("webshop", "validation"): 216,
+    ("phone", "validation"): 300,
 }
 TASKSET_DIR = Path(__file__).resolve().parent.parent / "tasksets"
 #: Share of a test group's lines written with its held-out (test-only) phrasings.
@@ -116,7 +125,7 @@ def _generate_groups(groups: Sequence[Group], split: str, n: int, rng: random.Ra
     lines: list[tuple[str, str]] = []
     for group, quota in zip(groups, _quotas(groups, n)):
         seen: set[str] = set()
-        n_test = round(quota * TEST_PHRASING_SHARE) if split == "test" and group.test_templates else 0
+        n_test = round(quota * TEST_PHRASING_SHARE) if split in HELD_OUT_SPLITS and group.test_templates else 0
         for i in range(quota):
             pool = group.test_templates if i < n_test else group.templates
             text = ""
@@ -138,7 +147,7 @@ def _generate_webshop(split: str, n: int, rng: random.Random) -> list[tuple[str,
     n_triples = n // 3
     if n_triples > len(pairs):
         raise ValueError(f"only {len(pairs)} product/site pairs for {n_triples} webshop triples")
-    n_test = round(n_triples * TEST_PHRASING_SHARE * 0.5) if split == "test" else 0
+    n_test = round(n_triples * TEST_PHRASING_SHARE * 0.5) if split in HELD_OUT_SPLITS else 0
     lines: list[tuple[str, str]] = []
     for i, (product, site) in enumerate(pairs[:n_triples]):
         quote = rng.choice("\"'")
@@ -166,7 +175,7 @@ def _generate(name: str, split: str, seed: int = 0) -> list[tuple[str, str]]:
 
 
 def generate_taskset(name: str, split: str, seed: int = 0) -> list[str]:
-    """The instructions of task set ``name`` (``general``/``webshop``/``phone``), ``split`` (``train``/``test``)."""
+    """The instructions of task set ``name`` (``general``/``webshop``/``phone``), ``split`` (see :data:`SPLITS`)."""
     return [text for text, _ in _generate(name, split, seed)]
 
 
