@@ -1,13 +1,14 @@
 """Env ids a user types (``digirl/sim-general-v0``) → factories. Nothing else is registered.
 
 Entry points are ``"module:attr"`` strings so registering an env never imports its backend;
-``make`` imports it on first use. When Gymnasium is installed, :func:`register_gymnasium`
-makes every id available to ``gymnasium.make`` as well.
+``make`` imports it on first use. When Gymnasium is installed, every id is available to
+``gymnasium.make`` as well after ``import digirl`` (see :func:`register_gymnasium`).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,8 @@ class EnvSpec:
 
 _REGISTRY: dict[str, EnvSpec] = {}
 _BUILTINS_LOADED = False
+#: Whether ids have been handed to Gymnasium (then :func:`register` forwards new ones too).
+_GYM_REGISTERED = False
 
 
 def register(
@@ -43,6 +46,8 @@ def register(
     if not id.startswith("digirl/"):
         raise ValueError(f"env ids live under 'digirl/', got {id!r}")
     _REGISTRY[id] = EnvSpec(id, entry_point, dict(kwargs), description, requires, dict(metadata or {}))
+    if _GYM_REGISTERED and "gymnasium" in sys.modules:
+        _register_one_gymnasium(sys.modules["gymnasium"], _REGISTRY[id])
 
 
 def _load_builtins() -> None:
@@ -99,14 +104,31 @@ def list_envs() -> list[EnvSpec]:
 
 
 def register_gymnasium() -> int:
-    """Register every digirl id with Gymnasium (if installed). Returns how many were added."""
+    """Register every digirl id with Gymnasium (if installed). Returns how many were added.
+
+    ``import digirl`` calls this as soon as Gymnasium is imported (:mod:`digirl._gymnasium_hook`), and
+    :func:`register` forwards later ids, so users never need to. Each id's entry point is the string
+    ``"digirl.envs.gym:GymnasiumEnv"``: registering imports no backend, and ``gymnasium.make(id, **kw)``
+    builds :class:`~digirl.envs.gym.GymnasiumEnv` around ``digirl.make(id, **kw)``.
+    """
+    global _GYM_REGISTERED
     try:
         import gymnasium
     except ModuleNotFoundError:
         return 0
-    n = 0
-    for s in list_envs():
-        if s.id not in gymnasium.envs.registry:
-            gymnasium.register(id=s.id, entry_point=lambda _id=s.id, **kw: make(_id, **kw))
-            n += 1
-    return n
+    _GYM_REGISTERED = True
+    return sum(_register_one_gymnasium(gymnasium, s) for s in list_envs())
+
+
+def _register_one_gymnasium(gymnasium: Any, s: EnvSpec) -> bool:
+    if s.id in gymnasium.envs.registry:
+        return False
+    gymnasium.register(
+        id=s.id,
+        entry_point="digirl.envs.gym:GymnasiumEnv",
+        kwargs={"env_id": s.id},
+        # The digirl env ends episodes at the task's horizon itself (``truncated``): no TimeLimit.
+        max_episode_steps=None,
+        nondeterministic=bool(s.metadata.get("nondeterministic", s.requires == "android")),  # a real phone
+    )
+    return True
