@@ -92,16 +92,14 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from digirl.policies.registry import build_policy
-    from digirl.training.common import make_runner, task_pool
+    from digirl.training.common import make_runner
     from digirl.training.config import EvalRunConfig
-    from digirl.training.evaluate import eval_tasks, to_markdown, write_reports
+    from digirl.training.evaluate import eval_task_sets, to_markdown, write_reports
     from digirl.training.loop import evaluate_as_configured
 
     cfg = _load(EvalRunConfig, args, extra=[f"policy.init={args.policy}"])
     policy = build_policy(cfg.policy, seed=0)
-    train_pool = task_pool(cfg.env, cfg.env.train_split) if cfg.eval.train_tasks else []
-    test_pool = task_pool(cfg.env, cfg.env.test_split) if cfg.eval.test_tasks else []
-    tasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
+    tasks = eval_task_sets(cfg.env, cfg.eval)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)
     try:
         reports, sampled = evaluate_as_configured(policy, runner, tasks, cfg)

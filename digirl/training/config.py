@@ -46,6 +46,7 @@ class EnvConfig:
     task_file: str | None = _f(None, "train on the instructions of this file (one per line) instead of the env's train split")
     train_split: str = _f("train", "split that online collection samples from")
     test_split: str = _f("test", "split evaluated sequentially (DigiRL protocol)")
+    val_split: str = _f("validation", "split eval.val_tasks evaluates (simulator task sets: held-out entities of its own)")
     num_envs: int = _f(4, "environments stepped in parallel")
     runner: str = _f(
         "auto",
@@ -107,6 +108,11 @@ class EvalConfig:
     every: int = _f(2, "evaluate every N online iterations (0 = only at the end)")
     test_tasks: int = _f(96, "first N tasks of the test split, in order (DigiRL protocol: 96)")
     train_tasks: int = _f(32, "tasks sampled at random from the train split")
+    val_tasks: int = _f(
+        0,
+        "first N tasks of the validation split (env.val_split), in order, evaluated beside test: choose recipes and "
+        "checkpoints on validation, report test (an env without that split is an error)",
+    )
     greedy: bool = _f(True, "greedy actions during evaluation (false: sample at policy.temperature)")
     sampled: bool = _f(
         False,

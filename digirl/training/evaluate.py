@@ -1,7 +1,8 @@
 """Evaluation with DigiRL's protocol and a report users can trust.
 
-Test split: the first N tasks *in order* (DigiRL evaluates the first 96). Train split: N tasks
-sampled at random with a fixed seed. Reported: success rate with a 95% Wilson interval, mean
+Test split: the first N tasks *in order* (DigiRL evaluates the first 96). Validation split (simulator
+task sets): the first N tasks in order, as test; choose recipes on it and report test beside it.
+Train split: N tasks sampled at random with a fixed seed. Reported: success rate with a 95% Wilson interval, mean
 episode length (all and successful), per-family success, and failure modes; optionally a GIF of a
 few failed episodes per task family, linked from the Markdown report.
 """
@@ -17,11 +18,15 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from digirl.core.errors import ConfigError
 from digirl.core.types import TaskSpec, Trajectory
+
+if TYPE_CHECKING:
+    from digirl.training.config import EnvConfig, EvalConfig
 
 log = logging.getLogger(__name__)
 
@@ -124,17 +129,64 @@ def summarize(trajs: Iterable[Trajectory], split: str, *, keep_failures: int = K
 
 
 def eval_tasks(
-    test_pool: Sequence[TaskSpec | None], train_pool: Sequence[TaskSpec | None], n_test: int, n_train: int, seed: int
+    test_pool: Sequence[TaskSpec | None],
+    train_pool: Sequence[TaskSpec | None],
+    n_test: int,
+    n_train: int,
+    seed: int,
+    *,
+    val_pool: Sequence[TaskSpec | None] = (),
+    n_val: int = 0,
 ) -> dict[str, list[TaskSpec | None]]:
-    """DigiRL's protocol: the first ``n_test`` test tasks in order; ``n_train`` random train tasks."""
+    """DigiRL's protocol: the first ``n_test`` test tasks in order; the first ``n_val`` validation
+    tasks in order (the same protocol on held-out tasks of its own); ``n_train`` random train tasks."""
     rng = np.random.default_rng(seed)
     out: dict[str, list[TaskSpec | None]] = {}
     if n_test > 0 and test_pool:
         out["test"] = list(test_pool[:n_test])
+    if n_val > 0 and val_pool:
+        out["validation"] = list(val_pool[:n_val])
     if n_train > 0 and train_pool:
         idx = rng.choice(len(train_pool), size=min(n_train, len(train_pool)), replace=False)
         out["train"] = [train_pool[int(i)] for i in sorted(idx)]
     return out
+
+
+def validation_pool(env: EnvConfig, n: int) -> list[TaskSpec | None]:
+    """The tasks of ``env.val_split``, or a :class:`ConfigError` where the env has no such split
+    (``eval.val_tasks=N`` cannot apply there, and is not silently dropped)."""
+    from digirl.training.common import task_pool
+
+    what = f"eval.val_tasks={n}"
+    try:
+        pool = task_pool(env, env.val_split)
+    except (ValueError, KeyError, FileNotFoundError) as e:
+        raise ConfigError(f"{what}: {env.id} has no {env.val_split!r} split ({e}); set eval.val_tasks=0") from e
+    # An env that ignores the split name hands back its one task list: that is not a validation split.
+    if not pool or any(t is None or t.split != env.val_split for t in pool):
+        raise ConfigError(
+            f"{what}: {env.id} has no {env.val_split!r} split (the simulator task sets have one); set eval.val_tasks=0"
+        )
+    return pool
+
+
+def eval_task_sets(
+    env: EnvConfig,
+    ev: EvalConfig,
+    *,
+    train_pool: Sequence[TaskSpec | None] | None = None,
+    test_pool: Sequence[TaskSpec | None] | None = None,
+) -> dict[str, list[TaskSpec | None]]:
+    """The evaluation tasks ``ev`` asks for (test, validation, train), loading only the splits it
+    needs; pools a caller already holds are reused. Used by ``digirl eval`` and the training loop."""
+    from digirl.training.common import task_pool
+
+    if train_pool is None:
+        train_pool = task_pool(env, env.train_split) if ev.train_tasks > 0 else []
+    if test_pool is None:
+        test_pool = task_pool(env, env.test_split) if ev.test_tasks > 0 else []
+    val = validation_pool(env, ev.val_tasks) if ev.val_tasks > 0 else []
+    return eval_tasks(test_pool, train_pool, ev.test_tasks, ev.train_tasks, ev.seed, val_pool=val, n_val=ev.val_tasks)
 
 
 def to_markdown(reports: Sequence[EvalReport]) -> str:
