@@ -22,7 +22,9 @@ def add_commands(sub: Any) -> None:
     info = add_parser(
         dsub,
         "info",
-        "summarize a dataset: trajectories, steps, success rate, env failures, families, tasks, size",
+        "summarize a dataset: trajectories, steps, success rate, env failures, families, tasks, size; "
+        "warns, and exits with code 1, on what `data check` would fail that shows without reading images "
+        "(an unreadable or truncated shard, a traj_id stored twice); the summary then covers the sound shards",
         "digirl data info runs/demo/data --top 5",
     )
     info.add_argument("path", help="dataset folder (holds meta.json)")
@@ -109,15 +111,34 @@ def _pct(x: float | None) -> str:
 
 
 def _info(args: argparse.Namespace) -> int:
+    from digirl.data.store import TrajectoryStore
+
+    store = TrajectoryStore(args.path, create=False)
+    bad = store.quick_check()
+    problems = [line for sid in sorted(bad, key=int) for line in bad[sid]]
+    s = store.summary(shards=[sid for sid in store.shard_ids() if sid not in bad])
+    if args.json:
+        emit_json(s | {"problems": problems})
+        return 1 if problems else 0
+    _print_summary(s, args.top)
+    if problems:
+        import sys
+
+        for line in problems:
+            print(f"warning: {line}", file=sys.stderr)
+        print(
+            f"warning: {len(problems)} problem(s) in {len(bad)} shard(s) of {args.path}; the summary above leaves "
+            f"those shards out; run `digirl data check {args.path}` for a full check",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _print_summary(s: dict[str, Any], top: int) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from digirl.data.store import TrajectoryStore
-
-    s = TrajectoryStore(args.path, create=False).summary()
-    if args.json:
-        emit_json(s)
-        return 0
     console = Console()
     t = Table(title=f"dataset {s['path']}", show_header=False)
     t.add_column("field")
@@ -139,7 +160,7 @@ def _info(args: argparse.Namespace) -> int:
     for k, v in s["info"].items():
         t.add_row(f"info.{k}", str(v))
     console.print(t)
-    for title, groups, limit in (("per family", s["families"], None), ("top tasks", s["tasks"], args.top)):
+    for title, groups, limit in (("per family", s["families"], None), ("top tasks", s["tasks"], top)):
         if not groups:
             continue
         g = Table(title=title)
@@ -148,7 +169,6 @@ def _info(args: argparse.Namespace) -> int:
         for name, v in list(groups.items())[:limit]:
             g.add_row(name or "(none)", str(v["trajectories"]), str(v["env_failures"]), _pct(v["success_rate"]))
         console.print(g)
-    return 0
 
 
 def _check(args: argparse.Namespace) -> int:

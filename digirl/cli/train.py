@@ -41,6 +41,7 @@ def _cmd_sft(args: argparse.Namespace) -> int:
     from digirl.training.sft import sft
 
     cfg = _load(SFTRunConfig, args)
+    _check_inputs(cfg)
     result = sft(cfg, args.out)
     if not _main_process():
         return 0
@@ -72,12 +73,26 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_inputs(cfg: Any) -> None:
+    """What a run reads, checked before it writes anything (config.yaml, data/): a missing or
+    corrupt dataset is one line and leaves no run folder behind."""
+    from digirl.data.store import open_input_dataset
+
+    if getattr(cfg, "mode", None) in ("offline", "off2on") and cfg.offline_dataset:
+        open_input_dataset(cfg.offline_dataset, "offline_dataset")
+    dataset = getattr(getattr(cfg, "sft", None), "dataset", None)
+    if dataset:
+        open_input_dataset(dataset, "sft.dataset")
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
     from digirl.training.config import TrainConfig
-    from digirl.training.loop import train
 
     run_dir = Path(args.run_dir)
     cfg = _load(TrainConfig, args, existing=run_dir / "config.yaml")
+    _check_inputs(cfg)
+    from digirl.training.loop import train
+
     result = train(cfg, run_dir)
     if not _main_process():
         return 0

@@ -27,11 +27,12 @@ import math
 import os
 import pickle
 import re
+import struct
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from PIL import Image
@@ -115,12 +116,114 @@ def _refused(path: Path, name: str) -> LegacyFileError:
     )
 
 
-class _AllowlistUnpickler(pickle.Unpickler):
-    """A pickle reader that resolves only the globals in :data:`_PLAIN_ALLOWED`."""
+def _too_large(path: Path, n: int, what: str, limit: int) -> LegacyFileError:
+    return LegacyFileError(
+        f"{path}: declares a {n:,}-byte {what}, but the file holds only {limit:,} bytes "
+        "(a truncated or crafted file; nothing that large was allocated)"
+    )
 
-    def __init__(self, file: Any, path: Path) -> None:
-        super().__init__(file, encoding="latin1")
-        self._path = path
+
+class _BoundedFile:
+    """A file whose reads may not ask for more bytes than remain in it: a length field of a crafted
+    pickle (a 14-byte file declaring a 2^45-byte string) fails here instead of allocating it."""
+
+    def __init__(self, f: Any, path: Path, size: int) -> None:
+        self._f, self._path, self.size = f, path, size
+
+    def _check(self, n: int) -> None:
+        if n > self.size - self._f.tell():
+            raise _too_large(self._path, n, "object", self.size)
+
+    def read(self, n: int = -1) -> bytes:
+        if n is not None and n >= 0:
+            self._check(n)
+        return bytes(self._f.read(n))
+
+    def readinto(self, b: Any) -> int:
+        self._check(len(b))
+        return int(self._f.readinto(b))
+
+    def readline(self) -> bytes:
+        return bytes(self._f.readline())
+
+
+def _nbytes(shape: Any, dtype: Any) -> int:
+    """Bytes an array of ``shape`` and ``dtype`` takes (Python ints: no overflow); 0 when unknown."""
+    dims = (shape,) if isinstance(shape, int) else tuple(shape) if isinstance(shape, (tuple, list)) else ()
+    if not all(isinstance(d, int) for d in dims):
+        return 0
+    try:
+        item = np.dtype(dtype).itemsize if dtype is not None else 8
+    except (TypeError, ValueError):
+        item = 1  # numpy's _reconstruct is given the typecode b'b'
+    n = max(item, 1)
+    for d in dims:
+        n *= max(d, 0)
+    return n
+
+
+class _AllowlistUnpickler(pickle._Unpickler):
+    """A pickle reader that resolves only the globals in :data:`_PLAIN_ALLOWED` and allocates
+    nothing larger than the file: Python's pure reader (the C one allocates a declared length
+    before reading it), with lengths checked by :class:`_BoundedFile`, ``BYTEARRAY8``, and the
+    calls that allocate from their arguments (``bytearray(n)``, ``ndarray(shape)``, numpy's
+    ``_reconstruct``)."""
+
+    # the pure reader's internals, untyped in the stubs
+    stack: list[Any]
+    read: Callable[[int], bytes]
+    readinto: Callable[[bytearray], int]
+    append: Callable[[Any], None]
+    dispatch: ClassVar[dict[int, Callable[[Any], None]]] = dict(pickle._Unpickler.dispatch)
+
+    def __init__(self, file: Any, path: Path, size: int) -> None:
+        super().__init__(_BoundedFile(file, path, size), encoding="latin1")
+        self._path, self._size = path, size
+
+    def _check_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
+        kw = kwargs or {}
+        n = 0
+        if func is bytearray and args and isinstance(args[0], int):
+            n = args[0]
+        elif func is np.ndarray and kw.get("buffer") is None and (len(args) < 3 or args[2] is None):
+            n = _nbytes(args[0] if args else kw.get("shape", ()), args[1] if len(args) > 1 else kw.get("dtype", float))
+        elif getattr(func, "__name__", "") == "_reconstruct" and len(args) >= 3:
+            n = _nbytes(args[1], args[2])
+        elif getattr(func, "__name__", "") == "scalar" and args:
+            n = _nbytes((), args[0])
+        if n > self._size:
+            raise _too_large(self._path, n, f"{getattr(func, '__name__', 'object')}", self._size)
+
+    def _load_bytearray8(self) -> None:
+        (n,) = struct.unpack("<Q", self.read(8))
+        if n > self._size:
+            raise _too_large(self._path, n, "bytearray", self._size)
+        b = bytearray(n)
+        self.readinto(b)
+        self.append(b)
+
+    def _load_reduce(self) -> None:
+        args = self.stack.pop()
+        self._check_call(self.stack[-1], tuple(args))
+        self.stack[-1] = self.stack[-1](*args)
+
+    def _load_newobj(self) -> None:
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        self._check_call(cls, tuple(args))
+        self.append(cls.__new__(cls, *args))
+
+    def _load_newobj_ex(self) -> None:
+        kwargs = self.stack.pop()
+        args = self.stack.pop()
+        cls = self.stack.pop()
+        self._check_call(cls, tuple(args), dict(kwargs))
+        self.append(cls.__new__(cls, *args, **kwargs))
+
+    dispatch[pickle.BYTEARRAY8[0]] = _load_bytearray8
+    dispatch[pickle.REDUCE[0]] = _load_reduce
+    dispatch[pickle.NEWOBJ[0]] = _load_newobj
+    dispatch[pickle.NEWOBJ_EX[0]] = _load_newobj_ex
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) not in _PLAIN_ALLOWED:
@@ -172,6 +275,10 @@ def _torch_load(path: Path) -> Any:
             raise _refused(path, m.group(1)) from None
         first = next((ln.strip() for ln in str(e).splitlines() if "WeightsUnpickler" in ln or "Unsupported" in ln), "")
         raise LegacyFileError(f"{path}: refused by the restricted loader ({first or type(e).__name__})") from None
+    except MemoryError:
+        raise LegacyFileError(
+            f"{path}: declares an object larger than this machine's memory (a truncated or crafted file)"
+        ) from None
     except (RuntimeError, EOFError, OSError, ValueError, zipfile.BadZipFile) as e:
         raise LegacyFileError(
             f"{path}: not a readable torch.save file ({str(e).splitlines()[0] if str(e) else type(e).__name__})"
@@ -192,11 +299,23 @@ def load_legacy_file(path: str | Path) -> Any:
         return _torch_load(path)
     with open(path, "rb") as f:
         try:
-            first = _AllowlistUnpickler(f, path).load()
+            first = _AllowlistUnpickler(f, path, os.fstat(f.fileno()).st_size).load()
         except LegacyFileError:
             raise
-        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError) as e:
+        except (
+            pickle.UnpicklingError,
+            EOFError,
+            ValueError,
+            TypeError,
+            AttributeError,
+            IndexError,
+            KeyError,
+            struct.error,
+            OverflowError,
+        ) as e:
             raise LegacyFileError(f"{path}: not a pickle or torch.save file ({type(e).__name__}: {e})") from None
+        except MemoryError:  # what the checks above cannot bound: still one line, naming the file
+            raise LegacyFileError(f"{path}: needs more memory than this machine has (a crafted or damaged file?)") from None
     if isinstance(first, int) and first == _TORCH_LEGACY_MAGIC:  # torch's pre-zip stream format
         return _torch_load(path)
     return first
@@ -258,6 +377,8 @@ class ImportReport:
     imported: int = 0
     steps: int = 0
     skipped_empty: int = 0
+    #: Trajectories already in the dataset (a re-run of an interrupted import skips them).
+    already_stored: int = 0
     skipped_missing_images: int = 0
     blank_images: int = 0
     invalid_actions: int = 0
@@ -281,6 +402,38 @@ def _number(v: Any, what: str) -> float:
     if isinstance(v, (bool, int, float)):
         return float(v)
     raise ValueError(f"{what} must be a number, got {type(v).__name__}")
+
+
+def _step_numbers(d: Mapping[Any, Any], where: str) -> tuple[float, bool, dict[str, float]]:
+    """``(reward, done, {mc_return, trajectory_reward})`` of a step dict, or ``LegacyFileError``."""
+    try:
+        reward = _number(d.get("reward", 0.0), f"{where}: reward")
+        done = bool(_number(d.get("done", False), f"{where}: done"))
+        extra = {k: _number(d[k], f"{where}: {k}") for k in ("mc_return", "trajectory_reward") if k in d}
+    except ValueError as e:
+        raise LegacyFileError(str(e)) from None
+    if not math.isfinite(reward):
+        raise LegacyFileError(f"{where}: reward {reward} is not finite")
+    return reward, done, extra
+
+
+def check_layout(data: Any, source: str) -> None:
+    """Raise ``LegacyFileError`` unless ``data`` is a list of trajectories, each a list of step dicts
+    with an ``action`` and numeric ``reward`` / ``done``: the whole file is checked before an import
+    writes anything, so a file of the wrong shape leaves no dataset behind."""
+    if not isinstance(data, (list, tuple)):
+        raise LegacyFileError(f"{source}: expected a list of trajectories, found {type(data).__name__}")
+    for ti, raw in enumerate(data):
+        if isinstance(raw, Mapping):  # a single step where a trajectory was expected
+            raise LegacyFileError(f"{source}: item {ti} is a dict, expected a list of step dicts (a trajectory)")
+        if not isinstance(raw, (list, tuple)):
+            raise LegacyFileError(f"{source}: item {ti} is a {type(raw).__name__}, expected a list of step dicts")
+        for si, d in enumerate(raw):
+            if not isinstance(d, Mapping):
+                raise LegacyFileError(f"{source}: trajectory {ti} step {si} is a {type(d).__name__}, expected a dict")
+            if "action" not in d:
+                raise LegacyFileError(f"{source}: trajectory {ti} step {si} has no 'action' (keys: {sorted(map(str, d))[:12]})")
+            _step_numbers(d, f"{source}: trajectory {ti} step {si}")
 
 
 def _text(v: Any) -> str:
@@ -403,22 +556,13 @@ def _trajectory(
         frame = frames[si]
         assert frame is not None
         obs = Observation(screenshot=frame, instruction=instruction, step=si, history=tuple(history), previous_screenshot=prev)
-        info: dict[str, Any] = {"legacy_image": _text(d.get("image_path"))}
-        for key in ("mc_return", "trajectory_reward"):
-            if key in d:
-                info[key] = _number(d[key], f"{where}: {key}")
+        reward, done, extra = _step_numbers(d, where)
+        info: dict[str, Any] = {"legacy_image": _text(d.get("image_path")), **extra}
         cands = _text(d.get("action_list"))
         if cands:
             info["candidates"] = [
                 {"action": action_to_dict(codec.parse(c)), "text": c} for c in (p.strip() for p in cands.split("<split>")) if c
             ]
-        try:
-            reward = _number(d.get("reward", 0.0), f"{where}: reward")
-            done = bool(_number(d.get("done", False), f"{where}: done"))
-        except ValueError as e:
-            raise LegacyFileError(str(e)) from None
-        if not math.isfinite(reward):
-            raise LegacyFileError(f"{where}: reward {reward} is not finite")
         is_last = si == len(raw) - 1
         steps.append(Step(obs, action, action_text, reward, terminated=done, truncated=is_last and not done, info=info))
         history.append(action)
@@ -474,24 +618,42 @@ def import_legacy(
     max_side: int | None = None,
     shard_size: int = 64,
 ) -> ImportReport:
-    """Read ``file`` safely and write its trajectories into the dataset ``out`` (created if needed)."""
+    """Read ``file`` safely and write its trajectories into the dataset ``out`` (created if needed).
+
+    The file's layout, the images folder and an existing ``out`` are checked before anything is
+    written; ``out`` is created with the first shard, so an import that stores nothing leaves no
+    dataset. Trajectories already in ``out`` (a re-run of an interrupted import) are skipped.
+
+    Raises:
+        LegacyFileError: refused content, a file of the wrong shape, or nothing importable in it.
+    """
     from digirl.data.store import TrajectoryStore
 
     file = Path(file)
-    data = load_legacy_file(file)
     images = ImageIndex(images_dir)
+    data = load_legacy_file(file)
+    check_layout(data, str(file))
     rep = ImportReport(str(file))
-    digiq = _has_key(data, "action_list")
-    store = TrajectoryStore(
-        out,
-        info={
-            "producer": "digirl data import-legacy",
-            "source_file": file.name,
-            "legacy_format": "digiq" if digiq else "digirl",
-            "action_codec": "autoui",
-        },
-    )
+    info = {
+        "producer": "digirl data import-legacy",
+        "source_file": file.name,
+        "legacy_format": "digiq" if _has_key(data, "action_list") else "digirl",
+        "action_codec": "autoui",
+    }
+    out = Path(out)
+    store = TrajectoryStore(out, create=False) if (out / "meta.json").exists() else None
+    if store is None and out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise DataError(f"{out}: exists and is not a digirl dataset (no meta.json); give a new or empty folder")
+    stored = set(store.trajectory_ids()) if store is not None else set()
     batch: list[Trajectory] = []
+
+    def flush() -> None:
+        nonlocal store
+        if store is None:
+            store = TrajectoryStore(out, info=info)
+        store.append(batch)
+        batch.clear()
+
     for t in convert_legacy(
         data,
         images,
@@ -503,12 +665,21 @@ def import_legacy(
         max_side=max_side,
         report=rep,
     ):
+        if t.traj_id in stored:  # converted, but stored by an earlier run: not counted as imported now
+            rep.already_stored += 1
+            rep.imported -= 1
+            rep.steps -= t.length
+            continue
         batch.append(t)
         if len(batch) >= shard_size:
-            store.append(batch)
-            batch = []
+            flush()
     if batch:
-        store.append(batch)
+        flush()
+    if store is None:
+        why = f"first missing screenshots: {', '.join(rep.missing_images[:3])}" if rep.missing_images else "it holds none"
+        raise LegacyFileError(
+            f"{file}: no trajectory could be imported from its {rep.trajectories_in_file} ({why}); nothing written to {out}"
+        )
     log.info("imported %d of %d trajectories from %s into %s", rep.imported, rep.trajectories_in_file, file, out)
     return rep
 

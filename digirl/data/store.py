@@ -38,7 +38,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no cross-process lock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OnError", "TrajectoryStore"]
+__all__ = ["OnError", "TrajectoryStore", "open_input_dataset"]
 
 log = logging.getLogger(__name__)
 
@@ -461,11 +461,43 @@ class TrajectoryStore:
             problems += sh.check_shard_images(sdir)
         return problems
 
-    def summary(self) -> dict[str, Any]:
-        """Counts and rates from the trajectory tables only (fast; no steps, no images)."""
+    def quick_check(self) -> dict[str, list[str]]:
+        """What :meth:`check` would find that shows without decoding rows or images: unreadable or
+        truncated tables, a step count that disagrees with the trajectories' lengths, a traj_id
+        stored twice. Returns ``{shard id: ["FILE: problem", ...]}`` for the shards with problems
+        (a duplicate is reported on the later shard); empty when none is found."""
+        problems: dict[str, list[str]] = {}
+        owner: dict[str, str] = {}
+        for sid in self.shard_ids():
+            sdir = self.shard_path(sid)
+            try:
+                lengths = sc.read_table(sdir / sc.TRAJ_FILE, sc.TRAJ_COLUMNS, ["length"]).column("length").to_pylist()
+                ids = self._shard_ids_of(sid)
+                steps = sc.read_table(sdir / sc.STEPS_FILE, sc.STEP_COLUMNS, ["traj_id"]).num_rows
+            except DataError as e:
+                problems.setdefault(sid, []).append(str(e))
+                continue
+            if steps != sum(int(n) for n in lengths):
+                problems.setdefault(sid, []).append(
+                    f"{sdir / sc.STEPS_FILE}: {steps} step rows, but the trajectories' lengths add up to {sum(lengths)}"
+                )
+            if len(set(ids)) != len(ids):
+                problems.setdefault(sid, []).append(f"{sdir / sc.TRAJ_FILE}: duplicate traj_id values")
+            for tid in dict.fromkeys(ids):
+                if tid in owner:
+                    problems.setdefault(sid, []).append(
+                        f"{sdir / sc.TRAJ_FILE}: traj_id {tid!r} is also stored in shard {owner[tid]}"
+                    )
+                owner.setdefault(tid, sid)
+        return problems
+
+    def summary(self, *, shards: Iterable[str] | None = None) -> dict[str, Any]:
+        """Counts and rates from the trajectory tables only (fast; no steps, no images), over every
+        shard or those named in ``shards``."""
         cols = ["traj_id", "task", "task_id", "family", "env_failure", "reward", "length", "success"]
         rows: list[dict[str, Any]] = []
-        for sid in self.shard_ids():
+        selected = self._select(shards)
+        for sid in selected:
             rows += sc.read_table(self.shard_path(sid) / sc.TRAJ_FILE, sc.TRAJ_COLUMNS, cols).to_pylist()
         ok = [r for r in rows if not r["env_failure"]]
 
@@ -488,7 +520,7 @@ class TrajectoryStore:
             "digirl_version": self.meta.get("digirl_version"),
             "created": self.meta.get("created"),
             "info": self.info,
-            "shards": len(self.shard_ids()),
+            "shards": len(selected),
             "trajectories": len(rows),
             "steps": sum(int(r["length"]) for r in rows),
             "env_failures": len(rows) - len(ok),
@@ -504,3 +536,21 @@ class TrajectoryStore:
     def size_bytes(self) -> int:
         """Bytes of every file under the dataset folder."""
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+
+def open_input_dataset(path: str | os.PathLike[str], key: str) -> TrajectoryStore:
+    """The dataset a command reads (``key`` names the option that gave ``path``), checked before the
+    command creates anything: it exists, its tables read (:meth:`TrajectoryStore.quick_check`) and
+    it holds at least one trajectory. Otherwise a ``DataError`` naming the option and the problem."""
+    try:
+        store = TrajectoryStore(path, create=False)
+    except DataError as e:
+        raise DataError(f"{key}={path}: {e}") from e
+    bad = store.quick_check()
+    if bad:
+        first = bad[min(bad, key=int)][0]
+        more = sum(len(v) for v in bad.values()) - 1
+        raise DataError(f"{key}={path}: {first}" + (f" (and {more} more; see `digirl data check {path}`)" if more else ""))
+    if not store.shard_ids():
+        raise DataError(f"{key}={path}: the dataset holds no trajectories")
+    return store

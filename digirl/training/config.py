@@ -102,6 +102,10 @@ class SFTConfig:
     lr: float = _f(1e-3, "learning rate")
     max_grad_norm: float = _f(1.0, "gradient clipping norm")
 
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.expert_noise <= 1.0:  # checked here, before any folder is made
+            raise ValueError(f"expert_noise must be in [0, 1] (a probability), got {self.expert_noise}")
+
 
 @dataclass
 class EvalConfig:
@@ -259,6 +263,8 @@ class CollectConfig:
     def __post_init__(self) -> None:
         if self.trajectories < 0 or self.shard_size < 1:
             raise ValueError("trajectories must be >= 0 and shard_size >= 1")
+        if not 0.0 <= self.expert_noise <= 1.0:  # checked here, before the dataset folder is made
+            raise ValueError(f"expert_noise must be in [0, 1] (a probability), got {self.expert_noise}")
 
 
 @dataclass

@@ -15,6 +15,7 @@ import pytest
 from digirl.cli.main import main
 from digirl.core.actions import Action, ActionType
 from digirl.core.codecs import AutoUICodec
+from digirl.core.errors import DataError
 from digirl.data.legacy import LegacyFileError, import_legacy, instruction_from_prompt, load_legacy_file
 from digirl.data.store import TrajectoryStore
 
@@ -204,6 +205,7 @@ def test_wrong_layouts_are_clear_errors(tmp_path: Path, images: Path) -> None:
         torch.save(obj, f)
         with pytest.raises(LegacyFileError, match=msg):
             import_legacy(f, images, tmp_path / "ds")
+        assert not (tmp_path / "ds").exists()  # checked before the dataset is made
     (tmp_path / "junk.pt").write_bytes(b"not a pickle at all")
     with pytest.raises(LegacyFileError, match="not a pickle"):
         load_legacy_file(tmp_path / "junk.pt")
@@ -236,3 +238,64 @@ def test_cli_import_then_offline_training(tmp_path: Path, images: Path, capsys: 
     ]
     assert main(args) == 0
     assert (run / "policy" / "model.safetensors").is_file()
+
+
+def _long1(n: int) -> bytes:
+    raw = n.to_bytes((n.bit_length() + 8) // 8, "little", signed=True)
+    return b"\x8a" + bytes([len(raw)]) + raw
+
+
+_BIG = 2**45
+_LEN8 = _BIG.to_bytes(8, "little")
+#: Tiny files whose length fields or calls ask for 32 TiB; each must fail in a line naming the file.
+_BOMBS = {
+    "unicode8": b"\x80\x04\x8d" + _LEN8 + b"abc",  # the 14-byte file of issue 43
+    "bytes8": b"\x80\x04\x8e" + _LEN8 + b"abc",
+    "bytearray8": b"\x80\x05\x96" + _LEN8 + b"abc",
+    "frame": b"\x80\x04\x95" + _LEN8 + b"abc",
+    "bytearray(n)": b"\x80\x02c__builtin__\nbytearray\n" + _long1(_BIG) + b"\x85R.",
+    "ndarray(shape)": b"\x80\x02cnumpy\nndarray\n" + _long1(_BIG) + b"\x85\x85R.",
+    "_reconstruct": b"\x80\x02cnumpy.core.multiarray\n_reconstruct\ncnumpy\nndarray\n" + _long1(_BIG) + b"\x85C\x01b\x87R.",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_BOMBS))
+def test_a_tiny_pickle_declaring_a_huge_object_is_a_clear_error(tmp_path: Path, kind: str, images: Path) -> None:
+    f = tmp_path / "bomb.pkl"
+    f.write_bytes(_BOMBS[kind])
+    with pytest.raises(LegacyFileError) as ei:
+        load_legacy_file(f)
+    size = len(_BOMBS[kind])
+    want = 2**48 if kind == "ndarray(shape)" else _BIG  # float64: 8 bytes an element
+    assert str(ei.value).startswith(f"{f}: declares a {want:,}-byte ")
+    assert f"but the file holds only {size} bytes" in str(ei.value)
+    assert main(["data", "import-legacy", str(f), str(tmp_path / "ds"), "--images", str(images)]) == 2
+    assert not (tmp_path / "ds").exists()
+
+
+def test_a_wrong_value_deep_in_the_file_leaves_no_dataset(tmp_path: Path, images: Path) -> None:
+    data = legacy_data()
+    data[2][3]["reward"] = "high"  # the last step of the last trajectory
+    f = tmp_path / "d.pt"
+    torch.save(data, f)
+    with pytest.raises(LegacyFileError, match=r"trajectory 2 step 3: reward must be a number, got str"):
+        import_legacy(f, images, tmp_path / "ds", shard_size=1)
+    assert not (tmp_path / "ds").exists()
+
+
+def test_no_importable_trajectory_leaves_no_dataset_and_a_rerun_skips_what_is_stored(tmp_path: Path, images: Path) -> None:
+    f = tmp_path / "d.pt"
+    torch.save(legacy_data(), f)
+    empty = tmp_path / "empty-images"
+    empty.mkdir()
+    with pytest.raises(LegacyFileError, match=r"no trajectory could be imported from its 3 \(first missing screenshots: "):
+        import_legacy(f, empty, tmp_path / "ds")
+    assert not (tmp_path / "ds").exists()
+    first = import_legacy(f, images, tmp_path / "ds")
+    again = import_legacy(f, images, tmp_path / "ds")  # e.g. after an interrupted import
+    assert (first.imported, again.imported, again.already_stored) == (3, 0, 3)
+    assert len(TrajectoryStore(tmp_path / "ds", create=False)) == 3
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(DataError, match="exists and is not a digirl dataset"):
+        import_legacy(f, images, tmp_path / "other")
