@@ -96,8 +96,17 @@ def _print_report(r: dict[str, Any], show: int) -> None:
     con.print(
         f"[bold]{r['task_file']}[/]: {r['lines']} instructions, parsed {r['parsed']} ({r['parse_rate']:.1%}): "
         f"{r['how']['rule']} by a phrasing, {r['how']['normalized']} after fixing typos or casing, "
-        f"{r['how']['question']} questions turned into web searches"
+        f"{r['how'].get('compound', 0)} as compound requests, {r['how']['question']} questions turned into web searches"
     )
+    counts = r.get("status_counts") or {}
+    labels = {
+        "solved": "solved",
+        "parse": "no family parses it",
+        "unsupported_app": "asks for an app the phone lacks",
+        "expert": "the expert failed",
+        "not_run": "parsed (expert not run)",
+    }
+    con.print("per line: " + "; ".join(f"{labels.get(k, k)} {v}" for k, v in sorted(counts.items())))
     exp = r.get("expected")
     if exp:
         con.print(
@@ -128,11 +137,16 @@ def _print_report(r: dict[str, Any], show: int) -> None:
             row += [str(c["solved"]), f"{c['solved'] / c['lines']:.1%}" if c["lines"] else "-"]
         t.add_row(*row)
     con.print(t)
-    for title, rows in (("rejected", r["unsupported"]), ("expert failures", r["failures"])):
-        if rows:
-            con.print(f"[bold]{title}[/] ({len(rows)}; first {min(show, len(rows))}):")
-            for row in rows[:show]:
-                con.print(f"  line {row['line']}: {json.dumps(row['text'])} — {row['reason']}", markup=False)
+    failing = [x for x in r.get("per_line", []) if x["status"] in ("parse", "unsupported_app", "expert")]
+    if failing:
+        con.print(f"[bold]failing lines[/] ({len(failing)}; first {min(show, len(failing))}):")
+        for row in failing[:show]:
+            con.print(f"  line {row['line']} [{row['status']}]: {json.dumps(row['text'])} — {row['reason']}", markup=False)
+    noted = [x for x in r.get("per_line", []) if x["status"] in ("solved", "not_run") and x["reason"]]
+    if noted:
+        con.print(f"[bold]placeholder apps[/] ({len(noted)}; first {min(show, len(noted))}):")
+        for row in noted[:show]:
+            con.print(f"  line {row['line']}: {json.dumps(row['text'])} — {row['reason']}", markup=False)
     if exp:
         for title, rows in (("wrong family", exp["wrong"]), ("slot values differing", exp["slot_mismatches"])):
             if rows:

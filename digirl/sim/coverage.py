@@ -2,8 +2,10 @@
 
 A line is *parsed* when :func:`~digirl.sim.tasks.parser.explain_instruction` maps it to an intent
 (else the report gives the reason), and *solved* when the simulator's scripted expert
-(``env.cheat()``) reaches a reward > 0 within the task set's horizon (10 General, 20 Web Shopping,
-15 phone) at the given perturbation level, for every seed. When the lines say which family they
+(``env.cheat()``) reaches a reward > 0 within the task's horizon (10 General, 20 Web Shopping,
+15 phone; a compound task's scales with its plan) at the given perturbation level, for every seed.
+Every line gets a status saying why it fails, if it does: ``parse``, ``unsupported_app`` or
+``expert``. When the lines say which family they
 should be (a ``.tsv`` task file), the report also counts lines parsed to the right family and
 slot values that differ. ``digirl sim coverage --task-file FILE`` prints the report.
 """
@@ -32,8 +34,9 @@ def run_expert_episode(env: Any, task: TaskSpec, seed: int) -> tuple[bool, int, 
     """Roll the scripted expert on ``task``: ``(success, steps, reason)`` (reason empty on success)."""
     env.reset(seed=seed, options={"task": task})
     total, steps = 0.0, 0
+    horizon = int(getattr(env, "horizon", task.horizon))  # a compound task's scales with its plan
     # The env truncates at the horizon; the bound only guards against an env that never ends.
-    for steps in range(1, task.horizon + 2):
+    for steps in range(1, horizon + 2):
         action = env.cheat()
         if action is None:
             return False, steps - 1, f"expert had no action at step {steps - 1}"
@@ -43,9 +46,48 @@ def run_expert_episode(env: Any, task: TaskSpec, seed: int) -> tuple[bool, int, 
             break
     if total > 0:
         return True, steps, ""
-    if steps >= task.horizon:
-        return False, steps, f"not solved within the horizon ({task.horizon} steps)"
+    if steps >= horizon:
+        return False, steps, f"not solved within the horizon ({horizon} steps)"
     return False, steps, f"episode ended after {steps} steps without success"
+
+
+_OPEN = re.compile(
+    r"^(?:open|launch|start|use|run)\s+(?:the\s+|my\s+)?(?P<app>[\w'-]+(?:\s[\w'-]+)?)(?:\s+app)?(?:\s+(?:and|then|to)\b.*)?$",
+    re.I,
+)
+#: Words that name part of an app, not an app ("open the dial pad", "open the timer tab").
+_NOT_APP = re.compile(r"\b(?:tab|pad|page|mode|settings?|screen|menu|folder)$", re.I)
+_APP_FAMILIES = ("open_app", "app_settings", "app_notifications")
+
+
+def _phone_app(name: str) -> bool:
+    """Whether ``name`` is an app the simulated phone has (built in or installed on every phone)."""
+    from digirl.sim.apps import EXTRA_APPS
+    from digirl.sim.content import norm_name
+    from digirl.sim.phone import resolve_app
+
+    return not resolve_app(name).startswith("x.") or norm_name(name) in {norm_name(a) for a in EXTRA_APPS}
+
+
+def _reject_kind(text: str, reason: str) -> tuple[str, str]:
+    """Why a line did not parse: ``unsupported_app`` when it asks for an app the phone lacks, else ``parse``."""
+    m = _OPEN.match(text.strip().rstrip(".!"))
+    if m is not None and not _NOT_APP.search(m.group("app")) and not _phone_app(m.group("app")):
+        return "unsupported_app", f"no {m.group('app')!r} app on the simulated phone ({reason})"
+    return "parse", reason
+
+
+def _placeholder_apps(intent: Intent) -> list[str]:
+    """Apps a parsed task opens that the phone only has as a placeholder screen (not a real app)."""
+    from digirl.sim.families.compound import plan_parts
+
+    parts = plan_parts(intent) if intent.family == "compound" else (intent,)
+    installed = {p.get("app").lower() for p in parts if p.family == "install_app"}  # a store app the task installs
+    return [
+        p.get("app")
+        for p in parts
+        if p.family in _APP_FAMILIES and p.get("app") and p.get("app").lower() not in installed and not _phone_app(p.get("app"))
+    ]
 
 
 def _new_family() -> dict[str, int]:
@@ -111,7 +153,12 @@ def coverage_report(
     carry the expected family and slots. Returns a JSON-serializable dict: totals, ``parse_rate``,
     ``solve_rate`` (lines solved for every seed / lines), ``how`` (lines matched as written, after
     normalization, or as a question turned into a web search), per-``families`` counts,
-    ``unsupported`` (line, text, reason), ``failures`` (expert episodes that failed), an
+    ``unsupported`` (line, text, reason, kind), ``failures`` (expert episodes that failed),
+    ``per_line`` (every line's ``status``: ``solved``, ``parse`` (no family takes it),
+    ``unsupported_app`` (it asks for an app the phone lacks), ``expert`` (parsed, but the scripted
+    expert failed on some seed) or ``not_run`` (parsed; expert not run), with the ``reason``; a
+    parsed line that opens an app the phone only has as a placeholder says so),
+    ``status_counts``, an
     ``expected`` section when lines name their family (right-family rate, wrong lines, slot
     mismatches) and an ``expert`` section saying whether the expert ran (and why not).
     """
@@ -130,7 +177,8 @@ def coverage_report(
     unsupported: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     tasks: list[tuple[int, TaskSpec]] = []
-    how: dict[str, int] = {"rule": 0, "normalized": 0, "question": 0}
+    per_line: list[dict[str, Any]] = []
+    how: dict[str, int] = {"rule": 0, "normalized": 0, "compound": 0, "question": 0}
     expected: dict[str, Any] = {"lines": 0, "right_family": 0, "wrong": [], "slot_mismatches": []}
     for item in items:
         lineno, text = item.lineno, item.text
@@ -138,9 +186,21 @@ def coverage_report(
         if item.expected:
             _check_expected(item, found.intent, found.reason, expected, families.setdefault(item.expected, _new_family()))
         if found.intent is None:
-            unsupported.append({"line": lineno, "text": text, "reason": found.reason})
+            kind, why = _reject_kind(text, found.reason)
+            unsupported.append({"line": lineno, "text": text, "reason": found.reason, "kind": kind})
+            per_line.append({"line": lineno, "text": text, "status": kind, "reason": why, "family": None})
             continue
         how[found.how] = how.get(found.how, 0) + 1
+        placeholder = _placeholder_apps(found.intent)
+        per_line.append(
+            {
+                "line": lineno,
+                "text": text,
+                "status": "parsed",
+                "reason": f"opens {', '.join(placeholder)}: a placeholder screen, not an app of the phone" if placeholder else "",
+                "family": found.intent.family,
+            }
+        )
         task = task_from_instruction(text, taskset=taskset)
         tasks.append((lineno, task))
         families.setdefault(task.family, _new_family())["lines"] += 1
@@ -194,6 +254,10 @@ def coverage_report(
             if all_ok:
                 solved_lines += 1
                 fam["solved"] += 1
+            row = next(r for r in per_line if r["line"] == lineno)
+            row["status"] = "solved" if all_ok else "expert"
+            if not all_ok:
+                row["reason"] = "; ".join(f"seed {f['seed']}: {f['reason']}" for f in failures if f["line"] == lineno)
         for env in envs.values():
             env.close()
         if not expert["skipped_reason"]:
@@ -210,6 +274,13 @@ def coverage_report(
                 fam.update(solved=0, episodes=0, successes=0)
             solved_lines = 0
     n = len(items)
+    if not expert["ran"]:
+        for row in per_line:
+            if row["status"] == "parsed":
+                row["status"] = "not_run"
+    why: dict[str, int] = {}
+    for row in per_line:
+        why[row["status"]] = why.get(row["status"], 0) + 1
     if expected["lines"]:
         expected["rate"] = expected["right_family"] / expected["lines"]
     else:
@@ -227,4 +298,6 @@ def coverage_report(
         "families": dict(sorted(families.items())),
         "unsupported": unsupported,
         "failures": failures,
+        "status_counts": why,
+        "per_line": per_line,
     }

@@ -77,6 +77,7 @@ class SimEnv(DeviceEnv):
         self.phone = Phone()
         self.ctx = TaskContext(Intent("check_email"))
         self._success = False
+        self._family_observe: Callable[[Phone, Intent, TaskContext], None] | None = None
         self._tasks: list[TaskSpec] | None = None
         self._shot_tree: View | None = None
         self._shot_key: FrameKey | None = None
@@ -160,11 +161,16 @@ class SimEnv(DeviceEnv):
         self.phone = Phone(dyn, clock=clock, battery=_BATTERY[int(rng.integers(len(_BATTERY)))])
         old.release()  # the last episode's phone: freed now rather than by the cycle collector
         self.ctx = self._setup(intent, rng)
+        self._family_observe = get_family(intent.family).observe
         self._success = False
         self._shot_tree = None
         self._elems_tree = None
         if spec.horizon <= 0:
             spec = TaskSpec(**{**spec.to_dict(), "horizon": self.default_horizon})
+        need = get_family(intent.family).horizon
+        if need is not None and spec.horizon < need(intent):
+            # A compound task gets room for every sub-goal, whatever its task set's horizon is.
+            spec = TaskSpec(**{**spec.to_dict(), "horizon": need(intent)})
         return spec
 
     def _setup(self, intent: Intent, rng: np.random.Generator) -> TaskContext:
@@ -200,6 +206,8 @@ class SimEnv(DeviceEnv):
             return StepResult(reward, True, self._info({"success": ok}))
         info = p.apply(action)
         p.end_step()
+        if self._family_observe is not None and p.loading == 0:
+            self._family_observe(p, self.ctx.intent, self.ctx)
         ok = check(p, self.ctx)
         reward = 1.0 if ok and not self._success else 0.0
         self._success = self._success or ok

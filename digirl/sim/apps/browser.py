@@ -81,6 +81,8 @@ class Browser(App):
         self.seen_cookie: set[str] = set()
         self.visited: list[str] = []
         self.bookmarks: list[str] = ["google.com", "wikipedia.org"]
+        #: Items added to a shopping site's cart: (site, product id, the search query, result rank).
+        self.cart: list[tuple[str, str, str, int]] = []
 
     # ---------------------------------------------------------------- state
     @property
@@ -113,6 +115,7 @@ class Browser(App):
             "tabs": len(self.tabs),
             "cookie": t.cookie,
             "bookmarks": list(self.bookmarks),
+            "cart": [list(x) for x in self.cart],
             "focused": self.focused,
             "fields": dict(self.fields),
         }
@@ -205,6 +208,15 @@ class Browser(App):
         if url != "newtab" and url not in self.bookmarks:
             self.bookmarks.append(url)
         self.mode = "page"
+
+    def add_to_cart(self, page: Page) -> None:
+        """The product page's "Add to cart": the item goes in that site's cart (once)."""
+        item = (page.domain, page.pid, page.query, page.rank)
+        if not any(x[:2] == item[:2] for x in self.cart):
+            self.cart.append(item)
+
+    def in_cart(self, site: str) -> int:
+        return sum(1 for x in self.cart if x[0] == site)
 
     def back(self) -> bool:
         if self.mode == "tabs_menu":

@@ -294,6 +294,11 @@ def _site_header(b: Browser, site: str, query: str) -> tuple[list[View], float]:
     header.children.append(
         icon_button((312, y0 + 6, 352, y0 + 46), "cart", lambda: None, ref=f"{site}.cart", desc="Cart", color=icon_col)
     )
+    n_cart = b.in_cart(site)
+    if n_cart:  # the count badge a site shows on its cart icon once something is in it
+        badge = box((336, y0 + 6, 354, y0 + 24), (204, 0, 0), radius=9, ref=f"{site}.cart.count")
+        badge.children.append(label((336, y0 + 6, 354, y0 + 24), str(n_cart), size=11, fg=WHITE, bold=True, align="center"))
+        header.children.append(badge)
     views = [header]
     by = y0 + 54 if in_header else y0 + h + 6
     area = header if in_header else box((0, y0 + h, 360, y0 + h + 58), BG, blocker=True, ref=f"{site}.searchbar")
@@ -455,8 +460,8 @@ def _shop(b: Browser, page: Page) -> list[View]:
             rows.append(
                 button(
                     (16, y + 140, 344, y + 188),
-                    dyn.text("add_to_cart", "Add to cart"),
-                    lambda: None,
+                    "Added to cart" if any(x[:2] == (site, item.pid) for x in b.cart) else dyn.text("add_to_cart", "Add to cart"),
+                    partial(b.add_to_cart, page),
                     ref="product.add_to_cart",
                     color=style.accent,
                     radius=24,

@@ -46,7 +46,7 @@ Predicate = Callable[["Phone", Intent, "TaskContext"], bool]
 Plan = Callable[["ExpertStep"], "Action"]
 Setup = Callable[["Phone", Intent, "TaskContext", "np.random.Generator"], None]
 
-_BUILTIN_MODULES = ("aitw", "device", "clock", "comms", "media", "web")
+_BUILTIN_MODULES = ("aitw", "device", "clock", "comms", "media", "web", "compound")
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,12 @@ class TaskFamily:
       shared one is drawn (make the target alarm exist, turn the setting to its opposite, ...)
       and may record it in ``ctx.initial``;
     - ``prepare``: like ``setup`` but before the shared initial state (the AitW app families use
-      it, so their episodes stay the same as before the phone families existed).
+      it, so their episodes stay the same as before the phone families existed);
+    - ``observe(phone, intent, ctx)``: called by the env after every step, before the predicate;
+      the one place a family may keep progress in ``ctx`` (a compound task's sub-goals reached so
+      far), so predicates and plans stay pure;
+    - ``horizon(intent)``: the fewest steps the task may get (a compound task's scales with its
+      plan); ``None`` keeps the task set's horizon.
     """
 
     name: str
@@ -71,6 +76,8 @@ class TaskFamily:
     prepare: Setup | None = None
     taskset: str = "general"
     doc: str = ""
+    observe: Callable[[Phone, Intent, TaskContext], None] | None = None
+    horizon: Callable[[Intent], int] | None = None
 
 
 _REGISTRY: dict[str, TaskFamily] = {}
@@ -102,9 +109,9 @@ def register_family(
     built-in phrasings (docs/tasks.md has the template syntax). ``parse`` may clean the slots or
     return ``None`` to reject a match. ``replace`` allows re-registering a user family.
     """
-    from digirl.sim.intents import FAMILIES
+    from digirl.sim.intents import EXTRA_FAMILIES, FAMILIES
 
-    builtin = family.name in FAMILIES
+    builtin = family.name in FAMILIES or family.name in EXTRA_FAMILIES
     if family.name in _REGISTRY and not replace:
         raise ValueError(f"task family {family.name!r} is already registered (pass replace=True to redefine it)")
     if builtin and phrasings:
@@ -179,10 +186,10 @@ def _literal(text: str) -> str:
 
 def unregister_family(name: str) -> None:
     """Remove user family ``name`` (its phrasings too); built-in families cannot be removed."""
-    from digirl.sim.intents import FAMILIES, forget_family
+    from digirl.sim.intents import EXTRA_FAMILIES, FAMILIES, forget_family
     from digirl.sim.tasks.parser import USER_RULES
 
-    if name in FAMILIES:
+    if name in FAMILIES or name in EXTRA_FAMILIES:
         raise ValueError(f"{name!r} is a built-in family")
     _REGISTRY.pop(name, None)
     _SOURCES.pop(name, None)

@@ -95,7 +95,9 @@ def _split_contact_body(rest: str) -> tuple[str, str]:
     if len(words) == 1:
         return rest, ""
     # No separator: the contact is the first word (two when both are capitalized, "John Smith hi").
-    n = 2 if len(words) > 2 and words[0][:1].isupper() and words[1][:1].isupper() else 1
+    # "I" / "I'm" / "I'll" start the message, not a surname ("Text Mom I'll be late").
+    second_is_name = len(words) > 2 and words[1][:1].isupper() and not re.fullmatch(r"(?i)i|i'\w+|we|we'\w+", words[1])
+    n = 2 if words[0][:1].isupper() and second_is_name else 1
     return " ".join(words[:n]), " ".join(words[n:])
 
 

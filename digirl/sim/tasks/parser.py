@@ -13,7 +13,10 @@ tried in this order on the cleaned text (:func:`~digirl.sim.tasks.normalize.clea
 4. everyday phrasings of the same families (:data:`.app_rules.APPS_LATE`).
 
 If nothing matches, the same tables are tried on the normalized request (command-word typos
-fixed, shouting lower-cased: :func:`~digirl.sim.tasks.normalize.normalize_request`). An information
+fixed, shouting lower-cased: :func:`~digirl.sim.tasks.normalize.normalize_request`). A text made of
+several requests ("open YouTube and search for lofi", "turn off wifi, then open Gmail") becomes a
+``compound`` intent (:mod:`.compound_rules`): when no single phrasing takes it, or when the one
+that did swallowed a second request into a slot ("open Spotify and Instagram"). An information
 request no family places then becomes a web search (:mod:`.questions`); anything else is rejected
 with a reason (:func:`explain_instruction`).
 """
@@ -23,9 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from digirl.sim.intents import Intent
+from digirl.sim.tasks import extra_rules as _extra_rules  # noqa: F401  (adds its rules to the app tables)
 from digirl.sim.tasks import web_rules as _web_rules  # noqa: F401  (adds its rules to the app tables)
 from digirl.sim.tasks.aitw_rules import AITW
 from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE
+from digirl.sim.tasks.compound_rules import second_request, swallowed_connective
 from digirl.sim.tasks.device_rules import DEVICE, DEVICE_REJECTS
 from digirl.sim.tasks.normalize import (
     canonical_app,
@@ -49,6 +54,7 @@ __all__ = [
     "canonical_site",
     "explain_instruction",
     "key_terms_match",
+    "match_single",
     "parse_instruction",
     "parse_time",
     "query_terms",
@@ -65,8 +71,9 @@ class ParseResult:
     """What :func:`explain_instruction` found: an intent, or the reason there is none.
 
     ``how``: ``rule`` (a phrasing matched the text as written), ``normalized`` (it matched after
-    dropping politeness / fixing typos), ``question`` (an information request turned into a web
-    search) or ``""`` (rejected).
+    dropping politeness / fixing typos), ``compound`` (sub-requests joined by "and" / "then",
+    :mod:`.compound_rules`), ``question`` (an information request turned into a web search) or
+    ``""`` (rejected).
     """
 
     intent: Intent | None
@@ -85,6 +92,43 @@ def _match(text: str) -> Intent | Reject | None:
     return reject
 
 
+def match_single(text: str) -> Intent | None:
+    """One family's intent for ``text`` by a phrasing, as written or normalized (no question
+    fallback, no compound): what each sub-task of a compound instruction must parse to."""
+    cleaned = clean_text(text)
+    if not cleaned:
+        return None
+    cleaned = strip_politeness(cleaned) or cleaned
+    found = _match(cleaned)
+    if isinstance(found, Intent):
+        return found
+    normalized = normalize_request(cleaned)
+    found = _match(normalized) if normalized and normalized != cleaned else None
+    return found if isinstance(found, Intent) else None
+
+
+def _compound(text: str) -> Intent | None:
+    from digirl.sim.families.compound import compound_intent
+    from digirl.sim.tasks.compound_rules import parse_compound
+
+    parts = parse_compound(text)
+    return compound_intent(parts) if parts else None
+
+
+def _single_or_compound(found: Intent, cleaned: str, how: str) -> ParseResult:
+    """A phrasing's intent, unless a slot swallowed a second request ("open Spotify and Instagram"):
+    then the compound plan, or a rejection naming the request no plan could place."""
+    if not swallowed_connective(found):
+        return ParseResult(found, how=how)
+    plan = _compound(cleaned)
+    if plan is not None:
+        return ParseResult(plan, how="compound")
+    rest = second_request(found)
+    if rest:
+        return ParseResult(None, f"a compound request whose step {rest!r} no task family does on the simulated phone")
+    return ParseResult(found, how=how)
+
+
 def explain_instruction(text: str) -> ParseResult:
     """The intent of an instruction and how it was found, or why it cannot be a simulator task."""
     if not isinstance(text, str):
@@ -98,11 +142,14 @@ def explain_instruction(text: str) -> ParseResult:
     cleaned = strip_politeness(cleaned) or cleaned
     first = _match(cleaned)
     if isinstance(first, Intent):
-        return ParseResult(first, how="rule")
+        return _single_or_compound(first, cleaned, "rule")
     normalized = normalize_request(cleaned)
     second = _match(normalized) if normalized and normalized != cleaned else None
     if isinstance(second, Intent):
-        return ParseResult(second, how="normalized")
+        return _single_or_compound(second, cleaned, "normalized")
+    plan = _compound(cleaned)
+    if plan is not None:
+        return ParseResult(plan, how="compound")
     search = question_search(normalized or cleaned)
     if search is not None:
         return ParseResult(search, how="question")

@@ -1,0 +1,389 @@
+"""Compound instructions: "A and B", "A, then B", "A, B and C" → an ordered plan of sub-intents.
+
+The text is cut at its connectives (``and``, ``then``, ``and then``, ``after that``, commas,
+semicolons) into pieces; every way of regrouping consecutive pieces is tried (a comma may belong
+to a message body: "text Mom saying hi, how are you"), and a grouping is a plan when every group
+parses as a sub-task. Groups are read in order with what the earlier ones established:
+
+- **pronouns**: "install Duolingo and open *it*", "call Mom and text *her* …", "turn *it* off";
+- **in-app steps**: "search for X" in YouTube / Maps / Chrome / a shopping site / Contacts, "open
+  the first result" after a site search, "get directions to the first one" after a Maps search,
+  "play the first video" after a YouTube search, "add it to the cart";
+- **ellipsis**: "turn off bluetooth, then wifi" (the verb carries over, for settings and apps the
+  phone knows), "open settings, then wifi" (a page of the app in front).
+
+Of the groupings that work, the one with the most sub-tasks wins (ties: the first found). A
+plan's sub-tasks come from every family, the user's included. :func:`parse_compound` returns the
+sub-intents (the caller builds the compound intent); :func:`swallowed_connective` tells the parser
+when a single-family match swallowed a second request into a slot ("open Spotify and Instagram").
+
+To add a rule for an in-app step, append a function to :data:`CONTEXT_RULES` (docs/tasks.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from digirl.sim.intents import SHOP_SITES, Intent
+
+__all__ = ["CONTEXT_RULES", "MAX_PIECES", "Context", "parse_compound", "second_request", "swallowed_connective"]
+
+#: Texts cut into more pieces than this are not tried as compounds (2^(n-1) groupings).
+MAX_PIECES = 8
+_SEP = re.compile(
+    r"(\s*(?:;|,?\s+and\s+then\s+|,?\s+and\s+after\s+that,?\s+|,?\s+after\s+that,?\s+|,?\s+then\s+|,\s*and\s+|\s+and\s+|,\s*|\.\s+))",
+    re.I,
+)
+_PRONOUN = re.compile(r"\b(it|them|him|her|that|this)\b", re.I)
+_PRONOUNS = frozenset({"it", "them", "him", "her", "that", "this", "this one", "that one"})
+_FIRST = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entry|link|video|listing|hit|place|match))?"
+_SEARCH = re.compile(r"^(?:search|look|find|browse)\s+(?:for\s+|up\s+)?(?P<q>.+?)$", re.I)
+_OPEN_FIRST = re.compile(rf"^(?:open|select|tap|click|choose|pick|go\s+to|view)\s+(?:on\s+)?{_FIRST}$", re.I)
+_PLAY_FIRST = re.compile(rf"^(?:play|watch|open)\s+{_FIRST}$", re.I)
+_DIRECTIONS_FIRST = re.compile(
+    rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{_FIRST}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{_FIRST}|there|it)$",
+    re.I,
+)
+_CART = re.compile(
+    rf"^(?:add|put)\s+(?:it|this|that|them|{_FIRST})\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
+    re.I,
+)
+_VERB = re.compile(
+    r"^(?P<verb>(?:turn|switch)\s+(?:on|off)|enable|disable|open|launch|start|close|install|uninstall|update|call|"
+    r"text|go\s+to)\s+",
+    re.I,
+)
+
+
+@dataclass
+class Context:
+    """What the sub-tasks parsed so far leave on the phone: the app in front, the site and the last
+    search shown, the last thing named (for pronouns) and the verb of the last request (for ellipsis)."""
+
+    app: str = ""
+    site: str = ""
+    query: str = ""
+    entity: str = ""
+    verb: str = ""
+    last: Intent | None = None
+    parts: list[Intent] = field(default_factory=list)
+
+
+ContextRule = Callable[[str, Context], "Intent | None"]
+#: Sub-tasks that only bring an app or site to the front (a search after them searches there).
+_NAVIGATION = frozenset({"open_app", "open_site", "shop_goto", "settings_page", "browser_tab"})
+#: A context rule's "this grouping cannot work" (stops the phrasings from taking the group).
+_BLOCKED = Intent("go_home", {"blocked": "1"})
+#: Slot values that point at something on screen rather than name it ("subscribe to the first channel").
+_VAGUE = re.compile(r"^(?:the\s+)?(?:first|top|1st|second|last|next)\b", re.I)
+_ONE = re.compile(r"\b(?:another|a\s+new|a\s+second|a|one\s+more)\s+one\b", re.I)
+_ONE_NOUN = {
+    "set_alarm": "an alarm",
+    "delete_alarm": "an alarm",
+    "disable_alarm": "an alarm",
+    "start_timer": "a timer",
+    "create_event": "an event",
+    "browser_tab": "a tab",
+    "take_photo": "a photo",
+    "add_contact": "a contact",
+}
+
+
+def _shop_site(ctx: Context) -> str:
+    return ctx.site if ctx.site in SHOP_SITES else ""
+
+
+def _in_app_search(text: str, ctx: Context) -> Intent | None:
+    if ctx.app == "youtube":
+        play = re.match(r"^(?:play|watch|put\s+on)\s+(?P<v>.+)$", text, re.I)
+        if play is not None and not _PLAY_FIRST.match(text):  # "open YouTube and play Blinding Lights"
+            v = play.group("v")
+            if ctx.entity:  # "search for Taylor Swift and play her latest video"
+                v = re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", v, count=1, flags=re.I)
+            got = _parse_one(f"play {v} on YouTube")
+            return got if _usable(got) else None
+    m = _SEARCH.match(text)
+    if m is None or not ctx.app:
+        return None
+    q = re.sub(r"^(?:a|an|the|some)\s+", "", m.group("q").strip(" .\"'"), flags=re.I)
+    if not q or q.lower() in _PRONOUNS:
+        return None
+    if ctx.app == "youtube":
+        return _parse_one(f"search YouTube for {q}")
+    if ctx.app == "maps":
+        return Intent("maps_search", {"query": q})
+    if ctx.app == "chrome" and _shop_site(ctx):
+        return Intent("shop_search", {"site": _shop_site(ctx), "query": q})
+    if ctx.app in ("chrome", "google") and ctx.site in ("", "google.com"):
+        return _parse_one(f"search for {q}")
+    if ctx.app == "contacts":
+        return _parse_one(f"show me {q}'s contact")
+    if ctx.app == "playstore":
+        return Intent("app_search", {"app": "playstore", "query": q})
+    if ctx.last is not None and ctx.last.family in _NAVIGATION:
+        # "open Gmail and search for invoices": a search inside an app the phone cannot search
+        # there; it is not a web search, so this grouping fails.
+        return _BLOCKED
+    return None
+
+
+def _first_result(text: str, ctx: Context) -> Intent | None:
+    last = ctx.last
+    if last is None:
+        return None
+    if _OPEN_FIRST.match(text) or _PLAY_FIRST.match(text):
+        if last.family in ("shop_search", "add_to_cart"):
+            return Intent("shop_select", {"site": last.get("site"), "query": last.get("query")})
+        if last.family == "youtube_video":
+            return Intent("youtube_video", {**last.slots, "action": "play"})
+        if last.family == "maps_search" and _OPEN_FIRST.match(text):
+            return None  # a place page is not a task of its own; directions are
+    if _DIRECTIONS_FIRST.match(text) and last.family == "maps_search":
+        return Intent("maps_directions", {"destination": last.get("query")})
+    if _CART.match(text) and last.family in ("shop_search", "shop_select"):
+        return Intent("add_to_cart", {"site": last.get("site"), "query": last.get("query")})
+    return None
+
+
+def _settings_page(text: str, ctx: Context) -> Intent | None:
+    """In Settings, a bare page name or "go to X" is that page ("open settings, then wifi")."""
+    if ctx.app != "settings":
+        return None
+    name = re.sub(r"^(?:go\s+to|open|tap(?:\s+on)?|select|then)\s+", "", text, flags=re.I).strip()
+    name = re.sub(r"^(?:the\s+)?", "", name, flags=re.I)
+    name = re.sub(r"\s+(?:settings?|page|menu|section)$", "", name, flags=re.I)
+    if not name or len(name.split()) > 3:
+        return None
+    got = _parse_one(f"open {name} settings")
+    if got is not None and got.family in ("settings_page", "app_settings"):
+        return got
+    if ctx.last is not None and ctx.last.family == "settings_page" and ctx.last.get("page") == "apps":
+        got = _parse_one(f"open the app info for {name}")
+        return got if got is not None and got.family == "app_settings" else None
+    return None
+
+
+def _ellipsis(text: str, ctx: Context) -> Intent | None:
+    """A bare name after a request carries its verb: "turn off bluetooth, then wifi"."""
+    if not ctx.verb or _VERB.match(text) or len(text.split()) > 3:
+        return None
+    got = _parse_one(f"{ctx.verb} {text}")
+    if got is None:
+        return None
+    if got.family == "open_app" and not _known_app(got.get("app")):
+        return None
+    return got if got.family in ("toggle_setting", "open_app", "settings_page", "make_call", "install_app") else None
+
+
+#: In-context rules, tried in order on a group the phrasings alone do not place.
+CONTEXT_RULES: list[ContextRule] = [_first_result, _in_app_search, _ellipsis, _settings_page]
+
+
+def _known_app(name: str) -> bool:
+    from digirl.sim.apps import EXTRA_APPS
+    from digirl.sim.content import norm_name
+    from digirl.sim.phone import resolve_app
+
+    return not resolve_app(name).startswith("x.") or norm_name(name) in {norm_name(a) for a in EXTRA_APPS}
+
+
+def _parse_one(text: str) -> Intent | None:
+    """A single-family parse of ``text`` by a phrasing (no question fallback, no compounds)."""
+    from digirl.sim.tasks.parser import match_single
+
+    return match_single(text)
+
+
+def _has_pronoun_slot(intent: Intent) -> bool:
+    return any(v.strip().lower() in _PRONOUNS for v in intent.slots.values())
+
+
+def _usable(got: Intent | None) -> bool:
+    return (
+        got is not None
+        and not _has_pronoun_slot(got)
+        and not swallowed_connective(got)
+        and not any(_VAGUE.match(v) for k, v in got.slots.items() if k not in ("key_terms", "query", "body", "subject"))
+    )
+
+
+def _resolve(text: str, ctx: Context) -> Intent | None:
+    got = _resolve_any(text, ctx)
+    return None if got is _BLOCKED else got
+
+
+def _resolve_any(text: str, ctx: Context) -> Intent | None:
+    text = text.strip(" ,.;")
+    if not text:
+        return None
+    for rule in CONTEXT_RULES[:2]:  # steps that only make sense after the one before
+        got = rule(text, ctx)
+        if got is not None:
+            return got
+    if ctx.last is not None and ctx.last.family in _ONE_NOUN and _ONE.search(text):
+        text = _ONE.sub(_ONE_NOUN[ctx.last.family], text, count=1)  # "set another one for 6:15am"
+    got = _parse_one(text)
+    if not _usable(got) and ctx.entity and _PRONOUN.search(text):
+        named = re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", text, count=1, flags=re.I)
+        got = _parse_one(_PRONOUN.sub(ctx.entity, named, count=1))
+    if _usable(got):
+        assert got is not None
+        if ctx.app == "settings" and got.family in ("open_site", "open_app") and not _known_app(got.get("app", "x")):
+            return _settings_page(text, ctx) or got
+        if (
+            got.family == "open_app"
+            and ctx.last is not None
+            and ctx.last.family == "settings_page"
+            and ctx.last.get("page") == "apps"
+        ):
+            return Intent("app_settings", {"app": got.get("app")})  # "settings, apps, then Instagram"
+        return got
+    for rule in CONTEXT_RULES[2:]:
+        got = rule(text, ctx)
+        if got is not None:
+            return got
+    return None
+
+
+_APP_OF = {
+    "web_search": "google",
+    "maps_search": "maps",
+    "maps_directions": "maps",
+    "youtube_play": "youtube",
+    "youtube_video": "youtube",
+    "youtube_subscribe": "youtube",
+    "install_app": "playstore",
+    "update_app": "playstore",
+    "uninstall_app": "playstore",
+    "settings_page": "settings",
+    "app_settings": "settings",
+    "app_notifications": "settings",
+    "toggle_setting": "settings",
+    "set_alarm": "clock",
+    "start_timer": "clock",
+    "start_stopwatch": "clock",
+    "delete_alarm": "clock",
+    "disable_alarm": "clock",
+    "make_call": "phone",
+    "send_message": "messages",
+    "add_contact": "contacts",
+    "view_contact": "contacts",
+    "create_event": "calendar",
+    "take_photo": "camera",
+    "view_photo": "photos",
+    "check_email": "gmail",
+    "send_email": "gmail",
+    "go_home": "launcher",
+}
+_ENTITY_SLOTS = ("app", "contact", "name", "site", "channel", "setting")
+
+
+def _advance(ctx: Context, intent: Intent, text: str) -> None:
+    from digirl.sim.phone import resolve_app
+
+    fam = intent.family
+    if fam == "open_app":
+        ctx.app = resolve_app(intent.get("app"))
+        ctx.site = ""
+    elif fam in ("open_site", "shop_goto", "shop_search", "shop_select", "add_to_cart", "bookmark_site"):
+        ctx.app, ctx.site = "chrome", intent.get("site") or ctx.site
+    elif fam in ("browser_tab", "close_tabs", "browser_page"):
+        ctx.app, ctx.site = "chrome", ""
+    elif fam in _APP_OF:
+        ctx.app, ctx.site = _APP_OF[fam], ""
+    elif fam == "app_search":
+        ctx.app, ctx.site = intent.get("app"), ""
+    if fam in ("shop_search", "web_search", "maps_search", "youtube_video", "app_search"):
+        ctx.query = intent.get("query")
+    for slot in _ENTITY_SLOTS:
+        v = intent.get(slot)
+        if v and v.lower() != "all":
+            ctx.entity = v.replace("_", " ") if slot == "setting" else v
+            break
+    if fam in ("app_search", "youtube_video") and intent.get("action", "search") == "search":
+        ctx.entity = intent.get("query")  # "search for TikTok and install it"
+    if fam == "settings_page":  # "open settings, then wifi, then turn it off": "it" is what was named
+        name = re.sub(r"^(?:go\s+to|open|tap(?:\s+on)?|select|show)\s+(?:the\s+)?", "", text.strip(), flags=re.I)
+        ctx.entity = re.sub(r"\s+(?:settings?|page|menu)$", "", name, flags=re.I) or ctx.entity
+    m = _VERB.match(text.strip())
+    if m is not None:
+        ctx.verb = m.group("verb")
+    elif fam == "toggle_setting" and intent.get("state") in ("on", "off"):
+        ctx.verb = f"turn {intent.get('state')}"
+    ctx.last = intent
+    ctx.parts.append(intent)
+
+
+def _pieces(text: str) -> tuple[list[str], list[str]]:
+    bits = _SEP.split(text)
+    return bits[0::2], bits[1::2]
+
+
+def parse_compound(text: str) -> list[Intent] | None:
+    """The sub-intents of a compound instruction (two or more), or ``None`` when it is not one."""
+    from digirl.sim.families.compound import MAX_PARTS
+
+    pieces, seps = _pieces(text)
+    if len(pieces) < 2 or len(pieces) > MAX_PIECES:
+        return None
+    best: list[Intent] | None = None
+    # Each cut between pieces is kept (a new sub-task) or joined back; most sub-tasks first.
+    cuts = list(itertools.product((True, False), repeat=len(seps)))
+    cuts.sort(key=lambda c: -sum(c))
+    cache: dict[tuple[str, tuple[str, ...], str, str, str], Intent | None] = {}
+    for cut in cuts:
+        if sum(cut) == 0 or sum(cut) + 1 > MAX_PARTS:
+            continue
+        if best is not None and sum(cut) + 1 < len(best):
+            break
+        groups, cur = [], pieces[0]
+        for keep, sep, piece in zip(cut, seps, pieces[1:]):
+            if keep:
+                groups.append(cur)
+                cur = piece
+            else:
+                cur = cur + sep + piece
+        groups.append(cur)
+        ctx = Context()
+        ok = True
+        for g in groups:
+            key = (g, tuple(repr(p) for p in ctx.parts), ctx.app, ctx.site, ctx.verb)
+            if key not in cache:
+                cache[key] = _resolve(g, ctx)
+            got = cache[key]
+            if got is None or got.family == "compound":
+                ok = False
+                break
+            _advance(ctx, got, g)
+        if ok:
+            best = ctx.parts
+            break
+    return best
+
+
+_CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*\S", re.I)
+
+
+_SECOND_REQUEST = re.compile(
+    r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*(?:then\s+)?(?:open|launch|search|go|turn|switch|set|call|text|send|play|"
+    r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall)\b",
+    re.I,
+)
+
+
+def second_request(intent: Intent) -> str:
+    """The start of a second request a slot of ``intent`` swallowed ("… and search for invoices"), or ""."""
+    for k, v in intent.slots.items():
+        if k not in ("key_terms", "plan", "body", "subject"):
+            m = _SECOND_REQUEST.search(v)
+            if m is not None:
+                return v[m.start() :].lstrip(",; ")
+    return ""
+
+
+def swallowed_connective(intent: Intent) -> bool:
+    """Whether a slot of ``intent`` holds a connective followed by more words ("Spotify and Instagram")."""
+    return any(_CONNECTIVE.search(v) for k, v in intent.slots.items() if k not in ("key_terms", "plan"))
