@@ -274,13 +274,13 @@ def coverage_report(
                 fam.update(solved=0, episodes=0, successes=0)
             solved_lines = 0
     n = len(items)
-    if not expert["ran"]:
+    if not expert["ran"]:  # not asked, or stopped part-way: no line's expert result stands
         for row in per_line:
-            if row["status"] == "parsed":
+            if row["status"] in ("parsed", "solved", "expert"):
                 row["status"] = "not_run"
-    why: dict[str, int] = {}
+    status_counts: dict[str, int] = {}
     for row in per_line:
-        why[row["status"]] = why.get(row["status"], 0) + 1
+        status_counts[row["status"]] = status_counts.get(row["status"], 0) + 1
     if expected["lines"]:
         expected["rate"] = expected["right_family"] / expected["lines"]
     else:
@@ -298,6 +298,6 @@ def coverage_report(
         "families": dict(sorted(families.items())),
         "unsupported": unsupported,
         "failures": failures,
-        "status_counts": why,
+        "status_counts": status_counts,
         "per_line": per_line,
     }
