@@ -72,8 +72,12 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     Resumable: episode ``i`` of this command is stored as ``KEY-i`` (:func:`collection_key`), and a
     re-run collects only the episodes not stored yet, so the same command ends with exactly
     ``cfg.trajectories`` of them however often it was killed (a shard of up to ``shard_size``
-    trajectories is written atomically; a kill loses at most the one being filled). Everything is
-    checked (env id, tasks, policy, runner) before the output folder is created.
+    trajectories is written atomically; a kill loses at most the one being filled). With
+    ``deterministic=true`` a resumed collection is bit-identical to an uninterrupted one: episodes
+    run in blocks of ``shard_size`` (a block is a shard), and a policy's sampling restarts at each
+    block from ``(seed, block)`` (:func:`seed_block_sampling`), so a block re-run after a kill samples
+    what it sampled the first time. Everything is checked (env id, tasks, policy, runner) before the
+    output folder is created.
     """
     from digirl.config.core import save_config
     from digirl.data.store import TrajectoryStore
@@ -94,9 +98,12 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
         stored = set(store.trajectory_ids())
         index = {j.job_id: i for i, j in enumerate(jobs)}
         todo = [j for i, j in enumerate(jobs) if f"{key}-{i:07d}" not in stored]
+        todo_ids = {j.job_id for j in todo}
         if len(todo) < len(jobs):
             done = len(jobs) - len(todo)
             log.info("%s already holds %d of these %d trajectories; collecting the other %d", out, done, len(jobs), len(todo))
+        if cfg.expert and cfg.expert_noise_sticky and not isinstance(runner, VectorRunner):
+            raise ValueError("expert_noise_sticky=true needs env.runner=process, inline or ray")  # no sticky noise there
         batch: list[Trajectory] = []
         n_ok = 0
 
@@ -104,31 +111,26 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
             store.append(in_job_order(batch, todo))
             batch.clear()
 
+        # Deterministic policy sampling: one run per block of shard_size jobs, sampling reseeded per
+        # block. Otherwise (and for the expert, whose noise is seeded per episode) one run for all.
+        blocked = cfg.deterministic and policy is not None
+        size = cfg.shard_size if blocked else max(1, len(jobs))
+        blocks = [[j for j in jobs[b : b + size] if j.job_id in todo_ids] for b in range(0, len(jobs), size)]
         with progress(len(todo), "collect") as bar:
-            if cfg.expert and cfg.expert_noise_sticky:
-                if not isinstance(runner, VectorRunner):  # the browser collector has no sticky noise
-                    raise ValueError("expert_noise_sticky=true needs env.runner=process, inline or ray")
-                it = runner.run(
-                    None,
-                    todo,
-                    expert=True,
-                    expert_eps=cfg.expert_noise,
-                    expert_seed=cfg.seed,
-                    expert_text=_json_text,
-                    expert_sticky=True,
-                )
-            elif cfg.expert:
-                it = runner.run(
-                    None, todo, expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text
-                )
-            else:
-                it = runner.run(act, todo)
-            for traj in it:
-                traj.traj_id = f"{key}-{index[traj.metadata['job_id']]:07d}"
-                batch.append(traj)
-                n_ok += traj.success
-                bar.advance()
-                if len(batch) >= cfg.shard_size:  # one atomic shard at a time
+            for b, block in enumerate(blocks):
+                if not block:
+                    continue
+                if blocked:
+                    assert policy is not None
+                    seed_block_sampling(policy, cfg.seed, b)
+                for traj in _run_block(runner, act, block, cfg):
+                    traj.traj_id = f"{key}-{index[traj.metadata['job_id']]:07d}"
+                    batch.append(traj)
+                    n_ok += traj.success
+                    bar.advance()
+                    if len(batch) >= cfg.shard_size:  # one atomic shard at a time
+                        flush()
+                if blocked and batch:  # a block is a shard
                     flush()
         if batch:
             flush()
@@ -137,6 +139,27 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     summary: dict[str, Any] = store.summary()
     log.info("collected %d trajectories into %s (success %.1f%%)", len(todo), out, 100 * n_ok / max(1, len(todo)))
     return summary
+
+
+def seed_block_sampling(policy: Any, seed: int, block: int) -> None:
+    """Restart a policy's sampling for block ``block`` of a collection: torch's global generators
+    (CPU and CUDA) and the policy's own (``reseed``), from ``(seed, block)`` alone."""
+    import torch
+
+    s = int(np.random.SeedSequence([int(seed), int(block), 0xC011EC7]).generate_state(1)[0])
+    torch.manual_seed(s)
+    reseed = getattr(policy, "reseed", None)
+    if callable(reseed):
+        reseed(s)
+
+
+def _run_block(runner: Any, act: Any, block: list[EpisodeJob], cfg: CollectConfig) -> Any:
+    if not cfg.expert:
+        return runner.run(act, block)
+    sticky = {"expert_sticky": True} if cfg.expert_noise_sticky else {}
+    return runner.run(
+        None, block, expert=True, expert_eps=cfg.expert_noise, expert_seed=cfg.seed, expert_text=_json_text, **sticky
+    )
 
 
 def demos(cfg: SFTRunConfig) -> list[Trajectory]:

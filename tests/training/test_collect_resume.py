@@ -96,3 +96,55 @@ def test_killed_with_sigkill_then_the_same_command_ends_with_exactly_the_count(t
     ids = _ids(out)
     assert len(ids) == 40 and len(set(ids)) == 40
     assert TrajectoryStore(out, create=False).check() == []
+
+
+TINY_POLICY = ["policy.default.dim=32", "policy.default.layers=1", "policy.default.heads=2"]
+
+
+def _saved_policy(tmp_path: Path) -> str:
+    from digirl.policies.registry import build_policy
+
+    cfg = load_config(CollectConfig, overrides=[*TINY_POLICY, "env.id=digirl/toy-mixed-v0"])
+    path = tmp_path / "policy"
+    build_policy(cfg.policy, seed=3).save(path)
+    return str(path)
+
+
+def _episodes(out: Path) -> dict[str, list[tuple[str, float | None]]]:
+    trajs = TrajectoryStore(out, create=False).load(load_images=False)
+    return {t.traj_id: [(s.action_text, s.log_prob) for s in t.steps] for t in trajs}
+
+
+def test_a_killed_then_resumed_policy_collection_equals_an_uninterrupted_one(tmp_path, monkeypatch):
+    """The policy samples its actions: a resumed collect must restart sampling where the
+    uninterrupted one was at that shard, not from the seed, or the rest of the dataset differs."""
+    overrides = [
+        "env.id=digirl/toy-mixed-v0",
+        "env.runner=inline",
+        "env.num_envs=2",
+        "trajectories=6",
+        "shard_size=2",
+        f"policy.init={_saved_policy(tmp_path)}",
+        *TINY_POLICY,
+    ]
+    cfg = load_config(CollectConfig, overrides=overrides)
+    collect(cfg, tmp_path / "whole")
+    whole = _episodes(tmp_path / "whole")
+    assert len(whole) == 6 and any(lp is not None for steps in whole.values() for _, lp in steps)
+
+    real = TrajectoryStore.append
+    calls = []
+
+    def killed_after_the_second_shard(self, trajs):
+        calls.append(len(trajs))
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # the third shard is never written
+        return real(self, trajs)
+
+    monkeypatch.setattr(TrajectoryStore, "append", killed_after_the_second_shard)
+    with pytest.raises(KeyboardInterrupt):
+        collect(cfg, tmp_path / "resumed")
+    monkeypatch.undo()
+    assert len(_ids(tmp_path / "resumed")) == 4
+    collect(cfg, tmp_path / "resumed")  # the same command again
+    assert _episodes(tmp_path / "resumed") == whole
