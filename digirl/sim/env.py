@@ -88,6 +88,10 @@ class SimEnv(DeviceEnv):
     # ---------------------------------------------------------------- tasks
     def tasks(self) -> list[TaskSpec]:
         """The task set of this env (from ``digirl.sim.tasks``, else the built-in samples)."""
+        if self._tasks is None and self.taskset == "compound":
+            from digirl.sim.tasks.compose import compound_tasks
+
+            self._tasks = compound_tasks(self.split)
         if self._tasks is None:
             try:
                 from digirl.sim.tasks.tasksets import load_taskset

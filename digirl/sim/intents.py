@@ -106,6 +106,9 @@ TASKSET_FAMILIES: dict[str, tuple[str, ...]] = {
 #: whose longest expert episodes (an email, a bookmark, an event at a date and time) take 8 steps at
 #: perturbation 2 (measured on both splits, seeds 0-2), leaving an agent room to explore and recover.
 HORIZONS: dict[str, int] = {"general": 10, "webshop": 20, "phone": 15}
+#: The ``compound`` task set's default horizon (each task gets at least its plan's: the sum of its
+#: sub-tasks' task-set horizons, :func:`digirl.sim.families.compound.plan_horizon`).
+HORIZONS["compound"] = 30
 _TASKSET_OF = {f: ts for ts, fams in TASKSET_FAMILIES.items() for f in fams}
 _TASKSET_OF.update({f: "phone" for f in EXTRA_FAMILIES})
 #: Families added at run time (user specs): name → the task set whose env runs them.

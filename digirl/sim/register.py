@@ -4,6 +4,9 @@
 - ``digirl/sim-webshop-v0`` / ``digirl/sim-webshop-test-v0``: Web Shopping tasks, horizon 20.
 - ``digirl/sim-phone-v0`` / ``digirl/sim-phone-test-v0``: on-device tasks (settings, clock, calls,
   messages, contacts, calendar, camera, photos, YouTube, Play Store, Chrome, mail), horizon 15.
+- ``digirl/sim-compound-v0`` / ``digirl/sim-compound-test-v0``: instructions of two to four sub-goals
+  of any family ("open YouTube and search for X", "go to S, search for Q and open the first result");
+  each task's horizon is its plan's (the sum of its sub-tasks' task-set horizons, at most 60).
 
 The ``-test`` ids use the test split; ``make(id, split=..., perturbation=..., world_version=...)``
 overrides any keyword of :class:`digirl.sim.env.SimEnv`.
@@ -20,6 +23,7 @@ for _ts, _desc in (
     ("general", "Simulated phone, AitW General-style tasks (search, apps, settings, alarms; H=10)"),
     ("webshop", "Simulated phone, Web Shopping tasks on 6 shopping sites (go to, search, select; H=20)"),
     ("phone", "Simulated phone, on-device tasks (settings, clock, calls, texts, calendar, camera, apps, Chrome; H=15)"),
+    ("compound", "Simulated phone, compound tasks: ordered sub-goals of any family (H = the plan's, <= 60)"),
 ):
     register(f"digirl/sim-{_ts}-v0", _EP, description=_desc + ", train split", metadata=_META, taskset=_ts, split="train")
     register(f"digirl/sim-{_ts}-test-v0", _EP, description=_desc + ", test split", metadata=_META, taskset=_ts, split="test")

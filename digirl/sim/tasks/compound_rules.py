@@ -37,7 +37,9 @@ _SEP = re.compile(
     r"(\s*(?:;|,?\s+and\s+then\s+|,?\s+and\s+after\s+that,?\s+|,?\s+after\s+that,?\s+|,?\s+then\s+|,\s*and\s+|\s+and\s+|,\s*|\.\s+))",
     re.I,
 )
-_PRONOUN = re.compile(r"\b(it|them|him|her|that|this)\b", re.I)
+#: Object pronouns ("open it", "call him"); "that"/"this" only ending a request ("bookmark that"),
+#: as elsewhere it starts a message ("text her that I'm late").
+_PRONOUN = re.compile(r"\b(?:it|them|him|her)\b|\b(?:that|this)$", re.I)
 _PRONOUNS = frozenset({"it", "them", "him", "her", "that", "this", "this one", "that one"})
 _FIRST = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entry|link|video|listing|hit|place|match))?"
 _SEARCH = re.compile(r"^(?:search|look|find|browse)\s+(?:for\s+|up\s+)?(?P<q>.+?)$", re.I)
@@ -227,8 +229,9 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
         text = _ONE.sub(_ONE_NOUN[ctx.last.family], text, count=1)  # "set another one for 6:15am"
     got = _parse_one(text)
     if not _usable(got) and ctx.entity and _PRONOUN.search(text):
-        named = re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", text, count=1, flags=re.I)
-        got = _parse_one(_PRONOUN.sub(ctx.entity, named, count=1))
+        got = _parse_one(_PRONOUN.sub(ctx.entity, text, count=1))  # "text her that …"
+        if not _usable(got):  # "play her latest video"
+            got = _parse_one(re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", text, count=1, flags=re.I))
     if _usable(got):
         assert got is not None
         if ctx.app == "settings" and got.family in ("open_site", "open_app") and not _known_app(got.get("app", "x")):
