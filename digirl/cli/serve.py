@@ -26,7 +26,9 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (0 = any free port; the URL is printed)")
-    p.add_argument("--model-name", help="model id clients send (default: the policy folder's name)")
+    p.add_argument(
+        "--model-name", help="model id clients send (default: the policy folder's name); 'digirl' is always accepted too"
+    )
     p.add_argument(
         "--content",
         default="raw",
@@ -35,6 +37,20 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument("--max-batch", type=int, default=32, help="most observations in one forward pass (default 32)")
     p.add_argument("--max-wait-ms", type=float, default=5.0, help="how long the first request waits for others to join its batch")
+    p.add_argument(
+        "--max-connections", type=int, default=256, help="connections served at once (default 256); more get 503 + Retry-After"
+    )
+    p.add_argument(
+        "--max-inflight-mb",
+        type=float,
+        default=512.0,
+        help="MiB that all requests in flight may hold (bodies, decoded screenshots; default 512); past it, 503 + Retry-After",
+    )
+    p.add_argument(
+        "--allow-missing-elements",
+        action="store_true",
+        help="answer requests without digirl.elements even when the policy reads UI elements (it then taps grid cells only)",
+    )
     p.add_argument(
         "--token-env",
         default=TOKEN_ENV,
@@ -71,6 +87,8 @@ def load_served_policy(path: str, overrides: list[str]) -> tuple[Any, str]:
 def _serve(args: argparse.Namespace) -> int:
     from digirl.serve.server import PolicyServer, ServeConfig
 
+    if args.max_connections < 1 or args.max_batch < 1 or args.max_inflight_mb <= 0 or args.max_wait_ms < 0:
+        raise ValueError("--max-connections and --max-batch must be >= 1, --max-inflight-mb > 0, --max-wait-ms >= 0")
     policy, default_name = load_served_policy(args.policy, args.overrides)
     token = os.environ.get(args.token_env) or None
     path = Path(args.policy).resolve()
@@ -85,12 +103,20 @@ def _serve(args: argparse.Namespace) -> int:
             max_batch=args.max_batch,
             max_wait_s=args.max_wait_ms / 1000,
             token=token,
+            max_connections=args.max_connections,
+            max_inflight_bytes=int(args.max_inflight_mb * (1 << 20)),
+            require_elements=False if args.allow_missing_elements else None,
         ),
     )
     if not _is_loopback(args.host) and token is None:
         print(f"warning: serving on {args.host} without a token; set {args.token_env} to require one", file=sys.stderr)
     auth = f"bearer token from ${args.token_env}" if token else "no token"
-    print(f"serving {policy.kind} policy {str(path)!r} as model {name!r} at {server.base_url} ({auth}); Ctrl-C stops", flush=True)
+    ids = " or ".join(repr(i) for i in server.model_ids)
+    sees = "screenshot + UI elements" if server.needs_elements else "screenshot only"
+    print(
+        f"serving {policy.kind} policy {str(path)!r} ({sees}) as model {ids} at {server.base_url} ({auth}); Ctrl-C stops",
+        flush=True,
+    )
     # Ctrl-C and SIGTERM stop the server cleanly, also when a script started it in the background.
     with stop_on_signals(sigint=True):
         try:

@@ -212,6 +212,11 @@ class DefaultPolicy:
             raise DataError(f"policy.init={cfg.init}: not a saved policy folder (no policy.json)")
         return cls(cfg.default, device=device, seed=seed, tap_epsilon=cfg.tap_epsilon)
 
+    @property
+    def uses_elements(self) -> bool:
+        """Whether it reads the screen's UI elements (``use_elements``), or the screenshot alone."""
+        return bool(self.cfg.use_elements)
+
     # ------------------------------------------------------------------ acting
     def reseed(self, seed: int) -> None:
         """Restart sampling from ``seed`` (actors playing episodes themselves reseed per episode)."""
@@ -242,7 +247,10 @@ class DefaultPolicy:
         batch = self.featurize(observations)
         out = self.net(batch_to_tensors(batch, self.device))
         out = {k: v.float().cpu() for k, v in out.items()}
-        temp = max(temperature, 1e-4)
+        # Greedy takes the mode, the same at every temperature, and scores it under the policy's own
+        # distribution (what ``log_prob`` gives): a tiny temperature would report the log-probability of
+        # a near point mass instead (0, or -1231.7 for a TYPE word forced on at temperature 1e-4).
+        temp = 1.0 if greedy else max(temperature, 1e-4)
         # Whole-batch tensors: log_softmax rows are computed row by row either way (same values as
         # per-sample calls, checked in tests); per-sample work is only what draws from the generator.
         kind_lp = torch.log_softmax(out["kind"] / temp, -1)

@@ -3,7 +3,8 @@
 The worker takes the oldest waiting request, then keeps taking requests until the batch holds
 ``max_batch`` observations or ``max_wait_s`` has passed since that first request. Requests with the
 same sampling settings (greedy, temperature) share one ``act`` call; the policy is only ever called
-from the worker thread, so it needs no locking.
+from the worker thread, so it needs no locking. A request that makes ``act`` fail fails alone: the
+batch is retried in halves without it.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class Batcher:
         #: Sizes of the ``act`` calls made so far (observations per call), for stats and tests.
         self.batch_sizes: list[int] = []
         self.requests = 0
+        #: Requests whose ``act`` failed even alone (each got the error; the others in its batch did not).
+        self.failed = 0
         self._thread = threading.Thread(target=self._run, name="digirl-serve-batcher", daemon=True)
         self._thread.start()
 
@@ -102,15 +105,26 @@ class Batcher:
                 self._act(group, greedy, temperature)
 
     def _act(self, group: list[_Job], greedy: bool, temperature: float) -> None:
+        """One ``act`` call for the group. Should it fail, the group is split in halves and each half
+        tried again, down to single requests: the request that makes ``act`` fail gets the error
+        alone and every other one its answer (a request that passed validation should never fail,
+        so this is the safety net for what validation cannot foresee, e.g. a policy bug)."""
         obs = [o for j in group for o in j.observations]
         try:
             outputs = self.act(obs, greedy, temperature)
             if len(outputs) != len(obs):
                 raise RuntimeError(f"the policy returned {len(outputs)} actions for {len(obs)} observations")
-        except Exception as e:  # the policy failed: every request in the batch gets the error
-            log.exception("policy.act failed on a batch of %d", len(obs))
-            for j in group:
-                j.future.set_exception(e)
+        except Exception as e:
+            if len(group) > 1:
+                log.warning("policy.act failed on a batch of %d requests (%s); retrying them apart", len(group), _one_line(e))
+                half = len(group) // 2
+                self._act(group[:half], greedy, temperature)
+                self._act(group[half:], greedy, temperature)
+                return
+            log.error("policy.act failed on one request of %d observations: %s", len(obs), _one_line(e), exc_info=e)
+            with self._lock:
+                self.failed += 1
+            group[0].future.set_exception(e)
             return
         with self._lock:
             self.batch_sizes.append(len(obs))
@@ -119,3 +133,7 @@ class Batcher:
             k = len(j.observations)
             j.future.set_result(BatchResult(outputs[i : i + k], len(obs)))
             i += k
+
+
+def _one_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {' '.join(str(e).split())[:300]}"

@@ -8,7 +8,9 @@ assistant messages are the actions taken so far (parsed with the action codecs).
 assistant messages), ``elements`` (UI elements, as stored in datasets) and ``step``.
 
 Every problem with a request raises :class:`RequestError` with a 4xx status and an OpenAI-style
-error body; nothing about the request can cause a 5xx.
+error body; nothing about the request can cause a 5xx. Every field is checked here, before the
+request joins a batch: numbers are finite and in range (element bounds normalized, temperature,
+``n``, ``step``), texts and lists bounded, so no request can make a batch it shares fail.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import math
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +33,7 @@ from digirl.core.codecs import CODECS, action_from_dict, action_to_dict
 from digirl.core.types import Observation, UIElement
 from digirl.policies.base import ActOutput
 
-__all__ = ["CONTENT_MODES", "Limits", "ParsedRequest", "RequestError", "completion", "parse_request"]
+__all__ = ["CONTENT_MODES", "PIXEL_COST", "Limits", "ParsedRequest", "RequestError", "Reserve", "completion", "parse_request"]
 
 #: How the message content is written: the policy's own text, or the action in a codec.
 CONTENT_MODES = ("raw", *sorted(CODECS))
@@ -39,17 +42,21 @@ _IMAGE_FORMATS = {"PNG", "JPEG", "WEBP", "GIF", "BMP"}
 
 
 class RequestError(Exception):
-    """A bad request: ``status`` (4xx), a message for the client, the offending parameter."""
+    """A bad request: ``status`` (4xx, or 503 when the server is full), a message for the client,
+    the offending parameter; ``retry_after`` (seconds) goes out as a ``Retry-After`` header."""
 
-    def __init__(self, status: int, message: str, *, param: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self, status: int, message: str, *, param: str | None = None, code: str | None = None, retry_after: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.param = param
         self.code = code
+        self.retry_after = retry_after
 
     def body(self) -> dict[str, Any]:
-        kind = {401: "authentication_error", 404: "not_found_error", 413: "request_too_large"}.get(
+        kind = {401: "authentication_error", 404: "not_found_error", 413: "request_too_large", 503: "server_busy"}.get(
             self.status, "invalid_request_error"
         )
         return {"error": {"message": self.message, "type": kind, "param": self.param, "code": self.code}}
@@ -65,6 +72,20 @@ class Limits:
     max_n: int = 16
     max_history: int = 256
     max_elements: int = 2000
+    #: Arrays and objects inside one another (a real request nests 7 deep).
+    max_json_depth: int = 32
+    #: Values in the body (a request with 2,000 elements holds about 20,000).
+    max_json_values: int = 200_000
+    max_messages: int = 1024
+    #: Characters of one text: a text part, an assistant message, an element's text or ref.
+    max_text_chars: int = 16_384
+    max_step: int = 1_000_000
+
+
+#: ``reserve(n)``: count ``n`` more bytes against the server's in-flight budget (raises a 503 past it).
+Reserve = Callable[[int], None]
+#: Bytes an image of one pixel may cost while decoded: Pillow's 4-byte pixels and the RGB array.
+PIXEL_COST = 7
 
 
 @dataclass(frozen=True)
@@ -80,7 +101,7 @@ def _bad(message: str, param: str | None = None, status: int = 400, code: str | 
     return RequestError(status, message, param=param, code=code)
 
 
-def _decode_image(url: Any, param: str, limits: Limits) -> np.ndarray:
+def _decode_image(url: Any, param: str, limits: Limits, reserve: Reserve | None = None) -> np.ndarray:
     if isinstance(url, Mapping):
         url = url.get("url")
     if not isinstance(url, str):
@@ -103,6 +124,8 @@ def _decode_image(url: Any, param: str, limits: Limits) -> np.ndarray:
                 raise _bad(f"image is {w}x{h}, more than {limits.max_image_pixels} pixels", param, 413, "image_too_large")
             if im.format not in _IMAGE_FORMATS:
                 raise _bad(f"unsupported image format {im.format}", param, code="invalid_image")
+            if reserve is not None:  # the header says how large the pixels will be: count them first
+                reserve(PIXEL_COST * w * h)
             rgb = im.convert("RGB")
     except RequestError:
         raise
@@ -123,6 +146,14 @@ def _parts(content: Any, param: str) -> list[Mapping[str, Any]]:
     return content
 
 
+def _text(v: Any, param: str, limits: Limits, what: str = "a string") -> str:
+    if not isinstance(v, str):
+        raise _bad(f"{param} must be {what}", param)
+    if len(v) > limits.max_text_chars:
+        raise _bad(f"{param} has {len(v)} characters, more than {limits.max_text_chars}", param)
+    return v
+
+
 def _action_from_text(text: str) -> Action:
     """The first codec that reads ``text`` as a valid action (history given as assistant messages)."""
     for name in ("json", "autoui", "cogagent"):
@@ -130,6 +161,44 @@ def _action_from_text(text: str) -> Action:
         if a.is_valid:
             return a
     return Action.invalid(text, "no codec reads this assistant message as an action")
+
+
+def _element(e: Any, param: str, limits: Limits) -> UIElement:
+    """One UI element, every field checked: bounds are 4 finite numbers, normalized to the
+    screenshot (0 <= x0 <= x1 <= 1, 0 <= y0 <= y1 <= 1); text fields are strings, flags booleans."""
+    if not isinstance(e, Mapping):
+        raise _bad(f"{param} must be an object {{'bounds': [x0, y0, x1, y1], 'text', ...}}", param)
+    unknown = set(e) - {"bounds", "text", "kind", "clickable", "focused", "ref"}
+    if unknown:
+        raise _bad(f"{param} has unknown keys {sorted(unknown)} (known: bounds, text, kind, clickable, focused, ref)", param)
+    b = e.get("bounds")
+    if (
+        not isinstance(b, list)
+        or len(b) != 4
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in b)
+    ):
+        raise _bad(f"{param}.bounds must be a list of 4 finite numbers [x0, y0, x1, y1]", f"{param}.bounds")
+    x0, y0, x1, y1 = (float(v) for v in b)
+    if not (0.0 <= x0 <= x1 <= 1.0 and 0.0 <= y0 <= y1 <= 1.0):
+        raise _bad(
+            f"{param}.bounds {b} must be normalized to the screenshot: 0 <= x0 <= x1 <= 1 and 0 <= y0 <= y1 <= 1 "
+            "(clip elements that reach past the screen)",
+            f"{param}.bounds",
+        )
+    flags = {}
+    for key, default in (("clickable", True), ("focused", False)):
+        v = e.get(key, default)
+        if not isinstance(v, bool):
+            raise _bad(f"{param}.{key} must be true or false", f"{param}.{key}")
+        flags[key] = v
+    return UIElement(
+        bounds=(x0, y0, x1, y1),
+        text=_text(e.get("text", ""), f"{param}.text", limits),
+        kind=_text(e.get("kind", "view"), f"{param}.kind", limits),
+        clickable=flags["clickable"],
+        focused=flags["focused"],
+        ref=_text(e.get("ref", ""), f"{param}.ref", limits),
+    )
 
 
 def _extension(ext: Any, limits: Limits) -> tuple[tuple[Action, ...] | None, tuple[UIElement, ...] | None, int | None]:
@@ -147,35 +216,21 @@ def _extension(ext: Any, limits: Limits) -> tuple[tuple[Action, ...] | None, tup
             raise _bad(f"digirl.history must be a list of at most {limits.max_history} action objects", "digirl.history")
         try:
             history = tuple(action_from_dict(a) for a in h)
-        except ValueError as e:
+        except (TypeError, ValueError) as e:
             raise _bad(f"digirl.history: {e}", "digirl.history") from None
     if "elements" in ext and ext["elements"] is not None:
         el = ext["elements"]
         if not isinstance(el, list) or len(el) > limits.max_elements:
             raise _bad(f"digirl.elements must be a list of at most {limits.max_elements} elements", "digirl.elements")
-        try:
-            elements = tuple(UIElement.from_dict(e) for e in el)
-        except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise _bad(
-                f"digirl.elements: bad element ({e!r}); expected {{'bounds': [x0, y0, x1, y1], 'text', ...}}", "digirl.elements"
-            ) from None
+        elements = tuple(_element(e, f"digirl.elements[{i}]", limits) for i, e in enumerate(el))
     step = ext.get("step")
-    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
-        raise _bad("digirl.step must be a non-negative integer", "digirl.step")
+    if step is not None and (isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= limits.max_step):
+        raise _bad(f"digirl.step must be an integer in 0..{limits.max_step}", "digirl.step")
     return history, elements, step
 
 
-def parse_request(body: Any, model_id: str, limits: Limits) -> ParsedRequest:
-    """Validate a decoded JSON body; raise :class:`RequestError` for anything wrong with it."""
-    if not isinstance(body, Mapping):
-        raise _bad("the request body must be a JSON object")
-    model = body.get("model")
-    if not isinstance(model, str):
-        raise _bad("'model' is required (a string; see GET /v1/models)", "model")
-    if model != model_id:
-        raise _bad(f"model {model!r} is not served here; this server serves {model_id!r}", "model", 404, "model_not_found")
-    if body.get("stream"):
-        raise _bad("stream=true is not supported; send stream=false", "stream")
+def _sampling(body: Mapping[str, Any], limits: Limits) -> tuple[int, float]:
+    """(n, temperature) of a request, each checked: an integer in 1..max_n, a finite number in [0, 2]."""
     n = body.get("n", 1)
     if n is None:
         n = 1
@@ -186,42 +241,87 @@ def parse_request(body: Any, model_id: str, limits: Limits) -> ParsedRequest:
         temperature = 1.0
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
         raise _bad("'temperature' must be a number in [0, 2] (0 = greedy)", "temperature")
+    return n, float(temperature)
+
+
+def _messages(body: Mapping[str, Any], limits: Limits) -> tuple[list[Mapping[str, Any]], int]:
+    """The messages and the index of the last user message."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise _bad("'messages' must be a non-empty list", "messages")
+    if len(messages) > limits.max_messages:
+        raise _bad(f"'messages' holds {len(messages)} messages, more than {limits.max_messages}", "messages")
     for i, m in enumerate(messages):
-        if not isinstance(m, Mapping) or m.get("role") not in _ROLES:
+        role = m.get("role") if isinstance(m, Mapping) else None
+        if not isinstance(role, str) or role not in _ROLES:
             raise _bad(f"messages[{i}] must be an object with a role in {sorted(_ROLES)}", f"messages[{i}]")
     users = [i for i, m in enumerate(messages) if m["role"] == "user"]
     if not users:
         raise _bad("no user message: send the instruction and the screenshot as a user message", "messages")
-    last = users[-1]
+    return messages, users[-1]
+
+
+def parse_request(
+    body: Any,
+    model_ids: str | Sequence[str],
+    limits: Limits,
+    *,
+    reserve: Reserve | None = None,
+    needs_elements: bool = False,
+) -> ParsedRequest:
+    """Validate a decoded JSON body; raise :class:`RequestError` for anything wrong with it.
+
+    ``model_ids``: the ids this server answers to (the first is its name). ``reserve`` counts the
+    decoded images against the server's in-flight budget. ``needs_elements``: the policy reads the
+    screen's UI elements, so a request without ``digirl.elements`` is refused (an empty list is a
+    screen without elements)."""
+    ids = [model_ids] if isinstance(model_ids, str) else list(model_ids)
+    if not isinstance(body, Mapping):
+        raise _bad("the request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise _bad("'model' is required (a string; see GET /v1/models)", "model")
+    if model not in ids:
+        served = " or ".join(repr(i) for i in ids)
+        raise _bad(f"model {model[:200]!r} is not served here; this server serves {served}", "model", 404, "model_not_found")
+    if body.get("stream"):
+        raise _bad("stream=true is not supported; send stream=false", "stream")
+    n, temperature = _sampling(body, limits)
+    messages, last = _messages(body, limits)
     parts = _parts(messages[last].get("content"), f"messages[{last}].content")
     texts, images = [], []
     for j, p in enumerate(parts):
         kind = p.get("type")
         where = f"messages[{last}].content[{j}]"
         if kind == "text":
-            if not isinstance(p.get("text"), str):
-                raise _bad("a text part needs a string 'text'", where)
-            texts.append(p["text"])
+            texts.append(_text(p.get("text"), f"{where}.text", limits))
         elif kind == "image_url":
             images.append((p.get("image_url"), where))
         else:
-            raise _bad(f"unsupported content part type {kind!r} (use text and image_url)", where)
+            raise _bad(f"unsupported content part type {str(kind)[:40]!r} (use text and image_url)", where)
     instruction = " ".join(" ".join(texts).split())
     if not instruction:
         raise _bad("the last user message has no instruction text", f"messages[{last}].content")
+    if len(instruction) > limits.max_text_chars:
+        raise _bad(f"the instruction has {len(instruction)} characters, more than {limits.max_text_chars}", "messages")
     if not images:
         raise _bad(
             "the last user message has no screenshot: add an image_url part (a base64 data: URL)", f"messages[{last}].content"
         )
-    screenshot = _decode_image(*images[-1], limits)
-    previous = _decode_image(*images[-2], limits) if len(images) > 1 else None
     history, elements, step = _extension(body.get("digirl"), limits)
+    if needs_elements and elements is None:
+        raise _bad(
+            "this policy reads the screen's UI elements: send them as digirl.elements "
+            "([] for a screen without any), or serve a pixels-only policy",
+            "digirl.elements",
+            code="elements_required",
+        )
     if history is None:
         said = [m.get("content") for m in messages[:last] if m["role"] == "assistant"]
-        history = tuple(_action_from_text(c) for c in said if isinstance(c, str) and c.strip())[-limits.max_history :]
+        said_texts = [_text(c, "an assistant message", limits) for c in said if isinstance(c, str) and c.strip()]
+        history = tuple(_action_from_text(c) for c in said_texts[-limits.max_history :])
+    screenshot = _decode_image(*images[-1], limits, reserve)  # the costly part, once all else is known to be fine
+    previous = _decode_image(*images[-2], limits, reserve) if len(images) > 1 else None
     obs = Observation(
         screenshot=screenshot,
         instruction=instruction,
@@ -230,7 +330,7 @@ def parse_request(body: Any, model_id: str, limits: Limits) -> ParsedRequest:
         elements=elements,
         previous_screenshot=previous,
     )
-    return ParsedRequest(obs, n, greedy=float(temperature) == 0.0, temperature=float(temperature), model=model)
+    return ParsedRequest(obs, n, greedy=temperature == 0.0, temperature=temperature, model=model)
 
 
 def _content(out: ActOutput, mode: str) -> str:

@@ -1,11 +1,15 @@
 """The HTTP layer: ``/v1/chat/completions``, ``/v1/models`` and ``/health`` on the standard library's
-``ThreadingHTTPServer`` (one thread per connection, HTTP/1.1 keep-alive).
+HTTP server (HTTP/1.1 keep-alive), with a bounded pool of connection threads
+(:mod:`digirl.serve.connections`).
 
 Why the standard library: the work per request is one policy forward pass shared by a batch, so the
 server only has to parse JSON and wait; threads do that, need no event loop, and add no dependency
-to a package that already pulls in torch. Requests are bounded (body size, image bytes and pixels,
-a socket timeout), bad ones get a 4xx with an OpenAI-style error body, and any unexpected failure
-answers 500 without details; the bearer token is compared in constant time and never logged.
+to a package that already pulls in torch. Everything is bounded: body size, JSON nesting and value
+count, image bytes and pixels, connections (503 past the cap), the bytes all requests in flight may
+hold (503 + ``Retry-After`` past the budget), a socket timeout. Bad requests get a 4xx with an
+OpenAI-style error body and never reach a batch; a broken connection is one log line; an
+unexpected failure answers 500 without details. The bearer token is compared in constant time and
+never logged.
 """
 
 from __future__ import annotations
@@ -17,17 +21,22 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from digirl.core.types import Observation
 from digirl.policies.base import ActingPolicy, ActOutput
 from digirl.serve.batcher import Batcher
-from digirl.serve.protocol import CONTENT_MODES, Limits, RequestError, completion, parse_request
+from digirl.serve.body import BODY_COST, ByteBudget, Reservation, decode_json
+from digirl.serve.connections import BoundedHTTPServer, describe
+from digirl.serve.protocol import CONTENT_MODES, PIXEL_COST, Limits, RequestError, completion, parse_request
 
-__all__ = ["PolicyServer", "ServeConfig"]
+__all__ = ["DEFAULT_ALIAS", "PolicyServer", "ServeConfig"]
 
 log = logging.getLogger(__name__)
+
+#: The model id every server also answers to, whatever its name (the one the docs use).
+DEFAULT_ALIAS = "digirl"
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,8 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8000
     model_id: str = "digirl-policy"
+    #: Other model ids accepted (and listed by ``GET /v1/models``) besides ``model_id``.
+    aliases: tuple[str, ...] = (DEFAULT_ALIAS,)
     #: Message content: ``raw`` (the policy's own text) or a codec name (json, autoui, cogagent).
     content: str = "raw"
     max_batch: int = 32
@@ -48,22 +59,38 @@ class ServeConfig:
     socket_timeout_s: float = 30.0
     #: Seconds a request may wait for its batch before answering 503.
     act_timeout_s: float = 120.0
+    #: Connections served at once (one pooled thread each); one more is answered 503.
+    max_connections: int = 256
+    #: Bytes all requests in flight may hold (bodies while parsed, decoded screenshots); past it, 503.
+    max_inflight_bytes: int = 512 * 1024 * 1024
+    #: Refuse requests without ``digirl.elements``: ``None`` = when the policy reads elements.
+    require_elements: bool | None = None
 
     def __post_init__(self) -> None:
         if self.content not in CONTENT_MODES:
             raise ValueError(f"content must be one of {', '.join(CONTENT_MODES)}, got {self.content!r}")
+        largest = BODY_COST * self.limits.max_body_bytes + 2 * PIXEL_COST * self.limits.max_image_pixels
+        if self.max_inflight_bytes < largest:
+            raise ValueError(
+                f"max_inflight_bytes ({self.max_inflight_bytes}) is below what one request of the largest allowed size "
+                f"may hold ({largest}: {BODY_COST}x the body limit + two screenshots of the pixel limit)"
+            )
+        if self.max_connections < 1 or self.max_batch < 1:
+            raise ValueError("max_connections and max_batch must be >= 1")
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
-    #: Pending connections the kernel holds before refusing (http.server's default of 5 resets bursts of clients).
-    request_queue_size = 128
+class _HTTPServer(BoundedHTTPServer):
     app: PolicyServer
+
+
+_ERROR_500 = {"error": {"message": "internal server error", "type": "server_error", "param": None, "code": None}}
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
+    #: A request body the handler has not read yet (it must be drained or the connection closed).
+    _unread_body = False
 
     def setup(self) -> None:
         super().setup()
@@ -85,18 +112,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, e: RequestError) -> None:
         headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else {}
-        if e.status == 413:  # the unread body would be taken for the next request
+        if e.retry_after is not None:
+            headers["Retry-After"] = str(e.retry_after)
+        unread = self._unread_body
+        if unread:  # the unread body would be taken for the next request
             headers["Connection"] = "close"
             self.close_connection = True
         self._send(e.status, e.body(), headers)
-        if e.status == 413:
+        if unread:
             self._discard_body()
 
-    def _discard_body(self, cap: int = 16 << 20) -> None:
-        """Read (and drop) an oversized body of up to ``cap`` bytes after the 413 went out: closing
-        with unread input resets the connection, and the client, still sending, never sees the 413."""
+    def _discard_body(self) -> None:
+        """Read (and drop) the unread body, up to the body limit, after the error went out: closing
+        with unread input resets the connection, and the client, still sending, never sees the error."""
+        self._unread_body = False
         try:
-            left = min(int(self.headers.get("Content-Length") or 0), cap)
+            left = min(int(self.headers.get("Content-Length") or 0), self.server.app.config.limits.max_body_bytes)
             self.wfile.flush()
             while left > 0:
                 chunk = self.rfile.read(min(left, 1 << 16))
@@ -107,20 +138,28 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
     def _handle(self, fn: Any) -> None:
+        length = self.headers.get("Content-Length")
+        self._unread_body = bool(length and length.strip() not in ("", "0"))
         try:
             fn()
         except RequestError as e:
-            self._error(e)
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            self.close_connection = True
+            try:
+                self._error(e)
+            except OSError as e2:
+                self._aborted(e2)
+        except OSError as e:  # reset, broken pipe, timeout: the client went away
+            self._aborted(e)
         except Exception:
             log.exception("internal error on %s %s", self.command, self.path)
             try:
-                self._send(
-                    500, {"error": {"message": "internal server error", "type": "server_error", "param": None, "code": None}}
-                )
+                self._send(500, _ERROR_500, {"Connection": "close"} if self._unread_body else None)
             except OSError:
-                self.close_connection = True
+                pass
+            self.close_connection = True
+
+    def _aborted(self, e: BaseException) -> None:
+        self.close_connection = True
+        self.server.handle_error_line(self.client_address, e)
 
     def _check_auth(self) -> None:
         token = self.server.app.config.token
@@ -131,7 +170,7 @@ class _Handler(BaseHTTPRequestHandler):
         if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
             raise RequestError(401, "missing or wrong bearer token (Authorization: Bearer ...)", code="invalid_api_key")
 
-    def _read_json(self) -> Any:
+    def _read_body(self, ticket: Reservation) -> bytes:
         length = self.headers.get("Content-Length")
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked" or length is None:
             self.close_connection = True
@@ -140,18 +179,18 @@ class _Handler(BaseHTTPRequestHandler):
             n = int(length)
         except ValueError:
             self.close_connection = True
+            self._unread_body = False  # its length is unknown: the connection closes instead
             raise RequestError(400, "bad Content-Length header") from None
         limit = self.server.app.config.limits.max_body_bytes
         if n < 0 or n > limit:
             raise RequestError(413, f"request body of {n} bytes is larger than {limit}", code="request_too_large")
+        ticket.take(BODY_COST * n)  # 503 + Retry-After when the requests in flight hold the whole budget
         raw = self.rfile.read(n)
+        self._unread_body = False
         if len(raw) < n:
             self.close_connection = True
             raise RequestError(400, "the request body ended early")
-        try:
-            return json.loads(raw)
-        except (UnicodeDecodeError, ValueError) as e:
-            raise RequestError(400, f"the body is not valid JSON ({e})", code="invalid_json") from None
+        return raw
 
     # ---------------------------------------------------------------- routes
     def do_GET(self) -> None:
@@ -181,13 +220,13 @@ class _Handler(BaseHTTPRequestHandler):
             raise RequestError(405, f"{route} takes POST")
         self._check_auth()
         if route == "/v1/models":
-            self._send(200, {"object": "list", "data": [app.model_card()]})
-        elif route == f"/v1/models/{app.config.model_id}":
-            self._send(200, app.model_card())
+            self._send(200, {"object": "list", "data": [app.model_card(i) for i in app.model_ids]})
+        elif route.startswith("/v1/models/") and route.removeprefix("/v1/models/") in app.model_ids:
+            self._send(200, app.model_card(route.removeprefix("/v1/models/")))
         elif route == "/v1/digirl/stats":
             self._send(200, app.stats())
         else:
-            raise RequestError(404, f"no route {route or '/'} (try POST /v1/chat/completions, GET /v1/models)")
+            raise RequestError(404, f"no route {route[:200] or '/'} (try POST /v1/chat/completions, GET /v1/models)")
 
     def _post(self) -> None:
         app = self.server.app
@@ -195,16 +234,26 @@ class _Handler(BaseHTTPRequestHandler):
         if route != "/v1/chat/completions":
             if route in ("/v1/models", "/health"):
                 raise RequestError(405, f"{route} takes GET")
-            raise RequestError(404, f"no route {route or '/'} (try POST /v1/chat/completions)")
+            raise RequestError(404, f"no route {route[:200] or '/'} (try POST /v1/chat/completions)")
         self._check_auth()
-        req = parse_request(self._read_json(), app.config.model_id, app.config.limits)
-        fut = app.batcher.submit([req.observation] * req.n, greedy=req.greedy, temperature=req.temperature)
+        ticket = app.budget.reservation()
         try:
-            result = fut.result(timeout=app.config.act_timeout_s)
-        except concurrent.futures.TimeoutError:
-            raise RequestError(503, "the policy is busy; retry later") from None  # not the client's fault, not a crash
-        body = completion(req, result.outputs, mode=app.config.content, batch_size=result.batch_size, kind=app.kind)
-        self._send(200, body)
+            body = decode_json(self._read_body(ticket), app.config.limits)
+            req = parse_request(body, app.model_ids, app.config.limits, reserve=ticket.take, needs_elements=app.needs_elements)
+            del body  # the base64 text: the decoded screenshot is all the request needs from here on
+            fut = app.batcher.submit([req.observation] * req.n, greedy=req.greedy, temperature=req.temperature)
+            try:
+                result = fut.result(timeout=app.config.act_timeout_s)
+            except concurrent.futures.TimeoutError:  # not the client's fault, not a crash
+                raise RequestError(503, "the policy is busy; retry later", code="server_busy", retry_after=5) from None
+            except Exception as e:  # this request alone made the policy fail (the batcher logged it)
+                log.warning("request from %s failed in policy.act (%s)", self.address_string(), describe(e))
+                self._send(500, {"error": {**_ERROR_500["error"], "message": "the policy failed on this request"}})
+                return
+            body = completion(req, result.outputs, mode=app.config.content, batch_size=result.batch_size, kind=app.kind)
+            self._send(200, body)
+        finally:
+            ticket.release()
 
 
 class PolicyServer:
@@ -214,13 +263,25 @@ class PolicyServer:
         self.policy = policy
         self.config = config or ServeConfig()
         self.kind = str(getattr(policy, "kind", "unknown"))
-        self.batcher = Batcher(self._act, max_batch=self.config.max_batch, max_wait_s=self.config.max_wait_s)
-        self.httpd = _HTTPServer((self.config.host, self.config.port), _Handler)
+        cfg = self.config
+        #: The ids clients may send as ``model``: the server's name first, then its aliases.
+        self.model_ids = tuple(dict.fromkeys((cfg.model_id, *cfg.aliases)))
+        #: Whether a request must carry ``digirl.elements``: the policy says if it reads them
+        #: (``uses_elements``; a kind without the attribute is taken to read pixels only).
+        self.needs_elements = (
+            bool(getattr(policy, "uses_elements", False)) if cfg.require_elements is None else cfg.require_elements
+        )
+        self.budget = ByteBudget(cfg.max_inflight_bytes)
+        self.batcher = Batcher(self._act, max_batch=cfg.max_batch, max_wait_s=cfg.max_wait_s)
+        self.httpd = _HTTPServer((cfg.host, cfg.port), _Handler, max_connections=cfg.max_connections)
         self.httpd.app = self
         self._thread: threading.Thread | None = None
 
     def _act(self, observations: Sequence[Observation], greedy: bool, temperature: float) -> list[ActOutput]:
-        return self.policy.act(observations, greedy=greedy, temperature=max(temperature, 1e-6))
+        # Greedy takes the mode of the policy's own distribution (temperature 1): the same action as
+        # at any temperature, and the log-probability reported is the policy's, not that of a
+        # distribution sharpened towards a point mass.
+        return self.policy.act(observations, greedy=greedy, temperature=1.0 if greedy else max(temperature, 1e-6))
 
     @property
     def address(self) -> tuple[str, int]:
@@ -232,16 +293,36 @@ class PolicyServer:
         host, port = self.address
         return f"http://{host}:{port}/v1"
 
-    def model_card(self) -> dict[str, Any]:
-        return {"id": self.config.model_id, "object": "model", "created": 0, "owned_by": f"digirl ({self.kind} policy)"}
+    def model_card(self, model_id: str | None = None) -> dict[str, Any]:
+        return {
+            "id": model_id or self.config.model_id,
+            "object": "model",
+            "created": 0,
+            "owned_by": f"digirl ({self.kind} policy)",
+        }
 
     def stats(self) -> dict[str, Any]:
         sizes = list(self.batcher.batch_sizes)
+        h = self.httpd
         return {
             "requests": self.batcher.requests,
             "batches": len(sizes),
             "largest_batch": max(sizes, default=0),
             "mean_batch": (sum(sizes) / len(sizes)) if sizes else 0.0,
+            "failed_in_policy": self.batcher.failed,
+            "connections": {
+                "active": h.active_connections,
+                "max": h.max_connections,
+                "threads": h.worker_threads,
+                "refused": h.refused_connections,
+                "aborted": h.aborted_connections,
+            },
+            "inflight_bytes": {
+                "used": self.budget.used,
+                "peak": self.budget.peak,
+                "budget": self.budget.capacity,
+                "refused": self.budget.refused,
+            },
         }
 
     def start(self) -> PolicyServer:

@@ -31,6 +31,8 @@ ELEMENTS = [
     {"bounds": [0.1, 0.1, 0.5, 0.2], "text": "Settings", "kind": "button"},
     {"bounds": [0.1, 0.5, 0.9, 0.6], "text": "Wi-Fi"},
 ]
+#: The UI elements as a request's ``digirl`` extension (the default policy reads them, so it needs them).
+EXT = {"digirl": {"elements": ELEMENTS}}
 
 
 def png_url(w: int = 54, h: int = 120, seed: int = 0, fmt: str = "PNG") -> str:
@@ -64,6 +66,7 @@ class Gated:
 
     def __init__(self, inner: Any) -> None:
         self.inner, self.kind = inner, inner.kind
+        self.uses_elements = inner.uses_elements
         self.gate = threading.Event()
         self.gate.set()
         self.sizes: list[int] = []
@@ -96,7 +99,7 @@ def client(server: Any, **kw: Any) -> Any:
 
 def test_models_and_a_completion(server: Any) -> None:
     c = client(server)
-    assert [m.id for m in c.models.list().data] == ["tiny"]
+    assert [m.id for m in c.models.list().data] == ["tiny", "digirl"]
     r = c.chat.completions.create(model="tiny", messages=user(), temperature=0, extra_body={"digirl": {"elements": ELEMENTS}})
     msg = r.choices[0].message
     extra = msg.model_extra["digirl"]
@@ -105,7 +108,7 @@ def test_models_and_a_completion(server: Any) -> None:
     assert r.model == "tiny" and r.model_extra["digirl"] == {"batch_size": 1, "policy_kind": "default"}
     again = c.chat.completions.create(model="tiny", messages=user(), temperature=0, extra_body={"digirl": {"elements": ELEMENTS}})
     assert again.choices[0].message.content == msg.content  # greedy is deterministic
-    many = c.chat.completions.create(model="tiny", messages=user(), n=3, temperature=1.5)
+    many = c.chat.completions.create(model="tiny", messages=user(), n=3, temperature=1.5, extra_body=EXT)
     assert [ch.index for ch in many.choices] == [0, 1, 2] and many.model_extra["digirl"]["batch_size"] == 3
 
 
@@ -130,7 +133,7 @@ def test_history_from_assistant_messages_and_previous_screenshot(server: Any) ->
             ],
         },
     ]
-    client(server).chat.completions.create(model="tiny", messages=messages)
+    client(server).chat.completions.create(model="tiny", messages=messages, extra_body=EXT)
     obs = seen[-1]
     assert obs.history == (Action.home(), Action.tap(0.5, 0.5)) and obs.step == 2
     assert obs.previous_screenshot is not None and obs.screenshot.shape == (120, 54, 3)
@@ -141,13 +144,19 @@ def test_concurrent_requests_share_one_forward_pass(server: Any) -> None:
     gated.gate.clear()
     c = client(server)
     results: list[Any] = []
-    first = threading.Thread(target=lambda: results.append(c.chat.completions.create(model="tiny", messages=user())))
+    first = threading.Thread(
+        target=lambda: results.append(c.chat.completions.create(model="tiny", messages=user(), extra_body=EXT))
+    )
     first.start()
     deadline = time.monotonic() + 30
     while not gated.sizes and time.monotonic() < deadline:  # the worker is inside act(), holding batch 1
         time.sleep(0.01)
     threads = [
-        threading.Thread(target=lambda i=i: results.append(c.chat.completions.create(model="tiny", messages=user(seed_text(i)))))
+        threading.Thread(
+            target=lambda i=i: results.append(
+                c.chat.completions.create(model="tiny", messages=user(seed_text(i)), extra_body=EXT)
+            )
+        )
         for i in range(7)
     ]
     for t in threads:
@@ -206,14 +215,14 @@ def _post(server: Any, body: Any) -> tuple[int, dict[str, Any]]:
             400,
             "no instruction",
         ),
-        ({"model": "tiny", "messages": user(url="data:image/png;base64,@@@notbase64")}, 400, "not valid base64"),
+        ({"model": "tiny", "messages": user(url="data:image/png;base64,@@@notbase64"), **EXT}, 400, "not valid base64"),
         (
-            {"model": "tiny", "messages": user(url="data:image/png;base64," + base64.b64encode(b"hello").decode())},
+            {"model": "tiny", "messages": user(url="data:image/png;base64," + base64.b64encode(b"hello").decode()), **EXT},
             400,
             "cannot be decoded",
         ),
-        ({"model": "tiny", "messages": user(url="http://127.0.0.1:1/x.png")}, 400, "fetches nothing"),
-        ({"model": "tiny", "messages": user(url=png_url(400, 400))}, 413, "more than 90000 pixels"),
+        ({"model": "tiny", "messages": user(url="http://127.0.0.1:1/x.png"), **EXT}, 400, "fetches nothing"),
+        ({"model": "tiny", "messages": user(url=png_url(400, 400)), **EXT}, 413, "more than 90000 pixels"),
         ({"model": "tiny", "messages": user(), "n": 0}, 400, "'n'"),
         ({"model": "tiny", "messages": user(), "temperature": "hot"}, 400, "temperature"),
         ({"model": "tiny", "messages": user(), "stream": True}, 400, "stream"),
@@ -226,7 +235,7 @@ def _post(server: Any, body: Any) -> tuple[int, dict[str, Any]]:
 def test_bad_requests_are_4xx_with_a_clear_message(server: Any, body: Any, status: int, needle: str) -> None:
     got, err = _post(server, body)
     assert got == status and needle in err["error"]["message"], err
-    assert _post(server, {"model": "tiny", "messages": user()})[0] == 200  # the server is fine afterwards
+    assert _post(server, {"model": "tiny", "messages": user(), **EXT})[0] == 200  # the server is fine afterwards
 
 
 def test_transport_level_errors(server: Any) -> None:
@@ -301,8 +310,9 @@ def test_cli_serves_until_interrupted(policy_dir: Path, stop: signal.Signals) ->
         c = openai.OpenAI(base_url=url, api_key="tok-123", max_retries=0, timeout=60)
         model = c.models.list().data[0].id
         assert model.startswith("srv")  # runs/NAME/policy is served as NAME
-        r = c.chat.completions.create(model=model, messages=user())
+        r = c.chat.completions.create(model=model, messages=user(), extra_body=EXT)
         assert r.choices[0].message.content
+        assert c.chat.completions.create(model="digirl", messages=user(), extra_body=EXT).model == "digirl"  # as documented
     finally:
         proc.send_signal(stop)
         try:
