@@ -68,7 +68,7 @@ def add_commands(sub: Any) -> None:
 def _env_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--taskset",
-        choices=("general", "webshop", "phone"),
+        choices=("general", "webshop", "phone", "compound"),
         default=None,
         help="task set (default: inferred from the instruction)",
     )

@@ -137,11 +137,16 @@ def _print_report(r: dict[str, Any], show: int) -> None:
             row += [str(c["solved"]), f"{c['solved'] / c['lines']:.1%}" if c["lines"] else "-"]
         t.add_row(*row)
     con.print(t)
+    for title, rows in (("rejected", r["unsupported"]), ("expert failures", r["failures"])):
+        if rows:
+            con.print(f"[bold]{title}[/] ({len(rows)}; first {min(show, len(rows))}):")
+            for row in rows[:show]:
+                con.print(f"  line {row['line']}: {json.dumps(row['text'])} — {row['reason']}", markup=False)
     failing = [x for x in r.get("per_line", []) if x["status"] in ("parse", "unsupported_app", "expert")]
     if failing:
-        con.print(f"[bold]failing lines[/] ({len(failing)}; first {min(show, len(failing))}):")
+        con.print(f"[bold]why lines fail[/] ({len(failing)}; first {min(show, len(failing))}):")
         for row in failing[:show]:
-            con.print(f"  line {row['line']} [{row['status']}]: {json.dumps(row['text'])} — {row['reason']}", markup=False)
+            con.print(f"  line {row['line']} [{row['status']}]: {json.dumps(row['text'])}", markup=False)
     noted = [x for x in r.get("per_line", []) if x["status"] in ("solved", "not_run") and x["reason"]]
     if noted:
         con.print(f"[bold]placeholder apps[/] ({len(noted)}; first {min(show, len(noted))}):")

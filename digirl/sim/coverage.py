@@ -153,7 +153,7 @@ def coverage_report(
     carry the expected family and slots. Returns a JSON-serializable dict: totals, ``parse_rate``,
     ``solve_rate`` (lines solved for every seed / lines), ``how`` (lines matched as written, after
     normalization, or as a question turned into a web search), per-``families`` counts,
-    ``unsupported`` (line, text, reason, kind), ``failures`` (expert episodes that failed),
+    ``unsupported`` (line, text, reason), ``failures`` (expert episodes that failed),
     ``per_line`` (every line's ``status``: ``solved``, ``parse`` (no family takes it),
     ``unsupported_app`` (it asks for an app the phone lacks), ``expert`` (parsed, but the scripted
     expert failed on some seed) or ``not_run`` (parsed; expert not run), with the ``reason``; a
@@ -178,7 +178,7 @@ def coverage_report(
     failures: list[dict[str, Any]] = []
     tasks: list[tuple[int, TaskSpec]] = []
     per_line: list[dict[str, Any]] = []
-    how: dict[str, int] = {"rule": 0, "normalized": 0, "compound": 0, "question": 0}
+    how: dict[str, int] = {"rule": 0, "normalized": 0, "question": 0}  # "compound" joins when a line is one
     expected: dict[str, Any] = {"lines": 0, "right_family": 0, "wrong": [], "slot_mismatches": []}
     for item in items:
         lineno, text = item.lineno, item.text
@@ -187,7 +187,7 @@ def coverage_report(
             _check_expected(item, found.intent, found.reason, expected, families.setdefault(item.expected, _new_family()))
         if found.intent is None:
             kind, why = _reject_kind(text, found.reason)
-            unsupported.append({"line": lineno, "text": text, "reason": found.reason, "kind": kind})
+            unsupported.append({"line": lineno, "text": text, "reason": found.reason})
             per_line.append({"line": lineno, "text": text, "status": kind, "reason": why, "family": None})
             continue
         how[found.how] = how.get(found.how, 0) + 1

@@ -316,7 +316,7 @@ def test_coverage_says_why_each_line_fails() -> None:
     assert status["Flibber the jabberwock"][0] == "parse"
     assert status["Open Spotify"][0] == "solved"
     assert r["status_counts"] == {"solved": 2, "unsupported_app": 1, "parse": 1}
-    assert r["how"]["compound"] == 1
+    assert r["how"]["compound"] == 1 and r["unsupported"][0]["text"] == "Open the weather"
     none = coverage_report(["Open Spotify"], run_expert=False)
     assert none["per_line"][0]["status"] == "not_run"
 
