@@ -17,13 +17,17 @@ def _config(args: argparse.Namespace) -> Any:
     + overrides, with ``algo.name=digiq`` and ``mode=offline`` unless overridden."""
     from digirl.config.core import load_config
     from digirl.training.config import TrainConfig
+    from digirl.training.settle import settle_run_config
 
     saved = Path(args.run_dir) / "config.yaml"
     if saved.is_file():
         if args.preset:
             raise ValueError(f"{args.run_dir} already holds a run; drop --preset (its saved config is used)")
-        return load_config(TrainConfig, preset=str(saved), overrides=args.overrides)
-    return load_config(TrainConfig, preset=args.preset, overrides=["algo.name=digiq", "mode=offline", *args.overrides])
+        cfg = load_config(TrainConfig, preset=str(saved), overrides=args.overrides)
+        return settle_run_config(cfg, preset=str(saved), overrides=args.overrides, run_dir=args.run_dir)
+    overrides = ["algo.name=digiq", "mode=offline", *args.overrides]
+    cfg = load_config(TrainConfig, preset=args.preset, overrides=overrides)
+    return settle_run_config(cfg, preset=args.preset, overrides=overrides)
 
 
 def _save(cfg: Any, run_dir: str) -> Any:

@@ -18,15 +18,19 @@ def _config_args(p: argparse.ArgumentParser) -> None:
 
 def _load(cls: type, args: argparse.Namespace, existing: Path | None = None, extra: list[str] | None = None) -> Any:
     """Config from defaults + preset + overrides; an existing run's saved config replaces the preset
-    (so `digirl train RUN iterations=20` resumes with only that change)."""
+    (so `digirl train RUN iterations=20` resumes with only that change). Settled against the policy
+    it loads (digirl.training.settle) before anything is created."""
     from digirl.config.core import load_config
+    from digirl.training.settle import settle_run_config
 
     preset = args.preset
     if existing is not None and existing.is_file():
         if preset:
             raise ValueError(f"{existing.parent} already holds a run; drop --preset (its saved config is used)")
         preset = str(existing)
-    return load_config(cls, preset=preset, overrides=[*(extra or []), *args.overrides])
+    overrides = [*(extra or []), *args.overrides]
+    cfg: Any = load_config(cls, preset=preset, overrides=overrides)
+    return settle_run_config(cfg, preset=preset, overrides=overrides, run_dir=existing.parent if existing else None)
 
 
 def _main_process() -> bool:

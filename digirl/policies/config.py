@@ -13,7 +13,51 @@ from typing import Any, Literal
 
 from digirl.core.errors import DataError
 
-__all__ = ["APIPolicyConfig", "AutoUIPolicyConfig", "EncoderConfig", "HFPolicyConfig", "PolicyConfig", "PolicyNetConfig"]
+__all__ = [
+    "KIND_CONFIGS",
+    "RUNTIME_KEYS",
+    "APIPolicyConfig",
+    "AutoUIPolicyConfig",
+    "EncoderConfig",
+    "HFPolicyConfig",
+    "PolicyConfig",
+    "PolicyNetConfig",
+]
+
+#: The keys of ``policy.<kind>`` that say how a saved policy runs or samples, not what it is: a run may
+#: set them on a loaded policy (``policy.init`` = a saved folder, or a resumed checkpoint). Every other
+#: key is fixed by the saved ``policy.json``, and a run that asks for another value is an error
+#: (:func:`digirl.policies.registry.settle_loaded_policy`). ``None``: every key (an endpoint's settings;
+#: no weights depend on them). ``policy.device``, ``temperature`` and ``tap_epsilon`` are run options of
+#: every kind. The default policy's ``dropout`` and ``word_dropout`` are saved with it: set them when it is made.
+RUNTIME_KEYS: dict[str, tuple[str, ...] | None] = {
+    "default": (),
+    "hf": (
+        "dtype",
+        "autocast",
+        "attn_implementation",
+        "fast_vision_attention",
+        "gradient_checkpointing",
+        "vision_checkpointing",
+        "compile_lm",
+        "freeze_vision",
+        "vision_cache",
+        "max_new_tokens",
+    ),
+    "autoui": (
+        "vision_encoder",
+        "features",
+        "max_new_tokens",
+        "dtype",
+        "vision_dtype",
+        "feature_cache",
+        "vision_batch_size",
+        "gradient_checkpointing",
+    ),
+    "api": None,
+}
+#: Keys an ``hf`` run may also set on a fully fine-tuned saved policy: they start LoRA adapters on top of it.
+HF_LORA_KEYS = ("lora_r", "lora_alpha", "lora_dropout", "lora_targets", "lora_vision")
 
 
 def _f(default: Any, help: str, choices: tuple[Any, ...] | None = None) -> Any:
@@ -368,3 +412,12 @@ class PolicyConfig:
             raise ValueError(f"policy.tap_epsilon must be in [0, 1), got {self.tap_epsilon}")
         if self.tap_epsilon and self.kind != "default":
             raise ValueError(f"policy.tap_epsilon applies to the default policy only, not kind={self.kind}")
+
+
+#: Each built-in kind's sub-config of :class:`PolicyConfig`: ``policy.<attribute>`` holds a ``cls``.
+KIND_CONFIGS: dict[str, tuple[str, type]] = {
+    "default": ("default", EncoderConfig),
+    "hf": ("hf", HFPolicyConfig),
+    "autoui": ("autoui", AutoUIPolicyConfig),
+    "api": ("api", APIPolicyConfig),
+}

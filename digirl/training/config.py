@@ -131,6 +131,11 @@ class EvalConfig:
         "(digirl/policies/decoding.py); training's random streams are left as they were",
     )
     seed: int = _f(12345, "seed of evaluation episodes (same for every evaluation)")
+    selection_split: str = _f(
+        "unspecified",
+        "the split this run's recipe (hyperparameters, checkpoint, stopping point) was chosen on: validation, test, "
+        "none or unspecified; recorded in every result JSON, so a reader knows whether a test number is held out",
+    )
 
 
 @dataclass
@@ -208,6 +213,13 @@ class TrainConfig:
     )
     checkpoint_keep: int = _f(2, "checkpoints kept on disk")
     env: EnvConfig = _sub(EnvConfig, "environment")
+    observation: str = _f(
+        "auto",
+        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
+        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
+        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
+        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+    )
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     algo: AlgoConfig = _sub(AlgoConfig, "algorithm")
     eval: EvalConfig = _sub(EvalConfig, "evaluation")
@@ -234,6 +246,13 @@ class SFTRunConfig:
         "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
     )
     env: EnvConfig = _sub(EnvConfig, "environment the demos come from")
+    observation: str = _f(
+        "auto",
+        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
+        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
+        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
+        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+    )
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     sft: SFTConfig = _sub(SFTConfig, "supervised fine-tuning")
 
@@ -258,6 +277,13 @@ class CollectConfig:
     )
     shard_size: int = _f(64, "trajectories per stored shard: a killed collect loses (and re-collects) at most this many")
     env: EnvConfig = _sub(EnvConfig, "environment")
+    observation: str = _f(
+        "auto",
+        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
+        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
+        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
+        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+    )
     policy: PolicyConfig = _sub(PolicyConfig, "policy (policy.init = a saved policy folder)")
 
     def __post_init__(self) -> None:
@@ -279,4 +305,11 @@ class EvalRunConfig:
 
     env: EnvConfig = _sub(EnvConfig, "environment")
     eval: EvalConfig = _sub(EvalConfig, "evaluation protocol")
+    observation: str = _f(
+        "auto",
+        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
+        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
+        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
+        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+    )
     policy: PolicyConfig = _sub(PolicyConfig, "policy options (device, temperature)")
