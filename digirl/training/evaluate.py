@@ -257,10 +257,16 @@ def _failures_markdown(gifs: dict[str, dict[str, list[dict[str, str]]]]) -> str:
 
 def write_reports(reports: Sequence[EvalReport], out_dir: str | Path, name: str = "eval", *, failure_gifs: int = 0) -> None:
     """``NAME.json`` and ``NAME.md`` in ``out_dir``; with ``failure_gifs=N``, GIFs of N failed episodes
-    per family (see :func:`write_failure_gifs`) linked from the Markdown and listed in the JSON."""
+    per family (see :func:`write_failure_gifs`) linked from the Markdown and listed in the JSON.
+
+    The JSON maps each split to its report, beside what every result records
+    (:func:`digirl.utils.provenance.result_metadata`: observation, selection_split, gpu, machine, command)."""
+    from digirl.utils.provenance import result_metadata
+
     p = Path(out_dir)
     p.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {r.split: r.to_dict() for r in reports}
+    data |= {k: v for k, v in result_metadata().items() if k not in data}
     md = to_markdown(reports)
     if failure_gifs > 0:
         gifs = write_failure_gifs(reports, p, name, failure_gifs)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from digirl.core.types import Trajectory
+from digirl.utils.provenance import result_metadata
 
 __all__ = ["FINAL_EVAL_FILE", "final_eval_done", "mark_final_eval", "stored_iterations"]
 
@@ -75,7 +76,7 @@ def mark_final_eval(run_dir: str | Path, iteration: int, final: list[dict[str, A
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"iteration": iteration, "final": final}, f, indent=2, default=str)
+            json.dump({"iteration": iteration, "final": final, **result_metadata()}, f, indent=2, default=str)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())

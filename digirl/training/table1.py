@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import platform
 import sys
 import time
 from dataclasses import dataclass, field
@@ -28,6 +26,7 @@ from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
 from digirl.training.table1_partial import partial_comparison, partial_curves, partial_markdown
 from digirl.training.table1_sampled import Curves, sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
+from digirl.utils.provenance import machine_info, result_metadata
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +53,15 @@ class Table1Config:
     rollout_size: int = _f(32, "trajectories per online iteration")
     eval_every: int = _f(4, "evaluate off2on runs every N iterations (learning curves)")
     test_tasks: int = _f(96, "first N test tasks in order (DigiRL protocol)")
+    val_tasks: int = _f(96, "first N validation tasks in order, evaluated and reported beside test (choose recipes on these)")
+    observation: str = _f(
+        "auto", "what every stage's agent sees: screenshot, screenshot+elements, or auto (as the SFT policy's flags say)"
+    )
+    selection_split: str = _f(
+        "unspecified",
+        "the split this recipe (its hyperparameters) was chosen on: validation, test, none or unspecified; recorded "
+        "in table1.json so a reader knows whether the test numbers are held-out estimates",
+    )
     train_tasks: int = _f(48, "random train tasks evaluated")
     num_envs: int = _f(2, "env workers per run")
     parallel: int = _f(8, "runs executed at the same time")
@@ -92,6 +100,22 @@ SAMPLED = "eval/test_sampled_success_rate"  # logged by runs with eval.sampled=t
 BASE_PAIRS = (("digirl_off2on", "fbc_off2on"), ("digirl_offline", "fbc_offline"), ("digirl_off2on", "digirl_offline"))
 
 Method = tuple[str, str, str | None, str | None, tuple[str, ...]]
+#: Splits every evaluation may report (validation: where a run evaluated it, eval.val_tasks > 0).
+SPLITS = ("train", "validation", "test")
+
+
+def _observation(out: Path, cfg: Table1Config) -> str:
+    """What the table's agents saw: the switch when given, else as the stages' saved configs settled it."""
+    if cfg.observation != "auto":
+        return cfg.observation
+    seen = set()
+    for saved in sorted(out.glob("*-s*/*/config.yaml")):
+        for line in saved.read_text().splitlines():
+            if line.startswith("observation:"):
+                seen.add(line.partition(":")[2].split("#")[0].strip().strip("'\""))
+    if "auto" in seen:  # settled to auto only where policy and critics see different things
+        seen = (seen - {"auto"}) | {"mixed (see the runs' use_elements flags)"}
+    return " | ".join(sorted(seen)) or "unrecorded"
 
 
 def _variant(spec: str) -> Method:
@@ -124,6 +148,7 @@ def _cell_env(cfg: Table1Config, tset: str) -> list[str]:
         f"env.num_envs={cfg.num_envs}",
         f"env.perturbation={cfg.perturbation}",
         f"policy.device={cfg.device}",
+        f"observation={cfg.observation}",
     ]
 
 
@@ -171,6 +196,7 @@ def _prepare(
     if ev is None:
         eval_args = ["eval", pol, "--out", str(d / "sft-eval"), *env]
         eval_args += [f"eval.test_tasks={cfg.test_tasks}", f"eval.train_tasks={cfg.train_tasks}"]
+        eval_args += [f"eval.val_tasks={cfg.val_tasks}"]
         ev = run_cli(eval_args, d / "sft-eval.log", gpu, run_threads(cfg))
     if not runs_pending:
         return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
@@ -213,6 +239,7 @@ def _train_args(
         f"eval.every={cfg.eval_every}",
         f"eval.test_tasks={cfg.test_tasks}",
         f"eval.train_tasks={cfg.train_tasks}",
+        f"eval.val_tasks={cfg.val_tasks}",
         "log.tensorboard=false",
         *cfg.extra,
         *overrides,
@@ -317,7 +344,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         if res is None:
             continue
         tset, seed = c
-        for split in ("train", "test"):
+        for split in SPLITS:
             v = _success(res["final"], split)
             if v is not None:
                 raw.setdefault(tset, {}).setdefault(key, {}).setdefault(split, []).append(v)
@@ -341,7 +368,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
             if sampled:  # runs with eval.sampled=true
                 sampled_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = sampled
     for c, prep in preps.items():
-        for split in ("train", "test"):
+        for split in SPLITS:
             v = _success(prep["sft_eval"], split)
             if v is not None:
                 raw.setdefault(c[0], {}).setdefault("sft", {}).setdefault(split, []).append(v)
@@ -356,9 +383,9 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     partial_pairs = partial_comparison(curves_by_seed, partial, compared)
     sampled_vs_greedy = sampled_comparison(curves_by_seed, sampled_by_seed)
     summary = {
-        "command": " ".join(sys.argv),
+        **result_metadata(observation=_observation(out, cfg), selection_split=cfg.selection_split),
+        "command_line": " ".join(sys.argv),
         "machine": machine,
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,
         "results": raw,
@@ -446,44 +473,6 @@ def families_markdown(fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[
     return out
 
 
-def _gpu_name() -> str:
-    try:
-        import torch
-
-        return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
-    except Exception:
-        return "unknown"
-
-
-def _cpu_model() -> str:
-    """The first CPU's model name with its family / model / stepping (VMs often show a generic name)."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().split("\n\n", 1)[0].splitlines()
-    except OSError:
-        return platform.processor() or "unknown"
-    info = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
-    ids = "/".join(info.get(k, "?") for k in ("cpu family", "model", "stepping"))
-    return f"{info.get('model name', 'unknown')} ({ids})"
-
-
-def machine_info() -> dict[str, Any]:
-    """What a result was measured on, with what a bit-for-bit repeat depends on besides the command:
-    the CPU, the torch build, the CPU kernels torch picked and the thread setting. A deterministic run
-    repeated on another host of the same VM kind can part after a few iterations; this is what to compare."""
-    import torch
-
-    return {
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "cpus": os.cpu_count(),
-        "cpu_model": _cpu_model(),
-        "torch": torch.__version__,
-        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
-        "gpu": _gpu_name(),
-    }
-
-
 def _fmt(vals: list[float] | None, n_seeds: int) -> str:
     if not vals:
         return "–"
@@ -494,20 +483,21 @@ def _fmt(vals: list[float] | None, n_seeds: int) -> str:
 
 def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table1Config) -> str:
     sets = [s for s in cfg.sets if s in raw]
-    head = "| Method | " + " | ".join(f"{s} train | {s} test" for s in sets) + " |"
-    lines = [head, "|---|" + "---|---|" * len(sets)]
+    head = "| Method | " + " | ".join(f"{s} train | {s} validation | {s} test" for s in sets) + " |"
+    lines = [head, "|---|" + "---|---|---|" * len(sets)]
     for key, label, _, _, _ in methods(cfg):
         cells = []
         for s in sets:
             m = raw[s].get(key, {})
-            cells += [_fmt(m.get("train"), len(cfg.seeds)), _fmt(m.get("test"), len(cfg.seeds))]
+            cells += [_fmt(m.get(split), len(cfg.seeds)) for split in ("train", "validation", "test")]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     n = len(cfg.seeds)
     lines.append("")
     n_off = cfg.offline_trajectories + cfg.iterations * cfg.rollout_size
     lines.append(
         f"Success rate (%) on the embedded simulator, mean ± std over {n} seed(s); "
-        f"test = first {cfg.test_tasks} test tasks in order, train = {cfg.train_tasks} random train tasks; "
+        f"test = first {cfg.test_tasks} test tasks in order, validation = first {cfg.val_tasks} validation tasks "
+        f"in order (held-out entities of its own), train = {cfg.train_tasks} random train tasks; "
         f"off2on = {cfg.offline_trajectories} offline + {cfg.iterations}×{cfg.rollout_size} online trajectories; "
         f"offline = {n_off} offline trajectories (equal budgets)."
     )

@@ -1,0 +1,103 @@
+"""What every result JSON records about how it was made: the one home of that metadata.
+
+A result is only as honest as what it says about itself: what the agent saw (``observation``:
+``screenshot`` or ``screenshot+elements``), which split its recipe or checkpoint was chosen on
+(``selection_split``: ``validation``, ``test``, ``none`` or ``unspecified``), the GPU model and the
+machine, and the exact command. Writers call :func:`result_metadata` and merge it into their JSON;
+the command line sets the run's part once (:func:`set_run_context`) after its config is settled, so
+writers deep in a run (periodic evaluations) need no extra arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SELECTION_SPLITS", "gpu_name", "machine_info", "result_metadata", "run_context", "set_run_context"]
+
+#: What ``selection_split`` may say.
+SELECTION_SPLITS = ("validation", "test", "none", "unspecified")
+
+_CONTEXT: dict[str, str] = {"observation": "unrecorded", "selection_split": "unspecified"}
+
+
+def set_run_context(*, observation: str | None = None, selection_split: str | None = None) -> None:
+    """This process's run: what its agent sees and the split its choices were made on."""
+    if selection_split is not None and selection_split not in SELECTION_SPLITS:
+        raise ValueError(f"selection_split must be one of {', '.join(SELECTION_SPLITS)}, got {selection_split!r}")
+    if observation is not None:
+        _CONTEXT["observation"] = observation
+    if selection_split is not None:
+        _CONTEXT["selection_split"] = selection_split
+
+
+def run_context() -> dict[str, str]:
+    return dict(_CONTEXT)
+
+
+def gpu_name() -> str:
+    """The first CUDA device's model (``torch.cuda.get_device_name``), ``none`` without one."""
+    try:
+        import torch
+
+        return str(torch.cuda.get_device_name(0)) if torch.cuda.is_available() else "none"
+    except Exception:  # no torch, or a broken driver: the result still gets written
+        return "unknown"
+
+
+def _cpu_model() -> str:
+    """The first CPU's model name with its family / model / stepping (VMs often show a generic name)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().split("\n\n", 1)[0].splitlines()
+    except OSError:
+        return platform.processor() or "unknown"
+    info = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+    ids = "/".join(info.get(k, "?") for k in ("cpu family", "model", "stepping"))
+    return f"{info.get('model name', 'unknown')} ({ids})"
+
+
+def machine_info() -> dict[str, Any]:
+    """What a result was measured on, with what a bit-for-bit repeat depends on besides the command:
+    the CPU, the torch build, the CPU kernels torch picked, the thread setting and the GPU."""
+    out: dict[str, Any] = {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
+        "gpu": gpu_name(),
+    }
+    try:
+        import torch
+
+        out["torch"] = torch.__version__
+        out["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    except Exception:
+        out["torch"] = "unavailable"
+    return out
+
+
+def result_metadata(
+    *, observation: str | None = None, selection_split: str | None = None, command: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The fields every result JSON carries: ``observation``, ``selection_split``, ``gpu``, ``machine``,
+    ``command`` (the exact argv, a list) and ``date``; arguments override the run's context."""
+    from digirl import __version__
+
+    if selection_split is not None and selection_split not in SELECTION_SPLITS:
+        raise ValueError(f"selection_split must be one of {', '.join(SELECTION_SPLITS)}, got {selection_split!r}")
+    machine = machine_info()
+    return {
+        "observation": observation or _CONTEXT["observation"],
+        "selection_split": selection_split or _CONTEXT["selection_split"],
+        "gpu": machine["gpu"],
+        "machine": machine,
+        "command": list(command if command is not None else sys.argv),
+        "digirl_version": __version__,
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
