@@ -33,7 +33,14 @@ __all__ = ["FINAL_EVAL_FILE", "final_eval_done", "mark_final_eval", "stored_iter
 FINAL_EVAL_FILE = "final-eval.json"
 
 
-def stored_iterations(online: Iterable[Trajectory], iteration: int) -> tuple[list[Trajectory], dict[int, list[Trajectory]]]:
+def stored_iterations(
+    online: Iterable[Trajectory],
+    iteration: int,
+    *,
+    updates: int = 0,
+    max_staleness: int = 0,
+    warmup_iterations: int = 0,
+) -> tuple[list[Trajectory], dict[int, list[Trajectory]]]:
     """``(replay, pending)`` from a run's stored online trajectories and its checkpoint's ``iteration``
     (online iterations completed).
 
@@ -42,6 +49,11 @@ def stored_iterations(online: Iterable[Trajectory], iteration: int) -> tuple[lis
     -> its trajectories (env failures included, as collected) for every stored iteration ``>=
     iteration``: collected and stored, but not yet learned from when the run was killed.
     A trajectory without an ``iteration`` in its metadata counts as checkpointed.
+
+    With asynchronous learning (``max_staleness`` k > 0) the learner dropped, instead of replaying,
+    a trajectory more than k updates older than its version when it consumed that iteration; that
+    version is recomputed from the checkpoint's ``updates`` (one update per iteration from
+    ``warmup_iterations`` on), and such trajectories stay out of ``replay`` as well.
     """
     replay: list[Trajectory] = []
     pending: dict[int, list[Trajectory]] = {}
@@ -49,9 +61,21 @@ def stored_iterations(online: Iterable[Trajectory], iteration: int) -> tuple[lis
         it = int(t.metadata.get("iteration", -1))
         if it >= iteration:
             pending.setdefault(it, []).append(t)
-        elif not t.env_failure:
+        elif t.env_failure:
+            continue
+        elif max_staleness > 0 and _was_stale(t, it, iteration, updates, max_staleness, warmup_iterations):
+            continue
+        else:
             replay.append(t)
     return replay, pending
+
+
+def _was_stale(t: Trajectory, it: int, iteration: int, updates: int, k: int, warmup: int) -> bool:
+    """Whether the asynchronous learner, consuming iteration ``it``, dropped ``t`` as stale."""
+    if t.policy_version is None or it < 0:
+        return False
+    version = updates - sum(1 for i in range(it, iteration) if i >= warmup)  # the learner's, consuming `it`
+    return version - t.policy_version > k
 
 
 def final_eval_done(run_dir: str | Path, iteration: int) -> list[dict[str, Any]] | None:

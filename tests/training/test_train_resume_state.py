@@ -50,7 +50,8 @@ def test_final_eval_marker(tmp_path: Path) -> None:
     mark_final_eval(tmp_path, 6, final)
     assert final_eval_done(tmp_path, 6) == final
     assert final_eval_done(tmp_path, 8) is None  # the run was extended: evaluate at the new end
-    assert json.loads((tmp_path / FINAL_EVAL_FILE).read_text()) == {"iteration": 6, "final": final}
+    saved = json.loads((tmp_path / FINAL_EVAL_FILE).read_text())
+    assert (saved["iteration"], saved["final"]) == (6, final)
     (tmp_path / FINAL_EVAL_FILE).write_text("{")  # torn by hand: evaluate again
     assert final_eval_done(tmp_path, 6) is None
 
@@ -65,3 +66,21 @@ def test_marking_on_a_full_disk_leaves_no_temp_file(tmp_path: Path, monkeypatch:
     with pytest.raises(OSError, match="No space left"):
         mark_final_eval(tmp_path, 1, [])
     assert os.listdir(tmp_path) == []
+
+
+def test_asynchronous_runs_leave_out_what_the_learner_dropped_as_stale() -> None:
+    def versioned(it: int, k: int, version: int) -> Trajectory:
+        t = _traj(it, k)
+        t.policy_version = version
+        return t
+
+    # k = 1, warm-up 1: the learner consumes iterations 0, 1, 2, 3 at versions 0, 0, 1, 2
+    online = [versioned(0, 0, 0), versioned(1, 0, 0), versioned(2, 0, 0), versioned(2, 1, 1), versioned(3, 0, 0)]
+    replay, pending = stored_iterations(online, 3, updates=2, max_staleness=1, warmup_iterations=1)
+    assert [t.traj_id for t in replay] == ["i0-0", "i1-0", "i2-0", "i2-1"]  # at most 1 update old: all kept
+    assert list(pending) == [3]
+    replay, pending = stored_iterations(online, 4, updates=3, max_staleness=1, warmup_iterations=1)
+    assert [t.traj_id for t in replay] == ["i0-0", "i1-0", "i2-0", "i2-1"]  # i3-0: 2 updates old, dropped
+    assert pending == {}
+    replay, _ = stored_iterations(online, 4, updates=3, max_staleness=0, warmup_iterations=1)
+    assert len(replay) == 5  # synchronous: nothing is dropped
