@@ -89,10 +89,13 @@ PHONE_FAMILIES = (
 FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: Families outside the shipped task sets (issue 42), run by the phone env: ``compound`` (an ordered
 #: plan of sub-tasks of any family: :mod:`digirl.sim.families.compound`), ``go_home`` (the home screen
-#: is in front) and ``add_to_cart`` (``site``, ``query``: the first result of that search is in the
-#: site's cart) and ``app_search`` (``app``, ``query``: the app shows its own search results for the
-#: query; the Play Store). They are not in :data:`FAMILIES`, so the shipped sets and their tests keep their meaning.
-EXTRA_FAMILIES = ("compound", "go_home", "add_to_cart", "app_search")
+#: is in front), ``add_to_cart`` (``site``, ``query``: the first result of that search is in the
+#: site's cart), ``app_search`` (``app``, ``query``: the app shows its own search results for the
+#: query; the Play Store and Contacts), ``calculate`` (``expr``, ``value``: the Calculator shows that
+#: expression and its result) and ``app_page`` (``app``, ``page``: a tab of the Clock or Phone app is
+#: shown; these two in :mod:`digirl.sim.families.surface`). They are not in :data:`FAMILIES`, so the
+#: shipped sets and their tests keep their meaning.
+EXTRA_FAMILIES = ("compound", "go_home", "add_to_cart", "app_search", "calculate", "app_page")
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)
 SHOP_SITES = ("costco.com", "bestbuy.com", "target.com", "walmart.com", "newegg.com", "ebay.com")

@@ -224,7 +224,7 @@ def _cart_plan(e: ExpertStep) -> Action:
 
 # ---------------------------------------------------------------- app_search
 #: Apps whose own search ``app_search`` covers (YouTube, Maps and Chrome have their families).
-SEARCHABLE_APPS = ("playstore",)
+SEARCHABLE_APPS = ("playstore", "contacts")
 
 
 def _app_results(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
@@ -233,11 +233,24 @@ def _app_results(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     app = intent.get("app")
     if app not in SEARCHABLE_APPS or phone.fg != app:
         return False
-    screen, arg = phone.apps[app].top  # type: ignore[attr-defined]
+    a: Any = phone.apps[app]
+    if app == "contacts":  # the list filters as one types: the search box holds the query
+        return bool(a.page == "list" and terms_in(query_terms(intent), a.fields.get("q", "")))
+    screen, arg = a.top
     return bool(screen == "results" and terms_in(query_terms(intent), str(arg)))
 
 
-@builtin_family("app_search", "phone", predicate=_app_results, doc="the app shows its search results for the query")
+def _app_search_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """Searching contacts for a name: someone of that name is in them."""
+    if intent.get("app") == "contacts":
+        from digirl.sim.families.comms import ensure_contact
+
+        ensure_contact(phone, intent.get("query"), rng)
+
+
+@builtin_family(
+    "app_search", "phone", predicate=_app_results, setup=_app_search_setup, doc="the app shows its search results for the query"
+)
 def _app_search_plan(e: ExpertStep) -> Action:
     app = e.intent.get("app")
     if app not in SEARCHABLE_APPS:
@@ -246,6 +259,10 @@ def _app_search_plan(e: ExpertStep) -> Action:
     if step is not None:
         return step
     s: Any = e.phone.apps[app]
+    if app == "contacts":
+        if s.page != "list":
+            return Action.back()
+        return e.type_into(s, "q", "contacts.search", e.intent.get("query"), submit=False)
     if s.top[0] == "search":
         return e.type_into(s, "q", "store.query", e.intent.get("query"))
     return e.goto("store.search") or Action.back()

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from digirl.sim.intents import SHOP_SITES, Intent
 
-__all__ = ["CONTEXT_RULES", "MAX_PIECES", "Context", "parse_compound", "second_request", "swallowed_connective"]
+__all__ = ["CONTEXT_RULES", "FALLBACK_RULES", "MAX_PIECES", "Context", "parse_compound", "second_request", "swallowed_connective"]
 
 #: Texts cut into more pieces than this are not tried as compounds (2^(n-1) groupings).
 MAX_PIECES = 8
@@ -122,7 +122,7 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
     if ctx.app in ("chrome", "google") and ctx.site in ("", "google.com"):
         return _parse_one(f"search for {q}")
     if ctx.app == "contacts":
-        return _parse_one(f"show me {q}'s contact")
+        return Intent("app_search", {"app": "contacts", "query": q})
     if ctx.app == "playstore":
         return Intent("app_search", {"app": "playstore", "query": q})
     if ctx.last is not None and ctx.last.family in _NAVIGATION:
@@ -180,8 +180,35 @@ def _ellipsis(text: str, ctx: Context) -> Intent | None:
     return got if got.family in ("toggle_setting", "open_app", "settings_page", "make_call", "install_app") else None
 
 
-#: In-context rules, tried in order on a group the phrasings alone do not place.
-CONTEXT_RULES: list[ContextRule] = [_first_result, _in_app_search, _ellipsis, _settings_page]
+def _in_app_page(text: str, ctx: Context) -> Intent | None:
+    """Inside the Calculator an arithmetic request is entered there; inside Clock / Phone a tab name
+    ("go to timer", "the stopwatch tab", "open the keypad") is that tab."""
+    if ctx.app == "calculator":
+        from digirl.sim.families.surface import calc_intent
+
+        return calc_intent(text)
+    if ctx.app not in ("clock", "phone"):
+        return None
+    from digirl.sim.families.surface import APP_PAGES
+
+    name = re.sub(
+        r"^(?:go\s+to|open|tap(?:\s+on)?|select|switch\s+to|show(?:\s+me)?)\s+(?:the\s+)?", "", text.strip(), flags=re.I
+    )
+    name = re.sub(r"\s+tab$", "", name, flags=re.I).lower()
+    name = {"alarms": "alarm", "world clock": "clock", "dial pad": "keypad", "dialpad": "keypad", "recent calls": "recents"}.get(
+        name, name
+    )
+    for page in APP_PAGES[ctx.app]:
+        if name == page.lower():
+            return Intent("app_page", {"app": ctx.app, "page": page})
+    return None
+
+
+#: In-context rules for steps that only mean something after the one before: tried in order on each
+#: group before the phrasings (a rule returns None to pass).
+CONTEXT_RULES: list[ContextRule] = [_first_result, _in_app_search, _in_app_page]
+#: Rules tried after the phrasings failed on a group (bare names: "…, then wifi").
+FALLBACK_RULES: list[ContextRule] = [_ellipsis, _settings_page]
 
 
 def _known_app(name: str) -> bool:
@@ -221,7 +248,7 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
     text = text.strip(" ,.;")
     if not text:
         return None
-    for rule in CONTEXT_RULES[:2]:  # steps that only make sense after the one before
+    for rule in CONTEXT_RULES:
         got = rule(text, ctx)
         if got is not None:
             return got
@@ -244,7 +271,7 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
         ):
             return Intent("app_settings", {"app": got.get("app")})  # "settings, apps, then Instagram"
         return got
-    for rule in CONTEXT_RULES[2:]:
+    for rule in FALLBACK_RULES:
         got = rule(text, ctx)
         if got is not None:
             return got
@@ -297,8 +324,10 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
         ctx.app, ctx.site = "chrome", ""
     elif fam in _APP_OF:
         ctx.app, ctx.site = _APP_OF[fam], ""
-    elif fam == "app_search":
+    elif fam in ("app_search", "app_page"):
         ctx.app, ctx.site = intent.get("app"), ""
+    elif fam == "calculate":
+        ctx.app, ctx.site = "calculator", ""
     if fam in ("shop_search", "web_search", "maps_search", "youtube_video", "app_search"):
         ctx.query = intent.get("query")
     for slot in _ENTITY_SLOTS:

@@ -1,6 +1,8 @@
 """Phrasings of the families issue 42 added outside the shipped task sets: ``go_home``,
-``app_search`` (a search inside the Play Store) and ``add_to_cart`` ("add the first X on
-bestbuy.com to the cart"). They join :data:`~digirl.sim.tasks.app_rules.APPS_EARLY` (before the
+``app_search`` (a search inside the Play Store or Contacts), ``add_to_cart`` ("add the first X on
+bestbuy.com to the cart"), ``calculate`` ("use the calculator to work out 64 divided by 8") and
+``app_page`` ("open the timer tab in the clock", "open the dial pad"). A bare "calculate 23 times
+17" stays a web search, as AitW counts it. They join :data:`~digirl.sim.tasks.app_rules.APPS_EARLY` (before the
 AitW rules, which would read "search the Play Store for X" as a web search); the shipped task sets
 parse exactly as before (tests/sim/test_sim_compound.py checks every shipped line)."""
 
@@ -41,3 +43,56 @@ def _cart(g: dict[str, str]) -> Intent | None:
     site = canonical_shop_site(g["site"])
     q = unquote(g["q"])
     return Intent("add_to_cart", {"site": site, "query": q}) if site and q else None
+
+
+@APPS_EARLY.rule(
+    "search~(?:in~|through~)?(?:my~|the~)?contacts(?:~app)?~for~{q}",
+    "(?:search|look)~(?:for~)?{q}~in~(?:my~|the~)?contacts(?:~app)?",
+)
+def _contacts_search(g: dict[str, str]) -> Intent | None:
+    q = unquote(g["q"])
+    return Intent("app_search", {"app": "contacts", "query": q}) if q and len(q.split()) <= 3 else None
+
+
+@APPS_EARLY.rule(
+    "(?:use|open)~(?:the~)?calculator(?:~app)?~(?:to|and)~{x}",
+    "(?:calculate|compute|work~out|figure~out|add|multiply|divide|subtract)~{x}~(?:on|with|using|in)~(?:the~)?calculator(?:~app)?",
+    "on~(?:the~)?calculator,?~{x}",
+)
+def _calculate(g: dict[str, str]) -> Intent | None:
+    from digirl.sim.families.surface import calc_intent
+
+    return calc_intent(g["x"])
+
+
+_CLOCK_TAB = {
+    "alarm": "Alarm",
+    "alarms": "Alarm",
+    "clock": "Clock",
+    "world clock": "Clock",
+    "timer": "Timer",
+    "stopwatch": "Stopwatch",
+}
+
+
+@APPS_EARLY.rule(
+    "(?:open|go~to|show(?:~me)?|switch~to|select|tap)~(?:the~|my~)?(?P<tab>alarms?|world~clock|clock|timer|stopwatch)~tab"
+    "(?:~(?:in|of|on)~(?:the~)?clock(?:~app)?)?",
+    "(?:show|open)(?:~me)?~(?:the~)?world~clock",
+)
+def _clock_tab(g: dict[str, str]) -> Intent:
+    tab = _CLOCK_TAB[" ".join(g.get("tab", "world clock").lower().split())]
+    return Intent("app_page", {"app": "clock", "page": tab})
+
+
+@APPS_EARLY.rule(
+    "(?:open|show|bring~up|go~to|switch~to)(?:~me)?~(?:the~|my~)?(?:dial~?pad|dialpad|key~?pad|number~pad|dialer~keypad)"
+    "(?:~(?:in|of|on)~(?:the~)?phone(?:~app)?)?",
+)
+def _keypad(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "phone", "page": "Keypad"})
+
+
+@APPS_EARLY.rule("(?:show|open|check)(?:~me)?~(?:my~|the~)?(?:recent~calls|call~history|call~log|recents~tab)")
+def _recents(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "phone", "page": "Recents"})
