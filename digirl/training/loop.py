@@ -56,7 +56,7 @@ from digirl.training.common import (
     task_pool,
 )
 from digirl.training.config import EvalRunConfig, TrainConfig
-from digirl.training.evaluate import EvalReport, eval_tasks, summarize, write_reports
+from digirl.training.evaluate import EvalReport, eval_task_sets, summarize, write_reports
 from digirl.training.task_sampling import family_outcomes, family_weights
 from digirl.utils import distributed as dist
 
@@ -196,12 +196,14 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
     from digirl.data.annotations import ANNOTATIONS_DIR, write_annotations
     from digirl.data.replay import ReplayBuffer
     from digirl.data.store import TrajectoryStore
+    from digirl.training.settle import settle_run_config
     from digirl.utils.metrics import MetricsLogger
     from digirl.utils.rng import seed_everything
 
     distributed = dist.init()
     main = dist.is_main()
     run_dir = Path(run_dir)
+    cfg = settle_run_config(cfg, run_dir=run_dir, follow_policy=False)  # config.yaml: the policy as loaded
     run_dir.mkdir(parents=True, exist_ok=True)
     if main:
         save_config(cfg, run_dir / "config.yaml")
@@ -259,7 +261,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         if main
         else _Quiet()
     )
-    needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0
+    needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0 or cfg.eval.val_tasks > 0
     runner = make_runner(cfg.env, deterministic=cfg.deterministic) if needs_env and main else None
     asynchronous = cfg.mode != "offline" and cfg.asynchronous.max_staleness > 0
     if asynchronous and distributed:
@@ -272,7 +274,7 @@ def train(cfg: TrainConfig, run_dir: str | Path) -> dict[str, Any]:
         runner = SharedCollector(runner)  # the collector thread and evaluation take turns
     train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
     test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
-    etasks = eval_tasks(test_pool, train_pool, cfg.eval.test_tasks, cfg.eval.train_tasks, cfg.eval.seed)
+    etasks = eval_task_sets(cfg.env, cfg.eval, train_pool=train_pool, test_pool=test_pool) if needs_env else {}
     family_sizes = Counter(t.family for t in train_pool if t is not None)
     families = sorted(family_sizes)
     history: list[dict[str, Any]] = []

@@ -155,11 +155,13 @@ def settle_run_config(
     preset: str | Path | None = None,
     overrides: Sequence[str] = (),
     run_dir: str | Path | None = None,
+    follow_policy: bool = True,
 ) -> Any:
     """``cfg`` (loaded from ``preset`` and ``overrides``) settled as the module docstring says. With
     ``run_dir`` holding a saved run (``config.yaml``, the preset then), only ``overrides`` are requests:
     the policy is checked against the run's latest checkpoint (else ``policy.init``) and the critics
-    against the saved config. Raises :class:`ConfigError` before anything is created."""
+    against the saved config. Raises :class:`ConfigError` before anything is created. ``follow_policy=False``
+    (a config built in Python: which keys were set is unknown) leaves the critics' flags as they are."""
     from digirl.policies.registry import settle_loaded_policy
 
     resumed = run_dir is not None and (Path(run_dir) / "config.yaml").is_file()
@@ -181,7 +183,7 @@ def settle_run_config(
         _check_resumed_critics(cfg, load_config_file(type(cfg), Path(run_dir or "") / "config.yaml"), given, Path(run_dir or ""))
     obs = getattr(cfg, "observation", None)
     if obs == "auto":
-        if not resumed:  # a resumed run's critics are what its checkpoint holds
+        if follow_policy and not resumed:  # a resumed run's critics are what its checkpoint holds
             cfg = _follow_the_policy(cfg, given)
         seen = observation_of(cfg)
         if seen in OBSERVATIONS:  # consistent: record it (a mixed setup stays auto; its flags say the rest)

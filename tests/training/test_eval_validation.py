@@ -3,6 +3,9 @@ beside test; an env without a validation split is an error, not a silent skip.""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from digirl.core.errors import ConfigError
@@ -40,3 +43,18 @@ def test_val_tasks_on_an_env_without_a_validation_split_is_an_error() -> None:
     bad = EnvConfig(id="digirl/sim-general-v0", val_split="dev")
     with pytest.raises(ConfigError, match="has no 'dev' split"):
         eval_task_sets(bad, EvalConfig(test_tasks=0, train_tasks=0, val_tasks=8))
+
+
+def test_training_logs_validation_beside_test(tmp_path: Path) -> None:
+    from digirl.config.core import load_config
+    from digirl.training.config import TrainConfig
+    from digirl.training.loop import train
+
+    over = ["env.runner=inline", "env.num_envs=1", "iterations=1", "rollout_size=1", "eval.every=1"]
+    over += ["eval.test_tasks=2", "eval.val_tasks=2", "eval.train_tasks=0", "log.tensorboard=false", "log.progress=false"]
+    over += ["policy.default.dim=16", "policy.default.layers=1", "policy.default.heads=2", "algo.name=filtered_bc"]
+    res = train(load_config(TrainConfig, overrides=over), tmp_path / "run")
+    assert [r["split"] for r in res["final"]] == ["test", "validation"]
+    assert "eval/validation_success_rate" in res["history"][-1] and "eval/test_success_rate" in res["history"][-1]
+    saved = json.loads((tmp_path / "run" / "eval" / "eval-iter0001.json").read_text())
+    assert saved["validation"]["episodes"] == 2 and saved["observation"] == "screenshot+elements"
