@@ -92,7 +92,10 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     policy = None if cfg.expert else build_policy(cfg.policy, seed=cfg.seed)
     act = None if policy is None else policy_act_fn(policy, greedy=False, temperature=cfg.policy.temperature)
     runner = make_runner(cfg.env, deterministic=cfg.deterministic)
+    fresh = not out.exists()  # a collection that fails before its first shard leaves no folder
     try:
+        if cfg.expert and cfg.expert_noise_sticky and not isinstance(runner, VectorRunner):
+            raise ValueError("expert_noise_sticky=true needs env.runner=process, inline or ray")  # no sticky noise there
         store = TrajectoryStore(out, info={"env_id": cfg.env.id, "producer": "digirl collect", "expert": cfg.expert})
         save_config(cfg, out / "collect-config.yaml")
         stored = set(store.trajectory_ids())
@@ -102,8 +105,6 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
         if len(todo) < len(jobs):
             done = len(jobs) - len(todo)
             log.info("%s already holds %d of these %d trajectories; collecting the other %d", out, done, len(jobs), len(todo))
-        if cfg.expert and cfg.expert_noise_sticky and not isinstance(runner, VectorRunner):
-            raise ValueError("expert_noise_sticky=true needs env.runner=process, inline or ray")  # no sticky noise there
         batch: list[Trajectory] = []
         n_ok = 0
 
@@ -134,11 +135,31 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
                     flush()
         if batch:
             flush()
+    except BaseException:
+        if fresh:
+            _remove_if_nothing_stored(out)
+        raise
     finally:
         runner.close()
     summary: dict[str, Any] = store.summary()
     log.info("collected %d trajectories into %s (success %.1f%%)", len(todo), out, 100 * n_ok / max(1, len(todo)))
     return summary
+
+
+def _remove_if_nothing_stored(out: Path) -> None:
+    """Remove the dataset folder a failed collection created, if it holds no shard (only the files
+    the collection itself writes; anything else keeps the folder)."""
+    import contextlib
+
+    shards = out / "shards"
+    if shards.is_dir() and any(p.name.isdigit() for p in shards.iterdir()):
+        return
+    with contextlib.suppress(OSError):
+        for name in ("collect-config.yaml", "meta.json", ".lock"):
+            (out / name).unlink(missing_ok=True)
+        if shards.is_dir():
+            shards.rmdir()
+        out.rmdir()
 
 
 def seed_block_sampling(policy: Any, seed: int, block: int) -> None:

@@ -47,11 +47,18 @@ def test_collect_on_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert _err_lines(capsys) == [
         f"error: {out / 'shards' / '000000'}: cannot write shard 000000 (2 trajectories): No space left on device"
     ]
-    assert sorted(p.name for p in out.iterdir()) == ["collect-config.yaml", "meta.json", "shards"]
-    assert list((out / "shards").iterdir()) == []  # no partial shard, no temp folder
+    assert not out.exists()  # it stored nothing: the folder it made is gone
     monkeypatch.undo()
-    assert main(["collect", str(out), *TOY]) == 0  # the same command, once there is room
-    assert len(TrajectoryStore(out, create=False)) == 3
+    assert main(["collect", str(out), *TOY]) == 0
+    monkeypatch.setattr(sh, "write_parquet", _enospc)
+    assert main(["collect", str(out), *TOY[:-2], "trajectories=5", "shard_size=2"]) == 2  # more of it: the disk fills
+    assert _err_lines(capsys)[-1] == (
+        f"error: {out / 'shards' / '000002'}: cannot write shard 000002 (2 trajectories): No space left on device"
+    )
+    assert sorted(p.name for p in (out / "shards").iterdir()) == ["000000", "000001"]  # no partial shard, no temp folder
+    monkeypatch.undo()
+    assert main(["collect", str(out), *TOY[:-2], "trajectories=5", "shard_size=2"]) == 0  # once there is room
+    assert len(TrajectoryStore(out, create=False)) == 5
 
 
 def test_collect_on_a_read_only_file_system(

@@ -148,3 +148,22 @@ def test_a_killed_then_resumed_policy_collection_equals_an_uninterrupted_one(tmp
     assert len(_ids(tmp_path / "resumed")) == 4
     collect(cfg, tmp_path / "resumed")  # the same command again
     assert _episodes(tmp_path / "resumed") == whole
+
+
+def test_a_collection_that_fails_before_its_first_shard_leaves_no_folder(tmp_path, monkeypatch):
+    out = tmp_path / "data"
+    cfg = load_config(CollectConfig, overrides=[*TOY, "env.runner=inline", "trajectories=4"])
+
+    def broken(*_a, **_k):
+        raise RuntimeError("the env died")
+
+    monkeypatch.setattr("digirl.training.sft._run_block", broken)
+    with pytest.raises(RuntimeError, match="the env died"):
+        collect(cfg, out)
+    assert not out.exists()
+    monkeypatch.undo()
+    collect(cfg, out)  # a folder that existed (with shards) is never removed, even when a rerun fails
+    monkeypatch.setattr("digirl.training.sft._run_block", broken)
+    with pytest.raises(RuntimeError):
+        collect(load_config(CollectConfig, overrides=[*TOY, "env.runner=inline", "trajectories=8"]), out)
+    assert len(_ids(out)) == 4
