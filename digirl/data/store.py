@@ -178,9 +178,11 @@ class TrajectoryStore:
                     log.info("created dataset %s", root)
         except OSError as e:
             if not meta_path.exists():
-                if made_shards:
-                    with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError):
+                    if made_shards:
                         shards.rmdir()
+                    if root in made:  # a fallback lock file in a folder this call made
+                        (root / LOCK_FILE).unlink(missing_ok=True)
                 for p in made:  # the folders this call created, deepest first; each only if still empty
                     with contextlib.suppress(OSError):
                         p.rmdir()
