@@ -10,7 +10,7 @@ import pytest
 from digirl.core.actions import Action
 from digirl.sim.coverage import run_expert_episode
 from digirl.sim.env import SimEnv
-from digirl.sim.families.surface import calc_expression, calc_intent
+from digirl.sim.families.surface import APP_PAGE_KINDS, calc_expression, calc_intent
 from digirl.sim.intents import EXTRA_FAMILIES, Intent
 from digirl.sim.predicates import check
 from digirl.sim.samples import spec_for
@@ -53,6 +53,9 @@ def test_calculate_intent_carries_the_value_the_calculator_shows() -> None:
         ("Show me the world clock", "app_page", {"app": "clock", "page": "Clock"}),
         ("Open the dial pad", "app_page", {"app": "phone", "page": "Keypad"}),
         ("Show my recent calls", "app_page", {"app": "phone", "page": "Recents"}),
+        ("Switch the camera to video mode", "app_page", {"app": "camera", "page": "Video"}),
+        ("Show June in my calendar", "app_page", {"app": "calendar", "page": "2024-06"}),
+        ("Show me my calendar for March", "app_page", {"app": "calendar", "page": "2025-03"}),
         ("search my contacts for Emma", "app_search", {"app": "contacts", "query": "Emma"}),
         ("Search the Play Store for a weather app", "app_search", {"app": "playstore", "query": "a weather app"}),
         ("Go to the home screen", "go_home", {}),
@@ -84,6 +87,9 @@ def test_a_bare_calculation_stays_a_web_search() -> None:
         "Search the Play Store for a weather app",
         "Open WhatsApp and then go back home",
         "Open the clock and go to the stopwatch tab",
+        "Open the camera and switch to portrait mode",
+        "Open the calendar and go to next month",
+        "Show September 2025 in the calendar",
     ],
 )
 @pytest.mark.parametrize("level", [0, 2])
@@ -115,11 +121,21 @@ def test_the_calculator_task_checks_the_expression_not_only_the_number() -> None
     assert check(env.phone, env.ctx)
 
 
-@pytest.mark.parametrize(("app", "page"), [("clock", "Alarm"), ("clock", "Stopwatch"), ("phone", "Keypad"), ("phone", "Recents")])
+@pytest.mark.parametrize(
+    ("app", "page"),
+    [
+        ("clock", "Alarm"),
+        ("clock", "Stopwatch"),
+        ("phone", "Keypad"),
+        ("phone", "Recents"),
+        ("camera", "Photo"),
+        ("calendar", "2024-06"),
+    ],
+)
 def test_a_tab_task_starts_on_another_tab(app: str, page: str) -> None:
     for seed in range(4):
         env = _env(Intent("app_page", {"app": app, "page": page}), seed)
-        assert env.phone.apps[app].tab != page  # type: ignore[attr-defined]
+        assert APP_PAGE_KINDS[app]["current"](env.phone.apps[app]) != page
 
 
 def test_a_tab_task_rejects_an_unknown_tab() -> None:
@@ -134,3 +150,8 @@ def test_shipped_lines_never_parse_to_the_new_families() -> None:
         for text in path.read_text(encoding="utf-8").splitlines():
             found = explain_instruction(text)
             assert found.intent is not None and found.intent.family not in EXTRA_FAMILIES, (path.name, text)
+
+
+def test_a_far_calendar_month_gets_the_steps_it_needs() -> None:
+    env = _env(Intent("app_page", {"app": "calendar", "page": "2025-09"}))
+    assert env.horizon == 15 + 15

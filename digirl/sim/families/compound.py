@@ -105,8 +105,13 @@ def plan_parts(intent: Intent) -> tuple[Intent, ...]:
 
 
 def plan_horizon(intent: Intent) -> int:
-    """Steps a compound task gets: its sub-tasks' task-set horizons added up, at most :data:`MAX_HORIZON`."""
-    return min(MAX_HORIZON, sum(HORIZONS[p.taskset] for p in plan_parts(intent)))
+    """Steps a compound task gets: its sub-tasks' horizons (a family's own, else its task set's)
+    added up, at most :data:`MAX_HORIZON`."""
+    total = 0
+    for p in plan_parts(intent):
+        own = get_family(p.family).horizon
+        total += own(p) if own is not None else HORIZONS[p.taskset]
+    return min(MAX_HORIZON, total)
 
 
 # ---------------------------------------------------------------- state of a compound episode

@@ -5,7 +5,9 @@ Contacts. Not in the shipped task sets (:data:`~digirl.sim.intents.EXTRA_FAMILIE
 - ``calculate``: ``expr`` (as the calculator shows it: digits, ``.``, ``+ - × ÷``), ``value``
   (its value, as the calculator prints it). Success: the Calculator is in front, its expression
   is ``expr`` and its result line shows ``value`` (the expression is checked, not only the number).
-- ``app_page``: ``app`` (clock | phone), ``page`` (a tab of that app). Success: that tab is shown.
+- ``app_page``: ``app`` (clock | phone | camera | calendar), ``page`` (a tab: Alarm, Clock, Timer,
+  Stopwatch / Recents, Contacts, Keypad; a camera mode: Photo, Video, Portrait; a calendar month:
+  ``YYYY-MM``). Success: that page is shown (no picker, call, recording or editor over it).
 - ``app_search`` (Contacts; the Play Store's is in :mod:`.compound`): ``query``. Success: Contacts'
   list is filtered by a search containing the query's terms.
 """
@@ -28,13 +30,10 @@ if TYPE_CHECKING:
 
     from digirl.sim.phone import Phone
 
-__all__ = ["APP_PAGES", "CALC_KEYS", "calc_expression", "calc_intent", "calc_value"]
+__all__ = ["APP_PAGES", "APP_PAGE_KINDS", "CALC_KEYS", "calc_expression", "calc_intent", "calc_value"]
 
 #: The calculator's keypad, in the order its keys are laid out (ref ``calc.key.<index>``).
 CALC_KEYS = ("AC", "⌫", "%", "÷", "7", "8", "9", "×", "4", "5", "6", "-", "1", "2", "3", "+", "0", ".", "=")
-#: Pages (tabs) of apps that ``app_page`` can ask for: app key → tab names as the app shows them.
-APP_PAGES: dict[str, tuple[str, ...]] = {"clock": CLOCK_TABS, "phone": ("Recents", "Contacts", "Keypad")}
-
 _NUM = r"(\d+(?:\.\d+)?)"
 _OPS = (
     (r"plus|\+|and", "+"),
@@ -117,29 +116,141 @@ def _calc_plan(e: ExpertStep) -> Action:
 
 
 # ---- app_page ----------------------------------------------------------------------------------
+def _month_page(text: str) -> str | None:
+    """``"2024-07"`` for a calendar page named "July", "july 2025", "next month", "2024-07"."""
+    from digirl.sim.intents import TODAY
+
+    t = text.strip().lower()
+    m = re.fullmatch(r"(\d{4})-(\d{2})", t)
+    if m is not None:
+        return t if 1 <= int(m.group(2)) <= 12 else None
+    if t in ("next month", "last month", "previous month", "this month"):
+        delta = {"next month": 1, "last month": -1, "previous month": -1, "this month": 0}[t]
+        y, mo = TODAY.year, TODAY.month + delta
+        y, mo = y + (mo - 1) // 12, (mo - 1) % 12 + 1
+        return f"{y}-{mo:02d}"
+    m = re.fullmatch(r"([a-z]+)(?:\s+(\d{4}))?", t)
+    if m is None:
+        return None
+    names = [x.lower() for x in _MONTHS]
+    word = m.group(1)
+    hits = [i for i, n in enumerate(names) if word in (n, n[:3])]
+    if not hits:
+        return None
+    mo = hits[0] + 1
+    y = int(m.group(2)) if m.group(2) else (TODAY.year if mo >= TODAY.month else TODAY.year + 1)
+    return f"{y}-{mo:02d}"
+
+
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+
+
+def _calendar_ref(a: Any, page: str) -> str:
+    y, m = a.month
+    return "calendar.next" if page > f"{y}-{m:02d}" else "calendar.prev"
+
+
+#: Pages an ``app_page`` task may ask for, per app: the page names (None: any the ``parse`` accepts),
+#: how to read the page shown from the app, and which ref to tap next to get to the asked one.
+APP_PAGE_KINDS: dict[str, dict[str, Any]] = {
+    "clock": {"pages": CLOCK_TABS, "current": lambda a: a.tab, "ref": lambda a, p: f"clock.tab.{p.lower()}"},
+    "phone": {
+        "pages": ("Recents", "Contacts", "Keypad"),
+        "current": lambda a: a.tab,
+        "ref": lambda a, p: f"phone.tab.{p.lower()}",
+    },
+    "camera": {
+        "pages": ("Photo", "Video", "Portrait"),
+        "current": lambda a: a.mode,
+        "ref": lambda a, p: f"camera.mode.{p.lower()}",
+    },
+    "calendar": {
+        "pages": None,
+        "parse": _month_page,
+        "current": lambda a: f"{a.month[0]}-{a.month[1]:02d}",
+        "ref": _calendar_ref,
+    },
+}
+#: Tab names of the apps with a fixed set (the phrasings and compound steps read them).
+APP_PAGES: dict[str, tuple[str, ...]] = {k: v["pages"] for k, v in APP_PAGE_KINDS.items() if v["pages"]}
+
+
+def _valid_page(app: str, page: str) -> bool:
+    kind = APP_PAGE_KINDS.get(app)
+    if kind is None:
+        return False
+    return page in kind["pages"] if kind["pages"] else kind["parse"](page) == page
+
+
+def _blocked(app: str, a: Any) -> bool:
+    """A dialog or mode of the app that hides its pages (a time picker, a call, a search, an editor)."""
+    return bool(
+        (app == "clock" and a.picker is not None)
+        or (app == "phone" and (a.in_call is not None or a.focused == "q"))
+        or (app == "camera" and a.recording)
+        or (app == "calendar" and a.editing)
+    )
+
+
 def _page_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     app, page = intent.get("app"), intent.get("page")
-    if phone.fg != app or app not in APP_PAGES:
+    if phone.fg != app or app not in APP_PAGE_KINDS:
         return False
     a: Any = phone.apps[app]
-    if app == "clock" and a.picker is not None:
-        return False
-    if app == "phone" and (a.in_call is not None or a.focused == "q"):
-        return False
-    return bool(a.tab == page)
+    return not _blocked(app, a) and APP_PAGE_KINDS[app]["current"](a) == page
 
 
 def _page_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
-    """The app starts on another tab (as the last time it was used), so the task is not done already."""
+    """The app starts on another page (as the last time it was used), so the task is not done already."""
     app, page = intent.get("app"), intent.get("page")
-    if app not in APP_PAGES or page not in APP_PAGES[app]:
-        raise ValueError(f"{app!r} has no page {page!r}; known: {APP_PAGES}")
-    others = [t for t in APP_PAGES[app] if t != page]
+    if not _valid_page(app, page):
+        raise ValueError(f"{app!r} has no page {page!r}; known: {APP_PAGES} and calendar months (YYYY-MM)")
     a: Any = phone.apps[app]
-    a.tab = others[int(rng.integers(len(others)))]
+    if app == "calendar":
+        y, m = (int(x) for x in page.split("-"))
+        if a.month == (y, m):
+            a.shift_month(1 if rng.integers(2) else -1)
+        return
+    others = [t for t in APP_PAGE_KINDS[app]["pages"] if t != page]
+    pick = others[int(rng.integers(len(others)))]
+    if app == "camera":
+        a.mode = pick
+    else:
+        a.tab = pick
 
 
-@builtin_family("app_page", "phone", predicate=_page_shown, setup=_page_setup, doc="that tab of the app is shown")
+def _page_horizon(intent: Intent) -> int:
+    """A calendar month far away takes a tap per month: the phone set's 15 steps plus the distance."""
+    from digirl.sim.intents import HORIZONS, TODAY
+
+    page = intent.get("page")
+    if intent.get("app") != "calendar" or not re.fullmatch(r"\d{4}-\d{2}", page):
+        return HORIZONS["phone"]
+    y, m = (int(x) for x in page.split("-"))
+    return HORIZONS["phone"] + abs((y - TODAY.year) * 12 + m - TODAY.month)
+
+
+@builtin_family(
+    "app_page",
+    "phone",
+    predicate=_page_shown,
+    setup=_page_setup,
+    horizon=_page_horizon,
+    doc="that page or tab of the app is shown",
+)
 def _page_plan(e: ExpertStep) -> Action:
     app, page = e.intent.get("app"), e.intent.get("page")
     step = e.open_app(app)
@@ -150,6 +261,8 @@ def _page_plan(e: ExpertStep) -> Action:
         return e.goto("clock.picker.cancel") or Action.back()
     if app == "phone" and a.in_call is not None:
         return e.goto("phone.end") or Action.back()
-    if a.focused is not None:
+    if app == "camera" and a.recording:
+        return e.goto("camera.shutter") or Action.back()
+    if a.focused is not None or (app == "calendar" and a.editing):
         return Action.back()
-    return e.goto(f"{app}.tab.{page.lower()}") or Action.back()
+    return e.goto(APP_PAGE_KINDS[app]["ref"](a, page)) or Action.back()

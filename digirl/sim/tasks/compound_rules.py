@@ -187,14 +187,18 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         from digirl.sim.families.surface import calc_intent
 
         return calc_intent(text)
-    if ctx.app not in ("clock", "phone"):
+    if ctx.app not in ("clock", "phone", "camera", "calendar"):
         return None
-    from digirl.sim.families.surface import APP_PAGES
+    from digirl.sim.families.surface import APP_PAGES, _month_page
 
+    if ctx.app == "calendar":
+        m = re.fullmatch(r"(?:go\s+to|show(?:\s+me)?|open|switch\s+to)\s+(?:the\s+)?(?P<m>.+)", text.strip(), re.I)
+        page = _month_page(m.group("m")) if m else None
+        return Intent("app_page", {"app": "calendar", "page": page}) if page else None
     name = re.sub(
         r"^(?:go\s+to|open|tap(?:\s+on)?|select|switch\s+to|show(?:\s+me)?)\s+(?:the\s+)?", "", text.strip(), flags=re.I
     )
-    name = re.sub(r"\s+tab$", "", name, flags=re.I).lower()
+    name = re.sub(r"\s+(?:tab|mode)$", "", name, flags=re.I).lower()
     name = {"alarms": "alarm", "world clock": "clock", "dial pad": "keypad", "dialpad": "keypad", "recent calls": "recents"}.get(
         name, name
     )

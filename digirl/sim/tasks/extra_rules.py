@@ -8,6 +8,8 @@ parse exactly as before (tests/sim/test_sim_compound.py checks every shipped lin
 
 from __future__ import annotations
 
+import re
+
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
 from digirl.sim.tasks.normalize import canonical_shop_site
@@ -96,3 +98,22 @@ def _keypad(g: dict[str, str]) -> Intent:
 @APPS_EARLY.rule("(?:show|open|check)(?:~me)?~(?:my~|the~)?(?:recent~calls|call~history|call~log|recents~tab)")
 def _recents(g: dict[str, str]) -> Intent:
     return Intent("app_page", {"app": "phone", "page": "Recents"})
+
+
+@APPS_EARLY.rule(
+    "(?:switch|set|change|put)~(?:the~)?camera~(?:to|in(?:to)?)~(?P<mode>photo|video|portrait)(?:~mode)?",
+    "(?:open|start|launch)~(?:the~)?camera~in~(?P<mode>photo|video|portrait)~mode",
+)
+def _camera_mode(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "camera", "page": g["mode"].capitalize()})
+
+
+@APPS_EARLY.rule(
+    "(?:show|open|go~to|display)(?:~me)?~{month}~(?:in|on)~(?:my|the)~calendar(?:~app)?",
+    "(?:show|open)(?:~me)?~(?:my~|the~)?calendar(?:~app)?~(?:for|to|at)~{month}",
+)
+def _calendar_month(g: dict[str, str]) -> Intent | None:
+    from digirl.sim.families.surface import _month_page
+
+    page = _month_page(re.sub(r"^(?:the\s+month\s+of\s+)", "", g["month"].strip(), flags=re.I))
+    return Intent("app_page", {"app": "calendar", "page": page}) if page else None
