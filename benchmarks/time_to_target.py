@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from digirl.training.subruns import run_cli
-from digirl.utils.provenance import result_metadata
+from digirl.utils.provenance import result_metadata, saved_observation
 
 
 def _cli(args: list[str], log: Path, timeout: float | None = None) -> dict[str, Any] | None:
@@ -70,16 +70,6 @@ def curve_from_metrics(path: Path, t_start: float, offset_s: float) -> list[dict
             )
             eval_s += took
     return curve
-
-
-def _observation(config_yaml: Path) -> str:
-    """What the trained agent saw, as its run's saved config settled it."""
-    if not config_yaml.is_file():
-        return "unrecorded"
-    for line in config_yaml.read_text().splitlines():
-        if line.startswith("observation:"):
-            return line.partition(":")[2].split("#")[0].strip().strip("'\"")
-    return "unrecorded"
 
 
 def main() -> None:
@@ -153,7 +143,7 @@ def main() -> None:
         raise SystemExit("--select validation, but the run evaluated no validation tasks (eval.val_tasks=0?)")
     hit = next((p for p in curve if p[key] >= a.target), None)
     summary = {
-        **result_metadata(observation=_observation(out / "run" / "config.yaml"), selection_split=a.select),
+        **result_metadata(observation=saved_observation([out / "run" / "config.yaml"]), selection_split=a.select),
         "command_line": " ".join(sys.argv),
         "target": a.target,
         "target_split": a.select,

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
-from digirl.training.table1 import _success, machine_info
+from digirl.training.table1 import _success
+from digirl.utils.provenance import machine_info, result_metadata, saved_observation
 
 log = logging.getLogger(__name__)
 
@@ -321,7 +322,8 @@ def run_digiq_bench(cfg: DigiQBenchConfig, out: str | Path) -> dict[str, Any]:
                 {k: v for k, v in res["oracle"].items() if k.startswith("oracle/")}
             )
     summary = {
-        "command": " ".join(sys.argv),
+        **result_metadata(observation=saved_observation(sorted(out.glob("*/*/config.yaml")))),
+        "command_line": " ".join(sys.argv),
         "machine": machine_info(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "wall_s": time.time() - t0,

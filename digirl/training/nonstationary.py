@@ -25,6 +25,7 @@ from typing import Any
 
 from digirl.training.subruns import run_cli
 from digirl.training.table1 import _success
+from digirl.utils.provenance import result_metadata, saved_observation
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,7 @@ def run_nonstationary(cfg: NonStationaryConfig, out: str | Path) -> dict[str, An
         log.info("continued training, world %d: %s", v, continued[v])
 
     summary = {
+        **result_metadata(observation=saved_observation([Path(src) / "config.yaml"])),
         "run": str(src),
         "config": cfg.__dict__,
         "frozen": frozen,

@@ -15,6 +15,7 @@ from typing import Any
 
 from digirl.config.core import load_config
 from digirl.training.config import CollectConfig, EvalRunConfig, SFTRunConfig, TrainConfig
+from digirl.utils.provenance import result_metadata
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ def quickstart(
         {"DigiRL (test success)": curve}, out / "learning_curve.png", x_label="online trajectories", title="digirl quickstart"
     )
     summary = {
+        **result_metadata(selection_split="none"),  # the observation: as train() settled it
         "sft_test_success": sft_report.success_rate,
         "algo": algo,
         "final_test_success": final["success_rate"],

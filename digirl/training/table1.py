@@ -26,7 +26,7 @@ from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
 from digirl.training.table1_partial import partial_comparison, partial_curves, partial_markdown
 from digirl.training.table1_sampled import Curves, sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
-from digirl.utils.provenance import machine_info, result_metadata
+from digirl.utils.provenance import machine_info, result_metadata, saved_observation
 
 log = logging.getLogger(__name__)
 
@@ -108,14 +108,7 @@ def _observation(out: Path, cfg: Table1Config) -> str:
     """What the table's agents saw: the switch when given, else as the stages' saved configs settled it."""
     if cfg.observation != "auto":
         return cfg.observation
-    seen = set()
-    for saved in sorted(out.glob("*-s*/*/config.yaml")):
-        for line in saved.read_text().splitlines():
-            if line.startswith("observation:"):
-                seen.add(line.partition(":")[2].split("#")[0].strip().strip("'\""))
-    if "auto" in seen:  # settled to auto only where policy and critics see different things
-        seen = (seen - {"auto"}) | {"mixed (see the runs' use_elements flags)"}
-    return " | ".join(sorted(seen)) or "unrecorded"
+    return saved_observation(sorted(out.glob("*-s*/*/config.yaml")))
 
 
 def _variant(spec: str) -> Method:

@@ -14,11 +14,19 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SELECTION_SPLITS", "gpu_name", "machine_info", "result_metadata", "run_context", "set_run_context"]
+__all__ = [
+    "SELECTION_SPLITS",
+    "gpu_name",
+    "machine_info",
+    "result_metadata",
+    "run_context",
+    "saved_observation",
+    "set_run_context",
+]
 
 #: What ``selection_split`` may say.
 SELECTION_SPLITS = ("validation", "test", "none", "unspecified")
@@ -101,3 +109,19 @@ def result_metadata(
         "digirl_version": __version__,
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
+
+
+def saved_observation(configs: Iterable[Path]) -> str:
+    """What the runs whose saved ``config.yaml`` files are ``configs`` saw, as their settled configs say
+    (for a writer that ran them as child processes): one value, ``a | b`` when they differ, ``mixed``
+    for a run whose policy and critics saw different things, ``unrecorded`` without any."""
+    seen: set[str] = set()
+    for path in configs:
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("observation:"):
+                seen.add(line.partition(":")[2].split("#")[0].strip().strip("'\""))
+    if "auto" in seen:  # settled to auto only where the policy and critics see different things
+        seen = (seen - {"auto"}) | {"mixed (see the runs' use_elements flags)"}
+    return " | ".join(sorted(seen)) or "unrecorded"

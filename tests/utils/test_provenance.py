@@ -63,3 +63,16 @@ def test_the_cli_sets_the_context_from_the_settled_config() -> None:
     bad = ["eval.selection_split=best"]
     with pytest.raises(ConfigError, match=r"eval\.selection_split"):
         settle_run_config(load_config(EvalRunConfig, overrides=bad), overrides=bad)
+
+
+def test_saved_observation_reads_settled_run_configs(tmp_path: Path) -> None:
+    from digirl.utils.provenance import saved_observation
+
+    a, b, c = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "c.yaml"
+    a.write_text("seed: 0\nobservation: screenshot  # what it saw\n")
+    b.write_text("observation: 'screenshot+elements'\n")
+    c.write_text("observation: auto\n")
+    assert saved_observation([a]) == "screenshot"
+    assert saved_observation([a, b]) == "screenshot | screenshot+elements"
+    assert saved_observation([a, c]) == "mixed (see the runs' use_elements flags) | screenshot"
+    assert saved_observation([tmp_path / "missing.yaml"]) == "unrecorded"
