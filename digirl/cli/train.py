@@ -129,7 +129,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if sampled:
         write_reports(sampled, out, name="eval-sampled")
     if args.json:
-        emit_json({r.split: r.to_dict() for r in reports} | {f"{r.split}_sampled": r.to_dict() for r in sampled})
+        from digirl.utils.provenance import result_metadata
+
+        splits = {r.split: r.to_dict() for r in reports} | {f"{r.split}_sampled": r.to_dict() for r in sampled}
+        emit_json(splits | result_metadata())
     else:
         print(to_markdown(reports))
         if sampled:
