@@ -47,10 +47,16 @@ def add_commands(sub: Any) -> None:
     pk = add_parser(
         csub,
         "keys",
-        "List every key of a schema with its type, default and help.",
-        "digirl config keys train",
+        "List the keys of a schema with their type, default and help (all, or those matching a filter).",
+        "digirl config keys train algo.critic     # keys containing 'algo.critic'; --search TEXT also reads help",
     )
     pk.add_argument("schema", metavar="NAME", help="config schema name (e.g. train)")
+    pk.add_argument(
+        "filter", nargs="?", default=None, metavar="FILTER", help="only keys containing this (any case), e.g. a prefix like eval."
+    )
+    pk.add_argument(
+        "-s", "--search", default=None, metavar="TEXT", help="only keys whose name or help text contains TEXT (any case)"
+    )
     add_json_flag(pk)
     pk.set_defaults(func=cmd_keys)
 
@@ -85,13 +91,36 @@ def cmd_keys(args: argparse.Namespace) -> int:
     from digirl.config import config_help, get_schema
 
     rows = config_help(get_schema(args.schema))
+    total = len(rows)
+    if args.filter:
+        want = args.filter.lower()
+        rows = [r for r in rows if want in r[0].lower()]
+    if args.search:
+        text = args.search.lower()
+        rows = [r for r in rows if text in r[0].lower() or text in r[3].lower()]
+    filtered = bool(args.filter or args.search)
+    if filtered and not rows:
+        what = " and ".join(
+            w
+            for w in (
+                f"{args.filter!r} in its name" if args.filter else "",
+                f"{args.search!r} in its name or help" if args.search else "",
+            )
+            if w
+        )
+        hint = "" if args.search else "; --search TEXT also reads the help text"
+        raise ValueError(f"{args.schema!r} has no key with {what} ({total} keys: `digirl config keys {args.schema}`{hint})")
     if args.json:
-        emit_json({"schema": args.schema, "keys": [dict(zip(("key", "type", "default", "help"), r)) for r in rows]})
+        emit_json(
+            {"schema": args.schema, "total": total, "keys": [dict(zip(("key", "type", "default", "help"), r)) for r in rows]}
+        )
         return 0
     wk = max((len(r[0]) for r in rows), default=3)
     wt = max((len(r[1]) for r in rows), default=4)
     for key, tp, default, help_text in rows:
         print(f"{key:<{wk}}  {tp:<{wt}}  {default!r:<12}  {help_text}")
+    if filtered:
+        print(f"\n{len(rows)} of {total} keys")
     return 0
 
 

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.envs.registry import BACKENDS
 
 # The module whose presence means an extra is installed (an unknown extra is looked up by its own name).
 _EXTRA_MODULES: dict[str, tuple[str, ...]] = {
@@ -34,7 +35,17 @@ def add_commands(sub: Any) -> None:
     esub = p.add_subparsers(dest="envs_command", metavar="SUBCOMMAND")
     p.set_defaults(func=lambda _a: _print_group_help(p))
 
-    pl = add_parser(esub, "list", "List every registered environment id.", "digirl envs list --json")
+    pl = add_parser(
+        esub,
+        "list",
+        "List the registered environment ids (all, or those matching a filter).",
+        "digirl envs list --backend sim        # or: digirl envs list click --backend browser",
+    )
+    pl.add_argument(
+        "pattern", nargs="?", default=None, metavar="PATTERN", help="only ids or descriptions containing this (any case)"
+    )
+    pl.add_argument("--backend", choices=BACKENDS, default=None, help="only envs of this backend")
+    pl.add_argument("--installed", action="store_true", help="only envs whose extra is installed (ready to run)")
     add_json_flag(pl)
     pl.set_defaults(func=cmd_list)
 
@@ -60,33 +71,61 @@ def _print_group_help(p: argparse.ArgumentParser) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from digirl.envs.registry import list_envs
 
+    specs = list_envs()
+    pattern = (args.pattern or "").lower()
     rows: list[dict[str, Any]] = []
-    for s in list_envs():
+    for s in specs:
+        installed = extra_installed(s.requires)
+        if args.backend is not None and s.backend != args.backend:
+            continue
+        if pattern and pattern not in s.id.lower() and pattern not in s.description.lower():
+            continue
+        if args.installed and not installed:
+            continue
         rows.append(
             {
                 "id": s.id,
+                "backend": s.backend,
                 "description": s.description,
                 "requires": s.requires,
-                "installed": extra_installed(s.requires),
+                "installed": installed,
                 "metadata": dict(s.metadata),
             }
         )
+    filters = ", ".join(
+        f
+        for f in (
+            f"backend {args.backend}" if args.backend else "",
+            f"matching {args.pattern!r}" if args.pattern else "",
+            "installed" if args.installed else "",
+        )
+        if f
+    )
     if args.json:
-        emit_json({"envs": rows, "count": len(rows)})
-        return 0
+        emit_json({"envs": rows, "count": len(rows), "total": len(specs)})
+        return 0 if rows or not filters else 1
     if not rows:
-        print("no environments registered")
-        return 0
+        print(
+            f"no environment matches ({filters}); {len(specs)} are registered: see `digirl envs list`"
+            if filters
+            else "no environments registered"
+        )
+        return 1 if filters else 0
     w = max(len(r["id"]) for r in rows)
-    print(f"{'ID':<{w}}  {'REQUIRES':<14}  DESCRIPTION")
+    print(f"{'ID':<{w}}  {'BACKEND':<8}  {'REQUIRES':<14}  DESCRIPTION")
     for r in rows:
         req = r["requires"] or "-"
         if not r["installed"]:
             req += " (missing)"
-        print(f"{r['id']:<{w}}  {req:<14}  {r['description']}")
+        print(f"{r['id']:<{w}}  {r['backend']:<8}  {req:<14}  {r['description']}")
     missing = sorted({r["requires"] for r in rows if not r["installed"]})
     if missing:
         print("\n(missing) = install the extra first, e.g. pip install 'digirl[" + missing[0] + "]'")
+    if filters:
+        print(f"\n{len(rows)} of {len(specs)} environments ({filters})")
+    else:
+        by = sorted({r["backend"] for r in rows})
+        print(f"\n{len(rows)} environments; filter with PATTERN, --backend {{{','.join(by)}}} or --installed")
     return 0
 
 

@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "digirl.cli.policy",
     "digirl.cli.envs",
     "digirl.cli.sim",
+    "digirl.cli.tasks",
     "digirl.cli.data",
     "digirl.cli.view",
     "digirl.cli.serve",

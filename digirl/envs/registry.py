@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["EnvSpec", "list_envs", "make", "register", "register_gymnasium", "spec"]
+__all__ = ["BACKENDS", "EnvSpec", "list_envs", "make", "register", "register_gymnasium", "spec"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,21 @@ class EnvSpec:
     #: Free-form facts shown by ``digirl envs list`` (e.g. whether the action space can express it).
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def backend(self) -> str:
+        """What runs the env: ``sim``, ``browser``, ``android``, ``toy``, or ``custom`` (a user's env)."""
+        ep = self.entry_point
+        mod = ep.partition(":")[0] if isinstance(ep, str) else getattr(ep, "__module__", "")
+        parts = mod.split(".")
+        if parts[0] != "digirl" or len(parts) < 2:
+            return "custom"
+        if parts[1] == "envs":  # digirl.envs.toy and friends: the test envs
+            return parts[2] if len(parts) > 2 and parts[2] == "toy" else "custom"
+        return parts[1] if parts[1] in BACKENDS else "custom"
+
+
+#: The backends :attr:`EnvSpec.backend` names (``digirl envs list --backend``).
+BACKENDS = ("sim", "browser", "android", "toy", "custom")
 
 _REGISTRY: dict[str, EnvSpec] = {}
 _BUILTINS_LOADED = False
