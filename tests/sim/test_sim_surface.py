@@ -155,3 +155,27 @@ def test_shipped_lines_never_parse_to_the_new_families() -> None:
 def test_a_far_calendar_month_gets_the_steps_it_needs() -> None:
     env = _env(Intent("app_page", {"app": "calendar", "page": "2025-09"}))
     assert env.horizon == 15 + 15
+
+
+@pytest.mark.parametrize(
+    ("text", "family", "slots"),
+    [
+        ("Turn wifi back on", "toggle_setting", {"setting": "wifi", "state": "on"}),
+        ("Lower the brightness to 10 percent", "set_brightness", {"level": "10"}),
+        ("Raise the volume to 80%", "set_volume", {"level": "80"}),
+        ("Open the browser", "open_app", {"app": "Chrome"}),
+        ("Show my inbox", "check_email", {}),
+        ("Open notification settings for Instagram", "app_settings", {"app": "Instagram"}),
+        ("Check my notifications", "show_notifications", {}),
+        ("Send Sarah a message saying thanks", "send_message", {"contact": "Sarah", "body": "thanks"}),
+    ],
+)
+def test_everyday_wordings_of_shipped_families(text: str, family: str, slots: dict[str, str]) -> None:
+    assert explain_instruction(text).intent == Intent(family, slots)
+
+
+def test_politeness_at_the_end_is_dropped_but_not_a_message() -> None:
+    polite = explain_instruction("Text Bob that I'm late, thanks")
+    assert polite.intent is not None and polite.intent.get("body") == "I'm late"
+    said = explain_instruction("Text Mom saying thank you")
+    assert said.intent is not None and said.intent.get("body") == "thank you"

@@ -339,6 +339,8 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
         if v and v.lower() != "all":
             ctx.entity = v.replace("_", " ") if slot == "setting" else v
             break
+    if fam == "show_notifications":  # "check my notifications and then clear them"
+        ctx.entity = "notifications"
     if fam in ("app_search", "youtube_video") and intent.get("action", "search") == "search":
         ctx.entity = intent.get("query")  # "search for TikTok and install it"
     if fam == "settings_page":  # "open settings, then wifi, then turn it off": "it" is what was named

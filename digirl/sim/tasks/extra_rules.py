@@ -117,3 +117,46 @@ def _calendar_month(g: dict[str, str]) -> Intent | None:
 
     page = _month_page(re.sub(r"^(?:the\s+month\s+of\s+)", "", g["month"].strip(), flags=re.I))
     return Intent("app_page", {"app": "calendar", "page": page}) if page else None
+
+
+# ---- everyday wordings of the shipped families (only what no earlier phrasing takes) ------------
+def _reparse(text: str) -> Intent | None:
+    from digirl.sim.tasks.parser import match_single
+
+    return match_single(text)
+
+
+@APPS_EARLY.rule("(?:turn|switch|put)~{x}~back~(?P<state>on|off)")
+def _back_on(g: dict[str, str]) -> Intent | None:
+    got = _reparse(f"turn {g['state']} {g['x']}")
+    return got if got is not None and got.family == "toggle_setting" else None
+
+
+@APPS_EARLY.rule(
+    "(?:lower|reduce|decrease|dim|drop|raise|increase|bump~up|boost|turn~down|turn~up|bring~down|bring~up)~(?:the~)?"
+    "(?:screen~|media~|phone~)?(?P<what>brightness|volume)(?:~level)?~to~(?P<n>\\d{1,3})(?:\\s*%|~percent)?",
+)
+def _level_to(g: dict[str, str]) -> Intent | None:
+    got = _reparse(f"set the {g['what']} to {g['n']}%")
+    return got if got is not None and got.family in ("set_brightness", "set_volume") else None
+
+
+@APPS_EARLY.rule("open~(?:the~|my~)?(?:web~|internet~)?browser")
+def _browser(g: dict[str, str]) -> Intent:
+    return Intent("open_app", {"app": "Chrome"})
+
+
+@APPS_EARLY.rule("(?:show|open|view|go~to|take~me~to)(?:~me)?~(?:my~|the~)?(?:e-?mail~|gmail~|mail~)?inbox")
+def _inbox(g: dict[str, str]) -> Intent:
+    return Intent("check_email")
+
+
+@APPS_EARLY.rule("(?:open|show|go~to)(?:~me)?~(?:the~)?notification~settings~(?:for|of)~(?:the~)?{app}")
+def _notification_settings(g: dict[str, str]) -> Intent | None:
+    got = _reparse(f"open the app info for {g['app']}")
+    return got if got is not None and got.family == "app_settings" else None
+
+
+@APPS_EARLY.rule("(?:check|see|view|read)~(?:my~|the~|all~(?:my~)?)?notifications")
+def _check_notifications(g: dict[str, str]) -> Intent:
+    return Intent("show_notifications")

@@ -309,7 +309,8 @@ _POLITE_HEAD = re.compile(
     re.I,
 )
 _POLITE_TAIL = re.compile(
-    r"(?:\s*,?\s+(?:please|pls|plz|for\s+me|now|right\s+now|thanks|thank\s+you|thx|asap|quickly|real\s+quick))+$",
+    # Not the message itself: "text Sarah saying thanks", "reply: thank you".
+    r"(?<!\bsaying)(?<!\bsays)(?<!\bsay)(?<!:)(?:\s*,?\s+(?:please|pls|plz|for\s+me|now|right\s+now|thanks|thank\s+you|thx|asap|quickly|real\s+quick))+$",
     re.I,
 )
 
