@@ -201,7 +201,11 @@ def settle_loaded_policy(cfg: PolicyConfig, given: Mapping[str, str], *, path: s
                 f"architecture (requested {_show(want)}). Drop the override, or train a new policy with it "
                 f"(run-time keys of a loaded {kind} policy: {', '.join(runtime or ()) or 'none'})"
             )
-    return replace(cfg, **{attr: replace(saved, **keep)})
+    try:  # the kind too: policy.kind=default (its default) loads a folder of any kind
+        settled: PolicyConfig = replace(cfg, kind=kind, **{attr: replace(saved, **keep)})
+    except ValueError as e:  # e.g. policy.tap_epsilon given for a kind that has none
+        raise ConfigError(f"policy.init={folder}: {e}") from e
+    return settled
 
 
 def _show(v: Any) -> str:

@@ -117,3 +117,18 @@ def test_runtime_keys_are_one_list_of_real_fields() -> None:
         cls = KIND_CONFIGS[kind][1]
         assert keys is None or set(keys) <= set(cls.__dataclass_fields__), kind
     assert RUNTIME_KEYS["default"] == ()
+
+
+def test_a_saved_api_policy_is_recorded_with_its_kind_and_settings(tmp_path: Path) -> None:
+    import json
+
+    pol = tmp_path / "api"
+    pol.mkdir()
+    (pol / "policy.json").write_text(json.dumps({"kind": "api", "config": {"model": "served-vlm", "history_len": 2}}))
+    cfg = _settled(EvalRunConfig, [f"policy.init={pol}", "policy.api.history_len=6"])
+    assert isinstance(cfg, EvalRunConfig)
+    assert cfg.policy.kind == "api" and cfg.policy.api.model == "served-vlm"
+    assert cfg.policy.api.history_len == 6  # every api key is a run setting (no weights depend on it)
+    assert cfg.observation == "screenshot"
+    with pytest.raises(ConfigError, match="the run would see screenshot"):
+        _settled(EvalRunConfig, [f"policy.init={pol}", "observation=screenshot+elements"])
