@@ -89,6 +89,23 @@ def _plan(text: str) -> list[tuple[str, dict[str, str]]]:
         ),
         ("Open WhatsApp and then go back home", [("open_app", {"app": "WhatsApp"}), ("go_home", {})]),
         (
+            "Open settings, then apps, then Spotify, then turn off notifications",
+            [
+                ("open_app", {"app": "Settings"}),
+                ("settings_page", {"page": "apps"}),
+                ("app_settings", {"app": "Spotify"}),
+                ("app_notifications", {"app": "Spotify", "state": "off"}),
+            ],
+        ),
+        (
+            "Open the contacts app and add Nora with number 555 112 2334",
+            [("open_app", {"app": "Contacts"}), ("add_contact", {"name": "Nora", "number": "5551122334"})],
+        ),
+        (
+            "Open wikipedia.org and bookmark the page",
+            [("open_site", {"site": "wikipedia.org"}), ("bookmark_site", {"site": "wikipedia.org"})],
+        ),
+        (
             "Open the Play Store, search for Candy Crush and install it",
             [
                 ("open_app", {"app": "Play Store"}),

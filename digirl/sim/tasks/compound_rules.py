@@ -39,7 +39,10 @@ _SEP = re.compile(
 )
 #: Object pronouns ("open it", "call him"); "that"/"this" only ending a request ("bookmark that"),
 #: as elsewhere it starts a message ("text her that I'm late").
-_PRONOUN = re.compile(r"\b(?:it|them|him|her)\b|\b(?:that|this)$", re.I)
+_PRONOUN = re.compile(r"\b(?:it|them|him|her)\b|\b(?:that|this)$|\b(?:the|this)\s+(?:page|site|website)$", re.I)
+#: A group that explicitly looks something up may be a question turned into a web search (not any
+#: group: "text Mom saying hi, how are you" must not become a text and a search).
+_LOOKUP = re.compile(r"^(?:check|look\s+up|find\s+out|google|search\s+for|what(?:'s|\s+is))\b", re.I)
 _PRONOUNS = frozenset({"it", "them", "him", "her", "that", "this", "this one", "that one"})
 _FIRST = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entry|link|video|listing|hit|place|match))?"
 _SEARCH = re.compile(r"^(?:search|look|find|browse)\s+(?:for\s+|up\s+)?(?P<q>.+?)$", re.I)
@@ -208,9 +211,34 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
     return None
 
 
+def _app_info_step(text: str, ctx: Context) -> Intent | None:
+    """On an app's Settings page, "turn off notifications"; in Contacts, "add Nora with number …"."""
+    last = ctx.last
+    if last is not None and last.family in ("app_settings", "app_notifications"):
+        m = re.fullmatch(
+            r"(?:(?:turn|switch)\s+(?P<s1>on|off)\s+(?:the\s+|its\s+|all\s+)?notifications|(?:turn|switch)\s+(?:the\s+|its\s+)?"
+            r"notifications\s+(?P<s2>on|off)|(?P<v>disable|enable|mute|block|allow|unmute)\s+(?:the\s+|its\s+|all\s+)?notifications)",
+            text.strip(),
+            re.I,
+        )
+        if m is not None:
+            state = m.group("s1") or m.group("s2") or ("on" if m.group("v").lower() in ("enable", "allow", "unmute") else "off")
+            return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
+    if ctx.app == "contacts":
+        m = re.fullmatch(
+            r"(?:add|create|save)\s+(?P<rest>(?!a\b|an\b|new\b|the\b).+\s+(?:with\s+(?:the\s+)?(?:number|phone)|at)\s+.+)",
+            text.strip(),
+            re.I,
+        )
+        if m is not None:
+            got = _parse_one(f"add a new contact named {m.group('rest')}")
+            return got if got is not None and got.family == "add_contact" else None
+    return None
+
+
 #: In-context rules for steps that only mean something after the one before: tried in order on each
 #: group before the phrasings (a rule returns None to pass).
-CONTEXT_RULES: list[ContextRule] = [_first_result, _in_app_search, _in_app_page]
+CONTEXT_RULES: list[ContextRule] = [_first_result, _in_app_search, _in_app_page, _app_info_step]
 #: Rules tried after the phrasings failed on a group (bare names: "…, then wifi").
 FALLBACK_RULES: list[ContextRule] = [_ellipsis, _settings_page]
 
@@ -249,6 +277,19 @@ def _resolve(text: str, ctx: Context) -> Intent | None:
 
 
 def _resolve_any(text: str, ctx: Context) -> Intent | None:
+    got = _resolve_group(text, ctx)
+    if (
+        got is not None
+        and got.family == "open_app"
+        and ctx.last is not None
+        and ctx.last.family == "settings_page"
+        and ctx.last.get("page") == "apps"
+    ):
+        return Intent("app_settings", {"app": got.get("app")})  # "settings, apps, then Instagram"
+    return got
+
+
+def _resolve_group(text: str, ctx: Context) -> Intent | None:
     text = text.strip(" ,.;")
     if not text:
         return None
@@ -263,17 +304,14 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
         got = _parse_one(_PRONOUN.sub(ctx.entity, text, count=1))  # "text her that …"
         if not _usable(got):  # "play her latest video"
             got = _parse_one(re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", text, count=1, flags=re.I))
+    if not _usable(got) and _LOOKUP.match(text):
+        from digirl.sim.tasks.questions import question_search
+
+        got = question_search(text)  # "check the weather and then call Mom": an explicit look-up only
     if _usable(got):
         assert got is not None
         if ctx.app == "settings" and got.family in ("open_site", "open_app") and not _known_app(got.get("app", "x")):
             return _settings_page(text, ctx) or got
-        if (
-            got.family == "open_app"
-            and ctx.last is not None
-            and ctx.last.family == "settings_page"
-            and ctx.last.get("page") == "apps"
-        ):
-            return Intent("app_settings", {"app": got.get("app")})  # "settings, apps, then Instagram"
         return got
     for rule in FALLBACK_RULES:
         got = rule(text, ctx)
