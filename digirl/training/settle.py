@@ -43,15 +43,13 @@ def _flatten(tree: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 def given_keys(preset: str | Path | None, overrides: Sequence[str]) -> dict[str, str]:
     """The dotted keys a preset and ``key=value`` overrides set, each with how it was given."""
-    from digirl.config.sources import load_preset_tree, parse_overrides
+    from digirl.config.sources import load_preset_tree
 
     given: dict[str, str] = {}
     if preset is not None:
         given |= {k: f"{k} (from {preset})" for k in _flatten(load_preset_tree(preset))}
-    for item in overrides:
-        key = item.partition("=")[0].strip()
-        given[key] = item
-    parse_overrides(overrides)  # malformed items were already rejected by the config loader
+    for item in overrides:  # already checked by the config loader: key=value
+        given[item.partition("=")[0].strip()] = item
     return given
 
 
