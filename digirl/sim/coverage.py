@@ -56,7 +56,7 @@ _OPEN = re.compile(
     re.I,
 )
 #: Words that name part of an app, not an app ("open the dial pad", "open the timer tab").
-_NOT_APP = re.compile(r"\b(?:tab|pad|page|mode|settings?|screen|menu|folder)$", re.I)
+_NOT_APP = re.compile(r"(?:tab|pad|page|mode|settings?|screen|menu|folder)$", re.I)
 _APP_FAMILIES = ("open_app", "app_settings", "app_notifications")
 
 

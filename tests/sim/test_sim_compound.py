@@ -343,4 +343,11 @@ def test_heldout_everyday_set_parse_and_solve_rate() -> None:
     r = coverage_report_file(DATA / "heldout_everyday.txt", perturbation=1, seeds=(0,))
     assert r["lines"] == 318
     assert r["failures"] == []  # every line that parses is solved
-    assert r["solved"] / r["lines"] >= 0.87, [x for x in r["per_line"] if x["status"] != "solved"]
+    assert r["solved"] / r["lines"] >= 0.94, [x for x in r["per_line"] if x["status"] != "solved"]
+
+
+def test_final_check_set_parse_and_solve_rate() -> None:
+    """The final-check set, written after the compound parser (77 / 80 when first measured)."""
+    r = coverage_report_file(DATA / "heldout_everyday_final.txt", perturbation=1, seeds=(0,))
+    assert r["lines"] == 80 and r["failures"] == []
+    assert r["solved"] >= 77, [x for x in r["per_line"] if x["status"] != "solved"]

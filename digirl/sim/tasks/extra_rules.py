@@ -88,7 +88,7 @@ def _clock_tab(g: dict[str, str]) -> Intent:
 
 
 @APPS_EARLY.rule(
-    "(?:open|show|bring~up|go~to|switch~to)(?:~me)?~(?:the~|my~)?(?:dial~?pad|dialpad|key~?pad|number~pad|dialer~keypad)"
+    "(?:open|show|bring~up|go~to|switch~to)(?:~me)?~(?:the~|my~)?(?:dial\\s*pad|dialpad|key\\s*pad|number~pad|dialer~keypad)"
     "(?:~(?:in|of|on)~(?:the~)?phone(?:~app)?)?",
 )
 def _keypad(g: dict[str, str]) -> Intent:
