@@ -1,0 +1,27 @@
+"""A small run of ``benchmarks/load_serve.py``: 40 clients, 10 of them poisoned (every kind once), one
+request each, against ``digirl serve`` in its own process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.load_serve import POISON_KINDS, main
+
+
+@pytest.mark.slow
+def test_valid_requests_all_200_among_poisoned_ones(tmp_path: Path) -> None:
+    out = tmp_path / "load.json"
+    assert main(["--clients", "40", "--poisoned", "0.25", "--requests", "1", "--small", "--out", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["passed"] and r["complete"] and r["requests"] == 40
+    assert r["valid_200"] == r["valid_requests"] == 30 and r["responses_5xx_or_broken"] == 0
+    statuses = r["poisoned_status_by_kind"]
+    assert sorted(statuses) == sorted(POISON_KINDS)
+    assert statuses["oversized-body"] == {"413": 1} and statuses["bounds-1e999"] == {"400": 1}
+    assert statuses["reset-mid-body"] == {"0": 1}  # no answer: the client reset the connection
+    assert r["server_stats"]["connections"]["aborted"] == 1 and r["server_log_tracebacks"] == 0
+    assert r["server_rss_mib"]["peak_vmhwm"] >= r["server_rss_mib"]["idle_before"] > 0
+    assert r["observation_mode"] and r["command"].startswith("python benchmarks/load_serve.py --clients 40")
