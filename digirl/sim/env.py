@@ -86,8 +86,19 @@ class SimEnv(DeviceEnv):
         self._static_elems = StaticElements()
 
     # ---------------------------------------------------------------- tasks
-    def tasks(self) -> list[TaskSpec]:
-        """The task set of this env (from ``digirl.sim.tasks``, else the built-in samples)."""
+    def tasks(self, split: str | None = None) -> list[TaskSpec]:
+        """The task set of this env (from ``digirl.sim.tasks``, else the built-in samples); ``split``
+        (train / test / validation) lists another split of the same set without changing the env's."""
+        if split is not None and split != self.split:
+            if split not in ("train", "test", "validation"):
+                raise ValueError(f"split must be 'train', 'test' or 'validation', got {split!r}")
+            if self.taskset == "compound":
+                from digirl.sim.tasks.compose import compound_tasks
+
+                return compound_tasks(split)
+            from digirl.sim.tasks.tasksets import load_taskset
+
+            return list(load_taskset(self.taskset, split))
         if self._tasks is None and self.taskset == "compound":
             from digirl.sim.tasks.compose import compound_tasks
 

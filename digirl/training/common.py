@@ -64,10 +64,11 @@ def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec | None]:
     if spec(cfg.id).metadata.get("seeded_tasks"):
         return [None] * SEEDED_TASK_SLOTS
     if cfg.id.startswith("digirl/sim-"):
-        from digirl.sim.tasks.tasksets import load_taskset
+        from digirl.sim.tasks.tasksets import TASKSETS, load_taskset
 
         name = cfg.id.removeprefix("digirl/sim-").split("-")[0]
-        return list[TaskSpec | None](load_taskset(name, split))
+        if name in TASKSETS:  # other simulator sets (compound) list their tasks through the env below
+            return list[TaskSpec | None](load_taskset(name, split))
     from digirl.envs.registry import make
 
     env = make(cfg.id, **cfg.env_kwargs())

@@ -351,3 +351,17 @@ def test_final_check_set_parse_and_solve_rate() -> None:
     r = coverage_report_file(DATA / "heldout_everyday_final.txt", perturbation=1, seeds=(0,))
     assert r["lines"] == 80 and r["failures"] == []
     assert r["solved"] >= 77, [x for x in r["per_line"] if x["status"] != "solved"]
+
+
+def test_training_lists_every_split_of_the_compound_set() -> None:
+    from digirl.training.common import task_pool
+    from digirl.training.config import EnvConfig
+
+    for split in ("train", "validation", "test"):
+        pool = task_pool(EnvConfig(id="digirl/sim-compound-v0"), split)
+        assert len(pool) == COMPOUND_SIZES[split]
+        assert all(t is not None and t.split == split and t.family == "compound" for t in pool)
+    env = SimEnv("compound")
+    assert [t.instruction for t in env.tasks(split="test")] == load_compound_lines("test")
+    with pytest.raises(ValueError, match="split must be"):
+        env.tasks(split="dev")
