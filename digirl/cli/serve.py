@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import ipaddress
 import os
 import sys
@@ -89,25 +90,23 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.max_connections < 1 or args.max_batch < 1 or args.max_inflight_mb <= 0 or args.max_wait_ms < 0:
         raise ValueError("--max-connections and --max-batch must be >= 1, --max-inflight-mb > 0, --max-wait-ms >= 0")
-    policy, default_name = load_served_policy(args.policy, args.overrides)
     token = os.environ.get(args.token_env) or None
+    config = ServeConfig(  # checked before the policy loads; the model id is set once it has
+        host=args.host,
+        port=args.port,
+        model_id=args.model_name or "-",
+        content=args.content,
+        max_batch=args.max_batch,
+        max_wait_s=args.max_wait_ms / 1000,
+        token=token,
+        max_connections=args.max_connections,
+        max_inflight_bytes=int(args.max_inflight_mb * (1 << 20)),
+        require_elements=False if args.allow_missing_elements else None,
+    )
+    policy, default_name = load_served_policy(args.policy, args.overrides)
     path = Path(args.policy).resolve()
     name = args.model_name or default_name
-    server = PolicyServer(
-        policy,
-        ServeConfig(
-            host=args.host,
-            port=args.port,
-            model_id=name,
-            content=args.content,
-            max_batch=args.max_batch,
-            max_wait_s=args.max_wait_ms / 1000,
-            token=token,
-            max_connections=args.max_connections,
-            max_inflight_bytes=int(args.max_inflight_mb * (1 << 20)),
-            require_elements=False if args.allow_missing_elements else None,
-        ),
-    )
+    server = PolicyServer(policy, dataclasses.replace(config, model_id=name))
     if not _is_loopback(args.host) and token is None:
         print(f"warning: serving on {args.host} without a token; set {args.token_env} to require one", file=sys.stderr)
     auth = f"bearer token from ${args.token_env}" if token else "no token"

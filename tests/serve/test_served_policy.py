@@ -141,3 +141,24 @@ def test_a_policy_that_reads_elements_says_so_when_none_are_sent(served: tuple[A
 def test_missing_elements_can_be_allowed() -> None:
     with _serve(_policy(), require_elements=False) as server:
         assert post(server.address, request_body(elements=None))[0] == 200
+
+
+# ------------------------------------------------------------------------------------ the CLI's new flags
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (["--max-inflight-mb", "1"], "max_inflight_bytes (1048576) is below what one request"),
+        (["--max-connections", "0"], "--max-connections and --max-batch must be >= 1"),
+    ],
+)
+def test_serve_flags_are_checked_before_the_policy_loads(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], flags: list[str], needle: str
+) -> None:
+    from digirl.cli.main import main
+
+    missing = tmp_path / "no-such-policy"  # never opened: the flags fail first
+    assert main(["serve", str(missing), "--port", "0", *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err and len(err.strip().splitlines()) == 1
