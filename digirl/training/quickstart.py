@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,11 @@ log = logging.getLogger(__name__)
 
 #: budget name → (sft demos, sft steps, offline trajectories, online iterations, rollout size, eval test tasks)
 BUDGETS: dict[str, tuple[int, int, int, int, int, int]] = {
-    "tiny": (8, 20, 8, 1, 4, 6),  # seconds: for tests
+    # Under half a minute on 2 cores: every stage at toy size, one torch thread (on 2 busy cores a
+    # second thread only spins: measured 19 s vs 35 s wall). It shows learning from demonstrations
+    # (an untrained policy of the same network vs SFT on the same test tasks); one online iteration
+    # of 4 trajectories is a smoke test of the RL stage, too short to move the success rate.
+    "tiny": (16, 40, 8, 1, 4, 8),
     "default": (16, 60, 64, 12, 32, 48),  # about 3 minutes on 2 CPU cores
     "long": (16, 60, 64, 12, 32, 96),  # for a GPU or a patient laptop
 }
@@ -36,13 +42,6 @@ def quickstart(
     num_envs: int = 2,
     algo: str = "digirl",
 ) -> dict[str, Any]:
-    from digirl.policies.registry import load_policy
-    from digirl.training.common import make_runner, task_pool
-    from digirl.training.evaluate import eval_tasks
-    from digirl.training.loop import evaluate_policy, train
-    from digirl.training.plot import line_chart
-    from digirl.training.sft import collect, sft
-
     if budget not in BUDGETS:
         raise ValueError(f"budget must be one of {sorted(BUDGETS)}, got {budget!r}")
     demos, sft_steps, n_off, iters, rollout, n_test = BUDGETS[budget]
@@ -56,6 +55,7 @@ def quickstart(
         "algo.critic_steps=20",
         "algo.instruct_critic_steps=20",
     ]
+    sft_extra: list[str] = []
     if budget == "tiny":
         small = [
             "algo.offline_actor_steps=5",
@@ -63,14 +63,71 @@ def quickstart(
             "algo.actor_steps=3",
             "algo.critic_steps=3",
             "algo.instruct_critic_steps=3",
-            "env.runner=inline",
         ]
         env.append("env.runner=inline")
+        sft_extra = ["sft.batch_size=32"]  # 16 demos make ~50 samples: a batch of 64 repeats them
+    with _torch_threads(1 if budget == "tiny" else None):
+        return _run(
+            out,
+            t0,
+            budget,
+            env,
+            small,
+            sft_extra,
+            seed=seed,
+            algo=algo,
+            demos=demos,
+            sft_steps=sft_steps,
+            n_off=n_off,
+            iters=iters,
+            rollout=rollout,
+            n_test=n_test,
+        )
+
+
+@contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """Run with ``n`` torch threads (``None``: as is), restored afterwards (the caller may be a test)."""
+    import torch
+
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _run(
+    out: Path,
+    t0: float,
+    budget: str,
+    env: list[str],
+    small: list[str],
+    sft_extra: list[str],
+    *,
+    seed: int,
+    algo: str,
+    demos: int,
+    sft_steps: int,
+    n_off: int,
+    iters: int,
+    rollout: int,
+    n_test: int,
+) -> dict[str, Any]:
+    from digirl.policies.registry import build_policy, load_policy
+    from digirl.training.common import make_runner, task_pool
+    from digirl.training.evaluate import eval_tasks
+    from digirl.training.loop import evaluate_policy, train
+    from digirl.training.plot import line_chart
+    from digirl.training.sft import collect, sft
 
     log.info("1/4 expert demos + SFT (%d demos, %d steps)", demos, sft_steps)
-    sft_res = sft(
-        load_config(SFTRunConfig, overrides=[*env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={sft_steps}"]), out / "sft"
+    sft_cfg = load_config(
+        SFTRunConfig, overrides=[*env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={sft_steps}", *sft_extra]
     )
+    sft_res = sft(sft_cfg, out / "sft")
     sft_policy = sft_res["policy"]
 
     log.info("2/4 offline data: %d rollouts of the SFT policy", n_off)
@@ -83,8 +140,12 @@ def quickstart(
     ecfg = load_config(EvalRunConfig, overrides=[*env, f"eval.test_tasks={n_test}", "eval.train_tasks=0"])
     tasks = eval_tasks(task_pool(ecfg.env, "test"), [], n_test, 0, ecfg.eval.seed)
     runner = make_runner(ecfg.env, deterministic=ecfg.deterministic)
+    untrained_report = None
     try:
         sft_report = evaluate_policy(load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
+        if budget == "tiny":  # the same network before SFT: what the demonstrations taught
+            fresh = build_policy(sft_cfg.policy, seed=seed)
+            untrained_report = evaluate_policy(fresh, runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
     finally:
         runner.close()
 
@@ -123,6 +184,8 @@ def quickstart(
         "final_test_success": final["success_rate"],
         "test_tasks": n_test,
         "sft": sft_report.to_dict(),
+        **({"untrained": untrained_report.to_dict()} if untrained_report is not None else {}),
+        "budget": budget,
         "final": final,
         "curve": curve,
         "wall_s": time.time() - t0,
