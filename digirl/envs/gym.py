@@ -79,8 +79,15 @@ def text_charset() -> str:
     return "".join(chr(c) for lo, hi in _BLOCKS for c in range(lo, hi + 1) if chr(c).isprintable()) + "\n\t"
 
 
+class _Text(spaces.Text):
+    """Gymnasium's ``Text`` over :func:`text_charset`, with a repr that does not print its ~1,900 characters."""
+
+    def __repr__(self) -> str:
+        return f"Text({self.min_length}, {self.max_length}, charset=digirl.envs.gym.text_charset())"
+
+
 def _text(max_length: int, min_length: int = 0) -> spaces.Text:
-    return spaces.Text(max_length=max_length, min_length=min_length, charset=text_charset())
+    return _Text(max_length=max_length, min_length=min_length, charset=text_charset())
 
 
 def action_from_space(value: Any, codec: str = "json") -> Action:

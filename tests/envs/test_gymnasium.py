@@ -176,3 +176,20 @@ def test_ids_registered_later_reach_gymnasium() -> None:
 
         registry._REGISTRY.pop("digirl/test-gym-late-v0", None)
         gym.envs.registry.pop("digirl/test-gym-late-v0", None)
+
+
+def test_vector_envs_and_a_readable_repr() -> None:
+    """Sync vector envs batch the Dict observation; the Text spaces print without their character set."""
+    assert "text_charset()" in repr(gym.make("digirl/sim-general-v0").observation_space)
+    vec = gym.make_vec("digirl/sim-general-v0", num_envs=2, vectorization_mode="sync")
+    obs, _ = vec.reset(seed=0)
+    assert obs["screenshot"].shape == (2, 600, 270, 3) and len(obs["instruction"]) == 2
+    back = {
+        "type": np.array([2, 2]),
+        "touch": np.zeros((2, 2), np.float32),
+        "lift": np.zeros((2, 2), np.float32),
+        "text": (" ", " "),
+    }
+    obs, reward, terminated, truncated, _ = vec.step(back)
+    assert obs["step"].tolist() == [1, 1] and reward.tolist() == [0.0, 0.0] and not terminated.any() and not truncated.any()
+    vec.close()
