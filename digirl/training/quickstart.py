@@ -12,6 +12,7 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,50 @@ BUDGETS: dict[str, tuple[int, int, int, int, int, int]] = {
 }
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What one budget runs: the sizes of :data:`BUDGETS` and the overrides of each stage."""
+
+    budget: str
+    demos: int
+    sft_steps: int
+    n_off: int
+    iters: int
+    rollout: int
+    n_test: int
+    env: tuple[str, ...]
+    algo_steps: tuple[str, ...]
+    sft_extra: tuple[str, ...] = ()
+    torch_threads: int | None = None
+
+
+def _plan(budget: str, env_id: str, num_envs: int) -> _Plan:
+    if budget not in BUDGETS:
+        raise ValueError(f"budget must be one of {sorted(BUDGETS)}, got {budget!r}")
+    env = (f"env.id={env_id}", f"env.num_envs={num_envs}", "policy.device=cpu")
+    if budget != "tiny":
+        steps = (120, 80, 30, 20, 20)
+        return _Plan(budget, *BUDGETS[budget], env=env, algo_steps=_algo_steps(*steps))
+    return _Plan(
+        budget,
+        *BUDGETS[budget],
+        env=(*env, "env.runner=inline"),
+        algo_steps=_algo_steps(5, 5, 3, 3, 3),
+        sft_extra=("sft.batch_size=32",),  # 16 demos make ~50 samples: a batch of 64 repeats them
+        torch_threads=1,
+    )
+
+
+def _algo_steps(offline_actor: int, offline_critic: int, actor: int, critic: int, instruct_critic: int) -> tuple[str, ...]:
+    return (
+        f"algo.offline_actor_steps={offline_actor}",
+        f"algo.offline_critic_steps={offline_critic}",
+        f"algo.actor_steps={actor}",
+        f"algo.critic_steps={critic}",
+        f"algo.instruct_critic_steps={instruct_critic}",
+    )
+
+
 def quickstart(
     out: str | Path,
     *,
@@ -42,47 +87,9 @@ def quickstart(
     num_envs: int = 2,
     algo: str = "digirl",
 ) -> dict[str, Any]:
-    if budget not in BUDGETS:
-        raise ValueError(f"budget must be one of {sorted(BUDGETS)}, got {budget!r}")
-    demos, sft_steps, n_off, iters, rollout, n_test = BUDGETS[budget]
-    out = Path(out)
-    t0 = time.time()
-    env = [f"env.id={env_id}", f"env.num_envs={num_envs}", "policy.device=cpu"]
-    small = [
-        "algo.offline_actor_steps=120",
-        "algo.offline_critic_steps=80",
-        "algo.actor_steps=30",
-        "algo.critic_steps=20",
-        "algo.instruct_critic_steps=20",
-    ]
-    sft_extra: list[str] = []
-    if budget == "tiny":
-        small = [
-            "algo.offline_actor_steps=5",
-            "algo.offline_critic_steps=5",
-            "algo.actor_steps=3",
-            "algo.critic_steps=3",
-            "algo.instruct_critic_steps=3",
-        ]
-        env.append("env.runner=inline")
-        sft_extra = ["sft.batch_size=32"]  # 16 demos make ~50 samples: a batch of 64 repeats them
-    with _torch_threads(1 if budget == "tiny" else None):
-        return _run(
-            out,
-            t0,
-            budget,
-            env,
-            small,
-            sft_extra,
-            seed=seed,
-            algo=algo,
-            demos=demos,
-            sft_steps=sft_steps,
-            n_off=n_off,
-            iters=iters,
-            rollout=rollout,
-            n_test=n_test,
-        )
+    plan = _plan(budget, env_id, num_envs)
+    with _torch_threads(plan.torch_threads):
+        return _run(Path(out), plan, seed=seed, algo=algo)
 
 
 @contextmanager
@@ -99,23 +106,7 @@ def _torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _run(
-    out: Path,
-    t0: float,
-    budget: str,
-    env: list[str],
-    small: list[str],
-    sft_extra: list[str],
-    *,
-    seed: int,
-    algo: str,
-    demos: int,
-    sft_steps: int,
-    n_off: int,
-    iters: int,
-    rollout: int,
-    n_test: int,
-) -> dict[str, Any]:
+def _run(out: Path, plan: _Plan, *, seed: int, algo: str) -> dict[str, Any]:
     from digirl.policies.registry import build_policy, load_policy
     from digirl.training.common import make_runner, task_pool
     from digirl.training.evaluate import eval_tasks
@@ -123,6 +114,16 @@ def _run(
     from digirl.training.plot import line_chart
     from digirl.training.sft import collect, sft
 
+    t0 = time.time()
+    demos, sft_steps, n_off, iters, rollout, n_test = (
+        plan.demos,
+        plan.sft_steps,
+        plan.n_off,
+        plan.iters,
+        plan.rollout,
+        plan.n_test,
+    )
+    env, small, sft_extra, budget = list(plan.env), list(plan.algo_steps), list(plan.sft_extra), plan.budget
     log.info("1/4 expert demos + SFT (%d demos, %d steps)", demos, sft_steps)
     sft_cfg = load_config(
         SFTRunConfig, overrides=[*env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={sft_steps}", *sft_extra]
