@@ -8,10 +8,13 @@ Entry points are ``"module:attr"`` strings so registering an env never imports i
 from __future__ import annotations
 
 import importlib
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 __all__ = ["BACKENDS", "EnvSpec", "list_envs", "make", "register", "register_gymnasium", "spec"]
 
@@ -138,12 +141,16 @@ def register_gymnasium() -> int:
 def _register_one_gymnasium(gymnasium: Any, s: EnvSpec) -> bool:
     if s.id in gymnasium.envs.registry:
         return False
-    gymnasium.register(
-        id=s.id,
-        entry_point="digirl.envs.gym:GymnasiumEnv",
-        kwargs={"env_id": s.id},
-        # The digirl env ends episodes at the task's horizon itself (``truncated``): no TimeLimit.
-        max_episode_steps=None,
-        nondeterministic=bool(s.metadata.get("nondeterministic", s.requires == "android")),  # a real phone
-    )
+    try:
+        gymnasium.register(
+            id=s.id,
+            entry_point="digirl.envs.gym:GymnasiumEnv",
+            kwargs={"env_id": s.id},
+            # The digirl env ends episodes at the task's horizon itself (``truncated``): no TimeLimit.
+            max_episode_steps=None,
+            nondeterministic=bool(s.metadata.get("nondeterministic", s.requires == "android")),  # a real phone
+        )
+    except gymnasium.error.Error as e:  # an id Gymnasium's grammar rejects: still a digirl env
+        log.warning("%s is not registered with Gymnasium: %s", s.id, e)
+        return False
     return True

@@ -168,14 +168,19 @@ def test_wrapping_a_built_env_and_render() -> None:
 
 def test_ids_registered_later_reach_gymnasium() -> None:
     digirl.register("digirl/test-gym-late-v0", "digirl.envs.toy:ToyEnv", mode="tap")
+    # An id Gymnasium's grammar rejects is still a digirl env: a warning, not an error.
+    digirl.register("digirl/test gym spaces", "digirl.envs.toy:ToyEnv", mode="tap")
     try:
         env = gym.make("digirl/test-gym-late-v0")
         assert env.reset(seed=0)[0]["screenshot"].dtype == np.uint8
+        assert "digirl/test gym spaces" not in gym.envs.registry
+        assert digirl.make("digirl/test gym spaces").reset(seed=0)[0].screenshot.dtype == np.uint8
     finally:
         from digirl.envs import registry
 
-        registry._REGISTRY.pop("digirl/test-gym-late-v0", None)
-        gym.envs.registry.pop("digirl/test-gym-late-v0", None)
+        for env_id in ("digirl/test-gym-late-v0", "digirl/test gym spaces"):
+            registry._REGISTRY.pop(env_id, None)
+            gym.envs.registry.pop(env_id, None)
 
 
 def test_vector_envs_and_a_readable_repr() -> None:
