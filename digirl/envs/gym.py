@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import math
+import operator
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -104,7 +105,7 @@ def action_from_space(value: Any, codec: str = "json") -> Action:
     if not isinstance(value, Mapping):
         return Action.invalid(repr(value)[:200], f"expected a dict, text or Action, got {type(value).__name__}")
     try:
-        idx = int(value["type"])
+        idx = operator.index(value["type"])  # an int or a numpy integer; 1.5 or "2" is not a type
         if not 0 <= idx < len(ACTION_TYPES):
             raise ValueError(f"type {idx} is outside 0..{len(ACTION_TYPES) - 1}")
         kind = ACTION_TYPES[idx]

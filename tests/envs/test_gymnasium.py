@@ -110,13 +110,14 @@ def test_bad_action_is_an_invalid_step_never_a_crash() -> None:
     for bad in (
         {"type": 0, "touch": [float("nan"), 0.2], "lift": [0.1, 0.2], "text": ""},
         {"type": 9},
+        {"type": 2.5, "touch": [0, 0], "lift": [0, 0], "text": " "},
         {"touch": [0.1, 0.1]},
         "tap somewhere nice",
         42,
     ):
         obs, reward, terminated, _, info = env.step(bad)
         assert info["invalid_action"] is True and reward == 0.0 and terminated is False
-    assert obs["history"] == ("INVALID",) * 5
+    assert obs["history"] == ("INVALID",) * 6
 
 
 def test_expert_solves_a_task_through_gymnasium() -> None:
