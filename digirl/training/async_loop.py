@@ -51,41 +51,20 @@ import torch
 
 from digirl.algorithms.functional import replay_priority, truncated_importance_weights, vtrace
 from digirl.core.actions import Action
-from digirl.core.types import Observation, TaskSpec, Trajectory
+from digirl.core.types import Observation, Trajectory
 from digirl.envs.collector import Collector
 from digirl.policies.base import ActOutput, Policy
-from digirl.training.checkpoint import LoopState
 from digirl.training.config import TrainConfig
+from digirl.training.run import Run, iteration_jobs, rollout_metrics, store_iteration
 
 if TYPE_CHECKING:
-    from digirl.algorithms.base import Algorithm
-    from digirl.data.replay import ReplayBuffer
-    from digirl.data.store import TrajectoryStore
     from digirl.distributed.acting import PolicyActing
     from digirl.envs.vector import EpisodeJob, RunnerStats
     from digirl.policies.base import ActFn
 
-__all__ = ["OnlinePhase", "SharedCollector", "off_policy_weights", "run_online_async", "split_stale"]
+__all__ = ["AsynchronousDriver", "SharedCollector", "off_policy_weights", "split_stale"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class OnlinePhase:
-    """What :func:`digirl.training.loop.train` hands to the asynchronous online phase."""
-
-    cfg: TrainConfig
-    state: LoopState
-    policy: Policy
-    algo: Algorithm
-    runner: Collector
-    store: TrajectoryStore
-    buffer: ReplayBuffer
-    on_disk: dict[int, list[Trajectory]]  # iterations already collected (a resumed run)
-    train_pool: list[TaskSpec | None]
-    update: Callable[..., dict[str, float]]  # loop.train's update(trajectories, phase, step, **kw)
-    end_iteration: Callable[[int, dict[str, float], int], None]
-    evaluates_at: Callable[[int], bool]  # whether end_iteration(step) evaluates (it needs the envs then)
 
 
 class SharedCollector:
@@ -254,9 +233,10 @@ class _Collector(threading.Thread):
     and handed to the learner as they complete, in whatever order.
     """
 
-    def __init__(self, p: OnlinePhase, weights: _Weights, expected_version: Callable[[int], int]) -> None:
+    def __init__(self, p: Run, runner: Collector, weights: _Weights, expected_version: Callable[[int], int]) -> None:
         super().__init__(name="digirl-async-collector", daemon=True)
         self.p = p
+        self.runner = runner
         self.weights = weights
         self.expected_version = expected_version
         self.stop = threading.Event()
@@ -317,7 +297,6 @@ class _Collector(threading.Thread):
     # -- the thread
     def run(self) -> None:
         from digirl.envs.vector import EpisodeJob
-        from digirl.training.loop import iteration_jobs, store_iteration
 
         p, cfg = self.p, self.p.cfg
         todo = [j for j in range(p.state.iteration, cfg.iterations) if j not in p.on_disk]
@@ -340,7 +319,7 @@ class _Collector(threading.Thread):
                 pending: dict[int, list[Trajectory]] = {j: [] for j in seg}
                 started: dict[int, float] = {}
                 order = {job.job_id: i for i, job in enumerate(jobs)}
-                for t in p.runner.run(self, jobs):
+                for t in self.runner.run(self, jobs):
                     jid = int(t.metadata["job_id"])
                     j = iteration[jid]
                     started.setdefault(j, time.perf_counter() - float(t.metadata.get("wall_time_s", 0.0)))
@@ -376,59 +355,78 @@ class _Collector(threading.Thread):
 
 
 # --------------------------------------------------------------------------- the learner
-def run_online_async(p: OnlinePhase) -> None:
-    """The online phase with collection running ahead of learning (see the module docs)."""
-    from digirl.envs.vector import VectorRunner
-    from digirl.training.loop import rollout_metrics
+class AsynchronousDriver:
+    """The online phase with collection running ahead of learning (see the module docs).
 
-    cfg, state, a = p.cfg, p.state, p.cfg.asynchronous
-    k = a.max_staleness
-    inner = p.runner.inner if isinstance(p.runner, SharedCollector) else p.runner
-    if not isinstance(inner, VectorRunner):
-        raise ValueError("asynchronous learning needs env.runner=process, inline or ray (episodes started one by one)")
-    if a.correction == "is" and not _accepts_step_weights(p.algo):
-        raise ValueError(
-            f"algo.name={cfg.algo.name} cannot weight steps (its update takes no step_weights); use asynchronous.correction=none"
-        )
-    start_iter, start_version = state.iteration, state.updates
+    Built before the offline phase, so a run it cannot drive fails before any work: it needs
+    episodes started one by one (a :class:`~digirl.envs.vector.VectorRunner`) and, with
+    ``asynchronous.correction=is``, an algorithm whose update takes ``step_weights``. It makes the
+    run's collector a :class:`SharedCollector`, which the collector thread and evaluation take turns on.
+    """
 
-    def expected_version(j: int) -> int:
-        """The learner's version when it consumes iteration j: one update per iteration after the warm-up."""
-        return start_version + sum(1 for i in range(start_iter, j) if i >= cfg.warmup_iterations)
+    def __init__(self, run: Run) -> None:
+        from digirl.envs.vector import VectorRunner
 
-    weights = _Weights(state.updates, state.iteration, p.policy)
-    collector = _Collector(p, weights, expected_version)
-    collector.start()
-    try:
-        for it in range(state.iteration, cfg.iterations):
-            step = it + 1
-            m: dict[str, float] = {}
-            t0 = time.perf_counter()
-            chunk = p.on_disk.get(it)
-            if chunk is None:
-                got = collector.chunk(it)
-                chunk = got.trajectories
-                m["timing_s/collect"] = got.collect_s
-            m["timing_s/learner_wait"] = time.perf_counter() - t0
-            usable, dropped = split_stale(chunk, state.updates, k)
-            versions = [state.updates - t.policy_version for t in chunk if t.policy_version is not None]
-            m["data/staleness"] = float(np.mean(versions)) if versions else 0.0
-            m["data/dropped_stale"] = float(len(dropped))
-            p.buffer.add([t for t in usable if not t.env_failure])
-            m |= rollout_metrics(chunk)
-            if it >= cfg.warmup_iterations:
-                m |= _learn(p, step)
-                weights.publish(state.updates, p.policy)
-            p.end_iteration(step, m, len(chunk))
-            weights.finish(step)
-    finally:
-        collector.stop.set()
-        collector.join(timeout=cfg.env.step_timeout_s + 30.0)
-        if collector.is_alive():
-            log.warning("the collector thread did not stop in time; closing the envs under it")
+        cfg = run.cfg
+        if not isinstance(run.runner, VectorRunner):
+            raise ValueError("asynchronous learning needs env.runner=process, inline or ray (episodes started one by one)")
+        if cfg.asynchronous.correction == "is" and not _accepts_step_weights(run.algo):
+            raise ValueError(
+                f"algo.name={cfg.algo.name} cannot weight steps (its update takes no step_weights); "
+                "use asynchronous.correction=none"
+            )
+        self.runner = SharedCollector(run.runner)
+        run.runner = self.runner
+
+    def run(self, run: Run) -> None:
+        cfg, state = run.cfg, run.state
+        start_iter, start_version = state.iteration, state.updates
+
+        def expected_version(j: int) -> int:
+            """The learner's version when it consumes iteration j: one update per iteration after the warm-up."""
+            return start_version + sum(1 for i in range(start_iter, j) if i >= cfg.warmup_iterations)
+
+        weights = _Weights(state.updates, state.iteration, run.policy)
+        collector = _Collector(run, self.runner, weights, expected_version)
+        collector.start()
+        try:
+            for it in range(state.iteration, cfg.iterations):
+                step = it + 1
+                chunk, m = self._take(run, collector, it)
+                m |= rollout_metrics(chunk)
+                if it >= cfg.warmup_iterations:
+                    m |= _learn(run, step)
+                    weights.publish(state.updates, run.policy)
+                run.end_iteration(step, m, len(chunk))
+                weights.finish(step)
+        finally:
+            collector.stop.set()
+            collector.join(timeout=cfg.env.step_timeout_s + 30.0)
+            if collector.is_alive():
+                log.warning("the collector thread did not stop in time; closing the envs under it")
+
+    @staticmethod
+    def _take(run: Run, collector: _Collector, it: int) -> tuple[list[Trajectory], dict[str, float]]:
+        """Iteration ``it``'s trajectories (from disk after a crash, else from the collector, waiting),
+        the usable ones added to the replay buffer; and its metrics so far (waiting, staleness)."""
+        m: dict[str, float] = {}
+        t0 = time.perf_counter()
+        chunk = run.on_disk.get(it)
+        if chunk is None:
+            got = collector.chunk(it)
+            chunk = got.trajectories
+            m["timing_s/collect"] = got.collect_s
+        m["timing_s/learner_wait"] = time.perf_counter() - t0
+        version = run.state.updates
+        usable, dropped = split_stale(chunk, version, run.cfg.asynchronous.max_staleness)
+        versions = [version - t.policy_version for t in chunk if t.policy_version is not None]
+        m["data/staleness"] = float(np.mean(versions)) if versions else 0.0
+        m["data/dropped_stale"] = float(len(dropped))
+        run.buffer.add([t for t in usable if not t.env_failure])
+        return chunk, m
 
 
-def _learn(p: OnlinePhase, step: int) -> dict[str, float]:
+def _learn(p: Run, step: int) -> dict[str, float]:
     """One update on the replay data, off-policy steps weighted, drawn by priority when asked."""
     a, version = p.cfg.asynchronous, p.state.updates
     m: dict[str, float] = {}
