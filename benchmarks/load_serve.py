@@ -11,8 +11,13 @@ fresh connections, requests that once broke the server or that it must refuse: e
 image over the pixel cap, too many elements, a connection reset halfway through a body. The server's
 resident memory is sampled every 50 ms and its peak read from the kernel (``VmHWM``).
 
-Pass/fail: every valid request answered 200, no 5xx at all, every poisoned request a 4xx (the reset
-one gets no answer by design), the server still answering afterwards. Prints figures and writes
+Then (``--heavy-clients``, default 40) that many clients send at once a valid request with a large
+screenshot (a ~18 MB body), together more than the server's in-flight budget: the ones past it get
+503 + ``Retry-After`` and retry, and the server's memory stays near its idle size plus the budget.
+
+Pass/fail: every valid request of the first phase answered 200, no 5xx at all, every poisoned request
+a 4xx (the reset one gets no answer by design), the server still answering afterwards, and every
+heavy request answered 200 in the end. Prints figures and writes
 ``benchmarks/results/load_serve.json`` (``--out``). Bounded: ``clients x requests`` requests and a
 ``--deadline`` in seconds, past which the run stops and is reported as incomplete.
 """
@@ -115,12 +120,23 @@ def poison(kind: str, instruction: str, elements: list[dict[str, Any]], url: str
     raise ValueError(f"unknown poison {kind!r}")
 
 
-def start_server(policy_dir: Path, log_path: Path) -> tuple[subprocess.Popen[str], int, Any]:
+def start_server(policy_dir: Path, log_path: Path, budget_mb: float = 512.0) -> tuple[subprocess.Popen[str], int, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     env.pop("DIGIRL_SERVE_TOKEN", None)
     log = log_path.open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "digirl", "serve", str(policy_dir), "--port", "0", "policy.device=cpu"],
+        [
+            sys.executable,
+            "-m",
+            "digirl",
+            "serve",
+            str(policy_dir),
+            "--port",
+            "0",
+            "--max-inflight-mb",
+            str(budget_mb),
+            "policy.device=cpu",
+        ],
         stdout=subprocess.PIPE,
         stderr=log,
         text=True,
@@ -158,6 +174,15 @@ class Sampler(threading.Thread):
             except OSError:
                 return
             time.sleep(self.period)
+
+
+def server_stats(port: int) -> dict[str, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/v1/digirl/stats")
+        return dict(json.loads(conn.getresponse().read()))
+    finally:
+        conn.close()
 
 
 def send(conn: http.client.HTTPConnection, data: bytes) -> tuple[int, str]:
@@ -239,6 +264,62 @@ def run_load(
     return {"records": records, "wall_s": wall, "poisoned_clients": n_poisoned, "kinds": Counter(kinds)}
 
 
+def heavy_phase(port: int, *, clients: int, deadline_s: float, seed: int = 0) -> dict[str, Any]:
+    """``clients`` valid requests at once, each carrying a 1500x3000 screenshot of noise (a ~13 MB
+    PNG, an ~18 MB body; about 85 MB against the in-flight budget): more than the budget holds. Each
+    client retries after ``Retry-After`` on a 503 until it gets its answer or the deadline passes."""
+    import numpy as np
+
+    instruction, elements, _ = sim_observation()
+    arr = np.random.default_rng(seed).integers(0, 256, (3000, 1500, 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(arr).save(buf, format="PNG", compress_level=1)
+    big = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    data = json.dumps(body(instruction, elements, big, temperature=0)).encode()
+    del arr, buf, big
+    outcome: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + deadline_s
+    start = threading.Barrier(clients)
+
+    def client() -> None:
+        start.wait()
+        busy, status, t0 = 0, 0, time.perf_counter()
+        while time.monotonic() < stop_at:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            try:
+                conn.request("POST", "/v1/chat/completions", body=data, headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                resp.read()
+                status, retry = resp.status, resp.getheader("Retry-After")
+            except (OSError, http.client.HTTPException):
+                status, retry = -1, None
+            finally:
+                conn.close()
+            if status != 503:
+                break
+            busy += 1
+            time.sleep(float(retry or 1))
+        with lock:
+            outcome.append({"status": status, "busy_503": busy, "s": time.perf_counter() - t0})
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(max(1.0, stop_at - time.monotonic() + 150))
+    return {
+        "clients": clients,
+        "body_mib": len(data) / 2**20,
+        "wall_s": time.perf_counter() - t0,
+        "answered_200": sum(o["status"] == 200 for o in outcome),
+        "final_status": dict(Counter(str(o["status"]) for o in outcome)),
+        "busy_503_then_retried": sum(o["busy_503"] for o in outcome),
+        "latency_max_s": max((o["s"] for o in outcome), default=None),
+    }
+
+
 def summarize(records: list[dict[str, Any]], *, expected: int) -> dict[str, Any]:
     valid = [r for r in records if r["kind"] == "valid"]
     bad = [r for r in records if r["kind"] != "valid"]
@@ -275,6 +356,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=3, help="requests per client")
     ap.add_argument("--deadline", type=float, default=300.0, help="seconds before the run stops (reported incomplete)")
     ap.add_argument("--small", action="store_true", help="a small policy (dim 32, 1 layer) instead of the default size")
+    ap.add_argument(
+        "--heavy-clients",
+        type=int,
+        default=40,
+        help="then this many clients at once with ~18 MB requests, more than the in-flight budget holds (0: skip)",
+    )
+    ap.add_argument("--budget-mb", type=float, default=512.0, help="the server's --max-inflight-mb")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "load_serve.json"))
     args = ap.parse_args(argv)
     if args.clients < 1 or args.requests < 1 or not 0 <= args.poisoned <= 1 or args.deadline <= 0:
@@ -288,19 +376,21 @@ def main(argv: list[str] | None = None) -> int:
         policy_dir = Path(tmp) / "load" / "policy"
         cfg = EncoderConfig(dim=32, layers=1, heads=2) if args.small else EncoderConfig()
         DefaultPolicy(cfg, seed=0).save(policy_dir)
-        proc, port, log = start_server(policy_dir, Path(tmp) / "server.log")
+        proc, port, log = start_server(policy_dir, Path(tmp) / "server.log", args.budget_mb)
         try:
             idle_kib = rss_kib(proc.pid)
             sampler = Sampler(proc.pid)
             sampler.start()
             run = run_load(port, clients=args.clients, poisoned=args.poisoned, requests=args.requests, deadline_s=args.deadline)
+            peak_kib = rss_kib(proc.pid, "VmHWM")
+            stats = server_stats(port)
+            heavy: dict[str, Any] | None = None
+            if args.heavy_clients:
+                heavy = heavy_phase(port, clients=args.heavy_clients, deadline_s=args.deadline)
+                heavy["server_rss_peak_vmhwm_mib"] = rss_kib(proc.pid, "VmHWM") / 1024
+                heavy["inflight_bytes"] = server_stats(port)["inflight_bytes"]
             sampler.done.set()
             sampler.join()
-            peak_kib = rss_kib(proc.pid, "VmHWM")
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            conn.request("GET", "/v1/digirl/stats")
-            stats = json.loads(conn.getresponse().read())
-            conn.close()
             after = run_load(port, clients=1, poisoned=0.0, requests=1, deadline_s=60, progress=lambda _: None)
             still_ok = [r["status"] for r in after["records"]] == [200]
         finally:
@@ -318,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         and summary["responses_5xx_or_broken"] == 0
         and summary["poisoned_all_4xx_or_dropped"]
         and still_ok
+        and (heavy is None or heavy["answered_200"] == heavy["clients"])
     )
     out = {
         "benchmark": "load_serve",
@@ -340,10 +431,11 @@ def main(argv: list[str] | None = None) -> int:
         "requests_per_s": summary["requests"] / run["wall_s"],
         "server_rss_mib": {
             "idle_before": idle_kib / 1024,
-            "peak_sampled": max(sampler.samples, default=0) / 1024,
-            "peak_vmhwm": peak_kib / 1024,
+            "peak_vmhwm": peak_kib / 1024,  # the first phase (200 clients, poisoned ones among them)
+            "peak_sampled_all_phases": max(sampler.samples, default=0) / 1024,
         },
         "server_stats": stats,
+        "heavy_phase": heavy,
         "server_log_lines": len(server_log.splitlines()),
         "server_log_tracebacks": server_log.count("Traceback"),
         "still_answers_after": still_ok,
@@ -362,11 +454,18 @@ def main(argv: list[str] | None = None) -> int:
         f"poisoned: {summary['poisoned_status_by_kind']}\n"
         f"5xx or broken responses: {summary['responses_5xx_or_broken']}; server log: {out['server_log_lines']} lines, "
         f"{out['server_log_tracebacks']} tracebacks\n"
-        f"server RSS: {rss['idle_before']:.0f} MiB idle, peak {rss['peak_vmhwm']:.0f} MiB (VmHWM; sampled peak "
-        f"{rss['peak_sampled']:.0f} MiB); in-flight bytes peak {stats['inflight_bytes']['peak'] / 2**20:.0f} MiB "
+        f"server RSS: {rss['idle_before']:.0f} MiB idle, peak {rss['peak_vmhwm']:.0f} MiB (VmHWM); "
+        f"in-flight bytes peak {stats['inflight_bytes']['peak'] / 2**20:.0f} MiB "
         f"of {stats['inflight_bytes']['budget'] / 2**20:.0f}\n"
         f"{'PASSED' if passed else 'FAILED'}; wrote {args.out}"
     )
+    if heavy is not None:
+        print(
+            f"heavy phase: {heavy['clients']} clients at once with {heavy['body_mib']:.1f} MiB requests: "
+            f"{heavy['answered_200']} answered 200 after {heavy['busy_503_then_retried']} 503s (Retry-After) in "
+            f"{heavy['wall_s']:.1f} s; in-flight bytes peak {heavy['inflight_bytes']['peak'] / 2**20:.0f} MiB of "
+            f"{heavy['inflight_bytes']['budget'] / 2**20:.0f}; server RSS peak {heavy['server_rss_peak_vmhwm_mib']:.0f} MiB"
+        )
     return 0 if passed else 1
 
 

@@ -1,5 +1,5 @@
 """A small run of ``benchmarks/load_serve.py``: 40 clients, 10 of them poisoned (every kind once), one
-request each, against ``digirl serve`` in its own process."""
+request each, against ``digirl serve`` in its own process; then 8 clients at once with ~18 MB requests."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from benchmarks.load_serve import POISON_KINDS, main
 @pytest.mark.slow
 def test_valid_requests_all_200_among_poisoned_ones(tmp_path: Path) -> None:
     out = tmp_path / "load.json"
-    assert main(["--clients", "40", "--poisoned", "0.25", "--requests", "1", "--small", "--out", str(out)]) == 0
+    args = ["--clients", "40", "--poisoned", "0.25", "--requests", "1", "--small", "--heavy-clients", "8", "--out", str(out)]
+    assert main(args) == 0
     r = json.loads(out.read_text())
     assert r["passed"] and r["complete"] and r["requests"] == 40
     assert r["valid_200"] == r["valid_requests"] == 30 and r["responses_5xx_or_broken"] == 0
@@ -24,4 +25,7 @@ def test_valid_requests_all_200_among_poisoned_ones(tmp_path: Path) -> None:
     assert statuses["reset-mid-body"] == {"0": 1}  # no answer: the client reset the connection
     assert r["server_stats"]["connections"]["aborted"] == 1 and r["server_log_tracebacks"] == 0
     assert r["server_rss_mib"]["peak_vmhwm"] >= r["server_rss_mib"]["idle_before"] > 0
+    heavy = r["heavy_phase"]  # 8 requests of ~85 MB each against a 512 MiB budget: some wait (503), all end 200
+    assert heavy["answered_200"] == 8 and heavy["final_status"] == {"200": 8}
+    assert 0 < heavy["inflight_bytes"]["peak"] <= heavy["inflight_bytes"]["budget"] == 512 << 20
     assert r["observation_mode"] and r["command"].startswith("python benchmarks/load_serve.py --clients 40")

@@ -162,3 +162,14 @@ def test_serve_flags_are_checked_before_the_policy_loads(
     assert main(["serve", str(missing), "--port", "0", *flags]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_large_frees_go_back_to_the_os_unless_the_user_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platform
+
+    from digirl.cli.serve import return_large_frees_to_os
+
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1048576")
+    assert return_large_frees_to_os() is False  # the user's own setting stands
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    assert return_large_frees_to_os() is (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc")
