@@ -56,6 +56,8 @@ def test_calculate_intent_carries_the_value_the_calculator_shows() -> None:
         ("Switch the camera to video mode", "app_page", {"app": "camera", "page": "Video"}),
         ("Show June in my calendar", "app_page", {"app": "calendar", "page": "2024-06"}),
         ("Show me my calendar for March", "app_page", {"app": "calendar", "page": "2025-03"}),
+        ("Show the images folder", "app_page", {"app": "files", "page": "Images"}),
+        ("Open downloads in the files app", "app_page", {"app": "files", "page": "Downloads"}),
         ("search my contacts for Emma", "app_search", {"app": "contacts", "query": "Emma"}),
         ("Search the Play Store for a weather app", "app_search", {"app": "playstore", "query": "a weather app"}),
         ("Go to the home screen", "go_home", {}),
@@ -90,6 +92,8 @@ def test_a_bare_calculation_stays_a_web_search() -> None:
         "Open the camera and switch to portrait mode",
         "Open the calendar and go to next month",
         "Show September 2025 in the calendar",
+        "Open files and show downloads",
+        "Open the Files app and go to documents",
     ],
 )
 @pytest.mark.parametrize("level", [0, 2])
@@ -179,3 +183,18 @@ def test_politeness_at_the_end_is_dropped_but_not_a_message() -> None:
     assert polite.intent is not None and polite.intent.get("body") == "I'm late"
     said = explain_instruction("Text Mom saying thank you")
     assert said.intent is not None and said.intent.get("body") == "thank you"
+
+
+def test_files_folders_list_their_files_and_go_back() -> None:
+    env = _env(Intent("app_page", {"app": "files", "page": "Videos"}))
+    files: Any = env.phone.apps["files"]
+    assert files.folder is None and not check(env.phone, env.ctx)
+    for _ in range(6):
+        if env.success:
+            break
+        env.step(env.cheat() or Action.home())
+    assert env.success and files.screen() == "videos"
+    row = env.phone.find("files.file.0")
+    assert row is not None and any(c.text.endswith(".mp4") for c in row.children)
+    env.phone.apply(Action.back())  # the episode ended on success; the app itself still goes back
+    assert files.folder is None and env.phone.find("files.0") is not None

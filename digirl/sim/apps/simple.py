@@ -104,32 +104,83 @@ class Calculator(App):
         return views
 
 
+#: The Files app's folders: (name, what the browse list says about it, file kind, icon of its files).
+FILE_FOLDERS = (
+    ("Downloads", "12 files", "pdf", "download"),
+    ("Images", "248 files", "jpg", "image"),
+    ("Videos", "31 files", "mp4", "video"),
+    ("Audio", "54 files", "mp3", "music"),
+    ("Documents", "17 files", "docx", "edit"),
+    ("Apps", "23 apps", "apk", "apps"),
+)
+_FILE_STEMS = {
+    "pdf": ("Boarding pass", "Receipt", "Invoice_0412", "Lease agreement", "Concert tickets", "Manual"),
+    "jpg": ("IMG_2024", "PXL_2024", "Screenshot", "IMG_beach", "Scan"),
+    "mp4": ("VID_2024", "PXL_video", "Screen recording", "Birthday"),
+    "mp3": ("Recording", "Voice memo", "Podcast episode", "Ringtone"),
+    "docx": ("Resume", "Notes", "Budget", "Meeting minutes", "Essay draft"),
+    "apk": ("Update", "Installer", "Beta build"),
+}
+
+
+@functools.lru_cache(maxsize=16)
+def folder_files(folder: str) -> tuple[tuple[str, str], ...]:
+    """(file name, size and date) of a folder's newest files (seeded by its name; 8 shown)."""
+    kind = next((k for n, _, k, _ in FILE_FOLDERS if n == folder), "pdf")
+    r = stable_rng("files", folder)
+    out = []
+    for i in range(8):
+        stem = r.choice(_FILE_STEMS[kind])
+        out.append((f"{stem} ({i + 1}).{kind}", f"{r.randint(1, 900)} {r.choice(('KB', 'MB'))} · Jun {4 - i // 3}"))
+    return tuple(out)
+
+
 class Files(App):
     key = "files"
     label = "Files"
     icon = "folder"
     color = (26, 115, 232)
 
+    def __init__(self, phone: object) -> None:
+        super().__init__(phone)  # type: ignore[arg-type]
+        #: The folder open (None: the browse list).
+        self.folder: str | None = None
+
     def screen(self) -> str:
-        return "browse"
+        return "browse" if self.folder is None else self.folder.lower()
+
+    def open_folder(self, name: str) -> None:
+        self.folder = name
+
+    def back(self) -> bool:
+        if self.folder is not None:
+            self.folder = None
+            return True
+        return False
 
     def build(self) -> list[View]:
-        cats = (
-            ("Downloads", "12 files"),
-            ("Images", "248 files"),
-            ("Videos", "31 files"),
-            ("Audio", "54 files"),
-            ("Documents", "17 files"),
-            ("Apps", "23 apps"),
-        )
+        if self.folder is not None:
+            return self._folder(self.folder)
         rows = [
-            list_row(72 * i, 72, t, sub=s, icon="folder", icon_color=BLUE, ref=f"files.{i}", on_tap=lambda: None)
-            for i, (t, s) in enumerate(cats)
+            list_row(72 * i, 72, t, sub=s, icon="folder", icon_color=BLUE, ref=f"files.{i}", on_tap=partial(self.open_folder, t))
+            for i, (t, s, _, _) in enumerate(FILE_FOLDERS)
         ]
         return [
             box((0, TOP, 360, BOTTOM), WHITE),
             scroll_list("files", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
             app_bar("Files", ref="files.bar"),
+        ]
+
+    def _folder(self, name: str) -> list[View]:
+        icon = next((ic for n, _, _, ic in FILE_FOLDERS if n == name), "folder")
+        rows = [
+            list_row(72 * i, 72, f, sub=meta, icon=icon, icon_color=BLUE, ref=f"files.file.{i}", on_tap=lambda: None)
+            for i, (f, meta) in enumerate(folder_files(name))
+        ]
+        return [
+            box((0, TOP, 360, BOTTOM), WHITE),
+            scroll_list(f"files.{name.lower()}", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
+            app_bar(name, back=self.phone.key_back, ref="files.folder.bar"),
         ]
 
 

@@ -5,9 +5,10 @@ Contacts. Not in the shipped task sets (:data:`~digirl.sim.intents.EXTRA_FAMILIE
 - ``calculate``: ``expr`` (as the calculator shows it: digits, ``.``, ``+ - × ÷``), ``value``
   (its value, as the calculator prints it). Success: the Calculator is in front, its expression
   is ``expr`` and its result line shows ``value`` (the expression is checked, not only the number).
-- ``app_page``: ``app`` (clock | phone | camera | calendar), ``page`` (a tab: Alarm, Clock, Timer,
-  Stopwatch / Recents, Contacts, Keypad; a camera mode: Photo, Video, Portrait; a calendar month:
-  ``YYYY-MM``). Success: that page is shown (no picker, call, recording or editor over it).
+- ``app_page``: ``app`` (clock | phone | camera | calendar | files), ``page`` (a tab: Alarm, Clock,
+  Timer, Stopwatch / Recents, Contacts, Keypad; a camera mode: Photo, Video, Portrait; a calendar
+  month: ``YYYY-MM``; a Files folder: Downloads, Images, Videos, Audio, Documents, Apps). Success:
+  that page is shown (no picker, call, recording or editor over it).
 - ``app_search`` (Contacts; the Play Store's is in :mod:`.compound`): ``query``. Success: Contacts'
   list is filtered by a search containing the query's terms.
 """
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.apps.clock import TABS as CLOCK_TABS
-from digirl.sim.apps.simple import Calculator
+from digirl.sim.apps.simple import FILE_FOLDERS, Calculator
 from digirl.sim.expert import ExpertStep
 from digirl.sim.families import builtin_family
 from digirl.sim.intents import Intent
@@ -158,6 +159,11 @@ _MONTHS = (
 )
 
 
+def _files_ref(a: Any, page: str) -> str:
+    names = [f[0] for f in FILE_FOLDERS]
+    return f"files.{names.index(page)}"
+
+
 def _calendar_ref(a: Any, page: str) -> str:
     y, m = a.month
     return "calendar.next" if page > f"{y}-{m:02d}" else "calendar.prev"
@@ -183,6 +189,7 @@ APP_PAGE_KINDS: dict[str, dict[str, Any]] = {
         "current": lambda a: f"{a.month[0]}-{a.month[1]:02d}",
         "ref": _calendar_ref,
     },
+    "files": {"pages": tuple(f[0] for f in FILE_FOLDERS), "current": lambda a: a.folder or "", "ref": _files_ref},
 }
 #: Tab names of the apps with a fixed set (the phrasings and compound steps read them).
 APP_PAGES: dict[str, tuple[str, ...]] = {k: v["pages"] for k, v in APP_PAGE_KINDS.items() if v["pages"]}
@@ -219,6 +226,8 @@ def _page_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.G
     if not _valid_page(app, page):
         raise ValueError(f"{app!r} has no page {page!r}; known: {APP_PAGES} and calendar months (YYYY-MM)")
     a: Any = phone.apps[app]
+    if app == "files":  # the app opens on its browse list
+        return
     if app == "calendar":
         y, m = (int(x) for x in page.split("-"))
         if a.month == (y, m):
@@ -263,6 +272,6 @@ def _page_plan(e: ExpertStep) -> Action:
         return e.goto("phone.end") or Action.back()
     if app == "camera" and a.recording:
         return e.goto("camera.shutter") or Action.back()
-    if a.focused is not None or (app == "calendar" and a.editing):
+    if a.focused is not None or (app == "calendar" and a.editing) or (app == "files" and a.folder not in (None, page)):
         return Action.back()
     return e.goto(APP_PAGE_KINDS[app]["ref"](a, page)) or Action.back()

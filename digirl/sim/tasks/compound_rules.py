@@ -184,13 +184,14 @@ def _ellipsis(text: str, ctx: Context) -> Intent | None:
 
 
 def _in_app_page(text: str, ctx: Context) -> Intent | None:
-    """Inside the Calculator an arithmetic request is entered there; inside Clock / Phone a tab name
-    ("go to timer", "the stopwatch tab", "open the keypad") is that tab."""
+    """Inside the Calculator an arithmetic request is entered there; inside Clock / Phone / Camera /
+    Calendar / Files a tab, mode, month or folder name ("go to timer", "switch to video", "go to next
+    month", "show downloads") is that page."""
     if ctx.app == "calculator":
         from digirl.sim.families.surface import calc_intent
 
         return calc_intent(text)
-    if ctx.app not in ("clock", "phone", "camera", "calendar"):
+    if ctx.app not in ("clock", "phone", "camera", "calendar", "files"):
         return None
     from digirl.sim.families.surface import APP_PAGES, _month_page
 
@@ -202,9 +203,16 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         r"^(?:go\s+to|open|tap(?:\s+on)?|select|switch\s+to|show(?:\s+me)?)\s+(?:the\s+)?", "", text.strip(), flags=re.I
     )
     name = re.sub(r"\s+(?:tab|mode)$", "", name, flags=re.I).lower()
-    name = {"alarms": "alarm", "world clock": "clock", "dial pad": "keypad", "dialpad": "keypad", "recent calls": "recents"}.get(
-        name, name
-    )
+    name = re.sub(r"^(?:my|the)\s+|\s+folder$", "", name)
+    name = {
+        "alarms": "alarm",
+        "world clock": "clock",
+        "dial pad": "keypad",
+        "dialpad": "keypad",
+        "recent calls": "recents",
+        "pictures": "images",
+        "downloaded files": "downloads",
+    }.get(name, name)
     for page in APP_PAGES[ctx.app]:
         if name == page.lower():
             return Intent("app_page", {"app": ctx.app, "page": page})

@@ -160,3 +160,25 @@ def _notification_settings(g: dict[str, str]) -> Intent | None:
 @APPS_EARLY.rule("(?:check|see|view|read)~(?:my~|the~|all~(?:my~)?)?notifications")
 def _check_notifications(g: dict[str, str]) -> Intent:
     return Intent("show_notifications")
+
+
+_FOLDERS = {
+    "downloads": "Downloads",
+    "downloaded": "Downloads",
+    "download": "Downloads",
+    "images": "Images",
+    "videos": "Videos",
+    "audio": "Audio",
+    "documents": "Documents",
+    "docs": "Documents",
+}
+
+
+@APPS_EARLY.rule(
+    "(?:open|show|view|go~to|check)(?:~me)?~(?:my~|the~)?(?P<f>downloaded~files|download~folder)(?:~in~(?:the~)?files(?:~app)?)?",
+    "(?:open|show|go~to)~(?:the~|my~)?(?P<f>downloads|images|videos|audio|documents|docs)~folder(?:~in~(?:the~)?files(?:~app)?)?",
+    "(?:open|show|go~to)~(?:the~|my~)?(?P<f>downloads|images|videos|audio|documents|docs)~in~(?:the~)?files(?:~app)?",
+)
+def _files_folder(g: dict[str, str]) -> Intent:
+    key = g["f"].lower().split()[0]
+    return Intent("app_page", {"app": "files", "page": _FOLDERS.get(key, "Downloads")})
