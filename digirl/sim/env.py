@@ -151,7 +151,8 @@ class SimEnv(DeviceEnv):
             parse = None
         if parse is not None:
             try:
-                return parse(text, taskset=self.taskset, horizon=None)
+                # The compound set is not one of the parser's task sets: its lines run where they parse to.
+                return parse(text, taskset=None if self.taskset == "compound" else self.taskset, horizon=None)
             except UnsupportedInstructionError:
                 if not self.allow_generic:
                     raise

@@ -365,3 +365,9 @@ def test_training_lists_every_split_of_the_compound_set() -> None:
     assert [t.instruction for t in env.tasks(split="test")] == load_compound_lines("test")
     with pytest.raises(ValueError, match="split must be"):
         env.tasks(split="dev")
+
+
+def test_the_compound_env_takes_an_instruction() -> None:
+    env = SimEnv("compound")
+    env.reset(seed=0, options={"task": "Open settings, then wifi, then turn it off"})
+    assert env.intent.family == "compound" and env.horizon == 40
