@@ -119,6 +119,30 @@ def test_compound_instructions_parse_to_ordered_plans(text: str, plan: list[tupl
     assert _plan(text) == plan
 
 
+@pytest.mark.parametrize(
+    ("text", "families"),
+    [
+        (
+            "First, open settings, next go to display, and finally turn on dark mode",
+            ["open_app", "settings_page", "toggle_setting"],
+        ),
+        ("Open Spotify & YouTube", ["open_app", "open_app"]),
+        ("Turn on wifi and also open YouTube", ["toggle_setting", "open_app"]),
+        ("Open Chrome, go to reddit.com, afterwards open YouTube", ["open_app", "open_site", "open_app"]),
+        ("Open the calendar and add Team dinner on Friday at 8pm", ["open_app", "create_event"]),
+    ],
+)
+def test_more_connectives_and_in_app_steps(text: str, families: list[str]) -> None:
+    assert [f for f, _ in _plan(text)] == families
+
+
+def test_connective_words_inside_a_step_stay_there() -> None:
+    said = explain_instruction("Text Mom saying next time bring snacks")
+    assert said.intent is not None and said.intent.get("body") == "next time bring snacks"
+    att = explain_instruction("Search for AT&T deals")
+    assert att.intent is not None and att.intent.family == "web_search"
+
+
 def test_web_shopping_phrasings_keep_their_aitw_meaning() -> None:
     # "Go to S, search for Q and select the first entry" is one Web Shopping task (its predicate
     # implies the search), as in the shipped set: not a compound.

@@ -34,9 +34,12 @@ __all__ = ["CONTEXT_RULES", "FALLBACK_RULES", "MAX_PIECES", "Context", "parse_co
 #: Texts cut into more pieces than this are not tried as compounds (2^(n-1) groupings).
 MAX_PIECES = 8
 _SEP = re.compile(
-    r"(\s*(?:;|,?\s+and\s+then\s+|,?\s+and\s+after\s+that,?\s+|,?\s+after\s+that,?\s+|,?\s+then\s+|,\s*and\s+|\s+and\s+|,\s*|\.\s+))",
+    r"(\s*(?:;|,?\s+and\s+then\s+|,?\s+(?:and\s+)?after\s+that,?\s+|,?\s+(?:and\s+)?(?:next|finally|lastly|afterwards),?\s+"
+    r"|,?\s+and\s+also\s+|,?\s+then\s+|,?\s+&\s+|,\s*and\s+|\s+and\s+|,\s*|\.\s+))",
     re.I,
 )
+#: "First, open settings, then …": the opening word of a sequence is not part of its first step.
+_FIRST_WORD = re.compile(r"^(?:first(?:ly)?|to\s+start|start\s+by)\s*,?\s+(?=\S)", re.I)
 #: Object pronouns ("open it", "call him"); "that"/"this" only ending a request ("bookmark that"),
 #: as elsewhere it starts a message ("text her that I'm late").
 _PRONOUN = re.compile(r"\b(?:it|them|him|her)\b|\b(?:that|this)$|\b(?:the|this)\s+(?:page|site|website)$", re.I)
@@ -220,7 +223,8 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
 
 
 def _app_info_step(text: str, ctx: Context) -> Intent | None:
-    """On an app's Settings page, "turn off notifications"; in Contacts, "add Nora with number …"."""
+    """On an app's Settings page, "turn off notifications"; in Contacts, "add Nora with number …"; in
+    Calendar, "add Team dinner on Friday at 8pm"."""
     last = ctx.last
     if last is not None and last.family in ("app_settings", "app_notifications"):
         m = re.fullmatch(
@@ -232,6 +236,15 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
         if m is not None:
             state = m.group("s1") or m.group("s2") or ("on" if m.group("v").lower() in ("enable", "allow", "unmute") else "off")
             return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
+    if ctx.app == "calendar":  # "open the calendar and add Team dinner on Friday at 8pm"
+        m = re.fullmatch(
+            r"(?:add|create|schedule|put|make)\s+(?:an?\s+(?:new\s+)?event\s+(?:called\s+|named\s+)?)?(?P<rest>.+)",
+            text.strip(),
+            re.I,
+        )
+        if m is not None:
+            got = _parse_one(f"create an event called {m.group('rest')}")
+            return got if got is not None and got.family == "create_event" and got.get("date") else None
     if ctx.app == "contacts":
         m = re.fullmatch(
             r"(?:add|create|save)\s+(?P<rest>(?!a\b|an\b|new\b|the\b).+\s+(?:with\s+(?:the\s+)?(?:number|phone)|at)\s+.+)",
@@ -402,7 +415,7 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
 
 
 def _pieces(text: str) -> tuple[list[str], list[str]]:
-    bits = _SEP.split(text)
+    bits = _SEP.split(_FIRST_WORD.sub("", text.strip()))
     return bits[0::2], bits[1::2]
 
 
@@ -448,7 +461,7 @@ def parse_compound(text: str) -> list[Intent] | None:
     return best
 
 
-_CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*\S", re.I)
+_CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b|\s&)\s*\S", re.I)
 
 
 _SECOND_REQUEST = re.compile(
