@@ -88,6 +88,9 @@ _ERROR_500 = {"error": {"message": "internal server error", "type": "server_erro
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    #: TCP_NODELAY: the headers and the body go out in two writes; with Nagle's algorithm the body
+    #: waited for the client's delayed ACK of the headers (~40 ms on Linux loopback) on every response.
+    disable_nagle_algorithm = True
     server: _HTTPServer
     #: A request body the handler has not read yet (it must be drained or the connection closed).
     _unread_body = False
