@@ -162,6 +162,11 @@ def test_a_swallowed_request_no_family_does_is_rejected_with_the_step() -> None:
     found = explain_instruction("Open Gmail and search for invoices")
     assert found.intent is None
     assert "'and search for invoices'" in found.reason
+    # Nor does the question fallback turn two requests into one search.
+    both = explain_instruction("Show me the notifications and clear them all")
+    assert both.intent is None and "'and clear them all'" in both.reason
+    one = explain_instruction("Search for restaurants and bars in Austin")
+    assert one.intent is not None and one.intent.family == "web_search"
 
 
 def test_compound_intents_validate_their_plan() -> None:

@@ -466,7 +466,8 @@ _CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b|\s&)\s*\S", re
 
 _SECOND_REQUEST = re.compile(
     r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*(?:then\s+)?(?:open|launch|search|go|turn|switch|set|call|text|send|play|"
-    r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall)\b",
+    r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall|"
+    r"clear|close|turn|enable|disable|record|email|message|book|buy|order)\b",
     re.I,
 )
 

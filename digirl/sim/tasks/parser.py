@@ -152,6 +152,9 @@ def explain_instruction(text: str) -> ParseResult:
         return ParseResult(plan, how="compound")
     search = question_search(normalized or cleaned)
     if search is not None:
+        rest = second_request(search)
+        if rest:  # "show me the notifications and clear them all" is not one search
+            return ParseResult(None, f"a compound request whose step {rest!r} no task family does on the simulated phone")
         return ParseResult(search, how="question")
     reject = first or second
     return ParseResult(None, reject.reason if isinstance(reject, Reject) else unplaceable_reason(normalized or cleaned))
