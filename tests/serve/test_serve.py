@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import http.client
-import io
 import json
 import os
 import signal
@@ -12,34 +11,21 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from PIL import Image
 
 from digirl.core.actions import Action
 from digirl.core.codecs import action_from_dict
 from digirl.core.types import Observation
-from digirl.policies.base import ActOutput
+from tests.serve.conftest import ELEMENTS, Gated, png_url
 
 openai = pytest.importorskip("openai")
 ROOT = Path(__file__).resolve().parents[2]
-ELEMENTS = [
-    {"bounds": [0.1, 0.1, 0.5, 0.2], "text": "Settings", "kind": "button"},
-    {"bounds": [0.1, 0.5, 0.9, 0.6], "text": "Wi-Fi"},
-]
 #: The UI elements as a request's ``digirl`` extension (the default policy reads them, so it needs them).
 EXT = {"digirl": {"elements": ELEMENTS}}
-
-
-def png_url(w: int = 54, h: int = 120, seed: int = 0, fmt: str = "PNG") -> str:
-    arr = np.random.default_rng(seed).integers(0, 256, (h, w, 3), dtype=np.uint8)
-    buf = io.BytesIO()
-    Image.fromarray(arr).save(buf, format=fmt)
-    return f"data:image/{fmt.lower()};base64," + base64.b64encode(buf.getvalue()).decode()
 
 
 def user(text: str = "Open the settings", url: str | None = None) -> list[dict[str, Any]]:
@@ -52,32 +38,8 @@ def user(text: str = "Open the settings", url: str | None = None) -> list[dict[s
 
 
 @pytest.fixture(scope="module")
-def policy_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from digirl.policies.config import EncoderConfig
-    from digirl.policies.default import DefaultPolicy
-
-    d = tmp_path_factory.mktemp("srv") / "policy"
-    DefaultPolicy(EncoderConfig(dim=32, layers=1, heads=2), seed=0).save(d)
-    return d
-
-
-class Gated:
-    """Wraps a policy: records batch sizes; each act waits for ``gate`` (so requests pile up behind it)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.kind = inner, inner.kind
-        self.uses_elements = inner.uses_elements
-        self.gate = threading.Event()
-        self.gate.set()
-        self.sizes: list[int] = []
-
-    def act(self, observations: Sequence[Observation], *, greedy: bool = False, temperature: float = 1.0) -> list[ActOutput]:
-        self.sizes.append(len(observations))
-        assert self.gate.wait(60)
-        return self.inner.act(observations, greedy=greedy, temperature=temperature)
-
-    def save(self, path: Any) -> None:
-        self.inner.save(path)
+def policy_dir(tiny_policy_dir: Path) -> Path:
+    return tiny_policy_dir
 
 
 @pytest.fixture
