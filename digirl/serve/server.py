@@ -94,6 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     #: A request body the handler has not read yet (it must be drained or the connection closed).
     _unread_body = False
+    _abort_logged = False
 
     def setup(self) -> None:
         super().setup()
@@ -163,7 +164,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _aborted(self, e: BaseException) -> None:
         self.close_connection = True
-        self.server.handle_error_line(self.client_address, e)
+        if not self._abort_logged:  # one line per connection, however many writes then fail
+            self._abort_logged = True
+            self.server.handle_error_line(self.client_address, e)
 
     def _check_auth(self) -> None:
         token = self.server.app.config.token
@@ -191,8 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
         ticket.take(BODY_COST * n)  # 503 + Retry-After when the requests in flight hold the whole budget
         raw = self.rfile.read(n)
         self._unread_body = False
-        if len(raw) < n:
-            self.close_connection = True
+        if len(raw) < n:  # the client closed its side mid-body
+            self._aborted(EOFError(f"the body ended after {len(raw)} of {n} bytes"))
             raise RequestError(400, "the request body ended early")
         return raw
 

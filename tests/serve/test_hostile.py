@@ -286,22 +286,29 @@ def _reset(sock: socket.socket) -> None:
     sock.close()
 
 
-@pytest.mark.parametrize("when", ["request-line", "body"])
+@pytest.mark.parametrize(
+    ("when", "error"), [("request-line", "ConnectionResetError"), ("body", "ConnectionResetError"), ("body-fin", "EOFError")]
+)
 def test_an_aborted_connection_is_one_log_line(
-    gated: tuple[Any, Gated], caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str], when: str
+    gated: tuple[Any, Gated], caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str], when: str, error: str
 ) -> None:
     server, _ = gated
     caplog.set_level(logging.INFO, logger="digirl.serve.server")
     sock = socket.create_connection(server.address)
     if when == "request-line":
-        sock.sendall(b"POST /v1/chat/comp")
+        sock.sendall(b"POST /v1/chat/comp")  # then reset: once a ~20-line traceback on stderr
     else:
         sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b'{"model": "t' * 10)
     time.sleep(0.2)  # the handler is reading
-    _reset(sock)
+    if when == "body-fin":
+        sock.shutdown(socket.SHUT_WR)  # a clean close of the client's side, mid-body
+        sock.recv(4096)  # the 400 (or nothing)
+        sock.close()
+    else:
+        _reset(sock)
     _wait(lambda: server.httpd.aborted_connections == 1, "the abort to be noticed")
     lines = [r.getMessage() for r in caplog.records if "aborted" in r.getMessage()]
-    assert len(lines) == 1 and "ConnectionResetError" in lines[0] and "\n" not in lines[0], lines
+    assert len(lines) == 1 and error in lines[0] and "\n" not in lines[0], lines
     assert all(r.exc_info is None for r in caplog.records)
     assert "Traceback" not in capfd.readouterr().err
     assert post(server.address, request_body())[0] == 200
