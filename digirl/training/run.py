@@ -208,20 +208,26 @@ def _open_learner(cfg: TrainConfig, run_dir: Path) -> tuple[LoopState, Policy, A
     return state, policy, algo
 
 
-def _open_data(cfg: TrainConfig, run_dir: Path, main: bool) -> tuple[TrajectoryStore, dict[int, list[Trajectory]], ReplayBuffer]:
-    """This run's trajectory store (rank 0 creates it), its online iterations already on disk by
-    iteration, and the replay buffer filled with the offline dataset and those iterations."""
+def _open_data(
+    cfg: TrainConfig, run_dir: Path, main: bool, state: LoopState
+) -> tuple[TrajectoryStore, dict[int, list[Trajectory]], ReplayBuffer]:
+    """This run's trajectory store (rank 0 creates it), the online iterations on disk that the
+    checkpoint does not cover yet (by iteration: reused, not collected again), and the replay buffer
+    filled with the offline dataset and the checkpointed iterations, as the uninterrupted run had it
+    (:func:`~digirl.training.resume.stored_iterations`: no shard enters it twice)."""
     from digirl.data.replay import ReplayBuffer
     from digirl.data.store import TrajectoryStore
+    from digirl.training.resume import stored_iterations
 
     info = {"env_id": cfg.env.id, "producer": "digirl train"}
     created = TrajectoryStore(run_dir / "data", info=info) if main else None
     dist.barrier()  # rank 0 created the store; the others open it
     store = created or TrajectoryStore(run_dir / "data", create=False)
     online = store.load()  # this run's online trajectories so far (complete shards only)
-    by_iter: dict[int, list[Trajectory]] = {}
-    for t in online:
-        by_iter.setdefault(int(t.metadata.get("iteration", -1)), []).append(t)
+    staleness = cfg.asynchronous.max_staleness if cfg.mode != "offline" else 0
+    replay, pending = stored_iterations(
+        online, state.iteration, updates=state.updates, max_staleness=staleness, warmup_iterations=cfg.warmup_iterations
+    )
     offline: list[Trajectory] = []
     if cfg.mode in ("offline", "off2on"):
         assert cfg.offline_dataset is not None
@@ -229,8 +235,8 @@ def _open_data(cfg: TrainConfig, run_dir: Path, main: bool) -> tuple[TrajectoryS
         log.info("offline dataset: %d trajectories from %s", len(offline), cfg.offline_dataset)
     buffer = ReplayBuffer(cfg.replay_capacity)
     buffer.add([t for t in offline if not t.env_failure])
-    buffer.add([t for t in online if not t.env_failure])
-    return store, by_iter, buffer
+    buffer.add(replay)
+    return store, pending, buffer
 
 
 def _open_metrics(cfg: TrainConfig, run_dir: Path, main: bool) -> _MetricsSink:
@@ -268,7 +274,7 @@ class Run:
             save_config(cfg, run_dir / "config.yaml")
         seed_everything(cfg.seed, deterministic=cfg.deterministic)
         self.state, self.policy, self.algo = _open_learner(cfg, run_dir)
-        self.store, self.on_disk, self.buffer = _open_data(cfg, run_dir, self.main)
+        self.store, self.on_disk, self.buffer = _open_data(cfg, run_dir, self.main, self.state)
         self.metrics = _open_metrics(cfg, run_dir, self.main)
         needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0 or cfg.eval.val_tasks > 0
         self.runner: Collector | None = make_runner(cfg.env, deterministic=cfg.deterministic) if needs_env and self.main else None
@@ -408,17 +414,33 @@ class Run:
         self.checkpoint()
 
     def finish(self) -> dict[str, Any]:
-        """The final evaluation and the trained policy (``run_dir/policy``); the run's summary."""
-        final = self.evaluate(self.state.iteration) if self.can_evaluate else []
-        if final:
-            write_reports(final, self.run_dir, name="eval")
+        """The final evaluation and the trained policy (``run_dir/policy``); the run's summary. The
+        rerun of a finished run does not evaluate (nor log) again: it reports the evaluation on disk
+        (:func:`~digirl.training.resume.final_eval_done`)."""
+        from digirl.training.resume import final_eval_done, mark_final_eval
+
+        done = final_eval_done(self.run_dir, self.state.iteration) if self.can_evaluate else None
+        if done is not None:
+            log.info(
+                "%s: iteration %d's final evaluation is done (eval.json); not evaluating again",
+                self.run_dir,
+                self.state.iteration,
+            )
+            final_dicts = done
+        else:
+            final = self.evaluate(self.state.iteration) if self.can_evaluate else []
+            final_dicts = [r.to_dict() for r in final]
+            if final:
+                write_reports(final, self.run_dir, name="eval")
+                if self.main:
+                    mark_final_eval(self.run_dir, self.state.iteration, final_dicts)
         if self.main:
             self.policy.save(self.run_dir / "policy")
         dist.barrier()
         return {
             "run_dir": str(self.run_dir),
             "iterations": self.state.iteration,
-            "final": [r.to_dict() for r in final],
+            "final": final_dicts,
             "history": self.history,
         }
 
