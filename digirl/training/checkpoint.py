@@ -74,22 +74,30 @@ def save_checkpoint(run_dir: Path, state: LoopState, policy: ActingPolicy, algo_
     tmp = ckpt_root / f".tmp-{name}-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
-    tmp.mkdir()
-    policy.save(tmp / "policy")
-    torch.save({"algo": algo_state, "rng": rng_state()}, tmp / "train_state.pt")
-    (tmp / "state.json").write_text(json.dumps(state.to_dict(), indent=2))
-    for f in tmp.rglob("*"):
-        if f.is_file():
-            with open(f, "rb") as fh:
-                os.fsync(fh.fileno())
-    final = ckpt_root / name
-    if final.exists():
-        shutil.rmtree(final)
-    os.rename(tmp, final)
+    try:  # a full disk or a kill leaves no half-written checkpoint folder behind
+        tmp.mkdir()
+        policy.save(tmp / "policy")
+        torch.save({"algo": algo_state, "rng": rng_state()}, tmp / "train_state.pt")
+        (tmp / "state.json").write_text(json.dumps(state.to_dict(), indent=2))
+        for f in tmp.rglob("*"):
+            if f.is_file():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+        final = ckpt_root / name
+        if final.exists():
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     _fsync_dir(ckpt_root)
     latest_tmp = ckpt_root / f".LATEST.{os.getpid()}"
-    latest_tmp.write_text(name + "\n")
-    os.replace(latest_tmp, ckpt_root / "LATEST")
+    try:
+        latest_tmp.write_text(name + "\n")
+        os.replace(latest_tmp, ckpt_root / "LATEST")
+    except BaseException:
+        latest_tmp.unlink(missing_ok=True)
+        raise
     _fsync_dir(ckpt_root)
     # Prune old checkpoints (never the one just published).
     done = sorted(p for p in ckpt_root.iterdir() if p.is_dir() and p.name.startswith("iter-"))

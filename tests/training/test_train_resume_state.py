@@ -84,3 +84,23 @@ def test_asynchronous_runs_leave_out_what_the_learner_dropped_as_stale() -> None
     assert pending == {}
     replay, _ = stored_iterations(online, 4, updates=3, max_staleness=0, warmup_iterations=1)
     assert len(replay) == 5  # synchronous: nothing is dropped
+
+
+def test_a_checkpoint_on_a_full_disk_leaves_no_temp_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from digirl.policies.registry import build_policy
+    from digirl.training import checkpoint as ck
+    from digirl.training.config import PolicyConfig
+
+    policy = build_policy(PolicyConfig(), seed=0)
+    ck.save_checkpoint(tmp_path, ck.LoopState(iteration=1), policy, {})
+
+    def full(*_a: object, **_k: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "checkpoints" / "x" / "train_state.pt"))
+
+    monkeypatch.setattr(ck.torch, "save", full)
+    with pytest.raises(OSError, match="No space left"):
+        ck.save_checkpoint(tmp_path, ck.LoopState(iteration=2), policy, {})
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == ["LATEST", "iter-000001"]  # the last good one stays LATEST
+    assert ck.latest_checkpoint(tmp_path) == tmp_path / "checkpoints" / "iter-000001"
