@@ -126,3 +126,18 @@ def test_a_file_system_without_folder_locks_falls_back_to_a_lock_file(tmp_path: 
     s = TrajectoryStore(tmp_path / "d")
     assert s.append([build_traj(seed=1, traj_id="a")]) == 1
     assert (tmp_path / "d" / ".lock").is_file() and s.trajectory_ids() == ["a"]
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.EIO])
+def test_every_os_error_on_a_shard_is_one_line_with_its_errno(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    s = TrajectoryStore(tmp_path / "d")
+
+    def fail(*_a: object, **_k: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(sh, "write_parquet", fail)
+    with pytest.raises(StorageError) as ei:
+        s.append([build_traj(seed=1, traj_id="a")])
+    assert str(ei.value).endswith(f": cannot write shard 000000 (1 trajectories): {os.strerror(code)}")
+    assert ei.value.errno == code and "\n" not in str(ei.value)
+    assert _listing(tmp_path / "d") == ["meta.json", "shards"]
