@@ -387,7 +387,9 @@ class TrajectoryStore:
             except BaseException as e:
                 shutil.rmtree(tmp, ignore_errors=True)
                 if isinstance(e, OSError) and not isinstance(e, StorageError):
-                    raise StorageError.of(e, shards_dir / shard, f"write shard {shard} ({len(trajs)} trajectories)") from e
+                    raise StorageError.of(
+                        e, shards_dir / shard, f"write shard {shard} ({len(trajs)} trajector{'y' if len(trajs) == 1 else 'ies'})"
+                    ) from e
                 raise
             if self.durable:
                 sh.fsync_path(shards_dir, directory=True)

@@ -43,7 +43,7 @@ def test_full_disk_during_append_leaves_no_partial_shard(tmp_path: Path, monkeyp
     with pytest.raises(StorageError) as ei:
         s.append([build_traj(seed=2, traj_id="b")])
     msg = str(ei.value)
-    assert msg == f"{tmp_path / 'd' / 'shards' / '000001'}: cannot write shard 000001 (1 trajectories): No space left on device"
+    assert msg == f"{tmp_path / 'd' / 'shards' / '000001'}: cannot write shard 000001 (1 trajectory): No space left on device"
     assert ei.value.errno == errno.ENOSPC and isinstance(ei.value, OSError)
     assert _listing(tmp_path / "d") == before  # no .tmp-*, no shard, no .lock
     monkeypatch.undo()
@@ -138,6 +138,6 @@ def test_every_os_error_on_a_shard_is_one_line_with_its_errno(tmp_path: Path, mo
     monkeypatch.setattr(sh, "write_parquet", fail)
     with pytest.raises(StorageError) as ei:
         s.append([build_traj(seed=1, traj_id="a")])
-    assert str(ei.value).endswith(f": cannot write shard 000000 (1 trajectories): {os.strerror(code)}")
+    assert str(ei.value).endswith(f": cannot write shard 000000 (1 trajectory): {os.strerror(code)}")
     assert ei.value.errno == code and "\n" not in str(ei.value)
     assert _listing(tmp_path / "d") == ["meta.json", "shards"]
