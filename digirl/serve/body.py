@@ -127,13 +127,21 @@ class ByteBudget:
 
 class Reservation:
     """One request's share of a :class:`ByteBudget`: :meth:`take` more as the request grows (503
-    past the budget), :meth:`release` it all when the response is out."""
+    while others hold the budget; 413 if it needs more than the whole budget), :meth:`release` it
+    all when the response is out."""
 
     def __init__(self, budget: ByteBudget) -> None:
         self.budget = budget
         self.held = 0
 
     def take(self, n: int) -> None:
+        if self.held + n > self.budget.capacity:  # would not fit even alone: waiting cannot help
+            raise RequestError(
+                413,
+                f"the request needs {self.held + n} bytes in memory, more than the server's whole in-flight budget "
+                f"({self.budget.capacity}); send a smaller body or screenshot",
+                code="request_too_large",
+            )
         if not self.budget.try_take(n):
             raise RequestError(
                 503,

@@ -29,7 +29,7 @@ from digirl.policies.base import ActingPolicy, ActOutput
 from digirl.serve.batcher import Batcher
 from digirl.serve.body import BODY_COST, ByteBudget, Reservation, decode_json
 from digirl.serve.connections import BoundedHTTPServer, describe
-from digirl.serve.protocol import CONTENT_MODES, PIXEL_COST, Limits, RequestError, completion, parse_request
+from digirl.serve.protocol import CONTENT_MODES, Limits, RequestError, completion, parse_request
 
 __all__ = ["DEFAULT_ALIAS", "PolicyServer", "ServeConfig"]
 
@@ -61,7 +61,8 @@ class ServeConfig:
     act_timeout_s: float = 120.0
     #: Connections served at once (one pooled thread each); one more is answered 503.
     max_connections: int = 256
-    #: Bytes all requests in flight may hold (bodies while parsed, decoded screenshots); past it, 503.
+    #: Bytes all requests in flight may hold (bodies while parsed, decoded screenshots); past it, 503
+    #: (413 for a request that needs more than all of it).
     max_inflight_bytes: int = 512 * 1024 * 1024
     #: Refuse requests without ``digirl.elements``: ``None`` = when the policy reads elements.
     require_elements: bool | None = None
@@ -69,14 +70,8 @@ class ServeConfig:
     def __post_init__(self) -> None:
         if self.content not in CONTENT_MODES:
             raise ValueError(f"content must be one of {', '.join(CONTENT_MODES)}, got {self.content!r}")
-        largest = BODY_COST * self.limits.max_body_bytes + 2 * PIXEL_COST * self.limits.max_image_pixels
-        if self.max_inflight_bytes < largest:
-            raise ValueError(
-                f"max_inflight_bytes ({self.max_inflight_bytes}) is below what one request of the largest allowed size "
-                f"may hold ({largest}: {BODY_COST}x the body limit + two screenshots of the pixel limit)"
-            )
-        if self.max_connections < 1 or self.max_batch < 1:
-            raise ValueError("max_connections and max_batch must be >= 1")
+        if self.max_connections < 1 or self.max_batch < 1 or self.max_inflight_bytes < 1:
+            raise ValueError("max_connections, max_batch and max_inflight_bytes must be >= 1")
 
 
 class _HTTPServer(BoundedHTTPServer):

@@ -233,7 +233,7 @@ def test_past_the_inflight_byte_budget_requests_get_503_with_retry_after(tiny_po
     one = json.dumps(request_body()).encode()
     cost = BODY_COST * len(one) + PIXEL_COST * 54 * 120  # what one request in flight holds
     policy = Gated(load_policy(tiny_policy_dir))
-    budget = max(3 * cost + cost // 2, BODY_COST * 100_000 + 2 * PIXEL_COST * 60 * 130)  # room for 3 such requests
+    budget = 3 * cost + cost // 2  # room for 3 such requests
     fits = budget // cost
     with _server(policy, limits=limits, max_inflight_bytes=budget) as server:
         policy.gate.clear()
@@ -254,11 +254,16 @@ def test_past_the_inflight_byte_budget_requests_get_503_with_retry_after(tiny_po
         assert post(server.address, one)[0] == 200  # room again
 
 
-def test_the_budget_must_fit_one_largest_request() -> None:
-    from digirl.serve.server import ServeConfig
+def test_a_request_larger_than_the_whole_budget_is_413_not_503(tiny_policy_dir: Path) -> None:
+    """Waiting cannot help a request that would not fit even alone: 413, not an endless 503 + retry."""
+    from digirl.policies.registry import load_policy
 
-    with pytest.raises(ValueError, match="max_inflight_bytes"):
-        ServeConfig(max_inflight_bytes=10_000_000)
+    one = json.dumps(request_body()).encode()
+    with _server(load_policy(tiny_policy_dir), max_inflight_bytes=2 * len(one)) as server:  # the body fits, not 3x it
+        status, headers, text = raw_request(server.address, "POST", "/v1/chat/completions", one)
+        assert status == 413 and "Retry-After" not in headers
+        assert "more than the server's whole in-flight budget" in json.loads(text)["error"]["message"]
+        assert server.budget.used == 0
 
 
 def test_connections_and_threads_are_capped(tiny_policy_dir: Path) -> None:
