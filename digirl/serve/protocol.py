@@ -172,6 +172,15 @@ def _action_from_text(text: str) -> Action:
     return Action.invalid(text, "no codec reads this assistant message as an action")
 
 
+def _finite_number(v: Any) -> bool:
+    """A JSON number a float holds finitely (JSON integers may have 4,000 digits: float() overflows)."""
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return abs(v) <= 2**1000
+    return isinstance(v, float) and math.isfinite(v)
+
+
 def _element(e: Any, param: str, limits: Limits) -> UIElement:
     """One UI element, every field checked: bounds are 4 finite numbers, normalized to the
     screenshot (0 <= x0 <= x1 <= 1, 0 <= y0 <= y1 <= 1); text fields are strings, flags booleans."""
@@ -181,11 +190,7 @@ def _element(e: Any, param: str, limits: Limits) -> UIElement:
     if unknown:
         raise _bad(f"{param} has unknown keys {sorted(unknown)} (known: bounds, text, kind, clickable, focused, ref)", param)
     b = e.get("bounds")
-    if (
-        not isinstance(b, list)
-        or len(b) != 4
-        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in b)
-    ):
+    if not isinstance(b, list) or len(b) != 4 or not all(_finite_number(v) for v in b):
         raise _bad(f"{param}.bounds must be a list of 4 finite numbers [x0, y0, x1, y1]", f"{param}.bounds")
     x0, y0, x1, y1 = (float(v) for v in b)
     if not (0.0 <= x0 <= x1 <= 1.0 and 0.0 <= y0 <= y1 <= 1.0):
@@ -225,7 +230,7 @@ def _extension(ext: Any, limits: Limits) -> tuple[tuple[Action, ...] | None, tup
             raise _bad(f"digirl.history must be a list of at most {limits.max_history} action objects", "digirl.history")
         try:
             history = tuple(action_from_dict(a) for a in h)
-        except (TypeError, ValueError) as e:
+        except (TypeError, ValueError, OverflowError) as e:  # OverflowError: a 400-digit coordinate
             raise _bad(f"digirl.history: {e}", "digirl.history") from None
     if "elements" in ext and ext["elements"] is not None:
         el = ext["elements"]

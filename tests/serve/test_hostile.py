@@ -65,10 +65,11 @@ POISON = [  # bounds, words of the error, its param (None: refused while the JSO
     ("[0.1, 0.1, 0.5]", "4 finite numbers", B),
     ("[true, 0.1, 0.5, 0.2]", "4 finite numbers", B),
     ('["0.1", 0.1, 0.5, 0.2]', "4 finite numbers", B),
+    ("[1" + "0" * 400 + ", 0.1, 0.5, 0.2]", "4 finite numbers", B),  # an integer no float holds: once OverflowError
 ]
 
 
-@pytest.mark.parametrize(("bounds", "needle", "param"), POISON, ids=[p[0] for p in POISON])
+@pytest.mark.parametrize(("bounds", "needle", "param"), POISON, ids=[p[0][:24] for p in POISON])
 def test_a_poisoned_request_fails_alone_and_never_reaches_a_batch(
     gated: tuple[Any, Gated], bounds: str, needle: str, param: str | None
 ) -> None:
@@ -204,6 +205,8 @@ def test_json_depth_ignores_brackets_in_strings() -> None:
         ({"elements": [{"bounds": [0.1, 0.1, 0.2, 0.2], "size": 3}]}, "digirl.elements[0]", "unknown keys"),
         ({"elements": [{"bounds": [0.1, 0.1, 0.2, 0.2], "text": "x" * 20_000}]}, "digirl.elements[0].text", "more than 16384"),
         ({"history": [{"type": "DUAL_POINT", "touch": [2.0, 0.5], "lift": [0.5, 0.5]}]}, "digirl.history", "[0, 1]"),
+        ({"history": [{"type": "DUAL_POINT", "touch": [10**400, 0.5], "lift": [0.5, 0.5]}]}, "digirl.history", "too large"),
+        ({"step": 10**400}, "digirl.step", "0..1000000"),
     ],
 )
 def test_every_field_is_checked_before_batching(gated: tuple[Any, Gated], ext: dict[str, Any], param: str, needle: str) -> None:
