@@ -4,104 +4,30 @@ An algorithm owns the policy's optimizer (and its critics); the training loop ca
 ``update(trajectories, phase)`` and logs the metrics it returns, then stores what
 ``annotations()`` reports about the steps it just scored (values, advantages, which were kept) for
 the viewer. ``state_dict`` / ``load_state_dict`` cover everything a checkpoint must restore.
-Algorithms are registered by name in :mod:`digirl.algorithms.registry`.
+Algorithms are registered by name in :mod:`digirl.algorithms.registry`, each with its own config
+class (:mod:`digirl.algorithms.configs`; ``AlgoConfig``, the ``algo`` section, is re-exported here).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import numpy as np
 import torch
 
-from digirl.algorithms.digiq.config import DigiQConfig
+from digirl.algorithms.configs import ActorConfig, AlgoConfig
 from digirl.core.actions import Action
 from digirl.core.errors import DigirlError
 from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
-from digirl.policies.config import EncoderConfig
 from digirl.utils import distributed as dist
 from digirl.utils.transfer import HostCopy, to_device
 
-
-def _f(default: Any, help: str) -> Any:
-    return field(default=default, metadata={"help": help})
-
-
-@dataclass
-class AlgoConfig:
-    """Hyperparameters of Filtered BC and DigiRL (paper Table 6 values noted where they differ)."""
-
-    name: str = _f("digirl", "algorithm: filtered_bc, digirl, or another registered name (`digirl config keys train`)")
-    lr: float = _f(1e-3, "actor learning rate (paper: 3e-3 for AutoUI)")
-    batch_size: int = _f(64, "actor minibatch size in steps (paper: 128)")
-    grad_accum: int = _f(1, "gradient accumulation steps per optimizer step")
-    max_grad_norm: float = _f(1.0, "gradient clipping norm (paper: 0.01 for AutoUI)")
-    actor_steps: int = _f(40, "actor optimizer steps per online iteration (paper: 20)")
-    offline_actor_steps: int = _f(200, "actor optimizer steps in the offline phase")
-    actor_epochs: float | None = _f(
-        None,
-        "scale the actor's optimizer steps with the data it clones: this many passes over the samples per update, "
-        "at most actor_steps (offline_actor_steps offline); null = always the fixed count. Fixed counts on a few "
-        "hundred kept steps made DigiRL's pointer certain of actions it never tried (benchmarks/results/table1)",
-    )
-    gamma: float = _f(0.95, "discount for Monte-Carlo returns (released code: 0.95)")
-    fbc_quantile: float = _f(0.9, "Filtered BC keeps trajectories at or above this reward quantile (released: 0.9)")
-    # --- DigiRL
-    advantage: Literal["dr", "released", "mc"] = _f(
-        "dr", "step advantage: dr (paper Eq. 4.3), released (code variant), mc (ablation: MC return only)"
-    )
-    lam: float = _f(0.5, "λ of the doubly-robust advantage (paper: 0.5)")
-    threshold: float | None = _f(None, "keep steps with advantage > threshold; null = 1/H (paper), 0 for the released variant")
-    actor_weighting: Literal["hard", "awr"] = _f("hard", "hard filter (paper Eq. 4.2) or exponential AWR weights (ablation)")
-    awr_beta: float = _f(0.5, "temperature of exponential AWR")
-    curriculum: bool = _f(True, "instruction-level curriculum (paper Eq. 4.4) in the online phase")
-    curriculum_top: float = _f(0.5, "fraction of trajectories kept by the curriculum (released code: 0.1)")
-    curriculum_keep_successes: bool = _f(
-        False,
-        "the curriculum also keeps every successful trajectory below its cut, so it drops failures only "
-        "(false: the paper's top fraction, which stops training the easiest tasks once most episodes succeed)",
-    )
-    critic_lr: float = _f(1e-3, "learning rate of both critics")
-    critic_steps: int = _f(40, "step-critic optimizer steps per online iteration (paper: 5 epochs)")
-    offline_critic_steps: int = _f(200, "step-critic optimizer steps in the offline phase")
-    instruct_critic_steps: int = _f(40, "instruction-critic optimizer steps per iteration")
-    critic_batch_size: int = _f(128, "critic minibatch size")
-    value_loss: Literal["bce", "mse"] = _f("bce", "critic loss: cross-entropy on success (paper) or regression (ablation)")
-    twin_critic: bool = _f(True, "twin step-critic heads, min taken (released code)")
-    critic_folds: int = _f(
-        1,
-        "cross-fitting: with K > 1 folds each trajectory's values come from critics trained on the other "
-        "folds, never on it, and held-out critic accuracy is logged (1 = the paper's in-sample fit)",
-    )
-    critic: EncoderConfig = field(
-        default_factory=EncoderConfig, metadata={"help": "the step critic's own screen encoder (not the policy's)"}
-    )
-    # --- Digi-Q
-    digiq: DigiQConfig = field(default_factory=DigiQConfig, metadata={"help": "Digi-Q (algo.name=digiq): its own options"})
-
-    def __post_init__(self) -> None:
-        from digirl.algorithms.registry import algorithm_names
-
-        if self.name not in algorithm_names():
-            raise ValueError(f"algo.name {self.name!r} is not registered; known: {', '.join(algorithm_names())}")
-        if not 0.0 <= self.lam <= 1.0:
-            raise ValueError(f"algo.lam must be in [0, 1], got {self.lam}")
-        if self.batch_size < 1 or self.grad_accum < 1:
-            raise ValueError("algo.batch_size and algo.grad_accum must be >= 1")
-        if not 0.0 < self.curriculum_top <= 1.0:
-            raise ValueError(f"algo.curriculum_top must be in (0, 1], got {self.curriculum_top}")
-        if self.critic_folds < 1:
-            raise ValueError(f"algo.critic_folds must be >= 1, got {self.critic_folds}")
-        if self.actor_epochs is not None and not self.actor_epochs > 0:
-            raise ValueError(f"algo.actor_epochs must be > 0 or null, got {self.actor_epochs}")
-        for key, enc in (("algo.critic", self.critic), ("algo.digiq.encoder", self.digiq.encoder)):
-            if enc.screen_match:
-                raise ValueError(f"{key}.screen_match: a policy option (it feeds the action-kind head); critics have none")
+__all__ = ["AlgoConfig", "Algorithm", "NonFiniteLoss", "Phase", "Sample", "actor_step_count", "bc_update", "make_optimizer"]
 
 
 Phase = Literal["offline", "online"]
@@ -146,7 +72,7 @@ class Sample:
     weight: float = 1.0
 
 
-def actor_step_count(cfg: AlgoConfig, phase: Phase, samples: Sequence[Sample]) -> int:
+def actor_step_count(cfg: ActorConfig, phase: Phase, samples: Sequence[Sample]) -> int:
     """Actor optimizer steps of one :func:`bc_update` on ``samples``.
 
     The phase's fixed count, or with ``actor_epochs`` that many passes over the valid samples (a
@@ -199,25 +125,7 @@ def bc_update(
     try:
         for _ in range(steps):
             optimizer.zero_grad(set_to_none=True)
-            # Losses and counts stay on the device until the step's backward passes are queued: reading
-            # them earlier would make the host wait for each forward pass before launching its backward.
-            totals: list[torch.Tensor] = []
-            invalid: list[torch.Tensor] = []
-            for _ in range(grad_accum):
-                idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
-                mb = dist.shard([usable[i] for i in idx])
-                if mb:
-                    lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
-                else:  # more ranks than samples: this rank contributes nothing but joins the sums
-                    lp, valid = torch.zeros(0), torch.zeros(0, dtype=torch.bool)
-                w = to_device(torch.tensor([s.weight for s in mb], dtype=lp.dtype), lp.device) * valid.to(lp.dtype)
-                invalid.append((~valid).sum().to(lp.dtype))
-                denom = dist.all_sum(w.sum()).clamp(min=1e-8)
-                loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
-                totals.append(dist.all_sum(loss.detach()))
-                if loss.requires_grad:
-                    loss.backward()  # type: ignore[no-untyped-call]
-            stats = torch.stack([*totals, *invalid])
+            stats = _accumulate_gradients(policy, usable, batch_size, grad_accum, rng)
             if _skips_on_device(optimizer, stats):
                 # The GPU path never waits for this step: the fused optimizer skips the update on the
                 # device when a loss is non-finite (as under a GradScaler), and the losses are read one
@@ -245,6 +153,32 @@ def bc_update(
         "train/actor_samples": float(len(usable)),
         "train/actor_unexpressible": float(dropped) / max(1, steps * grad_accum * batch_size),
     }
+
+
+def _accumulate_gradients(
+    policy: Policy, usable: Sequence[Sample], batch_size: int, grad_accum: int, rng: np.random.Generator
+) -> torch.Tensor:
+    """Backward passes of one optimizer step's ``grad_accum`` minibatches; returns, still on the device,
+    each minibatch's loss (summed over ranks) then its count of actions the policy cannot express."""
+    # Losses and counts stay on the device until the step's backward passes are queued: reading
+    # them earlier would make the host wait for each forward pass before launching its backward.
+    totals: list[torch.Tensor] = []
+    invalid: list[torch.Tensor] = []
+    for _ in range(grad_accum):
+        idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
+        mb = dist.shard([usable[i] for i in idx])
+        if mb:
+            lp, valid = policy.log_prob_with_mask([s.observation for s in mb], [s.action for s in mb])
+        else:  # more ranks than samples: this rank contributes nothing but joins the sums
+            lp, valid = torch.zeros(0), torch.zeros(0, dtype=torch.bool)
+        w = to_device(torch.tensor([s.weight for s in mb], dtype=lp.dtype), lp.device) * valid.to(lp.dtype)
+        invalid.append((~valid).sum().to(lp.dtype))
+        denom = dist.all_sum(w.sum()).clamp(min=1e-8)
+        loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
+        totals.append(dist.all_sum(loss.detach()))
+        if loss.requires_grad:
+            loss.backward()  # type: ignore[no-untyped-call]
+    return torch.stack([*totals, *invalid])
 
 
 def _skips_on_device(optimizer: torch.optim.Optimizer, stats: torch.Tensor) -> bool:

@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import nn
 
+from digirl.algorithms.configs import CriticEncoderConfig
 from digirl.core.actions import Action
 from digirl.core.types import Observation
 from digirl.policies.config import EncoderConfig
@@ -46,8 +47,10 @@ class ActionCritic(Critic, Protocol):
 class StepCritic(nn.Module):
     """V(s, c) with ``twin`` heads; ``value`` returns the min over heads (as the released code)."""
 
-    def __init__(self, cfg: EncoderConfig, twin: bool = True) -> None:
+    def __init__(self, cfg: CriticEncoderConfig | EncoderConfig, twin: bool = True) -> None:
         super().__init__()
+        if isinstance(cfg, CriticEncoderConfig):  # the critic's own keys, as the policy's encoder reads them
+            cfg = cfg.encoder()
         self.cfg = cfg
         self.encoder = ScreenEncoder(cfg)
         n = 2 if twin else 1

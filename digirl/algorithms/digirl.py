@@ -23,7 +23,6 @@ import numpy as np
 import torch
 
 from digirl.algorithms.base import (
-    AlgoConfig,
     Phase,
     Sample,
     actor_step_count,
@@ -31,16 +30,10 @@ from digirl.algorithms.base import (
     finite_or_raise,
     make_optimizer,
 )
+from digirl.algorithms.configs import DigiRLConfig
 from digirl.algorithms.critics import VALUE_CHUNK, InstructionCritic, StepCritic
-from digirl.algorithms.functional import (
-    awr_weights,
-    bce_value_loss,
-    doubly_robust_advantage,
-    hard_filter,
-    instruction_curriculum,
-    mse_value_loss,
-    released_code_advantage,
-)
+from digirl.algorithms.estimators import EstimatorOptions, advantage_estimator, value_loss
+from digirl.algorithms.functional import awr_weights, hard_filter, instruction_curriculum
 from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
@@ -56,7 +49,9 @@ def _obs_keys(t: Trajectory) -> list[tuple[str, int]]:
 class DigiRL:
     name = "digirl"
 
-    def __init__(self, policy: Policy, cfg: AlgoConfig, *, seed: int = 0) -> None:
+    config_class = DigiRLConfig
+
+    def __init__(self, policy: Policy, cfg: DigiRLConfig, *, seed: int = 0) -> None:
         self.policy = policy
         self.cfg = cfg
         self.device = policy.device
@@ -68,7 +63,8 @@ class DigiRL:
         self.critic_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.critics]
         self.instruct_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.instruct_critics]
         self.rng = np.random.default_rng(seed)
-        self._value_loss = bce_value_loss if cfg.value_loss == "bce" else mse_value_loss
+        self._value_loss = value_loss(cfg.value_loss)
+        self._estimator = advantage_estimator(cfg.advantage)
         for module in (*self.critics, *self.instruct_critics):  # identical start on every rank
             dist.broadcast_parameters(module.parameters())
         self._annotations: list[StepAnnotation] = []
@@ -202,50 +198,34 @@ class DigiRL:
 
     def advantages(self, trajs: Sequence[Trajectory], values: list[np.ndarray] | None = None) -> list[np.ndarray]:
         """Per-trajectory step advantages under the configured estimator (``values``: from :meth:`step_values`)."""
-        if self.cfg.advantage == "mc":
-            return [np.asarray(t.mc_returns(self.cfg.gamma)) for t in trajs]
-        out = []
-        for t, vals in zip(trajs, values if values is not None else self.step_values(trajs)):
-            v, nv = vals[:-1], vals[1:].copy()
-            if t.terminated:  # no value after a terminal state
-                nv[-1] = 0.0
-            rewards = [s.reward for s in t.steps]
-            if self.cfg.advantage == "dr":
-                out.append(doubly_robust_advantage(rewards, v, nv, t.reward, self.cfg.lam))
-            else:
-                out.append(released_code_advantage(rewards, t.mc_returns(self.cfg.gamma), v, nv))
-        return out
+        est, opts = self._estimator, EstimatorOptions(gamma=self.cfg.gamma, lam=self.cfg.lam)
+        if est.needs_values and values is None:
+            values = self.step_values(trajs)
+        return [est.estimate(t, values[i] if values is not None else None, opts) for i, t in enumerate(trajs)]
 
     # ------------------------------------------------------------------ the update
-    def update(
-        self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
-    ) -> dict[str, float]:
+    def _curriculum(self, trajs: list[Trajectory], v_ins: np.ndarray, metrics: dict[str, float]) -> list[Trajectory]:
+        """The trajectories in the top ``curriculum_top`` of r − V_instruct(c) (paper Eq. 4.4); its numbers go to ``metrics``."""
         cfg = self.cfg
-        iw = step_weights or {}
-        trajs = [t for t in trajectories if not t.env_failure and t.steps]
-        if not trajs:
-            return {}
-        offline = phase == "offline"
-        metrics: dict[str, float] = {}
-        self._features.retain(k for t in trajs for k in _obs_keys(t))
-        metrics |= self._fit_critics(trajs, offline)
+        rewards = np.array([t.reward for t in trajs], dtype=np.float64)
+        score_keep = instruction_curriculum(rewards, v_ins, cfg.curriculum_top, keep_successes=cfg.curriculum_keep_successes)
+        metrics["train/curriculum_cutoff"] = float((rewards - v_ins)[score_keep].min())
+        won = rewards > 0  # what keep_successes keeps
+        if won.any():  # below 1: the cut drops successes, and their tasks get no actor update
+            metrics["train/curriculum_kept_success_fraction"] = float(score_keep[won].mean())
+        return [t for t, k in zip(trajs, score_keep) if k]
 
-        selected = trajs
-        v_ins = self.instruction_values(trajs)
-        if cfg.curriculum and not offline:
-            rewards = np.array([t.reward for t in trajs], dtype=np.float64)
-            score_keep = instruction_curriculum(rewards, v_ins, cfg.curriculum_top, keep_successes=cfg.curriculum_keep_successes)
-            selected = [t for t, k in zip(trajs, score_keep) if k]
-            metrics["train/curriculum_cutoff"] = float((rewards - v_ins)[score_keep].min())
-            won = rewards > 0  # what keep_successes keeps
-            if won.any():  # below 1: the cut drops successes, and their tasks get no actor update
-                metrics["train/curriculum_kept_success_fraction"] = float(score_keep[won].mean())
-        metrics["train/curriculum_kept_fraction"] = len(selected) / len(trajs)
-
-        values = self.step_values(selected) if cfg.advantage != "mc" else None
-        advs = self.advantages(selected, values)
+    def _actor_samples(
+        self,
+        selected: list[Trajectory],
+        advs: list[np.ndarray],
+        values: list[np.ndarray] | None,
+        iw: Mapping[str, Sequence[float]],
+    ) -> tuple[list[Sample], dict[str, list[StepAnnotation]]]:
+        """The steps the actor clones, weighted (hard filter or AWR, times the off-policy correction),
+        and every selected step's annotation by trajectory."""
+        cfg = self.cfg
         samples: list[Sample] = []
-        kept = total = 0
         notes: dict[str, list[StepAnnotation]] = {}
         for j, (t, a) in enumerate(zip(selected, advs)):
             corr = np.asarray(iw.get(t.traj_id, np.ones(len(a))), dtype=np.float64)  # off-policy correction
@@ -254,16 +234,10 @@ class DigiRL:
                 keep = np.ones(len(a), dtype=bool)
                 samples.extend(Sample(s.observation, s.action, float(wi)) for s, wi in zip(t.steps, w))
             else:
-                thr = (
-                    cfg.threshold
-                    if cfg.threshold is not None
-                    else (0.0 if cfg.advantage == "released" else 1.0 / max(1, t.task.horizon))
-                )
+                thr = cfg.threshold if cfg.threshold is not None else self._estimator.threshold(t)
                 keep = hard_filter(a, thr)
                 w = keep.astype(np.float64) * corr
                 samples.extend(Sample(s.observation, s.action, float(wi)) for s, k, wi in zip(t.steps, keep, w) if k)
-            kept += int(keep.sum())
-            total += len(t.steps)
             v = values[j] if values is not None else None
             notes[t.traj_id] = [
                 StepAnnotation(
@@ -276,6 +250,27 @@ class DigiRL:
                 )
                 for i in range(len(t.steps))
             ]
+        return samples, notes
+
+    def update(
+        self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
+    ) -> dict[str, float]:
+        cfg = self.cfg
+        trajs = [t for t in trajectories if not t.env_failure and t.steps]
+        if not trajs:
+            return {}
+        offline = phase == "offline"
+        metrics: dict[str, float] = {}
+        self._features.retain(k for t in trajs for k in _obs_keys(t))
+        metrics |= self._fit_critics(trajs, offline)
+
+        v_ins = self.instruction_values(trajs)
+        selected = self._curriculum(trajs, v_ins, metrics) if cfg.curriculum and not offline else trajs
+        metrics["train/curriculum_kept_fraction"] = len(selected) / len(trajs)
+
+        values = self.step_values(selected) if self._estimator.needs_values else None
+        advs = self.advantages(selected, values)
+        samples, notes = self._actor_samples(selected, advs, values, step_weights or {})
         self._annotations = []
         for t, vi in zip(trajs, v_ins):
             in_curriculum = t.traj_id in notes
@@ -285,6 +280,8 @@ class DigiRL:
                 )
             )
             self._annotations += notes.get(t.traj_id) or [StepAnnotation(t.traj_id, i, kept=False) for i in range(t.length)]
+        kept = sum(1 for ns in notes.values() for n in ns if n.kept)
+        total = sum(len(t.steps) for t in selected)
         flat = np.concatenate(advs) if advs else np.zeros(1)
         metrics |= {
             "train/adv_mean": float(flat.mean()),

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from digirl.algorithms.base import AlgoConfig, Phase, Sample, actor_step_count, bc_update, make_optimizer
+from digirl.algorithms.base import Phase, Sample, actor_step_count, bc_update, make_optimizer
+from digirl.algorithms.configs import FilteredBCConfig
 from digirl.algorithms.functional import filtered_bc_keep
 from digirl.core.types import Trajectory
 from digirl.data.annotations import StepAnnotation
@@ -17,8 +18,9 @@ from digirl.utils import distributed as dist
 
 class FilteredBC:
     name = "filtered_bc"
+    config_class = FilteredBCConfig
 
-    def __init__(self, policy: Policy, cfg: AlgoConfig, *, seed: int = 0) -> None:
+    def __init__(self, policy: Policy, cfg: FilteredBCConfig, *, seed: int = 0) -> None:
         self.policy = policy
         self.cfg = cfg
         dist.broadcast_parameters(policy.parameters())  # identical start on every rank

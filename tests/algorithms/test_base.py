@@ -10,9 +10,12 @@ import torch
 
 from digirl.algorithms.base import AlgoConfig, NonFiniteLoss, Sample, actor_step_count, bc_update
 from digirl.algorithms.digiq.config import DigiQConfig
+from digirl.config.core import load_config
 from digirl.core.actions import Action
+from digirl.core.errors import ConfigError
 from digirl.core.types import Observation
 from digirl.policies.config import EncoderConfig
+from digirl.training.config import TrainConfig
 
 
 class _ScalarPolicy:
@@ -150,8 +153,11 @@ def test_actor_epochs_must_be_positive(bad):
 
 
 def test_critic_encoders_reject_the_policy_only_screen_match():
-    with pytest.raises(ValueError, match=r"algo\.critic\.screen_match"):
-        AlgoConfig(critic=EncoderConfig(screen_match=True))
+    # the critic's encoder has keys of its own: the policy-only option is not one of them
+    with pytest.raises(ConfigError, match=r"unknown config key 'algo\.critic\.screen_match'"):
+        load_config(TrainConfig, overrides=["algo.critic.screen_match=true"])
+    with pytest.raises(ValueError, match=r"algo\.critic must be a CriticEncoderConfig"):
+        AlgoConfig(critic=EncoderConfig(screen_match=True))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"algo\.digiq\.encoder\.screen_match"):
         AlgoConfig(digiq=DigiQConfig(encoder=EncoderConfig(screen_match=True)))
 

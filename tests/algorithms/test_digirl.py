@@ -9,11 +9,11 @@ import pytest
 import torch
 
 from digirl.algorithms.base import AlgoConfig
+from digirl.algorithms.configs import CriticEncoderConfig
 from digirl.algorithms.digirl import DigiRL
 from digirl.algorithms.filtered_bc import FilteredBC
 from digirl.core.types import Trajectory
 from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
-from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy, PolicyNetConfig
 
 SMALL = dict(critic_steps=15, instruct_critic_steps=15, critic_batch_size=32)
@@ -31,7 +31,7 @@ def rollouts() -> tuple[DefaultPolicy, list[Trajectory]]:
 
 def _algo(pol: DefaultPolicy, folds: int) -> DigiRL:
     torch.manual_seed(1)  # identical critic initialisation in every call
-    return DigiRL(pol, AlgoConfig(critic_folds=folds, critic=EncoderConfig(dim=32, layers=1), **SMALL), seed=3)  # type: ignore[arg-type]
+    return DigiRL(pol, AlgoConfig(critic_folds=folds, critic=CriticEncoderConfig(dim=32, layers=1), **SMALL), seed=3)  # type: ignore[arg-type]
 
 
 def _flip(t: Trajectory) -> Trajectory:
@@ -148,7 +148,9 @@ def test_curriculum_drops_successes_once_most_succeed_unless_told_to_keep_them(r
     mostly_won = [*won, *won, *won, *lost[:2]]  # far more than curriculum_top = 0.5 succeed
     mostly_won = [dataclasses.replace(t, traj_id=f"{t.traj_id}-{i}") for i, t in enumerate(mostly_won)]
     torch.manual_seed(1)
-    cfg = AlgoConfig(critic=EncoderConfig(dim=32, layers=1), actor_steps=1, curriculum_keep_successes=keep_successes, **SMALL)  # type: ignore[arg-type]
+    cfg = AlgoConfig(
+        critic=CriticEncoderConfig(dim=32, layers=1), actor_steps=1, curriculum_keep_successes=keep_successes, **SMALL
+    )  # type: ignore[arg-type]
     algo = DigiRL(pol, cfg, seed=3)
     m = algo.update(mostly_won, "online")
     kept = {n.traj_id for n in algo.annotations() if n.step == -1 and n.extra["curriculum_kept"]}
@@ -164,7 +166,7 @@ def test_curriculum_drops_successes_once_most_succeed_unless_told_to_keep_them(r
 def test_step_weights_scale_the_actor_loss_of_each_step(rollouts):
     """The asynchronous driver's importance weights: ones change nothing; others scale each kept step."""
     pol, trajs = rollouts
-    cfg = AlgoConfig(critic=EncoderConfig(dim=32, layers=1), actor_steps=2, curriculum=False, **SMALL)  # type: ignore[arg-type]
+    cfg = AlgoConfig(critic=CriticEncoderConfig(dim=32, layers=1), actor_steps=2, curriculum=False, **SMALL)  # type: ignore[arg-type]
 
     def run(weights):
         p = DefaultPolicy(PolicyNetConfig(dim=32, layers=1))
@@ -194,7 +196,7 @@ def test_actor_epochs_set_the_update_steps_from_what_is_cloned(rollouts, name):
     p.load_state_dict(pol.state_dict())
     cfg = AlgoConfig(
         name=name,
-        critic=EncoderConfig(dim=32, layers=1),
+        critic=CriticEncoderConfig(dim=32, layers=1),
         actor_steps=6,
         actor_epochs=2.0,
         curriculum=False,

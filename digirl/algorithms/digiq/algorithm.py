@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import AlgoConfig, Phase, Sample, actor_step_count, bc_update
+from digirl.algorithms.base import Phase, Sample, actor_step_count, bc_update
+from digirl.algorithms.configs import DigiQAlgoConfig
 from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.algorithms.digiq.critic import CriticInputs, DigiQCritic, TDBatch, action_inputs, state_inputs
 from digirl.algorithms.digiq.features import FeatureBackend
@@ -165,8 +166,9 @@ class DigiQ:
     """See the module docstring. Implements :class:`~digirl.algorithms.base.Algorithm`."""
 
     name = "digiq"
+    config_class = DigiQAlgoConfig
 
-    def __init__(self, policy: Policy, cfg: AlgoConfig, *, seed: int = 0) -> None:
+    def __init__(self, policy: Policy, cfg: DigiQAlgoConfig, *, seed: int = 0) -> None:
         self.policy = policy
         self.cfg = cfg
         self.dq = cfg.digiq
