@@ -14,7 +14,7 @@ from digirl.core.actions import Action
 from digirl.core.types import Trajectory
 from digirl.envs.collector import Collector
 from digirl.envs.vector import EpisodeJob, RunnerStats
-from digirl.policies.base import ActFn
+from digirl.core.acting import ActFn
 
 __all__ = ["BrowserCollector", "make_browser_collector"]
 

@@ -31,7 +31,7 @@ from digirl.core.actions import Action
 from digirl.core.errors import EnvFailure
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
 from digirl.envs.vector import EpisodeJob, RunnerStats
-from digirl.policies.base import ActFn, ActOutput, as_act_output
+from digirl.core.acting import ActFn, ActOutput, as_act_output
 
 __all__ = ["BrowserVectorEnv", "collect_solver_demos"]
 

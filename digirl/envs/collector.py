@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from digirl.core.acting import ActFn
     from digirl.core.actions import Action
     from digirl.core.types import Trajectory
     from digirl.envs.vector import EpisodeJob, RunnerStats
-    from digirl.policies.base import ActFn
 
 __all__ = ["Collector", "collector_names", "make_collector", "register_collector"]
 

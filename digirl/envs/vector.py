@@ -63,6 +63,7 @@ from typing import Any, Protocol, cast
 
 import numpy as np
 
+from digirl.core.acting import ActFn, ActOutput, as_act_output
 from digirl.core.actions import Action
 from digirl.core.codecs import format_action
 from digirl.core.errors import EnvFailure, UnsupportedInstructionError
@@ -78,7 +79,6 @@ from digirl.envs._vector_worker import (
     unpack_elements,
 )
 from digirl.envs.base import ActionSpace
-from digirl.policies.base import ActFn, ActOutput, as_act_output
 
 __all__ = ["EpisodeJob", "RunnerStats", "VectorRunner", "env_factory", "run_expert", "screen_seed"]
 

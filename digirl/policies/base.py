@@ -1,19 +1,19 @@
 """The policy seam: act on a batch of observations, score given actions, save and load.
 
-Collectors only need :class:`ActFn` (batched acting). Every policy kind is an
-:class:`ActingPolicy` (it acts, saves itself and says its kind); kinds that learn are
-:class:`Policy` (they also score actions differentiably and expose their trainable parameters),
-which is all SFT, Filtered BC, DigiRL and Digi-Q call. Model text crosses into the typed world
-once, through a codec, inside ``act``.
+Collectors only need :class:`~digirl.core.acting.ActFn` (batched acting; it lives in core and is
+re-exported here, with :class:`ActOutput`). Every policy kind is an :class:`ActingPolicy` (it
+acts, saves itself and says its kind); kinds that learn are :class:`Policy` (they also score
+actions differentiably and expose their trainable parameters), which is all SFT, Filtered BC,
+DigiRL and Digi-Q call. Model text crosses into the typed world once, through a codec, inside ``act``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from digirl.core.acting import ActFn, ActOutput, as_act_output  # their home is core; re-exported here
 from digirl.core.actions import Action
 from digirl.core.types import Observation
 
@@ -21,30 +21,6 @@ if TYPE_CHECKING:  # torch stays out of light imports (collectors import this mo
     import torch
 
 __all__ = ["ActFn", "ActOutput", "ActingPolicy", "OwnSampler", "Policy", "as_act_output", "is_trainable"]
-
-
-@dataclass(frozen=True, slots=True)
-class ActOutput:
-    """A sampled action, the raw text it was decoded from and its log-probability (if known)."""
-
-    action: Action
-    text: str
-    log_prob: float | None = None
-
-
-def as_act_output(o: Any) -> ActOutput:
-    """Normalize what an act function returned: an ``ActOutput``, or a plain ``Action``."""
-    if isinstance(o, ActOutput):
-        return o
-    if isinstance(o, Action):
-        return ActOutput(o, str(o), None)
-    raise TypeError(f"act_fn must return ActOutput (or Action) items, got {type(o).__name__}")
-
-
-class ActFn(Protocol):
-    """Batched acting: one output per observation, in order."""
-
-    def __call__(self, observations: Sequence[Observation], /) -> list[ActOutput]: ...
 
 
 @runtime_checkable

@@ -58,9 +58,9 @@ from digirl.training.config import TrainConfig
 from digirl.training.run import Run, iteration_jobs, rollout_metrics, store_iteration
 
 if TYPE_CHECKING:
+    from digirl.core.acting import ActFn
     from digirl.distributed.acting import PolicyActing
     from digirl.envs.vector import EpisodeJob, RunnerStats
-    from digirl.policies.base import ActFn
 
 __all__ = ["AsynchronousDriver", "SharedCollector", "off_policy_weights", "split_stale"]
 
