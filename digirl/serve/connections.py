@@ -3,8 +3,10 @@
 ``http.server.ThreadingHTTPServer`` starts a thread for every connection it accepts, with no cap:
 300 idle sockets hold 300 threads. :class:`BoundedHTTPServer` hands connections to a pool of at
 most ``max_connections`` worker threads (started as needed, reused, daemonic so that a kept-alive
-idle client never holds the process up on exit); a connection past the cap is answered
-``503 Service Unavailable`` with ``Retry-After`` by a separate thread and closed. A connection
+idle client never holds the process up on exit). When all are taken, a new connection displaces
+the connection that has waited longest for its next request (idle sockets cannot lock clients
+out); when none is idle, it is answered ``503 Service Unavailable`` with ``Retry-After`` by a
+separate thread and closed. A connection
 that breaks (reset, timeout, broken pipe) is one log line, never a traceback.
 """
 
@@ -28,6 +30,9 @@ log = logging.getLogger("digirl.serve.server")
 _Conn = tuple[socket.socket, Any]
 #: Refused connections being drained at once; past it, a refused connection is closed at once.
 _MAX_DRAINING = 1024
+#: Seconds a kept-alive connection must have waited for its next request before a new connection
+#: may displace it (a client that just got its answer is likely to send again at once).
+_MIN_IDLE_S = 0.5
 
 
 def busy_response(message: str, retry_after: int = 1) -> bytes:
@@ -108,6 +113,9 @@ class BoundedHTTPServer(HTTPServer):
         self._count_lock = threading.Lock()
         self.refused_connections = 0
         self.aborted_connections = 0
+        self.evicted_connections = 0
+        #: Kept-alive connections waiting for their next request, with the time they started waiting.
+        self._idle: dict[socket.socket, float] = {}
         self._pool = _Pool(max_connections, self._serve_one, self._release_slot)
         # Refusals are written (and the client's request drained) off the accept loop.
         self._refusals: queue.Queue[socket.socket | None] = queue.Queue(maxsize=_MAX_DRAINING)
@@ -122,9 +130,43 @@ class BoundedHTTPServer(HTTPServer):
     def worker_threads(self) -> int:
         return self._pool.threads
 
+    @property
+    def idle_connections(self) -> int:
+        return len(self._idle)
+
+    def mark_idle(self, sock: socket.socket) -> None:
+        """The connection waits for its next request: it may be closed to make room for a new one."""
+        with self._count_lock:
+            self._idle[sock] = time.monotonic()
+
+    def mark_busy(self, sock: socket.socket) -> None:
+        with self._count_lock:
+            self._idle.pop(sock, None)
+
+    def _evict_idle(self) -> bool:
+        """Close the connection that has waited longest for its next request (at least
+        ``_MIN_IDLE_S``), so that a full server makes room for a new client instead of refusing it
+        while idle kept-alive sockets hold every slot. Its thread sees end-of-stream and frees the slot."""
+        now = time.monotonic()
+        with self._count_lock:
+            idle = [(since, sock) for sock, since in self._idle.items() if now - since >= _MIN_IDLE_S]
+            if not idle:
+                return False
+            _, victim = min(idle, key=lambda x: x[0])
+            del self._idle[victim]
+            self.evicted_connections += 1
+        try:
+            victim.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        return True
+
     # socketserver calls process_request in the accept loop for every accepted connection.
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
+        took = self._slots.acquire(blocking=False)
+        if not took and self._evict_idle():
+            took = self._slots.acquire(timeout=2.0)  # the evicted connection's thread frees its slot at once
+        if not took:
             with self._count_lock:
                 self.refused_connections += 1
             try:
@@ -143,6 +185,7 @@ class BoundedHTTPServer(HTTPServer):
         except Exception:
             self.handle_error(request, client_address)
         finally:
+            self.mark_busy(request)  # forget it
             self.shutdown_request(request)
 
     def _release_slot(self) -> None:

@@ -95,6 +95,19 @@ class _Handler(BaseHTTPRequestHandler):
         super().setup()
         self.connection.settimeout(self.server.app.config.socket_timeout_s)  # an idle or slow client is dropped
 
+    def handle_one_request(self) -> None:
+        # Waiting for the request line, the connection is idle: a new client may displace it when
+        # the server is full. parse_request (called once the line is in) makes it busy again.
+        self.server.mark_idle(self.connection)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.mark_busy(self.connection)
+
+    def parse_request(self) -> bool:
+        self.server.mark_busy(self.connection)
+        return super().parse_request()
+
     # ---------------------------------------------------------------- plumbing
     def log_message(self, format: str, *args: Any) -> None:  # the request line only (never headers)
         log.debug("%s %s", self.address_string(), format % args)
@@ -314,9 +327,11 @@ class PolicyServer:
             "failed_in_policy": self.batcher.failed,
             "connections": {
                 "active": h.active_connections,
+                "idle": h.idle_connections,
                 "max": h.max_connections,
                 "threads": h.worker_threads,
                 "refused": h.refused_connections,
+                "evicted_idle": h.evicted_connections,
                 "aborted": h.aborted_connections,
             },
             "inflight_bytes": {

@@ -269,21 +269,42 @@ def test_a_request_larger_than_the_whole_budget_is_413_not_503(tiny_policy_dir: 
         assert server.budget.used == 0
 
 
-def test_connections_and_threads_are_capped(tiny_policy_dir: Path) -> None:
+def test_idle_sockets_cannot_lock_clients_out(tiny_policy_dir: Path) -> None:
+    """300 idle sockets once held 307 threads. Now threads stay at the cap, and a new client
+    displaces the connection idle the longest instead of being refused."""
     from digirl.policies.registry import load_policy
 
     with _server(load_policy(tiny_policy_dir), max_connections=4) as server:
         idle = [socket.create_connection(server.address) for _ in range(4)]
-        _wait(lambda: server.httpd.active_connections == 4, "4 connections")
-        extra = [socket.create_connection(server.address) for _ in range(20)]  # 300 idle sockets once held 307 threads
-        status, headers, text = raw_request(server.address, "POST", "/v1/chat/completions", json.dumps(request_body()).encode())
-        assert status == 503 and headers["Retry-After"] == "1" and "maximum of 4 connections" in text
-        assert server.httpd.worker_threads == 4
+        _wait(lambda: server.httpd.idle_connections == 4, "4 idle connections")
+        time.sleep(0.6)  # older than the 0.5 s a connection must have waited before it may be displaced
+        extra = [socket.create_connection(server.address) for _ in range(20)]
+        _wait(lambda: server.httpd.evicted_connections >= 4, "the idle connections to be displaced")
+        time.sleep(0.6)
+        assert post(server.address, request_body())[0] == 200
+        assert server.httpd.worker_threads == 4 and server.httpd.active_connections <= 4
+        assert idle[0].recv(1) == b""  # the oldest was closed by the server
         for s in idle + extra:
             s.close()
-        _wait(lambda: server.httpd.active_connections == 0, "the connections to close")
-        assert post(server.address, request_body())[0] == 200
-        assert server.httpd.worker_threads == 4 and server.httpd.refused_connections == 21
+
+
+def test_when_every_connection_is_busy_a_new_one_gets_503_with_retry_after(tiny_policy_dir: Path) -> None:
+    from digirl.policies.registry import load_policy
+
+    policy = Gated(load_policy(tiny_policy_dir))
+    with _server(policy, max_connections=4) as server:
+        policy.gate.clear()
+        results: list[int] = []
+        ts = [threading.Thread(target=lambda: results.append(post(server.address, request_body())[0])) for _ in range(4)]
+        for t in ts:
+            t.start()
+        _wait(lambda: sum(policy.sizes) + server.batcher.pending() == 4, "4 requests in the policy or its queue")
+        status, headers, text = raw_request(server.address, "POST", "/v1/chat/completions", json.dumps(request_body()).encode())
+        assert status == 503 and headers["Retry-After"] == "1" and "maximum of 4 connections" in text
+        policy.gate.set()
+        for t in ts:
+            t.join(60)
+        assert results == [200] * 4 and server.httpd.refused_connections == 1 and server.httpd.worker_threads == 4
 
 
 # ------------------------------------------------------------------------------------ aborted connections
