@@ -16,7 +16,7 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from playwright.async_api import Error as PlaywrightError
@@ -35,6 +35,7 @@ from digirl.core.actions import Action, ActionType
 from digirl.core.errors import EnvFailure, UnsupportedInstructionError
 from digirl.core.types import TaskSpec, UIElement
 from digirl.envs.base import DeviceEnv, StepResult
+from digirl.judge.base import JudgeFunction, SuccessJudge, as_success_judge
 
 __all__ = ["BrowserEnv", "Judge", "WebAppEnv", "WebAppTask"]
 
@@ -53,15 +54,11 @@ def _short(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0] if lines else ''}"
 
 
-class Judge(Protocol):
-    """Decides success from what the agent sees; the VLM judge implements this seam.
-
-    Called as ``judge(task, screenshot, url=..., history=...)`` (more keywords may be added: accept
-    ``**kwargs``). Returns ``True``/``False``, or ``None`` when it cannot tell (counted as no success).
-    It runs in a worker thread, so it may block (network, model).
-    """
-
-    def __call__(self, task: TaskSpec, screenshot: np.ndarray, **kwargs: Any) -> bool | None: ...
+#: What a web-app task's ``judge`` may be: a :class:`~digirl.judge.base.SuccessJudge` (the one judge
+#: protocol, e.g. :class:`~digirl.judge.vlm.VLMJudge`), or a plain function ``fn(task, screenshot,
+#: url=..., history=..., **kwargs) -> bool | None`` (None: cannot tell, counted as no success), which
+#: :func:`~digirl.judge.base.as_success_judge` adapts. It runs in a worker thread, so it may block.
+Judge = SuccessJudge | JudgeFunction
 
 
 class BrowserEnv(DeviceEnv):
@@ -503,8 +500,9 @@ class WebAppEnv(BrowserEnv):
         if not (self.judge_every_step or action.type is ActionType.STATUS_TASK_COMPLETE or last_step):
             return result
         assert self._frame is not None and self._task is not None
-        call = functools.partial(judge, self._task, self._frame, url=page.url, history=(*self._history, action))
-        verdict = await asyncio.get_running_loop().run_in_executor(None, call)
+        success_judge = as_success_judge(judge, url=page.url)  # a function judge also gets the page's url
+        call = functools.partial(success_judge.judge, self._task, self._frame, actions=(*self._history, action))
+        verdict = (await asyncio.get_running_loop().run_in_executor(None, call)).success
         info = {**(result.info or {}), "judge": verdict}
         if verdict is True:
             return replace(result, reward=1.0, terminated=True, info=info)

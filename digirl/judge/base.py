@@ -1,10 +1,14 @@
-"""What every success judge returns and raises, and the protocol envs call."""
+"""What every success judge returns and raises, and the one protocol envs call (:class:`SuccessJudge`).
+
+A plain function ``fn(task, screenshot, **context) -> bool | None`` (the browser envs' original
+judge seam) is a judge too: :func:`as_success_judge` adapts it, so envs call one protocol only.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -12,7 +16,7 @@ from digirl.core.actions import Action
 from digirl.core.errors import EnvFailure
 from digirl.core.types import TaskSpec
 
-__all__ = ["JudgeError", "JudgeUnavailable", "JudgeVerdict", "SuccessJudge"]
+__all__ = ["FunctionJudge", "JudgeError", "JudgeFunction", "JudgeUnavailable", "JudgeVerdict", "SuccessJudge", "as_success_judge"]
 
 
 class JudgeError(EnvFailure):
@@ -68,6 +72,7 @@ class JudgeVerdict:
         }
 
 
+@runtime_checkable
 class SuccessJudge(Protocol):
     """Decides whether ``screenshot`` shows ``task`` accomplished."""
 
@@ -84,3 +89,51 @@ class SuccessJudge(Protocol):
     def end_episode(self, episode_id: str) -> None:
         """Forget per-episode state (the last judged screen)."""
         ...
+
+
+class JudgeFunction(Protocol):
+    """A judge as a plain function: ``fn(task, screenshot, history=..., **context)`` → True, False, or
+    None when it cannot tell. Accept ``**kwargs``: envs may pass more context (the browser: ``url``)."""
+
+    def __call__(self, task: TaskSpec, screenshot: np.ndarray, **kwargs: Any) -> bool | None: ...
+
+
+class FunctionJudge:
+    """A :class:`JudgeFunction` as a :class:`SuccessJudge`: ``history`` is the episode's actions, plus
+    the ``context`` the env gives (e.g. the page's ``url``); its answer becomes the verdict."""
+
+    def __init__(self, fn: JudgeFunction, context: Mapping[str, Any] | None = None) -> None:
+        self.fn = fn
+        self.context = dict(context or {})
+
+    def judge(
+        self,
+        task: TaskSpec | str,
+        screenshot: np.ndarray,
+        *,
+        previous: np.ndarray | None = None,
+        actions: Sequence[Action | str] = (),
+        episode_id: str | None = None,
+    ) -> JudgeVerdict:
+        if isinstance(task, str):
+            task = TaskSpec(instruction=task, task_id=task)
+        answer = self.fn(task, screenshot, history=tuple(actions), **self.context)
+        if answer is not None and not isinstance(answer, bool | np.bool_):
+            raise TypeError(f"a judge function returns True, False or None, got {type(answer).__name__}")
+        return JudgeVerdict(None if answer is None else bool(answer), reason="judge function")
+
+    def end_episode(self, episode_id: str) -> None:
+        pass  # a function keeps no per-episode state here
+
+    def __repr__(self) -> str:
+        return f"FunctionJudge({getattr(self.fn, '__qualname__', repr(self.fn))})"
+
+
+def as_success_judge(judge: SuccessJudge | JudgeFunction, **context: Any) -> SuccessJudge:
+    """``judge`` as a :class:`SuccessJudge`: itself when it is one, else a :class:`FunctionJudge` over
+    it that passes ``context`` (what the env knows beyond the screen, e.g. ``url``) to the function."""
+    if isinstance(judge, SuccessJudge):
+        return judge
+    if callable(judge):
+        return FunctionJudge(judge, context)
+    raise TypeError(f"a judge is a SuccessJudge (judge(), end_episode()) or a function, got {type(judge).__name__}")
