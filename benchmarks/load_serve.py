@@ -8,7 +8,9 @@ client sends ``--requests`` chat completions on one keep-alive connection: a 270
 screenshot with its UI elements, greedy or sampled. A ``--poisoned`` share of the clients send, on
 fresh connections, requests that once broke the server or that it must refuse: element bounds of
 ``1e999``/``1e308``/NaN, a NaN temperature, JSON nested 100,000 deep, a body over the size cap, an
-image over the pixel cap, too many elements, a connection reset halfway through a body. The server's
+image over the pixel cap, too many elements, a connection reset halfway through a body. Before
+them, ``--idle-sockets`` (default 300) connections that never send anything are opened and held:
+the server serves 256 at once (``--max-connections``), so the clients must displace idle ones. The server's
 resident memory is sampled every 50 ms and its peak read from the kernel (``VmHWM``).
 
 Then (``--heavy-clients``, default 40) that many clients send at once a valid request with a large
@@ -120,7 +122,9 @@ def poison(kind: str, instruction: str, elements: list[dict[str, Any]], url: str
     raise ValueError(f"unknown poison {kind!r}")
 
 
-def start_server(policy_dir: Path, log_path: Path, budget_mb: float = 512.0) -> tuple[subprocess.Popen[str], int, Any]:
+def start_server(
+    policy_dir: Path, log_path: Path, budget_mb: float = 512.0, max_connections: int = 256
+) -> tuple[subprocess.Popen[str], int, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     env.pop("DIGIRL_SERVE_TOKEN", None)
     log = log_path.open("w")
@@ -135,6 +139,8 @@ def start_server(policy_dir: Path, log_path: Path, budget_mb: float = 512.0) -> 
             "0",
             "--max-inflight-mb",
             str(budget_mb),
+            "--max-connections",
+            str(max_connections),
             "policy.device=cpu",
         ],
         stdout=subprocess.PIPE,
@@ -201,9 +207,25 @@ def reset_mid_body(port: int, data: bytes) -> None:
 
 
 def run_load(
-    port: int, *, clients: int, poisoned: float, requests: int, deadline_s: float, progress: Callable[[str], None] = print
+    port: int,
+    *,
+    clients: int,
+    poisoned: float,
+    requests: int,
+    deadline_s: float,
+    idle_sockets: int = 0,
+    progress: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Run the clients against a server on ``port``; one record per request."""
+    """Run the clients against a server on ``port``; one record per request. ``idle_sockets``
+    connections that never send anything are opened first and held until the clients are done."""
+    idle: list[socket.socket] = []
+    for _ in range(idle_sockets):
+        try:
+            idle.append(socket.create_connection(("127.0.0.1", port), timeout=30))
+        except OSError:
+            break
+    if idle:
+        time.sleep(1.0)  # they wait longer than the 0.5 s after which a new client may displace them
     instruction, elements, url = sim_observation()
     valid_bodies = [json.dumps(body(instruction, elements, url, temperature=t)).encode() for t in (0, 1.0)]
     n_poisoned = round(clients * poisoned)
@@ -221,14 +243,34 @@ def run_load(
             if time.monotonic() > stop_at:
                 break
             t0 = time.perf_counter()
+            reconnected = False
             try:
                 status, text = send(conn, valid_bodies[(i + r) % 2])
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # The server closed this kept-alive connection before reading the request (it had
+                # been idle while the server was full): send it again on a new one, as HTTP
+                # clients do (httpx, urllib3). Counted; a second failure is not retried.
+                reconnected = True
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                try:
+                    status, text = send(conn, valid_bodies[(i + r) % 2])
+                except (OSError, http.client.HTTPException) as e:
+                    status, text = -1, f"{type(e).__name__}: {e}"
             except (OSError, http.client.HTTPException) as e:
                 status, text = -1, f"{type(e).__name__}: {e}"
                 conn.close()
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
             with lock:
-                records.append({"kind": "valid", "status": status, "s": time.perf_counter() - t0, "error": text[:200]})
+                records.append(
+                    {
+                        "kind": "valid",
+                        "status": status,
+                        "s": time.perf_counter() - t0,
+                        "error": text[:200],
+                        "reconnected": reconnected,
+                    }
+                )
         conn.close()
 
     def poisoned_client(kind: str) -> None:
@@ -260,8 +302,16 @@ def run_load(
     for t in threads:
         t.join(max(1.0, stop_at - time.monotonic() + 60))
     wall = time.perf_counter() - t0
+    for sock in idle:
+        sock.close()
     progress(f"{len(records)} requests in {wall:.1f} s")
-    return {"records": records, "wall_s": wall, "poisoned_clients": n_poisoned, "kinds": Counter(kinds)}
+    return {
+        "records": records,
+        "wall_s": wall,
+        "poisoned_clients": n_poisoned,
+        "kinds": Counter(kinds),
+        "idle_sockets_opened": len(idle),
+    }
 
 
 def heavy_phase(port: int, *, clients: int, deadline_s: float, seed: int = 0) -> dict[str, Any]:
@@ -337,6 +387,7 @@ def summarize(records: list[dict[str, Any]], *, expected: int) -> dict[str, Any]
         "complete": len(records) == expected,
         "valid_requests": len(valid),
         "valid_200": sum(r["status"] == 200 for r in valid),
+        "valid_resent_on_a_new_connection": sum(bool(r.get("reconnected")) for r in valid),
         "valid_non_200_examples": [r for r in valid if r["status"] != 200][:5],
         "poisoned_requests": len(bad),
         "poisoned_status_by_kind": {k: {str(s): n for s, n in sorted(c.items())} for k, c in sorted(by_kind.items())},
@@ -363,6 +414,13 @@ def main(argv: list[str] | None = None) -> int:
         help="then this many clients at once with ~18 MB requests, more than the in-flight budget holds (0: skip)",
     )
     ap.add_argument("--budget-mb", type=float, default=512.0, help="the server's --max-inflight-mb")
+    ap.add_argument("--max-connections", type=int, default=256, help="the server's --max-connections")
+    ap.add_argument(
+        "--idle-sockets",
+        type=int,
+        default=300,
+        help="connections that send nothing, opened before the clients and held through the first phase",
+    )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "load_serve.json"))
     args = ap.parse_args(argv)
     if args.clients < 1 or args.requests < 1 or not 0 <= args.poisoned <= 1 or args.deadline <= 0:
@@ -376,12 +434,19 @@ def main(argv: list[str] | None = None) -> int:
         policy_dir = Path(tmp) / "load" / "policy"
         cfg = EncoderConfig(dim=32, layers=1, heads=2) if args.small else EncoderConfig()
         DefaultPolicy(cfg, seed=0).save(policy_dir)
-        proc, port, log = start_server(policy_dir, Path(tmp) / "server.log", args.budget_mb)
+        proc, port, log = start_server(policy_dir, Path(tmp) / "server.log", args.budget_mb, args.max_connections)
         try:
             idle_kib = rss_kib(proc.pid)
             sampler = Sampler(proc.pid)
             sampler.start()
-            run = run_load(port, clients=args.clients, poisoned=args.poisoned, requests=args.requests, deadline_s=args.deadline)
+            run = run_load(
+                port,
+                clients=args.clients,
+                poisoned=args.poisoned,
+                requests=args.requests,
+                deadline_s=args.deadline,
+                idle_sockets=args.idle_sockets,
+            )
             peak_kib = rss_kib(proc.pid, "VmHWM")
             stats = server_stats(port)
             heavy: dict[str, Any] | None = None
@@ -420,10 +485,12 @@ def main(argv: list[str] | None = None) -> int:
             "gpu": None,
             "load_average_1min_before_and_after": [load_before, os.getloadavg()[0]],
         },
-        "server": "digirl serve (separate process), default limits, loopback, device cpu, OMP_NUM_THREADS=1",
+        "server": f"digirl serve (separate process), loopback, device cpu, OMP_NUM_THREADS=1, --max-connections "
+        f"{args.max_connections} --max-inflight-mb {args.budget_mb:g}, other limits default",
         "policy": f"default kind, {'small (dim 32, 1 layer)' if args.small else 'default size'}, random weights",
         "observation_mode": "screenshot + UI elements (a 270x600 simulator screen)",
         "clients": args.clients,
+        "idle_sockets": run["idle_sockets_opened"],
         "poisoned_clients": run["poisoned_clients"],
         "poisoned_kinds": dict(run["kinds"]),
         "requests_per_client": args.requests,
@@ -447,8 +514,10 @@ def main(argv: list[str] | None = None) -> int:
     rss = out["server_rss_mib"]
     print(
         f"{summary['requests']}/{summary['expected_requests']} requests from {args.clients} clients "
-        f"({run['poisoned_clients']} poisoned) in {run['wall_s']:.1f} s ({out['requests_per_s']:.1f} req/s)\n"
-        f"valid: {summary['valid_200']}/{summary['valid_requests']} answered 200, latency p50 "
+        f"({run['poisoned_clients']} poisoned; {run['idle_sockets_opened']} idle sockets held) in {run['wall_s']:.1f} s "
+        f"({out['requests_per_s']:.1f} req/s)\n"
+        f"valid: {summary['valid_200']}/{summary['valid_requests']} answered 200 "
+        f"({summary['valid_resent_on_a_new_connection']} resent on a new connection), latency p50 "
         f"{summary['valid_latency_p50_s'] or 0:.2f} s, p90 {summary['valid_latency_p90_s'] or 0:.2f} s, "
         f"max {summary['valid_latency_max_s'] or 0:.2f} s\n"
         f"poisoned: {summary['poisoned_status_by_kind']}\n"
