@@ -10,11 +10,11 @@ from typing import Any
 import torch
 
 from digirl.browser.vector import BrowserVectorEnv
+from digirl.core.acting import ActFn
 from digirl.core.actions import Action
 from digirl.core.types import Trajectory
-from digirl.envs.collector import Collector
+from digirl.envs.collector import Collector, CollectorSpec
 from digirl.envs.vector import EpisodeJob, RunnerStats
-from digirl.core.acting import ActFn
 
 __all__ = ["BrowserCollector", "make_browser_collector"]
 
@@ -76,22 +76,13 @@ class BrowserCollector:
         self.venv.close()
 
 
-def make_browser_collector(
-    env_id: str,
-    *,
-    runner: str,
-    num_envs: int,
-    env_kwargs: dict[str, Any],
-    step_timeout_s: float,
-    max_episode_retries: int,
-    deterministic: bool,
-    options: dict[str, Any],
-) -> Collector:
+def make_browser_collector(spec: CollectorSpec) -> Collector:
     """One Chromium with ``num_envs`` pages (the registry's choice for browser envs)."""
-    if deterministic:
+    if spec.deterministic:
         log.warning("browser pages run concurrently: collection order and policy batches depend on timing (not deterministic)")
+    options = dict(spec.options)
     torch_threads = options.pop("torch_threads", None)
     if options:
         raise ValueError(f"the browser runner takes only torch_threads, got {sorted(options)}")
-    venv = BrowserVectorEnv.make(env_id, num_envs, **env_kwargs)
-    return BrowserCollector(venv, max_episode_retries, torch_threads=torch_threads)
+    venv = BrowserVectorEnv.make(spec.env_id, spec.num_envs, **spec.env_kwargs)
+    return BrowserCollector(venv, spec.max_episode_retries, torch_threads=torch_threads)

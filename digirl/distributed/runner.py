@@ -31,7 +31,7 @@ from digirl.distributed.actor import ACTOR_KEYS, current_node_id
 from digirl.distributed.config import RayConfig
 from digirl.distributed.session import RaySession, import_ray
 from digirl.envs._vector_worker import EnvFn, Handle, fault_of, unlink_block
-from digirl.envs.collector import Collector
+from digirl.envs.collector import Collector, CollectorSpec
 from digirl.envs.vector import VectorRunner, _Episode, _RunSpec, env_factory
 
 __all__ = ["RayHandle", "RayRunner", "make_ray_collector"]
@@ -381,28 +381,18 @@ class RayRunner(VectorRunner):
             self.session.close()
 
 
-def make_ray_collector(
-    env_id: str,
-    *,
-    runner: str,
-    num_envs: int,
-    env_kwargs: dict[str, Any],
-    step_timeout_s: float,
-    max_episode_retries: int,
-    deterministic: bool,
-    options: dict[str, Any],
-) -> Collector:
+def make_ray_collector(spec: CollectorSpec) -> Collector:
     """The ``ray`` backend of :func:`~digirl.envs.collector.make_collector`; ``options`` are ``env.ray.*``."""
     try:
-        cfg = RayConfig(**options)
+        cfg = RayConfig(**spec.options)
     except TypeError as e:
         raise ValueError(f"unknown env.ray option: {e}") from None
     return RayRunner(
-        env_factory(env_id, **env_kwargs),
-        num_envs,
+        env_factory(spec.env_id, **spec.env_kwargs),
+        spec.num_envs,
         options=cfg,
-        step_timeout_s=step_timeout_s,
-        max_episode_retries=max_episode_retries,
+        step_timeout_s=spec.step_timeout_s,
+        max_episode_retries=spec.max_episode_retries,
         # As the process runner: waiting for every reset makes policy batches independent of timing.
-        reset_batch_wait_s=float("inf") if deterministic else 1.0,
+        reset_batch_wait_s=float("inf") if spec.deterministic else 1.0,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from digirl.core.types import Trajectory
     from digirl.envs.vector import EpisodeJob, RunnerStats
 
-__all__ = ["Collector", "collector_names", "make_collector", "register_collector"]
+__all__ = ["Collector", "CollectorFactory", "CollectorSpec", "collector_names", "make_collector", "register_collector"]
 
 
 @runtime_checkable
@@ -59,7 +60,30 @@ class Collector(Protocol):
         ...
 
 
-#: name → ``"module:function"`` building a collector from :func:`make_collector`'s arguments.
+@dataclass(frozen=True)
+class CollectorSpec:
+    """What every collector backend is built from: :func:`make_collector`'s arguments, settled."""
+
+    env_id: str
+    #: The backend's registered name (``process``, ``inline``, ``browser``, ``ray``, ...; never ``auto``).
+    runner: str
+    num_envs: int = 1
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    step_timeout_s: float = 30.0
+    max_episode_retries: int = 2
+    #: Schedule episodes so the same jobs and policy give the same trajectories whatever the timing.
+    deterministic: bool = False
+    #: Backend-specific options (``env.ray.*`` for Ray; the browser's ``torch_threads``).
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class CollectorFactory(Protocol):
+    """The one signature of a collector backend's factory (what :func:`register_collector` registers)."""
+
+    def __call__(self, spec: CollectorSpec, /) -> Collector: ...
+
+
+#: name → ``"module:function"``: a :class:`CollectorFactory`.
 _COLLECTORS: dict[str, str] = {
     "process": "digirl.envs.collector:_vector_collector",
     "inline": "digirl.envs.collector:_vector_collector",
@@ -69,7 +93,8 @@ _COLLECTORS: dict[str, str] = {
 
 
 def register_collector(name: str, entry_point: str) -> None:
-    """Register (or replace) a collector backend; ``entry_point`` is ``"module:function"``."""
+    """Register (or replace) a collector backend; ``entry_point`` is ``"module:function"``, a
+    :class:`CollectorFactory` (``fn(spec: CollectorSpec) -> Collector``)."""
     if ":" not in entry_point:
         raise ValueError(f"entry_point must be 'module:function', got {entry_point!r}")
     _COLLECTORS[name] = entry_point
@@ -102,8 +127,8 @@ def make_collector(
     if name not in _COLLECTORS:
         raise ValueError(f"unknown env.runner {runner!r}; known: {', '.join(collector_names())}")
     mod_name, _, attr = _COLLECTORS[name].partition(":")
-    factory = getattr(importlib.import_module(mod_name), attr)
-    collector: Collector = factory(
+    factory: CollectorFactory = getattr(importlib.import_module(mod_name), attr)
+    request = CollectorSpec(
         env_id,
         runner=name,
         num_envs=num_envs,
@@ -113,32 +138,22 @@ def make_collector(
         deterministic=deterministic,
         options=dict(options or {}),
     )
-    return collector
+    return factory(request)
 
 
-def _vector_collector(
-    env_id: str,
-    *,
-    runner: str,
-    num_envs: int,
-    env_kwargs: dict[str, Any],
-    step_timeout_s: float,
-    max_episode_retries: int,
-    deterministic: bool,
-    options: dict[str, Any],
-) -> Collector:
+def _vector_collector(spec: CollectorSpec) -> Collector:
     from digirl.envs.vector import VectorRunner, env_factory
 
-    if options:
-        raise ValueError(f"the {runner} runner takes no options, got {sorted(options)}")
-    mode: Literal["process", "inline"] = "inline" if runner == "inline" else "process"
+    if spec.options:
+        raise ValueError(f"the {spec.runner} runner takes no options, got {sorted(spec.options)}")
+    mode: Literal["process", "inline"] = "inline" if spec.runner == "inline" else "process"
     return VectorRunner(
-        env_factory(env_id, **env_kwargs),
-        num_envs,
+        env_factory(spec.env_id, **spec.env_kwargs),
+        spec.num_envs,
         mode=mode,
-        step_timeout_s=step_timeout_s,
-        max_episode_retries=max_episode_retries,
+        step_timeout_s=spec.step_timeout_s,
+        max_episode_retries=spec.max_episode_retries,
         # Waiting for every reset makes each policy batch hold every active episode: batches, and so
         # sampled actions, no longer depend on timing. Costs little unless resets are slow (emulators).
-        reset_batch_wait_s=float("inf") if deterministic else 1.0,
+        reset_batch_wait_s=float("inf") if spec.deterministic else 1.0,
     )

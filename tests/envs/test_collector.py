@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from digirl.envs.collector import Collector, collector_names, make_collector, register_collector
+from digirl.envs.collector import Collector, CollectorSpec, collector_names, make_collector, register_collector
 from digirl.envs.vector import EpisodeJob, VectorRunner
 
 
@@ -37,8 +39,8 @@ def test_unknown_ids_runners_and_options_fail_before_any_worker_starts():
 def test_a_registered_backend_is_built_with_the_common_arguments():
     seen = {}
 
-    def fake(env_id, **kw):
-        seen.update(kw, env_id=env_id)
+    def fake(spec: CollectorSpec) -> VectorRunner:  # the one factory signature
+        seen.update(dataclasses.asdict(spec))
         return VectorRunner(lambda: None, 1, mode="inline")
 
     import sys
