@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from digirl.algorithms.digiq.features import draw_action
+from digirl.algorithms.digiq.finetune import YesNoFinetuning
 from digirl.core.actions import Action, ActionType
 from digirl.core.errors import DataError
 from digirl.core.types import Observation
@@ -101,7 +102,7 @@ class _RepNet(nn.Module):
         return out
 
 
-class EncoderBackend:
+class EncoderBackend(YesNoFinetuning):
     """See the module docstring. Implements :class:`~digirl.algorithms.digiq.features.FeatureBackend`."""
 
     name = "encoder"
@@ -205,64 +206,32 @@ class EncoderBackend:
         return torch.cat(out).numpy() if out else np.zeros((0, self.cfg.dim), np.float32)
 
     # ------------------------------------------------------------------ representation fine-tuning
-    def finetune(
-        self,
-        observations: Sequence[Observation],
-        actions: Sequence[Action],
-        labels: Sequence[bool],
-        *,
-        steps: int,
-        lr: float | None,
-        batch_size: int,
-        seed: int,
-    ) -> dict[str, float]:
-        """Binary cross-entropy on "does the action change the screen?", classes balanced; 10% of the
-        examples are held out to report accuracy (the labels must be learnable from the features)."""
-        n = len(labels)
-        if n == 0 or steps <= 0:
-            return {"critic/repft_examples": float(n)}
-        y = np.asarray(labels, dtype=np.float32)
-        rng = np.random.default_rng(seed)
-        order = rng.permutation(n)
-        n_held = n // 10 if n >= 20 else 0
-        held, train = order[:n_held], order[n_held:]
-        pos = float(y[train].mean())
-        pos_weight = torch.tensor(min(10.0, max(0.1, (1 - pos) / max(pos, 1e-6))), device=self.device)
-        opt = torch.optim.AdamW(self.net.parameters(), lr=lr if lr is not None else 1e-3)
+    # ------------------------------------------------------------------ fine-tuning hooks (YesNoFinetuning)
+    def _repft_targets(self, labels: Sequence[bool]) -> np.ndarray:
+        return np.asarray(labels, dtype=np.float32)
+
+    def _repft_begin(self, y_train: np.ndarray) -> list[torch.nn.Parameter]:
+        """Binary cross-entropy on the Yes logit, classes balanced by ``pos_weight`` (clamped to [0.1, 10])."""
+        pos = float(y_train.mean())
+        self._pos_weight = torch.tensor(min(10.0, max(0.1, (1 - pos) / max(pos, 1e-6))), device=self.device)
         self.net.train()
-        losses, accs = [], []
-        for _ in range(steps):
-            idx = rng.choice(train, size=min(batch_size, len(train)), replace=len(train) < batch_size)
-            logit = self._logits([observations[i] for i in idx], [actions[i] for i in idx])
-            target = torch.from_numpy(y[idx]).to(self.device)
-            loss = nn.functional.binary_cross_entropy_with_logits(logit, target, pos_weight=pos_weight)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()  # type: ignore[no-untyped-call]
-            torch.nn.utils.clip_grad_norm_(self.net.parameters(), 1.0)
-            opt.step()
-            losses.append(float(loss.detach()))
-            accs.append(float(((logit > 0).float() == target).float().mean()))
+        return list(self.net.parameters())
+
+    def _repft_loss(
+        self, observations: Sequence[Observation], actions: Sequence[Action], y: np.ndarray
+    ) -> tuple[torch.Tensor, float]:
+        logit = self._logits(observations, actions)
+        target = torch.from_numpy(y).to(self.device)
+        loss = nn.functional.binary_cross_entropy_with_logits(logit, target, pos_weight=self._pos_weight)
+        return loss, float(((logit > 0).float() == target).float().mean())
+
+    def _repft_predict(self, observations: Sequence[Observation], actions: Sequence[Action]) -> np.ndarray:
+        out: np.ndarray = (self._logits(observations, actions).cpu() > 0).numpy()
+        return out
+
+    def _repft_end(self) -> None:
         self.net.eval()
         self.finetuned = True
-        metrics = {
-            "critic/repft_loss": float(np.mean(losses[-20:])),
-            "critic/repft_acc_train": float(np.mean(accs[-20:])),
-            "critic/repft_examples": float(n),
-            "critic/repft_yes_fraction": float(y.mean()),
-        }
-        if n_held:
-            with torch.no_grad():
-                logit = torch.cat(
-                    [
-                        self._logits(
-                            [observations[i] for i in held[j : j + self.chunk]], [actions[i] for i in held[j : j + self.chunk]]
-                        )
-                        for j in range(0, n_held, self.chunk)
-                    ]
-                )
-            metrics["critic/repft_acc_heldout"] = float(((logit.cpu() > 0).numpy() == (y[held] > 0.5)).mean())
-            metrics["critic/repft_acc_heldout_majority"] = float(max(y[held].mean(), 1 - y[held].mean()))
-        return metrics
 
     def _logits(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
         out: torch.Tensor = self.net.yes(self.net.action_states(*self._action_batch(observations, actions))).squeeze(-1)

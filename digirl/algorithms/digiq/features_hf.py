@@ -24,6 +24,7 @@ import torch
 from PIL import Image
 
 from digirl.algorithms.digiq.features import draw_action, question
+from digirl.algorithms.digiq.finetune import YesNoFinetuning
 from digirl.core.actions import Action
 from digirl.core.errors import ConfigError, DataError
 from digirl.core.types import Observation
@@ -49,7 +50,7 @@ def _folder_fingerprint(path: Path) -> str:
     return h.hexdigest()[:16]
 
 
-class HFBackend:
+class HFBackend(YesNoFinetuning):
     """See the module docstring. Implements :class:`~digirl.algorithms.digiq.features.FeatureBackend`."""
 
     name = "hf"
@@ -196,26 +197,12 @@ class HFBackend:
         out: torch.Tensor = logits[torch.arange(len(logits), device=logits.device), last].float()
         return out
 
-    def finetune(
-        self,
-        observations: Sequence[Observation],
-        actions: Sequence[Action],
-        labels: Sequence[bool],
-        *,
-        steps: int,
-        lr: float | None,
-        batch_size: int,
-        seed: int,
-    ) -> dict[str, float]:
-        n = len(labels)
-        if n == 0 or steps <= 0:
-            return {"critic/repft_examples": float(n)}
-        yes_id, no_id = self._answer_ids()
-        y = np.asarray(labels, dtype=bool)
-        rng = np.random.default_rng(seed)
-        order = rng.permutation(n)
-        n_held = n // 10 if n >= 20 else 0
-        held, train = order[:n_held], order[n_held:]
+    # ------------------------------------------------------------------ fine-tuning hooks (YesNoFinetuning)
+    repft_default_lr = 2e-5
+
+    def _repft_begin(self, y_train: np.ndarray) -> list[torch.nn.Parameter]:
+        """Cross-entropy on the answer's first token (Yes or No); with ``lora_r`` > 0 only LoRA adapters train."""
+        self._yes_no = self._answer_ids()
         model = self.model
         if self.cfg.lora_r > 0:
             from peft import LoraConfig, get_peft_model
@@ -229,40 +216,27 @@ class HFBackend:
             )
             model = get_peft_model(model, LoraConfig(r=self.cfg.lora_r, lora_alpha=2 * self.cfg.lora_r, target_modules=targets))
             self.model = model
-        params = [p for p in model.parameters() if p.requires_grad]
-        opt = torch.optim.AdamW(params, lr=lr if lr is not None else 2e-5)
         model.train()
-        losses, accs = [], []
-        for _ in range(steps):
-            idx = rng.choice(train, size=min(batch_size, len(train)), replace=len(train) < batch_size)
-            logits = self._answer_logits(self._action_items([observations[i] for i in idx], [actions[i] for i in idx]))
-            target = torch.tensor([yes_id if y[i] else no_id for i in idx], device=logits.device)
-            loss = torch.nn.functional.cross_entropy(logits, target)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()  # type: ignore[no-untyped-call]
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            losses.append(float(loss.detach()))
-            accs.append(float(((logits[:, yes_id] > logits[:, no_id]).cpu().numpy() == y[idx]).mean()))
+        return [p for p in model.parameters() if p.requires_grad]
+
+    def _repft_loss(
+        self, observations: Sequence[Observation], actions: Sequence[Action], y: np.ndarray
+    ) -> tuple[torch.Tensor, float]:
+        yes_id, no_id = self._yes_no
+        logits = self._answer_logits(self._action_items(observations, actions))
+        target = torch.tensor([yes_id if yi else no_id for yi in y], device=logits.device)
+        loss = torch.nn.functional.cross_entropy(logits, target)
+        return loss, float(((logits[:, yes_id] > logits[:, no_id]).cpu().numpy() == y).mean())
+
+    def _repft_predict(self, observations: Sequence[Observation], actions: Sequence[Action]) -> np.ndarray:
+        yes_id, no_id = self._yes_no
+        lg = self._answer_logits(self._action_items(observations, actions))
+        out: np.ndarray = (lg[:, yes_id] > lg[:, no_id]).cpu().numpy()
+        return out
+
+    def _repft_end(self) -> None:
         if self.cfg.lora_r > 0:
-            self.model = model.merge_and_unload()
+            self.model = self.model.merge_and_unload()
         self.model.eval()
         self.finetuned = True
         self.fingerprint = uuid.uuid4().hex[:16]  # these weights exist nowhere else
-        metrics = {
-            "critic/repft_loss": float(np.mean(losses[-20:])),
-            "critic/repft_acc_train": float(np.mean(accs[-20:])),
-            "critic/repft_examples": float(n),
-            "critic/repft_yes_fraction": float(y.mean()),
-        }
-        if n_held:
-            preds = []
-            with torch.no_grad():
-                for j in range(0, n_held, self.chunk):
-                    part = held[j : j + self.chunk]
-                    lg = self._answer_logits(self._action_items([observations[i] for i in part], [actions[i] for i in part]))
-                    preds.append((lg[:, yes_id] > lg[:, no_id]).cpu().numpy())
-            pred = np.concatenate(preds)
-            metrics["critic/repft_acc_heldout"] = float((pred == y[held]).mean())
-            metrics["critic/repft_acc_heldout_majority"] = float(max(y[held].mean(), 1 - y[held].mean()))
-        return metrics
