@@ -16,7 +16,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BACKENDS", "EnvSpec", "list_envs", "make", "register", "register_gymnasium", "spec"]
+__all__ = ["BACKENDS", "EnvSpec", "env_has", "list_envs", "make", "register", "register_gymnasium", "spec"]
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,15 @@ def spec(env_id: str) -> EnvSpec:
     except KeyError:
         known = ", ".join(sorted(_REGISTRY)[:12])
         raise KeyError(f"unknown env id {env_id!r}; known ids include: {known} (see `digirl envs list`)") from None
+
+
+def env_has(env_id: str, capability: str) -> bool:
+    """Whether ``env_id``'s registration declares ``capability`` (a truthy ``metadata`` entry), e.g.
+    ``world_options`` (takes ``perturbation`` / ``world_version``) or ``state_replay`` (a state can be
+    rebuilt from its task, seed and actions). An unknown id has none."""
+    _load_builtins()
+    found = _REGISTRY.get(env_id)
+    return found is not None and bool(found.metadata.get(capability))
 
 
 def make(env_id: str, *, latency_s: float | Sequence[float] | None = None, **kwargs: Any) -> Any:

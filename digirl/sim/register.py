@@ -17,7 +17,9 @@ from __future__ import annotations
 from digirl.envs.registry import register
 
 _EP = "digirl.sim.env:SimEnv"
-_META = {"simulator": True, "expert": True, "elements": True}
+#: ``world_options``: takes ``perturbation`` and ``world_version``; ``state_replay``: a state is rebuilt
+#: from its task, seed and actions (Digi-Q's exact labels, ground-truth values). Read with ``env_has``.
+_META = {"simulator": True, "expert": True, "elements": True, "world_options": True, "state_replay": True}
 
 for _ts, _desc in (
     ("general", "Simulated phone, AitW General-style tasks (search, apps, settings, alarms; H=10)"),

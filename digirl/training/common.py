@@ -61,12 +61,13 @@ def task_pool(cfg: EnvConfig, split: str) -> list[TaskSpec | None]:
         return list[TaskSpec | None](load_task_file(cfg.task_file))
     from digirl.envs.registry import spec
 
-    if spec(cfg.id).metadata.get("seeded_tasks"):
+    env_spec = spec(cfg.id)
+    if env_spec.metadata.get("seeded_tasks"):
         return [None] * SEEDED_TASK_SLOTS
-    if cfg.id.startswith("digirl/sim-"):
+    if env_spec.metadata.get("simulator"):
         from digirl.sim.tasks.tasksets import TASKSETS, load_taskset
 
-        name = cfg.id.removeprefix("digirl/sim-").split("-")[0]
+        name = str(env_spec.kwargs.get("taskset", ""))
         if name in TASKSETS:  # other simulator sets (compound) list their tasks through the env below
             return list[TaskSpec | None](load_taskset(name, split))
     from digirl.envs.registry import make

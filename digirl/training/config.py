@@ -77,7 +77,9 @@ class EnvConfig:
 
     def env_kwargs(self) -> dict[str, Any]:
         kw: dict[str, Any] = {"latency_s": list(self.latency_s)} if self.latency_s else {}
-        if self.id.startswith("digirl/sim-"):
+        from digirl.envs.registry import env_has
+
+        if env_has(self.id, "world_options"):
             kw |= {"perturbation": self.perturbation, "world_version": self.world_version}
         return kw
 

@@ -280,7 +280,9 @@ def label_exact(cfg: TrainConfig, trajs: Sequence[Trajectory], sidecar: Sidecar)
 
 # ---------------------------------------------------------------------------- the stages
 def _is_sim(cfg: TrainConfig) -> bool:
-    return replay_env_config(cfg)[0].startswith("digirl/sim-")
+    from digirl.envs.registry import env_has
+
+    return env_has(replay_env_config(cfg)[0], "state_replay")
 
 
 def run_stages(cfg: TrainConfig, run_dir: str | Path, upto: str = "featurize") -> dict[str, float]:

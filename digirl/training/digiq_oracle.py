@@ -130,7 +130,9 @@ def oracle_values(
     cfg = sidecar_of(cfg, run_dir)
     dq = cfg.algo.digiq
     env_id, env_kwargs = replay_env_config(cfg)
-    if not env_id.startswith("digirl/sim-"):
+    from digirl.envs.registry import env_has
+
+    if not env_has(env_id, "state_replay"):
         raise ValueError(f"ground-truth values need the simulator; the dataset comes from {env_id}")
     if continuation == "policy" and not cfg.policy.init:
         raise ValueError("continuation=policy needs policy.init (the behaviour policy)")

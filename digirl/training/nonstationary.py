@@ -61,7 +61,9 @@ def run_nonstationary(cfg: NonStationaryConfig, out: str | Path) -> dict[str, An
     if not (src / "config.yaml").is_file() or not (src / "policy").is_dir():
         raise ValueError(f"run={cfg.run}: not a finished `digirl train` run folder (needs config.yaml and policy/)")
     base = load_config_file(TrainConfig, src / "config.yaml")
-    if not base.env.id.startswith("digirl/sim-"):
+    from digirl.envs.registry import env_has
+
+    if not env_has(base.env.id, "world_options"):
         raise ValueError(f"{base.env.id}: world versions exist on the simulator only")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
