@@ -158,8 +158,10 @@ def test_critic_encoders_reject_the_policy_only_screen_match():
         load_config(TrainConfig, overrides=["algo.critic.screen_match=true"])
     with pytest.raises(ValueError, match=r"algo\.critic must be a CriticEncoderConfig"):
         AlgoConfig(critic=EncoderConfig(screen_match=True))  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"algo\.digiq\.encoder\.screen_match"):
-        AlgoConfig(digiq=DigiQConfig(encoder=EncoderConfig(screen_match=True)))
+    with pytest.raises(ConfigError, match=r"unknown config key 'algo\.digiq\.encoder\.screen_match'"):
+        load_config(TrainConfig, overrides=["algo.digiq.encoder.screen_match=true"])
+    with pytest.raises(ValueError, match=r"algo\.digiq\.encoder must be a CriticEncoderConfig"):
+        DigiQConfig(encoder=EncoderConfig(screen_match=True))  # type: ignore[arg-type]
 
 
 def test_bc_update_reports_its_step_count():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from digirl.policies.config import EncoderConfig
+from digirl.algorithms.encoder_config import CriticEncoderConfig
 
 __all__ = ["DigiQConfig", "HFFeatureConfig"]
 
@@ -65,7 +65,9 @@ class DigiQConfig:
     )
     pixel_threshold: float = _f(30.0, "pixel label: Yes when the mean squared difference of ×0.25 screenshots exceeds this")
     features: str = _f("encoder", "feature backend: encoder (the default policy's screen encoder, CPU), hf (a local VLM)")
-    encoder: EncoderConfig = _sub(EncoderConfig, "the encoder backend's network when the policy is not the default kind")
+    encoder: CriticEncoderConfig = _sub(
+        CriticEncoderConfig, "the encoder backend's network when the policy is not the default kind (a critic's encoder keys)"
+    )
     encoder_init: Literal["policy", "random"] = _f(
         "policy",
         "encoder backend: start from the behaviour policy's encoder weights, or random ones (same architecture)",
@@ -124,6 +126,10 @@ class DigiQConfig:
     workers: int = _f(1, "processes of the exact-label and oracle stages")
 
     def __post_init__(self) -> None:
+        if not isinstance(self.encoder, CriticEncoderConfig):
+            raise ValueError(
+                f"algo.digiq.encoder must be a CriticEncoderConfig (a critic's encoder keys), got {type(self.encoder).__name__}"
+            )
         if self.candidates < 1:
             raise ValueError(f"algo.digiq.candidates must be >= 1, got {self.candidates}")
         if not self.temperature > 0:

@@ -128,7 +128,7 @@ class EncoderBackend(YesNoFinetuning):
         if isinstance(source, ScreenEncoder):
             enc_cfg = source.cfg
         else:
-            enc_cfg = cfg.encoder
+            enc_cfg = cfg.encoder.encoder()  # the critic's own keys, as the policy's encoder reads them
             if cfg.encoder_init == "policy":
                 log.warning("the policy has no default screen encoder; the encoder backend starts from random weights")
         init = "policy" if cfg.encoder_init == "policy" and isinstance(source, ScreenEncoder) else "random"
