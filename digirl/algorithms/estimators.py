@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -35,6 +36,8 @@ __all__ = [
     "value_loss",
     "value_loss_names",
 ]
+
+T = TypeVar("T")
 
 #: (logits [B], success targets [B]) → scalar loss
 ValueLoss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -98,19 +101,15 @@ _ESTIMATORS: dict[str, AdvantageEstimator] = {
 _VALUE_LOSSES: dict[str, ValueLoss] = {"bce": bce_value_loss, "mse": mse_value_loss}
 
 
+def _lookup(table: dict[str, T], what: str, name: str) -> T:
+    if name not in table:
+        raise KeyError(f"unknown {what} {name!r}; known: {', '.join(sorted(table))}")
+    return table[name]
+
+
 def register_advantage_estimator(name: str, estimator: AdvantageEstimator) -> None:
     """Register (or replace) ``algo.advantage=name``."""
     _ESTIMATORS[name] = estimator
-
-
-def advantage_estimator_names() -> list[str]:
-    return sorted(_ESTIMATORS)
-
-
-def advantage_estimator(name: str) -> AdvantageEstimator:
-    if name not in _ESTIMATORS:
-        raise KeyError(f"unknown advantage estimator {name!r}; known: {', '.join(advantage_estimator_names())}")
-    return _ESTIMATORS[name]
 
 
 def register_value_loss(name: str, loss: ValueLoss) -> None:
@@ -118,11 +117,17 @@ def register_value_loss(name: str, loss: ValueLoss) -> None:
     _VALUE_LOSSES[name] = loss
 
 
+def advantage_estimator_names() -> list[str]:
+    return sorted(_ESTIMATORS)
+
+
 def value_loss_names() -> list[str]:
     return sorted(_VALUE_LOSSES)
 
 
+def advantage_estimator(name: str) -> AdvantageEstimator:
+    return _lookup(_ESTIMATORS, "advantage estimator", name)
+
+
 def value_loss(name: str) -> ValueLoss:
-    if name not in _VALUE_LOSSES:
-        raise KeyError(f"unknown value loss {name!r}; known: {', '.join(value_loss_names())}")
-    return _VALUE_LOSSES[name]
+    return _lookup(_VALUE_LOSSES, "value loss", name)
