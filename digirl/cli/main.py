@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "digirl.cli.train",
     "digirl.cli.digiq",
     "digirl.cli.policy",
+    "digirl.cli.vlm",
     "digirl.cli.envs",
     "digirl.cli.sim",
     "digirl.cli.tasks",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,7 @@ def tokenizer_corpus(n: int = 3000, seed: int = 0) -> Iterator[str]:
         yield " ".join(codec.format(a) for a in acts)
 
 
-def _tokenizer(family: str, vocab_size: int, seed: int) -> Any:
+def _tokenizer(family: str, vocab_size: int, seed: int, corpus: Iterable[str] | None = None) -> Any:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     from digirl.policies.hf.loading import hf
@@ -87,7 +87,7 @@ def _tokenizer(family: str, vocab_size: int, seed: int) -> Any:
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False
     )
-    tok.train_from_iterator(tokenizer_corpus(seed=seed), trainer)
+    tok.train_from_iterator(tokenizer_corpus(seed=seed) if corpus is None else corpus, trainer)
     if qwen:
         fast = hf().PreTrainedTokenizerFast(
             tokenizer_object=tok,
@@ -118,17 +118,19 @@ def build_tiny_processor(
     max_pixels: int = 28 * 28 * 64,
     image_size: int = 84,
     seed: int = 0,
+    corpus: Iterable[str] | None = None,
 ) -> Any:
     """The processor of a tiny ``family`` model (tokenizer + image processor + chat template).
 
     Qwen families: images are resized to between ``min_pixels`` and ``max_pixels``; llava: a CLIP
-    processor that resizes the short side to ``image_size`` and center-crops a square.
+    processor that resizes the short side to ``image_size`` and center-crops a square. The
+    tokenizer is a byte-level BPE trained on ``corpus`` (default: :func:`tokenizer_corpus`).
     """
     from digirl.policies.hf.loading import hf, image_only_processor_class
 
     tf = hf()
     _check_family(family)
-    tok = _tokenizer(family, vocab_size, seed)
+    tok = _tokenizer(family, vocab_size, seed, corpus)
     if family.startswith("qwen"):
         ip = tf.Qwen2VLImageProcessorPil(min_pixels=min_pixels, max_pixels=max_pixels)
         cls = image_only_processor_class(getattr(tf, _PROCESSOR[family]))
@@ -154,8 +156,10 @@ def tiny_config(
     kv_heads: int = 2,
     vision_hidden: int = 32,
     vision_depth: int = 2,
+    vision_heads: int = 2,
     window_size: int = 56,
     image_size: int = 84,
+    intermediate: int = 0,
 ) -> Any:
     """A tiny model config of ``family`` whose token ids match :func:`build_tiny_processor`'s tokenizer."""
     from digirl.policies.hf.loading import hf
@@ -167,7 +171,7 @@ def tiny_config(
     text: dict[str, Any] = {
         "vocab_size": vocab_size,
         "hidden_size": hidden,
-        "intermediate_size": 2 * hidden,
+        "intermediate_size": intermediate or 2 * hidden,
         "num_hidden_layers": layers,
         "num_attention_heads": heads,
         "num_key_value_heads": kv_heads,
@@ -184,14 +188,14 @@ def tiny_config(
         ids: dict[str, Any] = {"image_token_id": 5, "video_token_id": 6, "vision_start_token_id": 3, "vision_end_token_id": 4}
         if family == "qwen2_vl":
             vision = {"depth": vision_depth, "embed_dim": vision_hidden, "hidden_size": hidden}
-            vision |= {"num_heads": 2, "mlp_ratio": 2}
+            vision |= {"num_heads": vision_heads, "mlp_ratio": 2}
             cfg = tf.Qwen2VLConfig(text_config=text, vision_config=vision, **ids)
         else:
             vision = {
                 "depth": vision_depth,
                 "hidden_size": vision_hidden,
                 "intermediate_size": 2 * vision_hidden,
-                "num_heads": 2,
+                "num_heads": vision_heads,
                 "out_hidden_size": hidden,
                 "window_size": window_size,
                 "fullatt_block_indexes": [vision_depth - 1],
