@@ -37,7 +37,7 @@ from digirl.core.codecs import ActionCodec, get_codec
 from digirl.core.errors import ConfigError, DataError
 from digirl.core.types import Observation
 from digirl.policies.base import ActOutput
-from digirl.policies.config import HFPolicyConfig
+from digirl.policies.config import RUNTIME_KEYS, HFPolicyConfig
 from digirl.policies.hf.geometry import ImageGeometry, crops_center, model_image_size, prepare_image
 from digirl.policies.hf.loading import check_model_folder, load_model, load_processor, resolve_dtype
 from digirl.policies.hf.lora import apply_lora, set_trainable, vision_frozen
@@ -51,19 +51,9 @@ __all__ = ["RUNTIME_FIELDS", "Encoded", "HFPolicy"]
 
 log = logging.getLogger(__name__)
 
-#: Options that say how to run a saved policy, not what it is: a run's config overrides them on load.
-RUNTIME_FIELDS = (
-    "dtype",
-    "autocast",
-    "attn_implementation",
-    "fast_vision_attention",
-    "gradient_checkpointing",
-    "vision_checkpointing",
-    "compile_lm",
-    "freeze_vision",
-    "vision_cache",
-    "max_new_tokens",
-)
+#: Options that say how to run a saved policy, not what it is: a run's config overrides them on load
+#: (the one list lives in ``digirl.policies.config.RUNTIME_KEYS``).
+RUNTIME_FIELDS: tuple[str, ...] = RUNTIME_KEYS["hf"] or ()
 #: Per-token processor outputs (everything else the processor returns belongs to the images).
 _TOKEN_KEYS = ("mm_token_type_ids", "token_type_ids")
 
