@@ -25,7 +25,7 @@ from digirl.core.codecs import CoordFrame, get_codec
 from digirl.core.matching import actions_match
 from digirl.vlm.config import PretrainConfig
 from digirl.vlm.data import OBJECTIVES, Example, iter_examples
-from digirl.vlm.model import Collator, patchify
+from digirl.vlm.model import Collator
 
 __all__ = ["evaluate", "generate_answers", "heldout_examples"]
 
@@ -57,16 +57,10 @@ def generate_answers(model: Any, processor: Any, examples: Sequence[Example], *,
             ids[j, n - len(p) :] = torch.tensor(p)
             mask[j, n - len(p) :] = 1
         pixels = torch.from_numpy(np.stack([collator.resize(ex.screen) for ex in chunk])).to(device)
-        values, grid = patchify(pixels, processor.image_processor)
-        ids, mask = ids.to(device), mask.to(device)
-        amp = device.type == "cuda"
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+        inputs = collator.model_inputs(ids.to(device), mask.to(device), pixels)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=device.type == "cuda"):
             gen = model.generate(
-                input_ids=ids,
-                attention_mask=mask,
-                pixel_values=values,
-                image_grid_thw=grid,
-                mm_token_type_ids=(ids == collator.image_id).long(),
+                **inputs,
                 max_new_tokens=max_new_tokens,
                 do_sample=False,
                 eos_token_id=collator.eos_id,

@@ -127,6 +127,17 @@ class Collator:
         """The answer's tokens and the end-of-turn token (what an ``hf`` policy scores)."""
         return [int(i) for i in self.tokenizer(target, add_special_tokens=False)["input_ids"]] + [self.eos_id]
 
+    def model_inputs(self, ids: torch.Tensor, mask: torch.Tensor, pixels: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The model's keyword inputs for token ids, their mask and uint8 screens (all on one device)."""
+        values, grid = patchify(pixels, self.processor.image_processor)
+        return {
+            "input_ids": ids,
+            "attention_mask": mask,
+            "pixel_values": values,
+            "image_grid_thw": grid,
+            "mm_token_type_ids": (ids == self.image_id).long(),  # where the image's tokens sit (M-RoPE)
+        }
+
     def __call__(self, examples: Sequence[Example]) -> Batch:
         seqs, labels = [], []
         for ex in examples:

@@ -30,7 +30,7 @@ from digirl.config.core import config_to_dict, save_config
 from digirl.core.errors import ConfigError, DataError
 from digirl.vlm.config import RUNTIME_KEYS, PretrainConfig
 from digirl.vlm.data import OBJECTIVES, DataSpec, ExampleSource, iter_examples
-from digirl.vlm.model import Batch, Collator, build_model, build_processor, corpus_of, patchify
+from digirl.vlm.model import Batch, Collator, build_model, build_processor, corpus_of
 
 __all__ = ["data_spec", "pretrain"]
 
@@ -257,19 +257,13 @@ def pretrain(cfg: PretrainConfig, out_dir: str | Path) -> dict[str, Any]:
     for batch in _batches(cfg, collator, start):
         for group in opt.param_groups:
             group["lr"] = _lr(cfg, step)
-        ids = batch.input_ids.to(device, non_blocking=True)
-        mask = batch.attention_mask.to(device, non_blocking=True)
-        labels = batch.labels.to(device, non_blocking=True)
-        values, grid = patchify(batch.pixels.to(device, non_blocking=True), processor.image_processor)
+        inputs = collator.model_inputs(
+            batch.input_ids.to(device, non_blocking=True),
+            batch.attention_mask.to(device, non_blocking=True),
+            batch.pixels.to(device, non_blocking=True),
+        )
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            outp = model(
-                input_ids=ids,
-                attention_mask=mask,
-                pixel_values=values,
-                image_grid_thw=grid,
-                mm_token_type_ids=(ids == collator.image_id).long(),
-                labels=labels,
-            )
+            outp = model(**inputs, labels=batch.labels.to(device, non_blocking=True))
         outp.loss.backward()
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
