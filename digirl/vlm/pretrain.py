@@ -211,28 +211,106 @@ def _peak(device: torch.device) -> float | None:
     return next((float(v) for k, v in _PEAK_BF16.items() if k in name), None)
 
 
+def _finished(cfg: PretrainConfig, out: Path) -> dict[str, Any] | None:
+    """The summary of a finished run in ``out``; an error when ``out`` holds a run of other settings."""
+    saved = out / "pretrain.yaml"
+    if not saved.is_file():
+        return None
+    from digirl.config.core import load_config_file
+
+    before = config_to_dict(load_config_file(PretrainConfig, saved))
+    now = config_to_dict(cfg)
+    changed = sorted(k for k in now if now[k] != before.get(k) and k not in RUNTIME_KEYS)
+    if changed:
+        raise ConfigError(
+            f"{out} holds a pretraining run with other settings ({', '.join(changed)}); use another folder "
+            "or the same settings to resume it"
+        )
+    if (out / "pretrain.json").is_file() and not (out / _STATE).exists():
+        log.info("%s: this pretraining run has finished; its summary is in pretrain.json", out)
+        summary: dict[str, Any] = json.loads((out / "pretrain.json").read_text())
+        return summary
+    return None
+
+
+class _Meter:
+    """Loss, tokens and examples since the last progress line (the loss stays on the device: no sync per step)."""
+
+    def __init__(self, model: Any, collator: Collator, device: torch.device, start: int, seconds: float) -> None:
+        self.model, self.collator, self.device, self.start, self.before = model, collator, device, start, seconds
+        self.peak = _peak(device)
+        self.t0 = time.perf_counter()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.since, self.tokens, self.examples, self.n = time.perf_counter(), 0, 0, 0
+        self.loss = torch.zeros((), device=self.device)
+
+    def add(self, batch: Batch, loss: torch.Tensor) -> None:
+        self.tokens += int(batch.attention_mask.sum())
+        self.examples += len(batch.objectives)
+        self.loss += loss.detach()
+        self.n += 1
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def row(self, cfg: PretrainConfig, step: int) -> dict[str, Any]:
+        """One progress line (logged) and its row for ``pretrain.json``; starts the next interval."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        dt = time.perf_counter() - self.since
+        text_tokens = self.tokens / max(1, self.examples) - self.collator.image_tokens
+        flops = _flops_per_example(self.model, self.collator, text_tokens) * self.examples
+        mfu = flops / dt / self.peak if self.peak else None
+        row = {
+            "step": step,
+            "loss": round(float(self.loss) / max(1, self.n), 4),
+            "lr": _lr(cfg, step - 1),
+            "tokens_per_s": round(self.tokens / dt),
+            "examples_per_s": round(self.examples / dt, 1),
+            "mfu": round(mfu, 4) if mfu is not None else None,
+            "elapsed_s": round(self.before + self.elapsed(), 1),
+        }
+        eta = self.elapsed() / (step - self.start) * (cfg.steps - step)
+        mfu_text = f"{mfu:.1%}" if mfu is not None else "n/a"
+        log.info(
+            "step %d/%d  loss %.4f  %s tok/s  %.1f ex/s  MFU %s  ETA %.0f s",
+            *(step, cfg.steps, row["loss"], f"{row['tokens_per_s']:,}", row["examples_per_s"], mfu_text, eta),
+        )
+        self._reset()
+        return row
+
+
+def _train_step(
+    model: Any, opt: torch.optim.Optimizer, batch: Batch, collator: Collator, cfg: PretrainConfig, amp: bool
+) -> torch.Tensor:
+    device = next(model.parameters()).device
+    inputs = collator.model_inputs(
+        batch.input_ids.to(device, non_blocking=True),
+        batch.attention_mask.to(device, non_blocking=True),
+        batch.pixels.to(device, non_blocking=True),
+    )
+    with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+        outp = model(**inputs, labels=batch.labels.to(device, non_blocking=True))
+    outp.loss.backward()
+    if cfg.grad_clip > 0:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    loss: torch.Tensor = outp.loss
+    return loss
+
+
 def pretrain(cfg: PretrainConfig, out_dir: str | Path) -> dict[str, Any]:
     """Pretrain (or resume) into ``out_dir``; returns the run's summary (also in ``pretrain.json``)."""
     _validate(cfg)
     out = Path(out_dir)
-    saved = out / "pretrain.yaml"
-    if saved.is_file():
-        from digirl.config.core import load_config_file
-
-        before = config_to_dict(load_config_file(PretrainConfig, saved))
-        now = config_to_dict(cfg)
-        changed = sorted(k for k in now if now[k] != before.get(k) and k not in RUNTIME_KEYS)
-        if changed:
-            raise ConfigError(
-                f"{out} holds a pretraining run with other settings ({', '.join(changed)}); use another folder "
-                "or the same settings to resume it"
-            )
-        if (out / "pretrain.json").is_file() and not (out / _STATE).exists():
-            log.info("%s: this pretraining run has finished; its summary is in pretrain.json", out)
-            summary: dict[str, Any] = json.loads((out / "pretrain.json").read_text())
-            return summary
+    done = _finished(cfg, out)
+    if done is not None:
+        return done
     out.mkdir(parents=True, exist_ok=True)
-    save_config(cfg, saved)
+    save_config(cfg, out / "pretrain.yaml")
     if cfg.deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         torch.use_deterministic_algorithms(True)
@@ -243,83 +321,29 @@ def pretrain(cfg: PretrainConfig, out_dir: str | Path) -> dict[str, Any]:
     model.train()
     opt = _optimizer(model, cfg, device)
     info = _load_state(out, model, opt) or {"step": 0, "seconds": 0.0, "log": []}
-    start = int(info["step"])
+    step = start = int(info["step"])
     if start > 0:
         log.info("resuming at step %d of %d", start, cfg.steps)
     if cfg.compile and device.type == "cuda":
         for layer in model.model.language_model.layers:
             layer.compile()
     amp = cfg.bf16 and device.type == "cuda"
-    peak = _peak(device)
-    t0, since, tokens_since, examples_since = time.perf_counter(), time.perf_counter(), 0, 0
-    loss_sum, loss_n, flop_tokens = torch.zeros((), device=device), 0, 0.0
-    step = start
+    meter = _Meter(model, collator, device, start, float(info["seconds"]))
     for batch in _batches(cfg, collator, start):
         for group in opt.param_groups:
             group["lr"] = _lr(cfg, step)
-        inputs = collator.model_inputs(
-            batch.input_ids.to(device, non_blocking=True),
-            batch.attention_mask.to(device, non_blocking=True),
-            batch.pixels.to(device, non_blocking=True),
-        )
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
-            outp = model(**inputs, labels=batch.labels.to(device, non_blocking=True))
-        outp.loss.backward()
-        if cfg.grad_clip > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        meter.add(batch, _train_step(model, opt, batch, collator, cfg, amp))
         step += 1
-        n_tok = int(batch.attention_mask.sum())
-        tokens_since += n_tok
-        examples_since += len(batch.objectives)
-        flop_tokens += n_tok
-        loss_sum += outp.loss.detach()  # stays on the device: no sync per step
-        loss_n += 1
         if step % cfg.log_every == 0 or step == cfg.steps:
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            dt = time.perf_counter() - since
-            done = time.perf_counter() - t0
-            eta = done / (step - start) * (cfg.steps - step)
-            per_ex = _flops_per_example(model, collator, flop_tokens / max(1, examples_since) - collator.image_tokens)
-            mfu = per_ex * examples_since / dt / peak if peak else None
-            row = {
-                "step": step,
-                "loss": round(float(loss_sum) / max(1, loss_n), 4),
-                "lr": _lr(cfg, step - 1),
-                "tokens_per_s": round(tokens_since / dt),
-                "examples_per_s": round(examples_since / dt, 1),
-                "mfu": round(mfu, 4) if mfu is not None else None,
-                "elapsed_s": round(info["seconds"] + done, 1),
-            }
-            info["log"].append(row)
-            log.info(
-                "step %d/%d  loss %.4f  %s tok/s  %.1f ex/s  MFU %s  ETA %.0f s",
-                step,
-                cfg.steps,
-                row["loss"],
-                f"{row['tokens_per_s']:,}",
-                row["examples_per_s"],
-                f"{mfu:.1%}" if mfu is not None else "n/a",
-                eta,
-            )
-            since, tokens_since, examples_since, flop_tokens, loss_n = time.perf_counter(), 0, 0, 0.0, 0
-            loss_sum = torch.zeros((), device=device)
-        pause = cfg.stop_after_s > 0 and time.perf_counter() - t0 >= cfg.stop_after_s and step < cfg.steps
+            info["log"].append(meter.row(cfg, step))
+        pause = cfg.stop_after_s > 0 and meter.elapsed() >= cfg.stop_after_s and step < cfg.steps
         if step % cfg.checkpoint_every == 0 or step == cfg.steps or pause:
             info["step"] = step
-            _save_state(out, model, opt, {**info, "seconds": info["seconds"] + time.perf_counter() - t0})
+            _save_state(out, model, opt, {**info, "seconds": info["seconds"] + meter.elapsed()})
         if pause:
-            log.info(
-                "paused at step %d of %d after %.0f s (stop_after_s); run the same command to go on",
-                step,
-                cfg.steps,
-                time.perf_counter() - t0,
-            )
+            log.info("paused at step %d of %d (stop_after_s); run the same command to go on", step, cfg.steps)
             return {"paused": True, "step": step, "steps": cfg.steps, "log": info["log"]}
-    seconds = float(info["seconds"]) + time.perf_counter() - t0
-    return _finish(cfg, out, model, processor, seconds, info["log"], device)
+    return _finish(cfg, out, model, processor, float(info["seconds"]) + meter.elapsed(), info["log"], device)
 
 
 def _describe_processor(out: Path) -> None:
