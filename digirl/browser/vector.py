@@ -27,11 +27,11 @@ import numpy as np
 
 from digirl.browser.env import BrowserEnv
 from digirl.browser.pool import BrowserConfig, BrowserPool
+from digirl.core.acting import ActFn, ActOutput, as_act_output
 from digirl.core.actions import Action
 from digirl.core.errors import EnvFailure
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
 from digirl.envs.vector import EpisodeJob, RunnerStats
-from digirl.core.acting import ActFn, ActOutput, as_act_output
 
 __all__ = ["BrowserVectorEnv", "collect_solver_demos"]
 
