@@ -107,7 +107,7 @@ def reference_act(
     batch = reference_featurize(observations, self.spec)
     out = self.net(batch_to_tensors(batch, self.device))
     out = {k: v.float().cpu() for k, v in out.items()}
-    temp = max(temperature, 1e-4)
+    temp = 1.0 if greedy else max(temperature, 1e-4)  # greedy reports the log-prob under the policy itself
     results: list[ActOutput] = []
     for i in range(len(observations)):
         kind_lp = torch.log_softmax(out["kind"][i] / temp, -1)
