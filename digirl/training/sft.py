@@ -74,9 +74,9 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     ``cfg.trajectories`` of them however often it was killed (a shard of up to ``shard_size``
     trajectories is written atomically; a kill loses at most the one being filled). With
     ``deterministic=true`` a resumed collection is bit-identical to an uninterrupted one: episodes
-    run in blocks of ``shard_size`` (a block is a shard), and a policy's sampling restarts at each
-    block from ``(seed, block)`` (:func:`seed_block_sampling`), so a block re-run after a kill samples
-    what it sampled the first time. Everything is checked (env id, tasks, policy, runner) before the
+    run in blocks of ``shard_size`` (a block is a shard); the first block samples from the policy's
+    seeded start (as an unblocked collection does), every later one restarts from ``(seed, block)``
+    (:func:`seed_block_sampling`), so a block re-run after a kill samples what it sampled the first time. Everything is checked (env id, tasks, policy, runner) before the
     output folder is created.
     """
     from digirl.config.core import save_config
@@ -121,7 +121,10 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
             for b, block in enumerate(blocks):
                 if not block:
                     continue
-                if blocked:
+                if blocked and b > 0:
+                    # Block 0 samples from the policy's seeded start, as an unblocked collection does (a
+                    # block is stored whole, so a rerun of block 0 starts from that same state); later
+                    # blocks restart from (seed, block) so that a resume reaches them in the same state.
                     assert policy is not None
                     seed_block_sampling(policy, cfg.seed, b)
                 for traj in _run_block(runner, act, block, cfg):
