@@ -76,8 +76,8 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     ``deterministic=true`` a resumed collection is bit-identical to an uninterrupted one: episodes
     run in blocks of ``shard_size`` (a block is a shard); the first block samples from the policy's
     seeded start (as an unblocked collection does), every later one restarts from ``(seed, block)``
-    (:func:`seed_block_sampling`), so a block re-run after a kill samples what it sampled the first time. Everything is checked (env id, tasks, policy, runner) before the
-    output folder is created.
+    (:func:`seed_block_sampling`), so a block re-run after a kill samples what it sampled the first time.
+    Everything is checked (env id, tasks, policy, runner) before the output folder is created.
     """
     from digirl.config.core import save_config
     from digirl.data.store import TrajectoryStore
