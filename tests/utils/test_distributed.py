@@ -12,6 +12,7 @@ import torch
 import torch.multiprocessing as mp
 
 from digirl.algorithms.base import AlgoConfig, Sample, bc_update
+from digirl.algorithms.encoder_config import CriticEncoderConfig
 from digirl.core.actions import Action
 from digirl.core.types import Step, Trajectory
 from digirl.envs.toy import ToyEnv
@@ -63,7 +64,7 @@ def _run(out: Path | None) -> dict[str, torch.Tensor]:
         offline_critic_steps=3,
         instruct_critic_steps=2,
         critic_batch_size=9,
-        critic=SMALL,
+        critic=CriticEncoderConfig(dim=32, layers=1, heads=2),
     )
     algo = DigiRL(policy, cfg, seed=0)
     algo.optimizer = torch.optim.SGD(policy.parameters(), lr=0.05)
