@@ -25,6 +25,7 @@ ENV = ["env.id=digirl/miniwob.click-link-v0", "env.num_envs=4"]
 @pytest.mark.browser
 @pytest.mark.learning
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # ~4-5 min alone on 2 cores; 306 s once beside other runs
 def test_filtered_bc_learns_click_link_from_demos_and_online_rl(tmp_path: Path) -> None:
     require_miniwob()
     from digirl.training.loop import train
