@@ -38,6 +38,19 @@ def _sub(cls: type, help: str) -> Any:
     return field(default_factory=cls, metadata={"help": help})
 
 
+#: Help texts shared by every run config (train, sft, collect, eval).
+_DETERMINISTIC_HELP = (
+    "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
+    "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets"
+)
+_OBSERVATION_HELP = (
+    "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
+    "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
+    "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
+    "saved), critics alike unless given; the settled value is saved and written into every result JSON"
+)
+
+
 @dataclass
 class EnvConfig:
     id: str = _f("digirl/sim-general-v0", "registered env id (see `digirl envs list`)")
@@ -210,17 +223,13 @@ class TrainConfig:
     seed: int = _f(0, "seed of everything in the run")
     deterministic: bool = _f(
         True,
-        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
-        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+        _DETERMINISTIC_HELP,
     )
     checkpoint_keep: int = _f(2, "checkpoints kept on disk")
     env: EnvConfig = _sub(EnvConfig, "environment")
     observation: str = _f(
         "auto",
-        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
-        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
-        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
-        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+        _OBSERVATION_HELP,
     )
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     algo: AlgoConfig = _sub(AlgoConfig, "algorithm")
@@ -244,16 +253,12 @@ class SFTRunConfig:
     seed: int = _f(0, "seed")
     deterministic: bool = _f(
         True,
-        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
-        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+        _DETERMINISTIC_HELP,
     )
     env: EnvConfig = _sub(EnvConfig, "environment the demos come from")
     observation: str = _f(
         "auto",
-        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
-        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
-        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
-        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+        _OBSERVATION_HELP,
     )
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     sft: SFTConfig = _sub(SFTConfig, "supervised fine-tuning")
@@ -267,8 +272,7 @@ class CollectConfig:
     seed: int = _f(0, "seed")
     deterministic: bool = _f(
         True,
-        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
-        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+        _DETERMINISTIC_HELP,
     )
     expert: bool = _f(False, "use the env's scripted expert instead of a policy")
     expert_noise: float = _f(0.0, "expert only: probability of a random action per step")
@@ -281,10 +285,7 @@ class CollectConfig:
     env: EnvConfig = _sub(EnvConfig, "environment")
     observation: str = _f(
         "auto",
-        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
-        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
-        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
-        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+        _OBSERVATION_HELP,
     )
     policy: PolicyConfig = _sub(PolicyConfig, "policy (policy.init = a saved policy folder)")
 
@@ -301,17 +302,13 @@ class EvalRunConfig:
 
     deterministic: bool = _f(
         True,
-        "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
-        "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets",
+        _DETERMINISTIC_HELP,
     )
 
     env: EnvConfig = _sub(EnvConfig, "environment")
     eval: EvalConfig = _sub(EvalConfig, "evaluation protocol")
     observation: str = _f(
         "auto",
-        "what the agent sees: screenshot (pixels and the instruction) or screenshot+elements (also the simulator's "
-        "UI element list: texts, boxes, kinds); sets the policy's, the critics' and the Digi-Q encoder's use_elements "
-        "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
-        "saved), critics alike unless given; the settled value is saved and written into every result JSON",
+        _OBSERVATION_HELP,
     )
     policy: PolicyConfig = _sub(PolicyConfig, "policy options (device, temperature)")
