@@ -53,11 +53,12 @@ _NO_DIR_FLOCK = {errno.EBADF, errno.EINVAL, errno.ENOLCK, errno.EOPNOTSUPP, errn
 OnError = Literal["raise", "skip"]
 
 
-def _atomic_write_json(path: Path, obj: Any) -> None:
+def atomic_write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as JSON to ``path`` all at once (a temp file, fsync, rename): a kill leaves the old file or the new."""
     tmp = path.with_name(f"{TMP_PREFIX}{uuid.uuid4().hex}-{path.name}")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=2, sort_keys=True)
+            json.dump(obj, f, indent=2, sort_keys=True, default=str)
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
@@ -174,7 +175,7 @@ class TrajectoryStore:
                         "digirl_version": __version__,
                         "info": info_json,
                     }
-                    _atomic_write_json(meta_path, meta)
+                    atomic_write_json(meta_path, meta)
                     log.info("created dataset %s", root)
         except OSError as e:
             if not meta_path.exists():

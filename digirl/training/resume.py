@@ -17,14 +17,13 @@ returns. On resume:
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from digirl.core.types import Trajectory
+from digirl.data.store import atomic_write_json
 from digirl.utils.provenance import result_metadata
 
 __all__ = ["FINAL_EVAL_FILE", "final_eval_done", "mark_final_eval", "stored_iterations"]
@@ -96,16 +95,4 @@ def final_eval_done(run_dir: str | Path, iteration: int) -> list[dict[str, Any]]
 def mark_final_eval(run_dir: str | Path, iteration: int, final: list[dict[str, Any]]) -> None:
     """Record, atomically, that the final evaluation of ``iteration`` is done (call it after the
     evaluation's metrics and reports are written)."""
-    path = Path(run_dir) / FINAL_EVAL_FILE
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"iteration": iteration, "final": final, **result_metadata()}, f, indent=2, default=str)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    atomic_write_json(Path(run_dir) / FINAL_EVAL_FILE, {"iteration": iteration, "final": final, **result_metadata()})

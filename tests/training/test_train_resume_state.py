@@ -11,7 +11,6 @@ import pytest
 
 from digirl.core.actions import Action
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
-from digirl.training import resume
 from digirl.training.resume import FINAL_EVAL_FILE, final_eval_done, mark_final_eval, stored_iterations
 
 
@@ -62,7 +61,9 @@ def test_marking_on_a_full_disk_leaves_no_temp_file(tmp_path: Path, monkeypatch:
     def enospc(*_a: object) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(resume.os, "replace", enospc)
+    import digirl.data.store as store  # the final-eval marker is written by store.atomic_write_json
+
+    monkeypatch.setattr(store.os, "replace", enospc)
     with pytest.raises(OSError, match="No space left"):
         mark_final_eval(tmp_path, 1, [])
     assert os.listdir(tmp_path) == []
