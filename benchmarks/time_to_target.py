@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from digirl.training.subruns import run_cli
+from digirl.experiments.subruns import run_cli
 from digirl.utils.provenance import result_metadata, saved_observation
 
 

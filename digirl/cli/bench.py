@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from digirl.cli.common import add_json_flag, add_parser, emit_json
-from digirl.training.subruns import children_stop_with_me
+from digirl.experiments.subruns import children_stop_with_me
 
 
 def _help(p: argparse.ArgumentParser) -> Any:
@@ -19,7 +19,7 @@ def _help(p: argparse.ArgumentParser) -> Any:
 
 def _cmd_table1(args: argparse.Namespace) -> int:
     from digirl.config.core import load_config
-    from digirl.training.table1 import Table1Config, run_table1
+    from digirl.experiments.table1 import Table1Config, run_table1
 
     cfg = load_config(Table1Config, preset=args.preset, overrides=args.overrides)
     with children_stop_with_me():
@@ -33,7 +33,7 @@ def _cmd_table1(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from digirl.training.table1_compare import RowPair, compare_markdown, compare_results, load_table1_result
+    from digirl.experiments.table1_compare import RowPair, compare_markdown, compare_results, load_table1_result
 
     pairs = [RowPair.parse(s) for s in args.rows] if args.rows else None
     cmp = compare_results(load_table1_result(args.a), load_table1_result(args.b), pairs, at=args.at)

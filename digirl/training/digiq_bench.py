@@ -1,6 +1,6 @@
 """``digirl bench digiq``: Digi-Q against SFT, offline Filtered BC and offline DigiRL on the simulator.
 
-For every (task set, seed), as Table 1 (:mod:`digirl.training.table1`): expert demos → SFT (the
+For every (task set, seed), as Table 1 (:mod:`digirl.experiments.table1`): expert demos → SFT (the
 "Auto-UI" starting policy) → its evaluation → SFT rollouts as the offline data. Then Digi-Q's stages
 are prepared once per cell (candidates, exact labels, fine-tuned and ablation features, in a shared
 sidecar folder) and every method trains offline on the same data, each run a ``digirl`` command in
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
-from digirl.training.table1 import _success
+from digirl.experiments.subruns import run_all, run_cli, run_threads, visible_gpus
+from digirl.experiments.table1 import _success
 from digirl.utils.provenance import machine_info, result_metadata, saved_observation
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from digirl.training.subruns import run_cli
-from digirl.training.table1 import _success
+from digirl.experiments.subruns import run_cli
+from digirl.experiments.table1 import _success
 from digirl.utils.provenance import result_metadata, saved_observation
 
 log = logging.getLogger(__name__)

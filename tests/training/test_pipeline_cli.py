@@ -143,7 +143,7 @@ def test_table1_smoke_preset(tmp_path: Path, capsys):
 
 
 def test_table1_family_table_pools_seeds():
-    from digirl.training.table1 import Table1Config, families_markdown
+    from digirl.experiments.table1 import Table1Config, families_markdown
 
     cfg = Table1Config(sets=["general"], only=["fbc_off2on"])
     fams = {
@@ -160,8 +160,8 @@ def test_table1_family_table_pools_seeds():
 
 
 def test_table1_spreads_runs_over_gpus():
-    from digirl.training.subruns import child_env, visible_gpus
-    from digirl.training.table1 import Table1Config
+    from digirl.experiments.subruns import child_env, visible_gpus
+    from digirl.experiments.table1 import Table1Config
 
     assert child_env(3)["CUDA_VISIBLE_DEVICES"] == "3"
     assert visible_gpus(Table1Config(device="cpu")) == 0

@@ -98,7 +98,7 @@ def test_sft_demos_stratified_cover_every_train_family():
     assert all(t.success for t in got)
     # The Table 1 bench passes the same choice on to its SFT runs, and rejects a typo before starting.
     from digirl.core.errors import ConfigError
-    from digirl.training.table1 import Table1Config
+    from digirl.experiments.table1 import Table1Config
 
     assert load_config(Table1Config, overrides=["demo_sampling=stratified"]).demo_sampling == "stratified"
     with pytest.raises(ConfigError, match="demo_sampling"):

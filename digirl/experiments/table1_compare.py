@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from digirl.training.stats import interval_text
-from digirl.training.table1 import paired_comparisons
+from digirl.experiments.stats import interval_text
+from digirl.experiments.table1 import paired_comparisons
 
 __all__ = ["RowPair", "compare_markdown", "compare_results", "load_table1_result"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from digirl.training.stats import interval_text, paired_difference
+from digirl.experiments.stats import interval_text, paired_difference
 
 __all__ = ["sampled_comparison", "sampled_markdown"]
 

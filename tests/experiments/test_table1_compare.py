@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from digirl.cli.main import main
-from digirl.training.table1_compare import RowPair, compare_markdown, compare_results, load_table1_result
+from digirl.experiments.table1_compare import RowPair, compare_markdown, compare_results, load_table1_result
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "table1"
 

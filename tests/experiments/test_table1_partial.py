@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from digirl.training.table1_partial import partial_comparison, partial_curves, partial_markdown
+from digirl.experiments.table1_partial import partial_comparison, partial_curves, partial_markdown
 
 
 def _metrics(path: Path, lines: list[str]) -> None:

@@ -1,10 +1,10 @@
-"""Greedy vs sampled test success in Table 1 results (digirl/training/table1_sampled.py)."""
+"""Greedy vs sampled test success in Table 1 results (digirl/experiments/table1_sampled.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from digirl.training.table1_sampled import sampled_comparison, sampled_markdown
+from digirl.experiments.table1_sampled import sampled_comparison, sampled_markdown
 
 GREEDY = {"webshop": {"digirl_off2on": {0: [(0, 0.25), (1024, 0.5)], 1: [(0, 0.5), (1024, 0.25)], 2: [(0, 0.5)]}}}
 SAMPLED = {"webshop": {"digirl_off2on": {0: [(0, 0.5), (1024, 0.75)], 1: [(0, 0.5), (1024, 0.75)]}}}

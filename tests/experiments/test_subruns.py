@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from digirl.training import subruns
+from digirl.experiments import subruns
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -147,7 +147,7 @@ def test_a_killed_benchmark_takes_its_runs_with_it(tmp_path, sig):
         f"""
         import sys
         from pathlib import Path
-        from digirl.training import subruns
+        from digirl.experiments import subruns
 
         sys.executable = {str(fake)!r}
         with subruns.children_stop_with_me():

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from digirl.training.stats import paired_difference, t_quantile_975
+from digirl.experiments.stats import paired_difference, t_quantile_975
 
 
 def test_paired_difference_by_hand():

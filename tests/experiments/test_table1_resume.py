@@ -13,9 +13,9 @@ import pytest
 from digirl.core.actions import Action
 from digirl.core.errors import DataError
 from digirl.core.types import Observation, Step, TaskSpec, Trajectory
-from digirl.training import table1
-from digirl.training.table1 import Table1Config, run_table1
-from digirl.training.table1_resume import CONFIG_FILE, portable_args
+from digirl.experiments import table1
+from digirl.experiments.table1 import Table1Config, run_table1
+from digirl.experiments.table1_resume import CONFIG_FILE, portable_args
 
 
 def _report(rate: float) -> dict[str, Any]:
@@ -216,7 +216,7 @@ def test_report_only_runs_nothing_and_lists_the_unfinished_runs(tmp_path: Path, 
 
 
 def test_a_run_folder_with_a_checkpoint_is_left_for_train_to_continue(tmp_path: Path) -> None:
-    from digirl.training.table1_resume import start_run
+    from digirl.experiments.table1_resume import start_run
 
     run = tmp_path / "digirl_off2on"
     (run / "checkpoints" / "iter-000003").mkdir(parents=True)

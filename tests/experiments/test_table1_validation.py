@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from digirl.training.table1 import Table1Config, _cell_env, _observation, _train_args, table_markdown
+from digirl.experiments.table1 import Table1Config, _cell_env, _observation, _train_args, table_markdown
 
 
 def test_every_stage_gets_validation_tasks_and_the_observation_switch(tmp_path: Path) -> None:

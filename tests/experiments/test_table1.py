@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from digirl.config.core import load_config
-from digirl.training.table1 import Table1Config
+from digirl.experiments.table1 import Table1Config
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "table1"
 

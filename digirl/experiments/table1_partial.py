@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from digirl.training.stats import interval_text, paired_difference
-from digirl.training.table1_sampled import Curves
+from digirl.experiments.stats import interval_text, paired_difference
+from digirl.experiments.table1_sampled import Curves
 from digirl.utils.metrics import METRICS_FILE, read_metrics
 
 

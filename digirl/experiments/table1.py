@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from digirl.training import table1_resume as resume
-from digirl.training.stats import interval_text, paired_difference
-from digirl.training.subruns import run_all, run_cli, run_threads, visible_gpus
-from digirl.training.table1_partial import partial_comparison, partial_curves, partial_markdown
-from digirl.training.table1_sampled import Curves, sampled_comparison, sampled_markdown
+from digirl.experiments import table1_resume as resume
+from digirl.experiments.stats import interval_text, paired_difference
+from digirl.experiments.subruns import run_all, run_cli, run_threads, visible_gpus
+from digirl.experiments.table1_partial import partial_comparison, partial_curves, partial_markdown
+from digirl.experiments.table1_sampled import Curves, sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
 from digirl.utils.provenance import machine_info, result_metadata, saved_observation
 
