@@ -8,6 +8,7 @@ _META = {
     "backend": "adb (adbutils)",
     "reward": "VLM judge (digirl.judge.VLMJudge)",
     "verified": "wire-protocol test double and fake emulator only; see docs/android.md",
+    "state_clone": False,  # a phone's state cannot be copied: branching scores actions with a critic
 }
 
 register(

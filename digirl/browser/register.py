@@ -24,6 +24,7 @@ for _task in miniwob_tasks():
             "expressible": _level,
             **({"expressible_note": _why} if _why else {}),
             "scripted_solver": _task in CURATED_TASKS,
+            "state_clone": False,  # a live page cannot be copied
         },
         task=_task,
     )
@@ -33,5 +34,5 @@ register(
     "digirl.browser.env:WebAppEnv",
     description="Any web app in Chromium: pass tasks=[WebAppTask(start_url, instruction, success_js=...)]",
     requires="browser",
-    metadata={"backend": "browser", "collector": "browser", "family": "webapp", "expressible": "yes"},
+    metadata={"backend": "browser", "collector": "browser", "family": "webapp", "expressible": "yes", "state_clone": False},
 )

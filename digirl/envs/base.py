@@ -128,6 +128,21 @@ class DeviceEnv(ABC):
     def close(self) -> None:  # noqa: B027 (optional hook: most backends have nothing to release)
         """Release resources. Safe to call twice."""
 
+    def clone(self) -> DeviceEnv:
+        """An independent copy of this env as it is now, mid-episode included (state cloning).
+
+        The contract, checked for the simulator by ``tests/envs/test_clone*.py``: under the same
+        actions the copy continues exactly as this env would (same screenshots, elements, rewards,
+        ``terminated``/``truncated`` and infos), its random streams included, and stepping either one
+        never changes the other. Backends that can, declare ``state_clone: True`` in their registry
+        metadata (read with ``env_has(id, "state_clone")``); the rest raise
+        :class:`~digirl.envs.clone.CloneUnsupportedError` here (a phone or a browser page cannot be copied).
+        A pure-Python backend usually implements it as ``return copy_state(self, share=[its caches])``.
+        """
+        from digirl.envs.clone import CloneUnsupportedError
+
+        raise CloneUnsupportedError(f"{type(self).__name__} cannot clone its state (it does not declare state_clone)")
+
     # --------------------------------------------------------------- public API
     @property
     def task(self) -> TaskSpec | None:

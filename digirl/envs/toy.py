@@ -130,11 +130,26 @@ class ToyEnv(DeviceEnv):
     def _invalid_step(self, action: Action) -> StepResult:
         return StepResult(0.0, False, {"invalid_action": True, "error": action.error})
 
+    def clone(self) -> ToyEnv:
+        """An independent copy mid-episode (the ``state_clone`` capability)."""
+        from digirl.envs.clone import copy_state
+
+        return copy_state(self)
+
 
 def _make(mode: str, **kw: Any) -> ToyEnv:
     return ToyEnv(mode=mode, **kw)
 
 
-register("digirl/toy-tap-v0", "digirl.envs.toy:ToyEnv", description="Tap the named colored button (test env)", mode="tap")
-register("digirl/toy-type-v0", "digirl.envs.toy:ToyEnv", description="Type the shown word (test env)", mode="type")
-register("digirl/toy-mixed-v0", "digirl.envs.toy:ToyEnv", description="Tap or type (test env)", mode="mixed")
+_META = {"state_clone": True}
+register(
+    "digirl/toy-tap-v0",
+    "digirl.envs.toy:ToyEnv",
+    description="Tap the named colored button (test env)",
+    metadata=_META,
+    mode="tap",
+)
+register(
+    "digirl/toy-type-v0", "digirl.envs.toy:ToyEnv", description="Type the shown word (test env)", metadata=_META, mode="type"
+)
+register("digirl/toy-mixed-v0", "digirl.envs.toy:ToyEnv", description="Tap or type (test env)", metadata=_META, mode="mixed")

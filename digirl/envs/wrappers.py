@@ -83,6 +83,12 @@ class EnvWrapper(DeviceEnv):
     def close(self) -> None:
         self.env.close()
 
+    def clone(self) -> DeviceEnv:
+        """This wrapper's state copied around the inner env's own clone (which raises if it cannot)."""
+        from digirl.envs.clone import copy_state
+
+        return copy_state(self, replace={id(self.env): self.env.clone()})
+
     # The backend hooks are never called on a wrapper (its public methods forward); they exist so
     # the class is concrete, and forward in case a subclass calls them.
     def _reset(self, task: TaskSpec | str | None, rng: np.random.Generator) -> TaskSpec:

@@ -249,6 +249,17 @@ class SimEnv(DeviceEnv):
             self._elems_tree = tree
         return self._elems
 
+    def clone(self) -> SimEnv:
+        """An independent copy of the env mid-episode (the ``state_clone`` capability): the phone, the
+        task context, the episode's random streams and counters, everything but the caches. The renderer,
+        the element cache and the task list are shared (pure caches and a read-only table); the view
+        tree is left behind and rebuilt by the copy from its state on first use."""
+        from digirl.envs.clone import copy_state
+
+        tree = getattr(self.phone, "_tree", None)
+        derived = {id(tree): None} if tree is not None else {}
+        return copy_state(self, share=(self.renderer, self._static_elems, self._tasks), replace=derived)
+
     def cheat(self) -> Action | None:
         """The scripted expert's next action (pure: does not change the episode)."""
         if self._task is None:

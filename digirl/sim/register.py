@@ -18,8 +18,16 @@ from digirl.envs.registry import register
 
 _EP = "digirl.sim.env:SimEnv"
 #: ``world_options``: takes ``perturbation`` and ``world_version``; ``state_replay``: a state is rebuilt
-#: from its task, seed and actions (Digi-Q's exact labels, ground-truth values). Read with ``env_has``.
-_META = {"simulator": True, "expert": True, "elements": True, "world_options": True, "state_replay": True}
+#: from its task, seed and actions (Digi-Q's exact labels, ground-truth values); ``state_clone``: ``SimEnv.clone()``
+#: copies a mid-episode state (branching: K actions per visited state). Read with ``env_has``.
+_META = {
+    "simulator": True,
+    "expert": True,
+    "elements": True,
+    "world_options": True,
+    "state_replay": True,
+    "state_clone": True,
+}
 
 for _ts, _desc in (
     ("general", "Simulated phone, AitW General-style tasks (search, apps, settings, alarms; H=10)"),
