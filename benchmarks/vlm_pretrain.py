@@ -56,6 +56,11 @@ def main() -> int:
     ap.add_argument("--budget-s", type=float, default=1080, help="seconds of training the whole run gets")
     ap.add_argument("--call-s", type=float, default=500, help="seconds of training in this call at most")
     ap.add_argument("--result", required=True, help="result JSON written when the run finishes")
+    ap.add_argument(
+        "--export",
+        help="when the run finishes, also write the folder with bf16 weights as a .tar.gz cut into 15 MiB parts "
+        "here (a GPU loan returns files of at most 16 MiB); rebuild it with `cat PARTS* | tar xz -C DIR`",
+    )
     ap.add_argument("overrides", nargs="*")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -91,7 +96,34 @@ def main() -> int:
     Path(args.result).parent.mkdir(parents=True, exist_ok=True)
     Path(args.result).write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: result[k] for k in ("gpu", "parameters", "steps", "train_seconds", "quality")}, indent=2))
+    if args.export:
+        _export(out, Path(args.export))
     return 0
+
+
+def _export(folder: Path, dest: Path, part: int = 15 * 2**20) -> None:
+    """``folder`` with its weights in bf16, as ``<name>.tar.gz.partNN`` files of at most ``part`` bytes."""
+    import io
+    import tarfile
+    import tempfile
+
+    from digirl.policies.hf.loading import hf
+
+    dest.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        small = Path(tmp) / folder.name
+        model = hf().AutoModelForImageTextToText.from_pretrained(folder, dtype="bfloat16")
+        model.save_pretrained(small)
+        for f in folder.iterdir():
+            if f.is_file() and not f.name.startswith("model") and not (small / f.name).exists():
+                shutil.copy2(f, small / f.name)
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            tar.add(small, arcname=folder.name)
+    data = buf.getvalue()
+    for i in range(0, len(data), part):
+        (dest / f"{folder.name}.tar.gz.part{i // part:02d}").write_bytes(data[i : i + part])
+    print(f"exported {folder} ({len(data) / 2**20:.1f} MiB, bf16) to {dest}", flush=True)
 
 
 if __name__ == "__main__":

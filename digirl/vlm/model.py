@@ -127,16 +127,49 @@ class Collator:
         """The answer's tokens and the end-of-turn token (what an ``hf`` policy scores)."""
         return [int(i) for i in self.tokenizer(target, add_special_tokens=False)["input_ids"]] + [self.eos_id]
 
-    def model_inputs(self, ids: torch.Tensor, mask: torch.Tensor, pixels: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The model's keyword inputs for token ids, their mask and uint8 screens (all on one device)."""
+    def model_inputs(
+        self, ids: torch.Tensor, mask: torch.Tensor, pixels: torch.Tensor, *, positions: bool = False
+    ) -> dict[str, torch.Tensor]:
+        """The model's keyword inputs for token ids, their mask and uint8 screens (all on one device);
+        ``positions``: also the M-RoPE ``position_ids`` of right-padded training batches (generation
+        computes its own)."""
         values, grid = patchify(pixels, self.processor.image_processor)
-        return {
+        image = ids == self.image_id
+        inputs = {
             "input_ids": ids,
             "attention_mask": mask,
             "pixel_values": values,
             "image_grid_thw": grid,
-            "mm_token_type_ids": (ids == self.image_id).long(),  # where the image's tokens sit (M-RoPE)
+            "mm_token_type_ids": image.long(),  # where the image's tokens sit (M-RoPE)
         }
+        if positions:
+            inputs["position_ids"] = self.position_ids(image, mask, pixels.shape[1], pixels.shape[2])
+        return inputs
+
+    def position_ids(self, image: torch.Tensor, mask: torch.Tensor, height: int, width: int) -> torch.Tensor:
+        """M-RoPE positions [3, B, L] of sequences holding one ``height`` x ``width`` screen each, as
+        ``get_rope_index`` lays them out (text: one position per token on all three axes; the image:
+        temporal = its start, height/width = start + row/column of its merged grid; the text after it
+        goes on from start + max(rows, columns)). Computed at once on the device: transformers builds
+        them sequence by sequence in Python, which cost more than the step of a small model."""
+        ip = self.processor.image_processor
+        cell = int(ip.patch_size) * int(ip.merge_size)
+        rows, cols = height // cell, width // cell
+        b, n = image.shape
+        count = image.sum(dim=1)
+        if bool((count != rows * cols).any()):
+            raise ValueError(f"each sequence must hold exactly one screen of {rows * cols} image tokens")
+        idx = torch.arange(n, device=image.device).expand(b, n)
+        start = image.long().argmax(dim=1, keepdim=True)  # first image token of each row
+        k = (idx - start).clamp(min=0, max=rows * cols - 1)
+        inside = image
+        after = idx >= start + rows * cols
+        text = torch.where(after, idx - rows * cols + max(rows, cols), idx)
+        t = torch.where(inside, start.expand(b, n), text)
+        h = torch.where(inside, start + k // cols, text)
+        w = torch.where(inside, start + k % cols, text)
+        pos = torch.stack([t, h, w]) * mask.unsqueeze(0)
+        return pos.long()
 
     def __call__(self, examples: Sequence[Example]) -> Batch:
         seqs, labels = [], []

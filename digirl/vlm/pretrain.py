@@ -28,6 +28,7 @@ import torch
 
 from digirl.config.core import config_to_dict, save_config
 from digirl.core.errors import ConfigError, DataError
+from digirl.policies.hf.vision import enable_fast_vision_attention
 from digirl.vlm.config import RUNTIME_KEYS, PretrainConfig
 from digirl.vlm.data import OBJECTIVES, DataSpec, ExampleSource, iter_examples
 from digirl.vlm.model import Batch, Collator, build_model, build_processor, corpus_of
@@ -290,6 +291,7 @@ def _train_step(
         batch.input_ids.to(device, non_blocking=True),
         batch.attention_mask.to(device, non_blocking=True),
         batch.pixels.to(device, non_blocking=True),
+        positions=True,
     )
     with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
         outp = model(**inputs, labels=batch.labels.to(device, non_blocking=True))
@@ -319,6 +321,8 @@ def pretrain(cfg: PretrainConfig, out_dir: str | Path) -> dict[str, Any]:
     collator = Collator(processor)
     model = build_model(cfg.model, processor, seed=cfg.seed).to(device)
     model.train()
+    # One attention call per layer for all screens of a batch (transformers loops over them without flash-attn).
+    enable_fast_vision_attention(model)
     opt = _optimizer(model, cfg, device)
     info = _load_state(out, model, opt) or {"step": 0, "seconds": 0.0, "log": []}
     step = start = int(info["step"])

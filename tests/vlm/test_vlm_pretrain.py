@@ -93,6 +93,35 @@ def test_collated_batch_is_what_the_processor_makes() -> None:
         torch.testing.assert_close(values, ref["pixel_values"], atol=1e-5, rtol=0)
 
 
+def test_training_inputs_match_what_transformers_computes() -> None:
+    """The batch's own M-RoPE positions equal ``get_rope_index`` (padding included), and the packed
+    vision attention gives the per-image loop's loss: the fast path trains the same model."""
+    from digirl.policies.hf.vision import enable_fast_vision_attention
+    from digirl.vlm.config import ModelSize
+    from digirl.vlm.model import build_model
+
+    exs = ExampleSource(DataSpec()).batch(1, 5)
+    proc = build_processor(ModelSize(vocab_size=600), corpus_of(exs))
+    col = Collator(proc)
+    batch = col(exs)
+    assert (batch.attention_mask == 0).any()  # right padding is exercised
+    model = build_model(ModelSize(), proc, seed=0).eval()
+    fast = col.model_inputs(batch.input_ids, batch.attention_mask, batch.pixels, positions=True)
+    slow = col.model_inputs(batch.input_ids, batch.attention_mask, batch.pixels)
+    ref, _ = model.model.get_rope_index(
+        slow["input_ids"],
+        mm_token_type_ids=slow["mm_token_type_ids"],
+        image_grid_thw=slow["image_grid_thw"],
+        attention_mask=slow["attention_mask"],
+    )
+    assert fast["position_ids"].tolist() == ref.tolist()
+    with torch.no_grad():
+        loss_ref = model(**slow, labels=batch.labels).loss
+        assert enable_fast_vision_attention(model) == 1
+        loss_fast = model(**fast, labels=batch.labels).loss
+    torch.testing.assert_close(loss_fast, loss_ref, atol=1e-5, rtol=1e-5)
+
+
 def test_act_prompt_is_the_hf_policys_prompt(tmp_path: Path) -> None:
     """A pretrained folder is a policy as it stands: the act objective trains on HFPolicy's own prompt."""
     from digirl.policies.config import HFPolicyConfig
