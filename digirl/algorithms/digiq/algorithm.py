@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 
-__all__ = ["DigiQ", "critic_trains_on", "fold_of", "is_heldout"]
+__all__ = ["Critique", "DigiQ", "critic_trains_on", "fold_of", "is_heldout"]
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,9 @@ def critic_trains_on(traj_id: str, fold: int, cfg: DigiQConfig) -> bool:
 class _Table:
     """States (s_h for h = 0..H, the last being the observation after the last step) and transitions."""
 
-    def __init__(self, trajs: Sequence[Trajectory], feats: Features, cands: Candidates, device: torch.device) -> None:
+    def __init__(
+        self, trajs: Sequence[Trajectory], feats: Features, cands: Candidates, device: torch.device, cfg: DigiQConfig
+    ) -> None:
         self.trajs = list(trajs)
         self.state_pos: dict[tuple[str, int], int] = {}
         obs: list[Observation] = []
@@ -100,7 +103,7 @@ class _Table:
         p_obs = [t.steps[h].observation for _, t, h, _ in self.pairs]
         p_act = [cands[(t.traj_id, h)][j] for _, t, h, j in self.pairs]
         kind, text, f = action_inputs(
-            p_obs, p_act, feats.f[[feats.f_index[(t.traj_id, h, j)] for _, t, h, j in self.pairs]], device
+            p_obs, p_act, feats.f[[feats.f_index[(t.traj_id, h, j)] for _, t, h, j in self.pairs]], device, cfg.action_features
         )
         s_rows = torch.tensor([s for s, _, _, _ in self.pairs], dtype=torch.long, device=device)
         self.pair_inputs: CriticInputs = self.states.index(s_rows).with_action(kind, text, f)
@@ -162,6 +165,24 @@ class _Table:
         )
 
 
+@dataclass
+class Critique:
+    """What the critics say about a dataset: per stored step (``steps``, in dataset order) Q of every
+    candidate ``q`` [S, N] (0 past a state's candidates), V ``v`` [S], and which candidates best-of-N may
+    pick ``valid`` [S, N] (valid actions, and with ``skip_unchanged`` not labelled "No")."""
+
+    trajs: list[Trajectory]
+    steps: list[tuple[Trajectory, int]]
+    cands: Candidates
+    labels: dict[tuple[str, int, int], bool]
+    q: np.ndarray
+    v: np.ndarray
+    valid: np.ndarray
+    v_all: np.ndarray  # V of every state of the table, final observations included
+    table: _Table
+    metrics: dict[str, float]
+
+
 class DigiQ:
     """See the module docstring. Implements :class:`~digirl.algorithms.base.Algorithm`."""
 
@@ -172,6 +193,11 @@ class DigiQ:
         self.policy = policy
         self.cfg = cfg
         self.dq = cfg.digiq
+        if self.dq.action_features == "element" and not self.dq.encoder.use_elements:
+            raise ValueError(
+                "algo.digiq.action_features=element reads the UI element list, but this run's Digi-Q sees the screenshot "
+                "only (observation=screenshot / algo.digiq.encoder.use_elements=false); use action_features=action"
+            )
         self.seed = seed
         self.device = policy.device
         self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
@@ -192,11 +218,13 @@ class DigiQ:
         return self.critics
 
     # ------------------------------------------------------------------ the update
-    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+    def critique(self, trajectories: Sequence[Trajectory]) -> Critique | None:
+        """Stages 1-5 and the scores of every candidate: propose, label, fine-tune, featurize, fit the
+        critics, then Q of every candidate and V of every state from the critic of its fold (None: no data)."""
         dq = self.dq
         trajs = [t for t in trajectories if not t.env_failure and t.steps]
         if not trajs:
-            return {}
+            return None
         metrics: dict[str, float] = {}
         # 1-2. candidates from the behaviour policy; labels (exact ones from `digirl digiq label` when present)
         metrics |= propose(trajs, self.policy, dq, self.sidecar)
@@ -209,14 +237,15 @@ class DigiQ:
             metrics |= m
         feats = featurize(trajs, cands, self.backend, self.sidecar)
         # 5. the critics: in-sample TD, one critic per fold, each on the other folds' trajectories
-        table = _Table(trajs, feats, cands, self.device)
-        critics = self._make_critics(feats.phi.shape[1], feats.f.shape[1])
+        table = _Table(trajs, feats, cands, self.device, dq)
+        assert table.pair_inputs.f is not None
+        critics = self._make_critics(feats.phi.shape[1], table.pair_inputs.f.shape[1])
         parts = []
         for f, critic in enumerate(critics):
             train = [t for t in trajs if critic_trains_on(t.traj_id, f, dq)] or trajs
             parts.append(critic.fit(table.transitions(train, dq.bootstrap_truncated), dq.critic_steps, self.rng))
         metrics |= {k: float(np.mean([p[k] for p in parts])) for k in parts[0]} if parts and parts[0] else {}
-        # 6. best-of-N extraction over every state, scored by the critic of its fold
+        # every state scored by the critic of its fold
         q_all, v_all = table.score(critics, dq)
         steps = [(t, h) for t in trajs for h in range(len(t.steps))]
         n_max = max(len(cands[(t.traj_id, h)]) for t, h in steps)
@@ -232,26 +261,43 @@ class DigiQ:
                     if labels.get((t.traj_id, h, j)) is False:
                         valid[i, j] = False
         v = np.array([v_all[table.state_pos[(t.traj_id, h)]] for t, h in steps])
-        if dq.extract_candidates > 1:  # best of the first k only
-            valid[:, dq.extract_candidates :] = False
-        chosen, adv, keep = best_of_n(
-            q, v, valid, dq.delta, use_candidates=dq.extract_candidates != 1, margin=dq.margin, fallback=dq.fallback
-        )
+        return Critique(trajs, steps, cands, labels, q, v, valid, v_all, table, metrics)
+
+    def extractable(self, c: Critique) -> np.ndarray:
+        """The candidates best-of-N may pick: ``c.valid``, within the first ``extract_candidates``."""
+        valid: np.ndarray = c.valid.copy()
+        if self.dq.extract_candidates > 1:  # best of the first k only
+            valid[:, self.dq.extract_candidates :] = False
+        return valid
+
+    def extract(self, c: Critique) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """6. best-of-N over the critique's states with this config's δ, N, margin and fallback: (j*, A, keep)."""
+        dq = self.dq
+        return best_of_n(
+            c.q, c.v, self.extractable(c), dq.delta, use_candidates=dq.extract_candidates != 1, margin=dq.margin,
+            fallback=dq.fallback,
+        )  # fmt: skip
+
+    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+        c = self.critique(trajectories)
+        if c is None:
+            return {}
+        chosen, adv, keep = self.extract(c)
         samples = [
-            Sample(t.steps[h].observation, cands[(t.traj_id, h)][int(j)]) for (t, h), j, k in zip(steps, chosen, keep) if k
+            Sample(t.steps[h].observation, c.cands[(t.traj_id, h)][int(j)]) for (t, h), j, k in zip(c.steps, chosen, keep) if k
         ]
-        metrics |= self._heldout_metrics(trajs, steps, q, v)
+        metrics = c.metrics | self._heldout_metrics(c.trajs, c.steps, c.q, c.v)
         kept = int(keep.sum())
         metrics |= {
-            "train/digiq_kept_state_fraction": kept / len(steps),
+            "train/digiq_kept_state_fraction": kept / len(c.steps),
             "train/digiq_kept_states": float(kept),
             "train/digiq_chosen_dataset_fraction": float((chosen[keep] == 0).mean()) if kept else 0.0,
             "train/digiq_best_adv_mean": float(adv[np.arange(len(chosen)), chosen].mean()),
             "train/digiq_adv_dataset_mean": float(adv[:, 0].mean()),
-            "train/digiq_v_mean": float(v.mean()),
-            "train/digiq_critic_folds": float(dq.folds),
+            "train/digiq_v_mean": float(c.v.mean()),
+            "train/digiq_critic_folds": float(self.dq.folds),
         }
-        self._annotate(trajs, steps, cands, labels, q, v, adv, chosen, keep, valid, v_all, table)
+        self._annotate(c, adv, chosen, keep, self.extractable(c))
         metrics |= bc_update(
             self.policy,
             self.optimizer,
@@ -286,9 +332,10 @@ class DigiQ:
                     out[f"critic/{label}_mc_corr_{name}"] = float(np.corrcoef(pred, y)[0, 1])
         return out
 
-    def _annotate(self, trajs: Sequence[Trajectory], steps: list[tuple[Trajectory, int]], cands: Candidates,
-                  labels: dict[tuple[str, int, int], bool], q: np.ndarray, v: np.ndarray, adv: np.ndarray,
-                  chosen: np.ndarray, keep: np.ndarray, valid: np.ndarray, v_all: np.ndarray, table: _Table) -> None:  # fmt: skip
+    def _annotate(self, crit: Critique, adv: np.ndarray, chosen: np.ndarray, keep: np.ndarray, valid: np.ndarray) -> None:
+        trajs, steps, cands, labels, q, v, v_all, table = (
+            crit.trajs, crit.steps, crit.cands, crit.labels, crit.q, crit.v, crit.v_all, crit.table
+        )  # fmt: skip
         notes: list[StepAnnotation] = []
         by_traj: dict[str, list[int]] = {}
         for i, (t, _) in enumerate(steps):

@@ -87,6 +87,12 @@ class DigiQConfig:
     polyak_every: int = _f(0, "optimizer steps between target updates (0: once per pass over the transitions, as released)")
     loss: Literal["mse", "ce"] = _f("mse", "TD loss: squared error (released) or cross-entropy with the soft TD target")
     twin: Literal["max", "min", "mean"] = _f("max", "how twin heads combine (released: max for both Q and V)")
+    action_features: Literal["off", "action", "element"] = _f(
+        "off",
+        "action-aware inputs of the Q head (ablation): action = tap position, swipe/type flags, typed text vs the "
+        "instruction's words (no element list); element = also the target element's position, size, text, its overlap "
+        "with the instruction and whether it overlaps most (reads the element list); off = as released",
+    )
     conservative: float = _f(
         0.0,
         "weight of a CQL penalty over each state's candidates (logsumexp_j Q(s, a_j) − Q(s, a_data)): pessimism about "

@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from digirl.algorithms.base import finite_or_raise
+from digirl.algorithms.digiq.action_features import ActionFeatureLevel, action_aware
 from digirl.algorithms.digiq.functional import polyak_update, reduce_twins, td_target_q, td_target_v, value_loss
 from digirl.core.actions import Action
 from digirl.core.types import Observation
@@ -63,8 +64,8 @@ class CriticInputs:
     time: torch.Tensor  # [B] step / 20
     phi: torch.Tensor  # [B, D_s]
     kind: torch.Tensor | None = None  # [B]
-    text: torch.Tensor | None = None  # [B, 8]
-    f: torch.Tensor | None = None  # [B, D_a]
+    text: torch.Tensor | None = None  # [B, 8] typed text (+ [B, 8] the target element's words at action_features=element)
+    f: torch.Tensor | None = None  # [B, D_a] (+ the action-aware numbers, algo.digiq.action_features)
 
     def index(self, idx: torch.Tensor) -> CriticInputs:
         def pick(t: torch.Tensor | None) -> torch.Tensor | None:
@@ -98,14 +99,27 @@ def state_inputs(observations: Sequence[Observation], phi: np.ndarray, device: t
 
 
 def action_inputs(
-    observations: Sequence[Observation], actions: Sequence[Action], f: np.ndarray, device: torch.device
+    observations: Sequence[Observation],
+    actions: Sequence[Action],
+    f: np.ndarray,
+    device: torch.device,
+    level: ActionFeatureLevel = "off",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(type ids [B], typed-text word ids [B, 8], f(s, a) [B, D_a]) of actions taken in ``observations``."""
+    """(type ids [B], typed-text word ids [B, 8], f(s, a) [B, D_a]) of actions taken in ``observations``.
+
+    With ``level`` (``algo.digiq.action_features``) the action-aware numbers of
+    :func:`~digirl.algorithms.digiq.action_features.action_aware` are appended to f, and at ``element``
+    the target element's words to the text ids ([B, 16]: typed text, then the element's words)."""
     kind = torch.tensor([_kind_id(a, o) for o, a in zip(observations, actions)], dtype=torch.long, device=device)
-    text = torch.tensor(
-        [_word_ids(a.text if a.kind == "type" else "", _TEXT_WORDS) for a in actions], dtype=torch.long, device=device
-    ).view(-1, _TEXT_WORDS)
-    return kind, text, torch.from_numpy(np.asarray(f, dtype=np.float32)).to(device)
+    typed = [_word_ids(a.text if a.kind == "type" else "", _TEXT_WORDS) for a in actions]
+    fx = np.asarray(f, dtype=np.float32).reshape(len(actions), -1)
+    if level != "off":
+        aware = [action_aware(o, a, level) for o, a in zip(observations, actions)]
+        fx = np.concatenate([fx, np.stack([x for x, _ in aware]).reshape(len(actions), -1)], 1)
+        if level == "element":
+            typed = [ids + _word_ids(t, _TEXT_WORDS) for ids, (_, t) in zip(typed, aware)]
+    text = torch.tensor(typed, dtype=torch.long, device=device).view(len(actions), -1)
+    return kind, text, torch.from_numpy(fx).to(device)
 
 
 def _mlp(d_in: int, hidden: int) -> nn.Module:
@@ -126,13 +140,14 @@ class QVNet(nn.Module):
         super().__init__()
         e = cfg.text_dim
         self.use_time = cfg.time_feature
+        self.element_words = cfg.action_features == "element"  # a second bag: the target element's words
         self.words = nn.Embedding(_BUCKETS, e, padding_idx=0)
         self.kinds = nn.Embedding(_N_KINDS, e)
         for name, d in (("phi", d_phi), ("f", d_f)):  # feature standardization (set from training data)
             self.register_buffer(f"{name}_mean", torch.zeros(d))
             self.register_buffer(f"{name}_std", torch.ones(d))
         d_v = 3 * e + d_phi + 1
-        d_q = d_v + 2 * e + d_f
+        d_q = d_v + (3 if self.element_words else 2) * e + d_f
         self.v_heads = nn.ModuleList(_mlp(d_v, cfg.critic_hidden) for _ in range(2))
         self.q_heads = nn.ModuleList(_mlp(d_q, cfg.critic_hidden) for _ in range(2))
 
@@ -155,7 +170,10 @@ class QVNet(nn.Module):
         """Q logits [2, B] (``x`` carries the action)."""
         assert x.kind is not None and x.text is not None and x.f is not None
         f = (x.f - self.f_mean) / self.f_std
-        z = torch.cat([self.z_v(x), self.kinds(x.kind), self._bag(x.text), f], -1)
+        bags = [self._bag(x.text[:, :_TEXT_WORDS])]
+        if self.element_words:
+            bags.append(self._bag(x.text[:, _TEXT_WORDS:]))
+        z = torch.cat([self.z_v(x), self.kinds(x.kind), *bags, f], -1)
         return torch.stack([h(z).squeeze(-1) for h in self.q_heads])
 
     def set_stats(self, phi: torch.Tensor, f: torch.Tensor) -> None:
@@ -172,7 +190,7 @@ class TDBatch:
     s: torch.Tensor  # [T] index of s_h
     s_next: torch.Tensor  # [T] index of s_{h+1} (any valid index where done)
     kind: torch.Tensor  # [T] the dataset action's inputs
-    text: torch.Tensor  # [T, 8]
+    text: torch.Tensor  # [T, 8] (16 at action_features=element)
     f: torch.Tensor  # [T, D_a]
     reward: torch.Tensor  # [T]
     done: torch.Tensor  # [T] float 0/1
@@ -229,7 +247,8 @@ class DigiQCritic:
         """Q(s, a) [B] on the CPU (features computed by the backend)."""
         b = self._need_backend()
         x = state_inputs(observations, b.state_features(observations), self.device)
-        x = x.with_action(*action_inputs(observations, actions, b.action_features(observations, actions), self.device))
+        f = b.action_features(observations, actions)
+        x = x.with_action(*action_inputs(observations, actions, f, self.device, self.cfg.action_features))
         return torch.from_numpy(self.q_of(x))
 
     # ------------------------------------------------------------------ TD training
