@@ -6,10 +6,10 @@ checkout's ``bench_sim.py`` and ``bench_collect.py``) then run alternately again
 drift in machine load hits both sides alike. Each figure is the median over ``--repeats`` rounds;
 the ratio is new/base of the medians. On a shared machine, more repeats give steadier ratios.
 
-    python benchmarks/compare_revs.py                              # base: merge-base with main
-    python benchmarks/compare_revs.py --base ce8d287 --repeats 7 --suites sim
-    python benchmarks/compare_revs.py --suites collect --device cuda --envs 1 4 16 64
-    python benchmarks/compare_revs.py --base-tree ../old --base-label 3150a6b   # no git here
+    python benchmarks/compare/compare_revs.py                              # base: merge-base with main
+    python benchmarks/compare/compare_revs.py --base ce8d287 --repeats 7 --suites sim
+    python benchmarks/compare/compare_revs.py --suites collect --device cuda --envs 1 4 16 64
+    python benchmarks/compare/compare_revs.py --base-tree ../old --base-label 3150a6b   # no git here
 
 Writes benchmarks/results/compare_<device>.json: both revisions, every round's figures, medians
 and ratios, with the exact command.
@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+BENCH = Path(__file__).resolve().parents[1]  # benchmarks/
+REPO = BENCH.parent
 
 
 def _git(*args: str, cwd: Path = REPO) -> str:
@@ -52,9 +52,16 @@ def _run_suite(suite: str, tree: Path, args: argparse.Namespace, scratch: Path) 
     out = scratch / f"{suite}.json"
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
     if suite == "sim":
-        cmd = [sys.executable, str(HERE / "bench_sim.py"), "--steps", str(args.sim_steps), "--workers", "", "--out", str(out)]
+        cmd = [sys.executable, str(BENCH / "bench_sim.py"), "--steps", str(args.sim_steps), "--workers", "", "--out", str(out)]
     else:
-        cmd = [sys.executable, str(HERE / "bench_collect.py"), "--episodes", str(args.episodes), "--device", args.device]
+        cmd = [
+            sys.executable,
+            str(BENCH / "throughput" / "bench_collect.py"),
+            "--episodes",
+            str(args.episodes),
+            "--device",
+            args.device,
+        ]
         cmd += ["--frame-stack", str(args.frame_stack), "--out", str(out), "--envs", *map(str, args.envs)]
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -141,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summary,
         "rounds": rounds,
     }
-    out = args.out or HERE / "results" / f"compare_{args.device.split(':')[0]}.json"
+    out = args.out or BENCH / "results" / f"compare_{args.device.split(':')[0]}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=2) + "\n")
     print(f"wrote {out}")

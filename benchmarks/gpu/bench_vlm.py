@@ -28,8 +28,8 @@ parts that gradients flow through (LoRA's frozen base: activation gradients only
 parts gradients do not reach (the vision tower under LoRA / freeze_vision) — and a cached vision
 tower costs nothing. Recomputation by gradient checkpointing is not counted (it is overhead).
 
-    PYTHONPATH=. python benchmarks/bench_vlm.py --out results.json           # on a GPU
-    PYTHONPATH=. python benchmarks/bench_vlm.py --model tiny --device cpu    # smoke test
+    PYTHONPATH=. python benchmarks/gpu/bench_vlm.py --out results.json           # on a GPU
+    PYTHONPATH=. python benchmarks/gpu/bench_vlm.py --model tiny --device cpu    # smoke test
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Table 1 for one task set, 3 seeds, with the ablations, in one command on a 4-GPU host
 # (nvidia-h200-x4: 64 CPU cores). Each (seed, method) run is its own process; runs are spread
-# over the GPUs. Usage: benchmarks/run_table1_gpu.sh OUT_DIR general|webshop [key=value ...]
+# over the GPUs. Usage: benchmarks/gpu/run_table1_gpu.sh OUT_DIR general|webshop [key=value ...]
 #
 # SFT budgets per set put the starting policy near the paper's Auto-UI starting point
 # (14.6% General, 17.7% Web Shopping test success): few expert demos and few SFT steps. They were

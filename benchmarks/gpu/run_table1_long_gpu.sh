@@ -2,7 +2,7 @@
 # Table 1 round 2 at a long online budget on one GPU host (16 CPU cores): 5 seeds, from a mediocre
 # SFT start, Filtered BC vs DigiRL (the paper's curriculum cut) vs DigiRL keeping every success.
 # Every (seed, method) run is its own process; deterministic mode is on (the default).
-# Usage: benchmarks/run_table1_long_gpu.sh OUT_DIR general|webshop [key=value ...]
+# Usage: benchmarks/gpu/run_table1_long_gpu.sh OUT_DIR general|webshop [key=value ...]
 # Stratified SFT demos (every family demonstrated): add demo_sampling=stratified. The best measured
 # recipes are presets: OMP_NUM_THREADS=1 digirl bench table1 OUT --preset table1-recipe-general (or -webshop).
 #

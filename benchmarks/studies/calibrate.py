@@ -1,8 +1,13 @@
 """Calibration run: SFT → offline data → DigiRL / Filtered BC off2on, printing success curves.
 
-Used to pick the presets' budgets; the Table-1 benchmark (benchmarks/table1.py) is the real one.
+Used to pick the presets' budgets; the Table-1 benchmark (``digirl bench table1``) is the real one.
+
+    python benchmarks/studies/calibrate.py runs/calib --env digirl/sim-webshop-v0 --demos 48 --sft-steps 150 [key=value ...]
+
+The trailing ``key=value`` overrides go to both ``digirl train`` runs.
 """
 
+import argparse
 import json
 import logging
 import subprocess
@@ -16,11 +21,15 @@ from digirl.training.sft import collect, sft
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", nargs="?", default="runs/calib", help="output folder (default runs/calib)")
+    ap.add_argument("--env", default="digirl/sim-general-v0", help="env id (default digirl/sim-general-v0)")
+    ap.add_argument("--demos", type=int, default=48, help="expert demos for SFT (default 48)")
+    ap.add_argument("--sft-steps", type=int, default=150, help="SFT steps (default 150)")
+    ap.add_argument("overrides", nargs="*", metavar="key=value", help="passed on to both training runs")
+    args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "runs/calib")
-    env = sys.argv[2] if len(sys.argv) > 2 else "digirl/sim-general-v0"
-    demos = sys.argv[3] if len(sys.argv) > 3 else "48"
-    sft_steps = sys.argv[4] if len(sys.argv) > 4 else "150"
+    out, env, demos, sft_steps = Path(args.out), args.env, args.demos, args.sft_steps
     common = [f"env.id={env}", "env.num_envs=8"]
     t0 = time.time()
     r = sft(load_config(SFTRunConfig, overrides=[*common, f"sft.demos={demos}", f"sft.steps={sft_steps}"]), out / "sft")
@@ -31,7 +40,7 @@ def main() -> None:
     print("OFFLINE", s["success_rate"], time.time() - t0, flush=True)
     procs = []
     for algo in ("digirl", "filtered_bc"):
-        args = [
+        cmd = [
             sys.executable,
             "-m",
             "digirl",
@@ -48,9 +57,9 @@ def main() -> None:
             "eval.train_tasks=0",
             *common,
             "log.tensorboard=false",
-            *sys.argv[5:],
+            *args.overrides,
         ]
-        procs.append(subprocess.Popen(args, stdout=open(out / f"{algo}.log", "w"), stderr=subprocess.STDOUT))
+        procs.append(subprocess.Popen(cmd, stdout=open(out / f"{algo}.log", "w"), stderr=subprocess.STDOUT))
     for p in procs:
         p.wait()
     for algo in ("digirl", "filtered_bc"):

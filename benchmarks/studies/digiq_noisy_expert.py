@@ -18,7 +18,7 @@ the greedy mode of Filtered BC's clone. Per BC dataset (Filtered BC's, each Digi
 result also says what was cloned: the share of noisy dataset actions and of actions whose true value
 (expert continuation) is the best among the state's candidates.
 
-    python benchmarks/digiq_noisy_expert.py OUT --family app_settings,browser_tab,set_alarm,app_notifications \
+    python benchmarks/studies/digiq_noisy_expert.py OUT --family app_settings,browser_tab,set_alarm,app_notifications \
         --noise 0.7 --trajectories 96 --variant "algo.digiq.extract_candidates=1 algo.digiq.delta=0" --variant ""
 
 Writes ``OUT/result.json`` (every success rate, the extraction and critic diagnostics, the command) and

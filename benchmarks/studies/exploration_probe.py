@@ -13,7 +13,7 @@ A family at 0% with k = 0 but high with k = 1 is an exploration failure at the f
 sees no success to learn from until a sample leaves the policy's habit. Seeded (policy sampling,
 tasks, episodes), so the same command gives the same numbers on the same machine.
 
-    python benchmarks/exploration_probe.py runs/t1/general-s1/sft/policy --family web_search --episodes 40
+    python benchmarks/studies/exploration_probe.py runs/t1/general-s1/sft/policy --family web_search --episodes 40
 
 Writes ``--out`` (JSON with the command) and prints the figures.
 """

@@ -6,7 +6,8 @@ Answers whether a greedy score that lags the sampled one is the greedy policy go
 plays the first N test tasks in order with the evaluation seed, as ``digirl eval`` does; the
 sampled pass and the escaping pass start from the same generator state for every policy.
 
-    python benchmarks/loop_escape.py RUN/checkpoints/iter-000032/policy ... --env digirl/sim-webshop-v0 --out loop_escape.json
+    python benchmarks/studies/loop_escape.py RUN/checkpoints/iter-000032/policy ... \\
+        --env digirl/sim-webshop-v0 --out loop_escape.json
 
 Writes ``--out`` (JSON with the command and the machine) and prints one row per policy.
 """

@@ -2,7 +2,7 @@
 # MiniWoB++ learning runs in a real Chromium (2 CPU cores are enough): for each task and seed, SFT
 # from 4 scripted-solver demos, then 12 online iterations of Filtered BC (32 episodes each, 4 pages),
 # evaluated on the same 50 fixed seeds every 4 iterations; then a summary table.
-# Usage: [SEEDS="0 1 2"] benchmarks/run_miniwob_fbc.sh OUT_DIR [task ...]
+# Usage: [SEEDS="0 1 2"] benchmarks/studies/run_miniwob_fbc.sh OUT_DIR [task ...]
 # (default tasks: click-link click-option click-checkboxes). Needs the browser extra and Chromium.
 # Pages proceed independently, so episode timing (and with it the policy's sampling order) varies
 # from run to run: the same seed does not reproduce a run bit for bit.

@@ -1,7 +1,7 @@
 """Summarize ``run_miniwob_fbc.sh`` runs: test success per task and seed at each evaluation (by online
 episodes), as ``summary.md`` and ``summary.json`` in the output folder.
 
-    python benchmarks/summarize_miniwob_fbc.py OUT_DIR
+    python benchmarks/studies/summarize_miniwob_fbc.py OUT_DIR
 """
 
 from __future__ import annotations

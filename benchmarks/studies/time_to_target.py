@@ -11,7 +11,7 @@ The target is read on the validation split by default (``--select validation``: 
 reported beside it: a time chosen by watching test would make the test number a best-of estimate.
 ``--select test`` reads the target on test (the protocol of earlier records).
 
-    python benchmarks/time_to_target.py --out /tmp/ttt --target 0.85 --train-timeout 470 -- \\
+    python benchmarks/studies/time_to_target.py --out /tmp/ttt --target 0.85 --train-timeout 470 -- \\
         env.num_envs=16 iterations=80 rollout_size=64 eval.every=4 eval.test_tasks=96 \\
         algo.offline_actor_steps=20 algo.actor_steps=10
 

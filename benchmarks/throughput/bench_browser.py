@@ -20,8 +20,8 @@ windows:
 
 ``--solvers`` also runs every scripted solver on 50 seeds (0..49) and reports success per task.
 
-    python benchmarks/bench_browser.py                     # throughput, 1/4/8/16 pages
-    python benchmarks/bench_browser.py --solvers --seeds 50
+    python benchmarks/throughput/bench_browser.py                     # throughput, 1/4/8/16 pages
+    python benchmarks/throughput/bench_browser.py --solvers --seeds 50
 """
 
 from __future__ import annotations
@@ -312,7 +312,7 @@ def main() -> int:
     ap.add_argument("--no-throughput", action="store_true")
     ap.add_argument("--seeds", type=int, default=50)
     ap.add_argument("--num-envs", type=int, default=4, help="pages used for the solver runs")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "browser.json"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "browser.json"))
     args = ap.parse_args()
     result: dict[str, Any] = {
         "command": " ".join([os.path.basename(sys.executable), *sys.argv]),

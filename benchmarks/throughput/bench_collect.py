@@ -8,12 +8,12 @@ times ``--episodes`` episodes of fixed seeds. ``policy_share`` is the fraction o
 spent inside ``policy.act`` (featurization, forward, decoding); ``env_wait_share`` the time spent
 waiting for env replies.
 
-    python benchmarks/bench_collect.py                          # CPU, 1/4/16 envs
-    python benchmarks/bench_collect.py --device cuda --envs 1 4 16 64
-    python benchmarks/bench_collect.py --frame-stack 2          # DigiRL's two stacked frames
+    python benchmarks/throughput/bench_collect.py                          # CPU, 1/4/16 envs
+    python benchmarks/throughput/bench_collect.py --device cuda --envs 1 4 16 64
+    python benchmarks/throughput/bench_collect.py --frame-stack 2          # DigiRL's two stacked frames
 
 Writes benchmarks/results/collect_<device>.json unless ``--out`` says otherwise. The same script
-runs against an older checkout in ``benchmarks/compare_revs.py`` (it only uses APIs both have).
+runs against an older checkout in ``benchmarks/compare/compare_revs.py`` (it only uses APIs both have).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             f"policy {100 * r['policy_share']:.0f}%, env wait {100 * r['env_wait_share']:.0f}%)",
             flush=True,
         )
-    out = args.out or Path(__file__).parent / "results" / f"collect_{args.device.split(':')[0]}.json"
+    out = args.out or Path(__file__).resolve().parents[1] / "results" / f"collect_{args.device.split(':')[0]}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(res, indent=2) + "\n")
     print(f"wrote {out}")

@@ -8,8 +8,8 @@ expert), the same seeds and the recipe's actor steps, and must end with bit-iden
 (in deterministic mode, the default, as `bench table1` runs; on CUDA, without it, even two uncached
 runs differ).
 
-    python benchmarks/bench_critic_update.py                       # CPU
-    python benchmarks/bench_critic_update.py --device cuda --trajectories 1024
+    python benchmarks/throughput/bench_critic_update.py                       # CPU
+    python benchmarks/throughput/bench_critic_update.py --device cuda --trajectories 1024
 
 Writes benchmarks/results/critic_update_<device>.json (command, machine, date inside).
 """
@@ -150,7 +150,7 @@ def main() -> None:
         "collect_s": collect_s,
         "rows": rows,
     }
-    out = Path(args.out or Path(__file__).parent / "results" / f"critic_update_{args.device}.json")
+    out = Path(args.out or Path(__file__).resolve().parents[1] / "results" / f"critic_update_{args.device}.json")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))
     sys.stdout.write(f"{len(trajs)} trajectories, {steps} steps; wrote {out}\n")

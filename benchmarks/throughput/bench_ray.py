@@ -30,9 +30,9 @@ reported next to it. ``--corrections is none`` runs one asynchronous variant per
 ``asynchronous.correction`` value, all side by side with the synchronous run (the first is the
 primary verdict; the others are under ``summary.variants``).
 
-    python benchmarks/bench_ray.py throughput          # a few minutes
-    python benchmarks/bench_ray.py async               # 40-60 min on 2 cores
-    python benchmarks/bench_ray.py throughput --quick  # fewer episodes
+    python benchmarks/throughput/bench_ray.py throughput          # a few minutes
+    python benchmarks/throughput/bench_ray.py async               # 40-60 min on 2 cores
+    python benchmarks/throughput/bench_ray.py throughput --quick  # fewer episodes
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from digirl.core.types import Observation
 from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
 from digirl.policies.base import ActOutput
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 def _machine() -> dict[str, Any]:

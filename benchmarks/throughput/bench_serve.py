@@ -1,6 +1,6 @@
 """Throughput and latency of ``digirl serve``: requests/s at 1, 8 and 32 concurrent clients.
 
-    python benchmarks/bench_serve.py [--clients 1 8 32] [--seconds 8] [--device cpu]
+    python benchmarks/throughput/bench_serve.py [--clients 1 8 32] [--seconds 8] [--device cpu]
 
 The server runs in this process with the default policy (its default size, random weights: the
 cost of acting does not depend on the weights) on the standard library HTTP server; each client is
@@ -100,7 +100,7 @@ def main() -> int:
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     ap.add_argument("--seconds", type=float, default=8.0, help="measured seconds per level and mode")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "serve.json"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "serve.json"))
     args = ap.parse_args()
 
     import torch
@@ -138,7 +138,7 @@ def main() -> int:
     print("unbatched / batched CPU per request:", {k: round(v, 2) for k, v in cpu_ratios.items()})
     out = {
         "benchmark": "serve",
-        "command": "python benchmarks/bench_serve.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/throughput/bench_serve.py " + " ".join(sys.argv[1:]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {
             "platform": platform.platform(),

@@ -1,6 +1,6 @@
 """Throughput of the trajectory store: append and load of 10-step trajectories with 270x600 screenshots.
 
-    python benchmarks/bench_store.py [--trajectories 64] [--batch 16] [--repeats 3]
+    python benchmarks/throughput/bench_store.py [--trajectories 64] [--batch 16] [--repeats 3]
 
 Screens are synthetic UI-like frames (flat panels, text rows), every step distinct, so the PNG
 de-duplication never kicks in. Writes benchmarks/results/store.json.
@@ -109,7 +109,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=16, help="trajectories per append")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dir", default=None, help="scratch folder (default: a temp dir)")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "store.json"))
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "results" / "store.json"))
     args = ap.parse_args()
 
     trajs = make_trajectories(args.trajectories)

@@ -4,8 +4,8 @@ Collection: the default policy acting (sampling) on ``digirl/sim-general-v0`` th
 VectorRunner with N env worker processes. Training: behaviour-cloning updates of the default
 policy (featurization + forward + backward + AdamW) at a given batch size.
 
-    python benchmarks/bench_train.py                     # CPU
-    python benchmarks/bench_train.py --device cuda --envs 1 4 8 16 --batch 256
+    python benchmarks/throughput/bench_train.py                     # CPU
+    python benchmarks/throughput/bench_train.py --device cuda --envs 1 4 8 16 --batch 256
 
 Writes benchmarks/results/train_<device>.json (command, machine, date inside).
 """

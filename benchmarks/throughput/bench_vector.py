@@ -7,8 +7,8 @@ and ``sim`` (``digirl/sim-general-v0`` driven by its scripted expert, if the sim
 Worker start-up is excluded (a warm-up run first) and reported separately; each figure is the
 best of ``--repeat`` timed runs (the machine may be shared).
 
-    python benchmarks/bench_vector.py            # a few minutes; JSON to benchmarks/results/vector.json
-    python benchmarks/bench_vector.py --quick    # fewer episodes
+    python benchmarks/throughput/bench_vector.py            # a few minutes; JSON to benchmarks/results/vector.json
+    python benchmarks/throughput/bench_vector.py --quick    # fewer episodes
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A bounded loopback load test of ``digirl serve`` with hostile clients among the valid ones.
 
-    python benchmarks/load_serve.py [--clients 200] [--poisoned 0.1] [--requests 3] [--deadline 300]
+    python benchmarks/throughput/load_serve.py [--clients 200] [--poisoned 0.1] [--requests 3] [--deadline 300]
 
 Starts ``digirl serve`` as its own process (a default policy of the default size, random weights,
 on the CPU, bound to 127.0.0.1) and runs ``--clients`` client threads in this process. Each valid
@@ -49,7 +49,7 @@ from typing import Any
 
 from PIL import Image
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: What each poisoned client sends (client i of the poisoned ones sends kind i mod len).
 POISON_KINDS = (
     "bounds-1e999",
@@ -477,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     out = {
         "benchmark": "load_serve",
-        "command": "python benchmarks/load_serve.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python benchmarks/throughput/load_serve.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": {
             "platform": platform.platform(),

@@ -71,7 +71,7 @@ const fillAll = (pairs, submit) => {
 };
 """
 
-#: Task name → JS body returning a plan (success rates: ``benchmarks/bench_browser.py --solvers``).
+#: Task name → JS body returning a plan (success rates: ``benchmarks/throughput/bench_browser.py --solvers``).
 SOLVERS: dict[str, str] = {
     "click-test": "return tap(document.getElementById('subbtn'));",
     "click-test-2": "return tap(document.getElementById('subbtn'));",

@@ -94,7 +94,7 @@ def return_large_frees_to_os(threshold: int = 256 * 1024) -> bool:
     back to the OS when freed. By default glibc raises that threshold as large blocks are freed and
     then keeps freed request bodies and screenshots in its per-thread heaps: under a burst of large
     requests the server's memory peaked at 1,163 MiB (idle 237) for a 512 MiB in-flight budget,
-    against 679-694 MiB with this (benchmarks/load_serve.py). A no-op off glibc, or when the user set
+    against 679-694 MiB with this (benchmarks/throughput/load_serve.py). A no-op off glibc, or when the user set
     ``MALLOC_MMAP_THRESHOLD_`` themselves; returns whether it applied."""
     if os.environ.get("MALLOC_MMAP_THRESHOLD_") or not sys.platform.startswith("linux"):
         return False

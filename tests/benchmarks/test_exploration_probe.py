@@ -1,4 +1,4 @@
-"""``benchmarks/exploration_probe.py`` on a tiny fresh policy: exact where the answer is known, seeded."""
+"""``benchmarks/studies/exploration_probe.py`` on a tiny fresh policy: exact where the answer is known, seeded."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from benchmarks.exploration_probe import first_target_mass, main, prefix_success
+from benchmarks.studies.exploration_probe import first_target_mass, main, prefix_success
 from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy
 from digirl.sim.env import SimEnv

@@ -1,10 +1,10 @@
-"""``benchmarks/loop_escape.py`` on a tiny fresh policy: three decodings, counted outcomes, seeded."""
+"""``benchmarks/studies/loop_escape.py`` on a tiny fresh policy: three decodings, counted outcomes, seeded."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks.loop_escape import DECODINGS, main
+from benchmarks.studies.loop_escape import DECODINGS, main
 from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy
 

@@ -1,11 +1,11 @@
-"""``benchmarks/time_to_target.py``'s curve: test and validation success at every evaluation."""
+"""``benchmarks/studies/time_to_target.py``'s curve: test and validation success at every evaluation."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from benchmarks.time_to_target import curve_from_metrics
+from benchmarks.studies.time_to_target import curve_from_metrics
 
 
 def test_curve_has_validation_beside_test(tmp_path: Path) -> None:

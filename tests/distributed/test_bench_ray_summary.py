@@ -1,4 +1,4 @@
-"""``benchmarks/bench_ray.py async``: the time-to-target verdict, on hand-made learning curves (no runs)."""
+"""``benchmarks/throughput/bench_ray.py async``: the time-to-target verdict, on hand-made learning curves (no runs)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.bench_ray import _mean_curve, _summaries, _summary, _time_to
+from benchmarks.throughput.bench_ray import _mean_curve, _summaries, _summary, _time_to
 
 
 def _run(mode: str, seed: int, points: Sequence[tuple[float, float]], start: float = 1000.0) -> dict[str, Any]:

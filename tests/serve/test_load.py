@@ -1,4 +1,4 @@
-"""A small run of ``benchmarks/load_serve.py``: 40 clients, 10 of them poisoned (every kind once), one
+"""A small run of ``benchmarks/throughput/load_serve.py``: 40 clients, 10 of them poisoned (every kind once), one
 request each, against ``digirl serve`` in its own process holding 48 connections, 40 of them taken by
 idle sockets first; then 8 clients at once with ~18 MB requests."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.load_serve import POISON_KINDS, main
+from benchmarks.throughput.load_serve import POISON_KINDS, main
 
 
 @pytest.mark.slow
@@ -33,4 +33,4 @@ def test_valid_requests_all_200_among_poisoned_ones(tmp_path: Path) -> None:
     heavy = r["heavy_phase"]  # 8 requests of ~85 MB each against a 512 MiB budget: some wait (503), all end 200
     assert heavy["answered_200"] == 8 and heavy["final_status"] == {"200": 8}
     assert 0 < heavy["inflight_bytes"]["peak"] <= heavy["inflight_bytes"]["budget"] == 512 << 20
-    assert r["observation_mode"] and r["command"].startswith("python benchmarks/load_serve.py --clients 40")
+    assert r["observation_mode"] and r["command"].startswith("python benchmarks/throughput/load_serve.py --clients 40")
