@@ -7,6 +7,12 @@ so the same seed and the same actions give the same episode. ``level`` 0 is a ca
 a website redesign or an app update does (DigiRL's non-stationarity experiment): renamed buttons,
 shop sites with the search box moved, the home search widget at the bottom (odd versions) or gone,
 replaced by a Google app icon (versions 2, 5, ...), other search results and products.
+
+Versions 0, 1 and 2 are pinned (golden digests and recorded results use them). From
+:data:`DRIFT_FROM` (3) on, versions are a timeline of app updates, ``stage = version - 2``: stage
+``s`` has version ``s``'s changes above and, cumulatively, the updates of :data:`UPDATES` up to
+``s`` (the Google app opening on its feed, icons moved, Settings reordered and renamed, result
+cards redesigned), so a frozen policy meets more that it relied on the further the world moves.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import numpy as np
 from digirl.sim.content import stable_rng
 from digirl.sim.intents import SHOP_SITES
 
-__all__ = ["LEVELS", "Dynamics", "Level"]
+__all__ = ["DRIFT_FROM", "LEVELS", "UPDATES", "Dynamics", "Level", "drift_stage"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,45 @@ _RENAMES: tuple[dict[str, str], ...] = (
 )
 
 
+#: The first world version of the app-update timeline (versions below it keep their pinned behaviour).
+DRIFT_FROM = 3
+
+#: What each stage of the timeline adds (cumulative: stage s has every update up to s).
+UPDATES: tuple[tuple[int, str], ...] = (
+    (1, "Google app update: the home search widget (now 'Ask Google') opens the app's feed; its search box is one tap more"),
+    (1, "launcher update: the home-screen icons are rearranged (a new fixed order per stage)"),
+    (1, "Settings redesign: the main menu is reordered and its entries renamed ('Apps' -> 'Apps & notifications', ...)"),
+    (1, "search results redesign: the title leads each result card, with a site badge; cards are taller"),
+    (2, "shopping sites redesign: a sort/filter bar above the results, product cards with the picture on the right"),
+    (2, "more renamed buttons (the stage's rename set) and Settings entries"),
+)
+
+# Settings entries renamed by the Settings redesign, per stage (the later stage extends the former).
+_SETTINGS_RENAMES: tuple[dict[str, str], ...] = (
+    {},
+    {
+        "settings.apps": "Apps & notifications",
+        "settings.display": "Display & brightness",
+        "settings.network": "Connections",
+        "settings.sound": "Sounds",
+    },
+    {
+        "settings.apps": "Applications",
+        "settings.display": "Screen & display",
+        "settings.network": "Network",
+        "settings.sound": "Sounds & vibration",
+        "settings.battery": "Battery & power",
+        "settings.storage": "Storage & memory",
+        "settings.connected": "Bluetooth & devices",
+    },
+)
+
+
+def drift_stage(world_version: int) -> int:
+    """The app-update stage of a world version (0 for the pinned versions 0-2)."""
+    return world_version - (DRIFT_FROM - 1) if world_version >= DRIFT_FROM else 0
+
+
 @dataclass
 class Dynamics:
     """What varies per episode. Build with :meth:`sample`."""
@@ -82,6 +127,22 @@ class Dynamics:
     #: The home screen's search widget: ``top``, ``bottom`` (above the dock) or ``none`` (world
     #: versions 2, 5, 8 ... replace it with a Google app icon, a launcher update).
     search_widget: str = "top"
+    #: Button labels of this world (key -> label; :meth:`text`): the world version's rename set.
+    renames: dict[str, str] = field(default_factory=dict)
+    #: The app-update stage (:func:`drift_stage`; 0: none of :data:`UPDATES`). The fields below follow it.
+    stage: int = 0
+    #: The home search widget opens the Google app's feed instead of its search screen.
+    widget_opens_feed: bool = False
+    #: The home search widget's text.
+    widget_hint: str = "Search"
+    #: 0: the factory order of the home icons; else the seed of a fixed rearrangement (a launcher update).
+    home_layout: int = 0
+    #: 0: the Settings menu in its factory order; else the seed of a fixed reordering.
+    settings_layout: int = 0
+    #: Search result cards: 0 classic (site, title, snippet), 1 redesigned (title first, site badge, taller).
+    serp_cards: int = 0
+    #: Shopping result pages: 0 classic, 1 redesigned (sort/filter bar, picture on the right, taller cards).
+    shop_cards: int = 0
     salt: int = 0
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     #: order() and has_ad() answers: pages ask again on every rebuild, and each answer seeds a
@@ -109,11 +170,24 @@ class Dynamics:
             salt=salt,
             rng=np.random.default_rng(salt),
         )
+        stage = drift_stage(int(world_version))
+        # A stage of the timeline repeats the pinned version of its number (renames, widget, site
+        # layouts), then adds the updates. The draws below are the same for every version.
+        legacy = stage or int(world_version)
         for i, site in enumerate(SHOP_SITES):
-            base = (world_version + i) % 2 if world_version else 0
+            base = (legacy + i) % 2 if legacy else 0
             d.site_layout[site] = base if level < 2 else int(rng.integers(0, 2))
-        bottom = bool(world_version % 2) if level < 2 else bool(rng.integers(0, 2))
-        d.search_widget = "none" if world_version % 3 == 2 else "bottom" if bottom else "top"
+        bottom = bool(legacy % 2) if level < 2 else bool(rng.integers(0, 2))
+        d.search_widget = "none" if legacy % 3 == 2 else "bottom" if bottom else "top"
+        d.renames = dict(_RENAMES[legacy % len(_RENAMES)])
+        if stage:
+            d.stage = stage
+            d.widget_opens_feed = True
+            d.widget_hint = "Ask Google"
+            d.home_layout = d.settings_layout = stage
+            d.serp_cards = 1
+            d.shop_cards = int(stage >= 2)
+            d.renames.update(_SETTINGS_RENAMES[min(stage, len(_SETTINGS_RENAMES) - 1)])
         return d
 
     # ---------------------------------------------------------------- events
@@ -152,4 +226,4 @@ class Dynamics:
 
     def text(self, key: str, default: str) -> str:
         """A button label, possibly renamed in this world version."""
-        return _RENAMES[self.world_version % len(_RENAMES)].get(key, default)
+        return self.renames.get(key, default)

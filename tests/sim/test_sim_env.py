@@ -342,19 +342,20 @@ def test_world_version_changes_content_and_layout() -> None:
 
 
 def test_world_two_replaces_the_search_widget_with_a_google_icon() -> None:
-    """A launcher update (world versions 2, 5, ...): no home search widget, a Google app icon first in
-    the grid; web search starts from that icon, one step longer for the expert."""
+    """A launcher update (world version 2, and stage 2 of the app-update timeline, version 4): no home
+    search widget, a Google app icon in the grid; web search starts from that icon, one step longer
+    for the expert."""
     spec = _task(*SAMPLE_INTENTS[0])
     steps = {}
-    for wv in (0, 1, 2, 5):
+    for wv, widget_at in ((0, "top"), (1, "bottom"), (2, "none"), (4, "none")):
         env = SimEnv(taskset="general", perturbation=0, world_version=wv)
         env.reset(seed=0, options={"task": spec})
         widget, icon = env.phone.find("home.search"), env.phone.find("home.app.google")
-        assert (widget is None, icon is not None) == ((wv % 3 == 2),) * 2
-        assert env.phone.dyn.search_widget == ("none" if wv % 3 == 2 else "bottom" if wv % 2 else "top")
+        assert (widget is None, icon is not None) == ((widget_at == "none"),) * 2
+        assert env.phone.dyn.search_widget == widget_at
         total, steps[wv], _ = _run_expert(env, spec, 0)
         assert total == 1.0
-    assert steps[2] == steps[5] == steps[0] + 1  # tap the icon, then the app's search box
+    assert steps[2] == steps[4] == steps[0] + 1  # tap the icon, then the app's search box
     env = SimEnv(taskset="general", perturbation=0, world_version=2)
     env.reset(seed=0, options={"task": spec})
     _tap_ref(env, "home.app.google")

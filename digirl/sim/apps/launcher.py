@@ -149,6 +149,8 @@ class Launcher(App):
     def home_order(self) -> list[str]:
         dyn = self.phone.dyn
         apps = ["google", *HOME_APPS] if dyn.search_widget == "none" else list(HOME_APPS)
+        if dyn.home_layout:  # a launcher update: the same new order on every phone of this world
+            stable_rng("home-layout", dyn.home_layout).shuffle(apps)
         if dyn.home_shuffle:
             stable_rng("home", dyn.salt).shuffle(apps)
         return apps
@@ -168,13 +170,15 @@ class Launcher(App):
         order = tuple(self.home_order())
         if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
             views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
-            views.extend(_home_icons(phone, bg, dyn.search_widget, order, self._dock_color()))
+            views.extend(_home_icons(phone, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint))
             return views
         # A few variants (clock, date), shared by every phone (SystemTap taps): the icons are one
         # cached layer, the whole home screen cached ops and elements. The clock and the icons are
         # children of the wallpaper box, not its siblings: the same paint order, fills and elements.
-        key = ("home", bg, dyn.search_widget, order)
-        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget, order, self._dock_color()))
+        key: tuple[object, ...] = ("home", bg, dyn.search_widget, order)
+        if dyn.widget_hint != "Search":
+            key = (*key, dyn.widget_hint)
+        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint))
         return [shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
 
     def _dock_color(self) -> Color:
@@ -182,10 +186,11 @@ class Launcher(App):
         return (min(255, r + 30), min(255, g + 30), min(255, b + 30))
 
     def open_search(self) -> None:
-        """The home screen's search widget: the Google app, searching."""
+        """The home screen's search widget: the Google app, searching (after the Google app update of
+        the drift timeline: the app's feed, whose search box takes one more tap)."""
         self.phone.launch("google")
         g = self.phone.apps["google"]
-        start = getattr(g, "start_search", None)
+        start = getattr(g, "show_feed" if self.phone.dyn.widget_opens_feed else "start_search", None)
         if callable(start):
             start()
 
@@ -250,17 +255,17 @@ def _home_screen(bg: Color, clock: str, date: str, layer: View) -> View:
     return box((0, TOP, 360, BOTTOM), bg, ref="home", children=[*_clock_views(clock, date), layer])
 
 
-def _home_layer(bg: Color, widget: str, order: tuple[str, ...], dock: Color) -> View:
+def _home_layer(bg: Color, widget: str, order: tuple[str, ...], dock: Color, hint: str = "Search") -> View:
     """The home screen below the clock as one subtree on the wallpaper (it repaints the wallpaper
     under itself, so the picture is the same as the views drawn one by one)."""
     layer = box((0, TOP + 136, 360, BOTTOM), bg)
-    layer.children = _home_icons(None, bg, widget, order, dock)
+    layer.children = _home_icons(None, bg, widget, order, dock, hint)
     return layer
 
 
-def _home_icons(phone: Any, bg: Color, widget: str, order: tuple[str, ...], dock: Color) -> list[View]:
-    """Search widget (``widget``: top, bottom or none), app grid and dock. Without a phone the taps
-    are :class:`SystemTap` (shared)."""
+def _home_icons(phone: Any, bg: Color, widget: str, order: tuple[str, ...], dock: Color, hint: str = "Search") -> list[View]:
+    """Search widget (``widget``: top, bottom or none; its text ``hint``), app grid and dock. Without
+    a phone the taps are :class:`SystemTap` (shared)."""
     sy = BOTTOM - 190 if widget == "bottom" else TOP + 150
     bar = View(
         (20, sy, 340, sy + 48),
@@ -269,7 +274,7 @@ def _home_icons(phone: Any, bg: Color, widget: str, order: tuple[str, ...], dock
         fill=WHITE,
         radius=24,
         icon="google",
-        placeholder="Search",
+        placeholder=hint,
         on_tap=SystemTap("open_search", app="launcher") if phone is None else phone.apps["launcher"].open_search,
         size=15,
     )

@@ -173,20 +173,34 @@ def results_list(
     res = web_results(query, wv)
     order = dyn.order(len(res), "serp", query.lower())
     first = len(rows)
+    tall = 120 if dyn.serp_cards else 96  # the redesigned cards (a search-results update) are taller
     for i, j in enumerate(order):
-        rows.append(box((0, y, 360, y + 96), WHITE, ref=f"result.{i}", on_tap=partial(on_open, res[j].url)))
-        y += 96
+        rows.append(box((0, y, 360, y + tall), WHITE, ref=f"result.{i}", on_tap=partial(on_open, res[j].url)))
+        y += tall
 
     def dress(k: int, item: View) -> None:  # a result in view: its texts (no refs)
         if k < first:
             return
         r, y = res[order[k - first]], item.rect[1]
+        if dyn.serp_cards:
+            _dress_card(item, r.title, r.url.split("/")[0], r.snippet, y)
+            return
         item.children.append(label((16, y + 8, 344, y + 26), r.url.split("/")[0], size=12, fg=SUBTLE))
         item.children.append(label((16, y + 26, 344, y + 50), r.title, size=16, fg=(26, 13, 171)))
         item.children.append(label((16, y + 50, 344, y + 90), r.snippet, size=13, fg=SUBTLE, lines=2))
         item.children.append(box((16, y + 95, 344, y + 96), FAINT))
 
     return scroll_list(key, rect, rows, offsets, fill=WHITE, dress=dress)
+
+
+def _dress_card(item: View, title: str, site: str, snippet: str, y: float) -> None:
+    """A redesigned result card: the title first, then a round site badge with the site, the snippet."""
+    item.children.append(label((16, y + 10, 344, y + 34), title, size=16, fg=(26, 13, 171), bold=True))
+    item.children.append(box((16, y + 40, 36, y + 60), (232, 240, 254), radius=10))
+    item.children.append(label((16, y + 40, 36, y + 60), site[:1].upper(), size=11, fg=BLUE, align="center", bold=True))
+    item.children.append(label((44, y + 40, 344, y + 60), site, size=12, fg=SUBTLE))
+    item.children.append(label((16, y + 66, 344, y + 110), snippet, size=13, fg=SUBTLE, lines=2))
+    item.children.append(box((16, y + 119, 344, y + 120), FAINT))
 
 
 class GoogleApp(App):
@@ -213,6 +227,11 @@ class GoogleApp(App):
         self.mode = "search"
         self.fields["q"] = ""
         self.focus("q")
+
+    def show_feed(self) -> None:
+        """The app's start page (the feed), nothing focused."""
+        self.mode = "feed"
+        self.blur()
 
     def on_launch(self) -> None:
         if self.mode == "search" and self.focused is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from functools import partial
 
 from digirl.sim.apps.base import App, app_bar
+from digirl.sim.content import stable_rng
 from digirl.sim.device import get_setting, set_setting
 from digirl.sim.ui import (
     BLUE,
@@ -93,6 +94,7 @@ class Settings(App):
         return builder(arg)
 
     def _page(self, key: str, title: str, rows: list[View], *, back: bool = True) -> list[View]:
+        title = self.phone.dyn.text(f"settings.{key}", title)  # a page renamed by a Settings update
         return [
             box((0, TOP, 360, BOTTOM), _BG),
             scroll_list(f"settings.{key}", (0, TOP + 64, 360, BOTTOM), rows, self.phone.scroll),
@@ -112,12 +114,13 @@ class Settings(App):
                 size=15,
             )
         ]
-        for i, (key, title, sub, icon) in enumerate(_MAIN):
+        dyn = self.phone.dyn
+        for i, (key, title, sub, icon) in enumerate(self.menu()):
             rows.append(
                 list_row(
                     60 + 72 * i,
                     72,
-                    title,
+                    dyn.text(f"settings.{key}", title),
                     sub=sub.format(battery=self.phone.battery),
                     icon=icon,
                     icon_color=BLUE,
@@ -127,6 +130,13 @@ class Settings(App):
                 )
             )
         return self._page("main", "Settings", rows, back=False)
+
+    def menu(self) -> list[tuple[str, str, str, str]]:
+        """The main menu's entries in this world's order (a Settings update reorders them)."""
+        items = list(_MAIN)
+        if self.phone.dyn.settings_layout:
+            stable_rng("settings-layout", self.phone.dyn.settings_layout).shuffle(items)
+        return items
 
     def _toggle_row(self, y: float, title: str, sub: str, on: bool, fn: object, ref: str) -> View:
         sw = switch((300, y + 16, 348, y + 56), on, fn, ref=ref + ".switch")  # type: ignore[arg-type]

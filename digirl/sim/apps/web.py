@@ -340,9 +340,39 @@ def _stars(rating: float) -> str:
     return "★" * full + "☆" * (5 - full)
 
 
-def _product_row(y: float, rank: int, on_tap: Callable[[], None]) -> View:
+def _product_row(y: float, rank: int, on_tap: Callable[[], None], height: int = 116) -> View:
     """A product's row without its contents (:func:`_dress_product` adds them when in view)."""
-    return box((0, y, 360, y + 116), WHITE, ref=f"product.{rank}", on_tap=on_tap, kind="list_item")
+    return box((0, y, 360, y + height), WHITE, ref=f"product.{rank}", on_tap=on_tap, kind="list_item")
+
+
+def _dress_card(row: View, p: Product, style: SiteStyle) -> None:
+    """A redesigned product card (a site update): price first, title, rating; the picture on the right."""
+    y = row.rect[1]
+    row.children.append(label((16, y + 10, 236, y + 38), f"${p.price:,.2f}", size=20, bold=True, fg=style.accent))
+    row.children.append(label((16, y + 42, 236, y + 84), p.title, size=14, lines=2))
+    row.children.append(label((16, y + 90, 236, y + 110), f"{p.rating}★ · {p.reviews:,} ratings", size=12, fg=SUBTLE))
+    row.children.append(
+        box(
+            (248, y + 12, 348, y + 112),
+            _image_color(p.pid),
+            radius=12,
+            children=[View((274, y + 38, 322, y + 86), kind="icon", icon="image", icon_color=(150, 156, 170), element=False)],
+        )
+    )
+    row.children.append(box((16, y + 131, 344, y + 132), FAINT))
+
+
+def _filter_bar(y: float, accent: Color) -> View:
+    """The redesigned results page's sort and filter chips (they change nothing here)."""
+    bar = box((0, y, 360, y + 44), WHITE, ref="site.filters")
+    for i, chip in enumerate(("Sort", "Filter", "Brand", "Price")):
+        x = 12 + 84 * i
+        bar.children.append(
+            button(
+                (x, y + 6, x + 76, y + 38), chip, lambda: None, ref=f"site.filter.{i}", style="outlined", radius=16, color=accent
+            )
+        )
+    return bar
 
 
 @functools.lru_cache(maxsize=4096)
@@ -385,6 +415,7 @@ def _shop(b: Browser, page: Page) -> list[View]:
     rows: list[View] = []
     shown: dict[int, Product] = {}  # row index → product, dressed only when in view
     y = float(dyn.list_offset)
+    tall = 132 if dyn.shop_cards else 116
     if page.kind == "shop_home":
         banner = box((12, y, 348, y + 120), style.accent, radius=14, ref=f"{site}.banner")
         banner.children.append(label((28, y + 16, 330, y + 50), "Deals of the week", size=22, fg=WHITE, bold=True))
@@ -409,11 +440,14 @@ def _shop(b: Browser, page: Page) -> list[View]:
         y += 130
         for i, p in enumerate(products(site, "best sellers", dyn.world_version, n=4)):
             shown[len(rows)] = p
-            rows.append(_product_row(y, 100 + i, partial(b.open_url, f"{site}/product/{p.pid}?q=best+sellers&rank=-1")))
-            y += 116
+            rows.append(_product_row(y, 100 + i, partial(b.open_url, f"{site}/product/{p.pid}?q=best+sellers&rank=-1"), tall))
+            y += tall
     elif page.kind == "shop_results":
         rows.append(label((16, y, 344, y + 30), f'Results for "{page.query}"', size=15, bold=True, ref="site.results_title"))
         y += 34
+        if dyn.shop_cards:
+            rows.append(_filter_bar(y, style.accent))
+            y += 52
         if dyn.has_ad("shop", site, page.query.lower()):
             ad = box(
                 (12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.shop", on_tap=lambda: b.open_url("ad.example/promo")
@@ -427,8 +461,8 @@ def _shop(b: Browser, page: Page) -> list[View]:
         for rank, p in enumerate(shop_results(b, site, page.query)):
             url = f"{site}/product/{p.pid}?q={quote_plus(page.query)}&rank={rank}"
             shown[len(rows)] = p
-            rows.append(_product_row(y, rank, partial(b.open_url, url)))
-            y += 116
+            rows.append(_product_row(y, rank, partial(b.open_url, url), tall))
+            y += tall
     else:
         item = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid), None)
         if item is None:
@@ -481,7 +515,7 @@ def _shop(b: Browser, page: Page) -> list[View]:
 
     def dress(i: int, row: View) -> None:
         if i in shown:
-            _dress_product(row, shown[i], style)
+            (_dress_card if dyn.shop_cards else _dress_product)(row, shown[i], style)
 
     views: list[View] = [scroll_list(f"page:{page.url}", rect, rows, b.phone.scroll, fill=WHITE, dress=dress)]
     views += head
