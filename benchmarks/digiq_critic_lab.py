@@ -1,0 +1,332 @@
+"""Digi-Q's critic against ground truth, its ablation switches, and safe best-of-N extraction (CPU).
+
+Issue #40 items 1-4 at a small scale. Per seed (``--seed S``, the data seed too):
+
+1. data: a noisy expert with habits (``expert_noise_sticky``) on ``--tasks`` train-split web searches;
+   a weak start policy (SFT on the data's successes);
+2. Digi-Q's stages once with N = 16 candidates (exact labels, encoder features fine-tuned on them), and
+   the true value of every candidate of every stored state (replayed simulator, expert continuation);
+3. critic rows: one critic per ``--critic NAME=OVERRIDES`` (``algo.digiq.*`` switches: action-aware
+   inputs, the CQL term ...), all on the same stages; within-state Spearman and top-1 agreement of
+   its out-of-fold Q against the true values (every state is scored by a critic that never saw it);
+4. extraction rows, on the critics of ``--extract-critics``: best-of-N for N = 1, 4, 8, 16, as released
+   (δ = 0.10, plain argmax) and safe (``algo.digiq.margin``: a proposal replaces the dataset action only
+   when its advantage is higher by more than the margin, else the dataset action, kept if its
+   advantage exceeds δ); each cloned from the start policy with the same actor budget; plus Filtered BC
+   and offline DigiRL on the same data. Success on ``--val`` validation web searches.
+
+``--final`` (after every seed): the recipe with the best mean validation success is evaluated on
+``--test`` test web searches once, with the start, Filtered BC, offline DigiRL and released Digi-Q (N = 16).
+
+Everything is resumable: a finished piece (data, SFT, stages, oracle, a critic, a row) is a file that a
+rerun reads instead of recomputing. ``OUT/seed-S/...``; ``OUT/summary.json`` and ``summary.md``.
+
+    nice -n 10 env PYTHONHASHSEED=0 python benchmarks/digiq_critic_lab.py OUT --seed 0
+    nice -n 10 env PYTHONHASHSEED=0 python benchmarks/digiq_critic_lab.py OUT --final --seeds 0,1,2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from digirl.algorithms.base import Sample, bc_update
+from digirl.algorithms.digiq.algorithm import DigiQ
+from digirl.algorithms.digiq.sidecar import Sidecar
+from digirl.algorithms.registry import make_algorithm
+from digirl.config.core import load_config
+from digirl.data.store import TrajectoryStore
+from digirl.envs.registry import make
+from digirl.policies.registry import load_policy
+from digirl.sim.tasks.tasksets import load_taskset
+from digirl.training.config import CollectConfig, SFTRunConfig, TrainConfig
+from digirl.training.digiq import run_stages
+from digirl.training.digiq_oracle import load_oracle, oracle_metrics, oracle_values
+from digirl.training.loop import train
+from digirl.training.sft import collect, sft
+from digirl.utils.provenance import result_metadata
+
+log = logging.getLogger("digiq_critic_lab")
+
+CRITICS = {
+    "base": "",
+    "action": "algo.digiq.action_features=action",
+    "element": "algo.digiq.action_features=element",
+    "cql": "algo.digiq.conservative=1.0",
+    "element_cql": "algo.digiq.action_features=element algo.digiq.conservative=1.0",
+}
+CURVE = (1, 4, 8, 16)
+#: Extraction recipes: (δ, margin). "released": the argmax over candidates, kept above δ = 0.10.
+RECIPES = {"released": (0.10, 0.0), "safe": (0.0, 0.05)}
+
+
+def _json(path: Path, obj: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(obj, indent=2))
+    tmp.replace(path)
+
+
+def _tasks(split: str, n: int) -> list[str]:
+    return [t.instruction for t in load_taskset("general", split) if t.family == "web_search"][:n]
+
+
+def evaluate(policy: Any, tasks: list[str], seed: int) -> float:
+    """Greedy success over ``tasks`` (one episode each, episode seeds seed + i)."""
+    env = make("digirl/sim-general-v0", perturbation=0)
+    wins = 0.0
+    for i, t in enumerate(tasks):
+        obs, _ = env.reset(seed=seed + i, options={"task": t})
+        r = 0.0
+        for _ in range(env.default_horizon):
+            obs, r, term, trunc, _ = env.step(policy.act([obs], greedy=True)[0].action)
+            if term or trunc:
+                break
+        wins += float(r)
+    return wins / len(tasks)
+
+
+class Cell:
+    """One seed: data, start policy, stages, ground truth, critics and rows, each cached in ``root``."""
+
+    def __init__(self, out: Path, seed: int, args: argparse.Namespace) -> None:
+        self.root = out / f"seed-{seed}"
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.seed = seed
+        self.args = args
+        train_tasks = _tasks("train", args.tasks)
+        (self.root / "tasks.txt").write_text("\n".join(train_tasks) + "\n")
+        self.env = [f"env.task_file={self.root / 'tasks.txt'}", "env.runner=inline", "env.num_envs=1",
+                    "env.perturbation=0", f"seed={seed}"]  # fmt: skip
+        self.data = self.root / "data"
+        self.init = self.root / "sft" / "policy"
+        self.base = [
+            *self.env, "eval.test_tasks=0", "eval.train_tasks=0", "eval.val_tasks=0", "log.tensorboard=false",
+            "mode=offline", f"offline_dataset={self.data}", f"policy.init={self.init}",
+            f"algo.offline_actor_steps={args.actor_steps}", "algo.lr=2e-3", "algo.batch_size=32",
+        ]  # fmt: skip
+        self.digiq = [
+            "algo.name=digiq", "algo.digiq.candidates=16", "algo.digiq.repft_steps=80",
+            f"algo.digiq.critic_steps={args.critic_steps}", "algo.digiq.critic_hidden=128", "algo.digiq.folds=3",
+            f"algo.digiq.data={self.root / 'stages'}",
+        ]  # fmt: skip
+
+    def cfg(self, extra: str = "") -> TrainConfig:
+        return load_config(TrainConfig, overrides=[*self.base, *self.digiq, *extra.split()])
+
+    # ------------------------------------------------------------------ data and ground truth
+    def prepare(self) -> None:
+        a = self.args
+        if not (self.data / "collect-config.yaml").exists():
+            collect(load_config(CollectConfig, overrides=[*self.env, "expert=true", f"expert_noise={a.noise}",
+                                                          "expert_noise_sticky=true", f"trajectories={a.trajectories}"]),
+                    self.data)  # fmt: skip
+        if not self.init.exists():
+            policy = ["policy.default.dim=48", "policy.default.layers=1", "policy.default.heads=2"]
+            sft(load_config(SFTRunConfig, overrides=[*self.env, *policy, f"sft.dataset={self.data}", "sft.steps=40"]),
+                self.root / "sft")  # fmt: skip
+        done = self.root / "oracle.done"
+        if not done.exists():
+            cfg = self.cfg()
+            run_stages(cfg, self.root / "stages-run")
+            oracle_values(cfg, self.root / "stages-run", max_states=10**6)
+            done.write_text("ok\n")
+
+    # ------------------------------------------------------------------ critics
+    def critic(self, name: str) -> dict[str, Any]:
+        """Fit the critic variant ``name`` and compare its out-of-fold Q with the true values."""
+        path = self.root / f"critic-{name}.json"
+        if path.exists():
+            return dict(json.loads(path.read_text()))
+        cfg = self.cfg(CRITICS[name])
+        torch.manual_seed(self.seed)
+        algo = make_algorithm(load_policy(self.init), cfg.algo, seed=self.seed)
+        assert isinstance(algo, DigiQ)
+        t0 = time.time()
+        c = algo.critique(TrajectoryStore(self.data, create=False).load())
+        assert c is not None
+        true = load_oracle(Sidecar(cfg.algo.digiq.data))
+        learned = {(t.traj_id, h): [float(x) for x in c.q[i, : len(c.cands[(t.traj_id, h)])]] for i, (t, h) in enumerate(c.steps)}
+        res: dict[str, Any] = {"overrides": CRITICS[name], "critic_s": time.time() - t0, **oracle_metrics(learned, true)}
+        res |= {k: v for k, v in c.metrics.items() if k.startswith("critic/")}
+        np.savez(self.root / f"critic-{name}.npz", q=c.q, v=c.v, valid=c.valid)
+        rows: dict[str, Any] = {}
+        trajs = {t.traj_id: t for t in c.trajs}
+        for n in CURVE:
+            for recipe, (delta, margin) in RECIPES.items():
+                algo.dq.extract_candidates, algo.dq.delta, algo.dq.margin = n, delta, margin
+                chosen, _, keep = algo.extract(c)
+                picks = [(t.traj_id, h, int(j)) for (t, h), j, k in zip(c.steps, chosen, keep) if k]
+                rows[f"{recipe}-n{n}"] = _cloned(picks, trajs, c.cands, true)
+                (self.root / f"picks-{name}-{recipe}-n{n}.json").write_text(json.dumps(picks))
+        res["extraction"] = rows
+        _json(path, res)
+        return res
+
+    # ------------------------------------------------------------------ rows (validation success)
+    def row(self, key: str) -> float:
+        """Validation success of one row: start, fbc, digirl, or CRITIC:RECIPE-nN (BC of its picks)."""
+        path = self.root / "rows" / f"{key.replace(':', '__')}.json"
+        if path.exists():
+            return float(json.loads(path.read_text())["validation"])
+        path.parent.mkdir(exist_ok=True)
+        val = _tasks("validation", self.args.val)
+        policy_dir = self.policy_dir(key)
+        success = evaluate(load_policy(policy_dir), val, seed=1000)
+        _json(path, {"row": key, "validation": success, "episodes": len(val), "policy": str(policy_dir)})
+        return success
+
+    def policy_dir(self, key: str) -> Path:
+        if key == "start":
+            return self.init
+        if key in ("fbc", "digirl"):
+            run = self.root / key
+            if not (run / "policy").exists():
+                algo = "filtered_bc" if key == "fbc" else "digirl"
+                train(load_config(TrainConfig, overrides=[*self.base, f"algo.name={algo}"]), run)
+            return run / "policy"
+        critic, recipe = key.split(":")
+        out = self.root / "bc" / key.replace(":", "__")
+        if not (out / "policy.json").exists() and not any(out.glob("*.safetensors")):
+            self.critic(critic)
+            picks = json.loads((self.root / f"picks-{critic}-{recipe}.json").read_text())
+            cands = _candidates(self.root / "stages")
+            trajs = {t.traj_id: t for t in TrajectoryStore(self.data, create=False).load()}
+            samples = [Sample(trajs[tid].steps[h].observation, cands[(tid, h)][j]) for tid, h, j in picks]
+            torch.manual_seed(self.seed)
+            policy = load_policy(self.init)
+            opt = torch.optim.AdamW(policy.parameters(), lr=2e-3)  # type: ignore[attr-defined]
+            if samples:
+                bc_update(policy, opt, samples, steps=self.args.actor_steps, batch_size=32, grad_accum=1,  # type: ignore[arg-type]
+                          max_grad_norm=1.0, rng=np.random.default_rng(self.seed))  # fmt: skip
+            policy.save(out)
+        return out
+
+
+def _candidates(stages: Path) -> Any:
+    from digirl.algorithms.digiq.stages import load_candidates
+
+    return load_candidates(Sidecar(stages))
+
+
+def _cloned(
+    picks: list[tuple[str, int, int]], trajs: dict[str, Any], cands: Any, true: dict[tuple[str, int, int], float]
+) -> dict[str, float]:
+    """What an extraction clones: samples, noisy dataset actions, proposals, true-best share, regret."""
+    noisy = [j == 0 and h in trajs[tid].metadata.get("noisy_steps", ()) for tid, h, j in picks]
+    best, regret = [], []
+    for tid, h, j in picks:
+        vals = [true.get((tid, h, k)) for k in range(len(cands[(tid, h)]))]
+        if any(x is None for x in vals):
+            continue
+        v = np.array(vals, dtype=np.float64)
+        best.append(float(v[j] >= v.max() - 1e-9))
+        regret.append(float(v.max() - v[j]))
+    mean = lambda x: float(np.mean(x)) if len(x) else float("nan")  # noqa: E731
+    return {"samples": float(len(picks)), "noisy_dataset_action": mean(noisy), "proposal": mean([j != 0 for *_, j in picks]),
+            "best_true_value": mean(best), "true_regret": mean(regret)}  # fmt: skip
+
+
+def rows_of(args: argparse.Namespace) -> list[str]:
+    keys = ["start", "fbc"]
+    for critic in args.extract_critics.split(","):
+        keys += [f"{critic}:{recipe}-n{n}" for recipe in RECIPES for n in CURVE]
+    return keys + (["digirl"] if args.digirl else [])  # last: its critic is the slowest row
+
+
+_CRITIC_KEYS = (
+    "oracle/spearman", "oracle/spearman_within_state", "oracle/top1_agreement", "oracle/top1_dataset_action",
+    "oracle/top1_random", "oracle/value_chosen", "oracle/value_dataset_action", "oracle/value_best",
+)  # fmt: skip
+
+
+def summarize(out: Path, seeds: list[int], args: argparse.Namespace) -> dict[str, Any]:
+    critics: dict[str, dict[str, list[float]]] = {}
+    rows: dict[str, list[float]] = {}
+    for s in seeds:
+        root = out / f"seed-{s}"
+        for name in CRITICS:
+            p = root / f"critic-{name}.json"
+            if p.exists():
+                d = json.loads(p.read_text())
+                for k in _CRITIC_KEYS:
+                    critics.setdefault(name, {}).setdefault(k, []).append(float(d[k]))
+        for p in sorted((root / "rows").glob("*.json")) if (root / "rows").exists() else []:
+            d = json.loads(p.read_text())
+            rows.setdefault(d["row"], []).append(float(d["validation"]))
+    return {"critics": critics, "validation": rows}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="0,1,2", help="--final / --summary: the seeds to read")
+    ap.add_argument("--tasks", type=int, default=16, help="train-split web searches in the data")
+    ap.add_argument("--noise", type=float, default=0.5)
+    ap.add_argument("--trajectories", type=int, default=64)
+    ap.add_argument("--actor-steps", type=int, default=150)
+    ap.add_argument("--critic-steps", type=int, default=300)
+    ap.add_argument("--val", type=int, default=24, help="validation web searches per row (one episode each)")
+    ap.add_argument("--test", type=int, default=48, help="test web searches of the final evaluation")
+    ap.add_argument("--critics", default=",".join(CRITICS), help="critic rows")
+    ap.add_argument("--extract-critics", default="base,element", help="critics whose extraction curve is trained")
+    ap.add_argument("--digirl", action="store_true", help="also offline DigiRL")
+    ap.add_argument("--only-critics", action="store_true", help="stop after the critic rows")
+    ap.add_argument("--final", action="store_true", help="the validation-chosen recipe and the baselines on test, once")
+    ap.add_argument("--summary", action="store_true", help="only rewrite OUT/summary.json")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    meta = result_metadata(observation="screenshot+elements", selection_split="validation", command=sys.argv)
+    if args.final:
+        final(out, seeds, args, meta)
+    elif not args.summary:
+        cell = Cell(out, args.seed, args)
+        t0 = time.time()
+        cell.prepare()
+        log.info("seed %d: prepared in %.0f s", args.seed, time.time() - t0)
+        for name in args.critics.split(","):
+            r = cell.critic(name)
+            log.info("critic %s: within-state %.3f top1 %.3f (dataset action %.3f)", name,
+                     r["oracle/spearman_within_state"], r["oracle/top1_agreement"], r["oracle/top1_dataset_action"])  # fmt: skip
+        if not args.only_critics:
+            for key in rows_of(args):
+                log.info("row %s: validation %.3f", key, cell.row(key))
+    summary = {"meta": meta, "seeds": seeds, "args": vars(args), **summarize(out, seeds, args)}
+    _json(out / "summary.json", summary)
+    print(shlex.join(sys.argv))
+
+
+def final(out: Path, seeds: list[int], args: argparse.Namespace, meta: dict[str, Any]) -> None:
+    """Choose the Digi-Q recipe on validation (seed mean), then evaluate it and the baselines on test once."""
+    s = summarize(out, seeds, args)["validation"]
+    digiq = {k: v for k, v in s.items() if ":" in k and len(v) == len(seeds)}
+    if not digiq:
+        raise SystemExit("no Digi-Q row finished on every seed")
+    chosen = max(digiq, key=lambda k: (float(np.mean(digiq[k])), k))
+    keys = ["start", "fbc", "base:released-n16", chosen] + (["digirl"] if args.digirl else [])
+    test = _tasks("test", args.test)
+    res: dict[str, Any] = {"meta": meta, "chosen_on_validation": chosen, "test_tasks": len(test), "test": {}}
+    for k in dict.fromkeys(keys):
+        per_seed = []
+        for seed in seeds:
+            cell = Cell(out, seed, args)
+            per_seed.append(evaluate(load_policy(cell.policy_dir(k)), test, seed=5000))
+        res["test"][k] = {"per_seed": per_seed, "mean": float(np.mean(per_seed)), "std": float(np.std(per_seed, ddof=1))}
+        log.info("test %s: %s", k, per_seed)
+    _json(out / "final.json", res)
+
+
+if __name__ == "__main__":
+    main()
