@@ -133,12 +133,12 @@ class Cell:
             policy = ["policy.default.dim=48", "policy.default.layers=1", "policy.default.heads=2"]
             sft(load_config(SFTRunConfig, overrides=[*self.env, *policy, f"sft.dataset={self.data}", "sft.steps=40"]),
                 self.root / "sft")  # fmt: skip
-        done = self.root / "oracle.done"
-        if not done.exists():
+        done = self.root / "oracle.json"  # written last: the stages and this many states' true values exist
+        if not done.exists() or json.loads(done.read_text())["states"] != a.oracle_states:
             cfg = self.cfg()
             run_stages(cfg, self.root / "stages-run")
-            oracle_values(cfg, self.root / "stages-run", max_states=10**6)
-            done.write_text("ok\n")
+            m = oracle_values(cfg, self.root / "stages-run", max_states=a.oracle_states)
+            _json(done, {"states": a.oracle_states, **m})
 
     # ------------------------------------------------------------------ critics
     def critic(self, name: str) -> dict[str, Any]:
@@ -273,6 +273,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=16, help="train-split web searches in the data")
     ap.add_argument("--noise", type=float, default=0.5)
     ap.add_argument("--trajectories", type=int, default=64)
+    ap.add_argument("--oracle-states", type=int, default=160, help="stored states whose every candidate gets a true value")
     ap.add_argument("--actor-steps", type=int, default=150)
     ap.add_argument("--critic-steps", type=int, default=300)
     ap.add_argument("--val", type=int, default=24, help="validation web searches per row (one episode each)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -233,7 +233,10 @@ class ViewerSource:
 
     @staticmethod
     def _candidates(step: Any, a: StepAnnotation | None) -> tuple[list[Candidate], list[list[Any]]]:
-        """Digi-Q's candidates: from the annotation (with Q), else from the stored step (imported data)."""
+        """Digi-Q's candidates: from the annotation (with Q), else from the stored step (imported data).
+
+        The "best" column marks the critic's pick: best-of-N's choice as the update recorded it (``extra["chosen"]``,
+        with whether the state was kept for cloning), else the highest Q among the candidates."""
         raw = (a.extra.get("candidates") if a is not None else None) or step.info.get("candidates") or []
         value = a.value if a is not None else None
         cands: list[Candidate] = []
@@ -248,7 +251,19 @@ class ViewerSource:
             chosen = bool(c.get("chosen", action == step.action))
             cands.append(Candidate(action, q, chosen))
             adv = None if q is None or value is None else q - value
-            rows.append([i, str(action), _fmt(q), _fmt(adv), "yes" if chosen else ""])
+            rows.append([i, str(action), _fmt(q), _fmt(adv), "yes" if chosen else "", ""])
+        pick = a.extra.get("chosen") if a is not None else None
+        at = [r[0] for r in rows]  # candidate numbers (a malformed one leaves a gap)
+        known = [k for k, c in enumerate(cands) if c.q is not None]
+        if isinstance(pick, int) and not isinstance(pick, bool) and pick in at:
+            best = at.index(pick)
+            rows[best][5] = "best-of-N" + ("" if a is None or a.kept is None else (", kept" if a.kept else ", below δ"))
+        elif known:
+            best = max(known, key=lambda k: float(cands[k].q or 0.0))
+            rows[best][5] = "highest Q"
+        else:
+            return cands, rows
+        cands[best] = replace(cands[best], best=True)
         return cands, rows
 
-    CANDIDATE_HEADERS = ["#", "action", "Q", "Q − V", "taken"]
+    CANDIDATE_HEADERS = ["#", "action", "Q", "Q − V", "taken", "best"]

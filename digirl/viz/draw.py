@@ -51,11 +51,13 @@ _BADGES = {
 
 @dataclass(frozen=True)
 class Candidate:
-    """One candidate action of a step, its Q-value (``None``: unknown) and whether it was the one taken."""
+    """One candidate action of a step, its Q-value (``None``: unknown), whether it was the one taken, and
+    whether it is the critic's pick (Digi-Q's best-of-N choice)."""
 
     action: Action
     q: float | None = None
     chosen: bool = False
+    best: bool = False
 
 
 @lru_cache(maxsize=16)
@@ -201,7 +203,8 @@ def q_color(q: float, lo: float, hi: float) -> Color:
 def draw_candidates(screenshot: np.ndarray | Image.Image, candidates: Sequence[Candidate], *, min_side: int = 420) -> Image.Image:
     """Every candidate drawn and labelled with its Q-value, coloured from low (blue) to high (red).
 
-    The taken action (``chosen``) is drawn last, on top, with a star in its label.
+    The taken action (``chosen``) is drawn last, on top, with a star in its label; the critic's pick
+    (``best``) has a plus.
     """
     img = enlarge(as_image(screenshot), min_side)
     d = ImageDraw.Draw(img)
@@ -211,7 +214,7 @@ def draw_candidates(screenshot: np.ndarray | Image.Image, candidates: Sequence[C
     for i, c in sorted(enumerate(candidates), key=lambda ic: (ic[1].chosen, ic[1].q if ic[1].q is not None else -math.inf)):
         q = c.q
         color = q_color(q, lo, hi) if q is not None and math.isfinite(q) else (150, 150, 150)
-        label = f"{'*' if c.chosen else ''}#{i} Q={'?' if q is None else f'{q:.2f}'}"
+        label = f"{'*' if c.chosen else ''}{'+' if c.best else ''}#{i} Q={'?' if q is None else f'{q:.2f}'}"
         badge_y = _draw_one(img, d, c.action, color, label, badge_y)
     return img
 

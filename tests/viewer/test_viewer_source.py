@@ -50,6 +50,7 @@ def test_a_step_with_annotations_and_candidates(run: Path) -> None:
     assert "V = 0.600" in d.markdown and "raw text 0" in d.markdown and d.picture.size == (96, 48)
     assert d.candidates is not None and [r[4] for r in d.candidate_rows] == ["yes", "", ""]
     assert d.candidate_rows[1][2:4] == ["0.200", "-0.400"]  # Q and Q - V
+    assert [r[5] for r in d.candidate_rows] == ["highest Q", "", ""]  # no best-of-N choice recorded
     plain = src.step(t, 0, {})
     assert "V =" not in plain.markdown and plain.candidates is None
     assert src.notes(None) == {}
@@ -66,4 +67,20 @@ def test_imported_candidates_without_q_are_drawn(tmp_path: Path) -> None:
     TrajectoryStore(tmp_path / "ds", durable=False).append([t])
     src = ViewerSource(tmp_path / "ds")
     d = src.step(src.trajectory("x"), 0, {})
-    assert d.candidates is not None and d.candidate_rows == [[0, "back", "–", "–", ""]]  # the malformed one is skipped
+    assert d.candidates is not None and d.candidate_rows == [[0, "back", "–", "–", "", ""]]  # the malformed one is skipped
+
+
+def test_best_of_n_pick_is_marked() -> None:
+    from digirl.core.actions import Action
+    from digirl.core.codecs import action_to_dict
+    from digirl.data.annotations import StepAnnotation
+    from tests.data.trajfactory import build_traj
+
+    step = build_traj(1, seed=0, traj_id="x").steps[0]
+    cands = [{"action": action_to_dict(a), "q": q} for a, q in ((step.action, 0.7), (Action.back(), 0.9), (Action.home(), 0.6))]
+    for kept, label in ((False, "best-of-N, below δ"), (True, "best-of-N, kept")):
+        # the pick is not the highest Q (candidate 1 may be invalid or a no-op): the recorded choice wins
+        a = StepAnnotation("x", 0, value=0.5, q=0.7, kept=kept, extra={"candidates": cands, "chosen": 2})
+        drawn, rows = ViewerSource._candidates(step, a)
+        assert [r[5] for r in rows] == ["", "", label] and [c.best for c in drawn] == [False, False, True]
+        assert rows[2][2:5] == ["0.600", "0.100", ""] and rows[0][4] == "yes"
