@@ -23,6 +23,7 @@ from digirl.algorithms.encoder_config import CriticEncoderConfig
 __all__ = [
     "ActorConfig",
     "AlgoConfig",
+    "BranchConfig",
     "CriticEncoderConfig",
     "DigiQAlgoConfig",
     "DigiRLConfig",
@@ -141,6 +142,45 @@ class DigiQAlgoConfig(ActorConfig):
 
 
 @dataclass
+class BranchConfig(ActorConfig):
+    """Branching (``algo.name=branch``): K sampled actions per visited state, each executed on a clone of the
+    env and rolled out to the end with the policy; its advantage is its return minus the mean of its state's
+    group (Android Coach's single state, multiple actions). Needs an env that clones (``state_clone``) and
+    replays (``state_replay``) its states: the simulator. The branches' env steps are counted
+    (``rollout/branch_env_steps``) so comparisons at equal env steps are fair."""
+
+    branch_k: int = _f(4, "branch: actions sampled per branched state (K)")
+    branch_states: Literal["all", "random", "first", "last"] = _f(
+        "random", "branch: which visited states of each episode to branch from (random: branch_max_states of them)"
+    )
+    branch_max_states: int = _f(2, "branch: states branched per episode (0 = every visited state)")
+    branch_include_taken: bool = _f(
+        True, "branch: the episode's own action at the state joins its group, valued by the episode's return from there"
+    )
+    branch_weighting: Literal["positive", "awr"] = _f(
+        "positive",
+        "branch: actor weight of a branched action: positive (its advantage where > 0: clone the better-than-average "
+        "actions) or awr (exp(advantage / branch_beta) for every action)",
+    )
+    branch_beta: float = _f(0.5, "branch: temperature of the awr weighting")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.branch_k < 1:
+            raise ValueError(f"algo.branch_k must be >= 1, got {self.branch_k}")
+        if self.branch_k == 1 and not self.branch_include_taken:
+            raise ValueError("algo.branch_k=1 without branch_include_taken gives groups of one action: no advantage")
+        if self.branch_max_states < 0:
+            raise ValueError(f"algo.branch_max_states must be >= 0 (0 = every state), got {self.branch_max_states}")
+        if self.branch_states not in ("all", "random", "first", "last"):
+            raise ValueError(f"algo.branch_states must be all, random, first or last, got {self.branch_states!r}")
+        if self.branch_weighting not in ("positive", "awr"):
+            raise ValueError(f"algo.branch_weighting must be positive or awr, got {self.branch_weighting!r}")
+        if not self.branch_beta > 0:
+            raise ValueError(f"algo.branch_beta must be > 0, got {self.branch_beta}")
+
+
+@dataclass
 class _Named:
     name: str = _f("digirl", "algorithm: filtered_bc, digirl, or another registered name (`digirl config keys train`)")
 
@@ -152,7 +192,7 @@ class _Named:
 
 
 @dataclass
-class AlgoConfig(DigiQAlgoConfig, DigiRLConfig, FilteredBCConfig, _Named):
+class AlgoConfig(BranchConfig, DigiQAlgoConfig, DigiRLConfig, FilteredBCConfig, _Named):
     """The ``algo`` section: ``algo.name`` and every built-in algorithm's options (each algorithm reads its own).
 
     (Field order: ``name``, the actor's options, then Filtered BC's, DigiRL's and Digi-Q's, as the bases list them.)

@@ -30,6 +30,7 @@ _ALGORITHMS: dict[str, tuple[str, str]] = {
     "filtered_bc": ("digirl.algorithms.filtered_bc:FilteredBC", "digirl.algorithms.configs:FilteredBCConfig"),
     "digirl": ("digirl.algorithms.digirl:DigiRL", "digirl.algorithms.configs:DigiRLConfig"),
     "digiq": ("digirl.algorithms.digiq.algorithm:DigiQ", "digirl.algorithms.configs:DigiQAlgoConfig"),
+    "branch": ("digirl.algorithms.branch:BranchAlgorithm", "digirl.algorithms.configs:BranchConfig"),
 }
 
 

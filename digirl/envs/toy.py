@@ -141,7 +141,7 @@ def _make(mode: str, **kw: Any) -> ToyEnv:
     return ToyEnv(mode=mode, **kw)
 
 
-_META = {"state_clone": True}
+_META = {"state_clone": True, "state_replay": True}  # reset(seed) and the actions rebuild any state
 register(
     "digirl/toy-tap-v0",
     "digirl.envs.toy:ToyEnv",

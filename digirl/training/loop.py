@@ -88,6 +88,10 @@ def online_driver(run: Run) -> OnlineDriver:
     cfg = run.cfg
     if cfg.asynchronous.max_staleness == 0:
         return SynchronousDriver()
+    if callable(getattr(run.algo, "branch_plan", None)):
+        raise ConfigError(
+            "algo.name=branch branches each iteration before storing it: use the synchronous loop (asynchronous.max_staleness=0)"
+        )
     if run.distributed:
         raise ConfigError("asynchronous.max_staleness > 0 runs in one process (not under accelerate/torchrun)")
     if cfg.task_sampling != "uniform":

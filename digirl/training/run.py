@@ -35,6 +35,7 @@ from digirl.envs.collector import Collector
 from digirl.envs.vector import EpisodeJob
 from digirl.policies.base import ActingPolicy, Policy
 from digirl.policies.registry import load_policy
+from digirl.training.branching import brancher_for
 from digirl.training.checkpoint import LoopState, latest_checkpoint, load_checkpoint, save_checkpoint, set_rng_state
 from digirl.training.common import (
     PolicyActFn,
@@ -87,6 +88,10 @@ def rollout_metrics(trajs: list[Trajectory], prefix: str = "rollout") -> dict[st
         / max(1, sum(t.length for t in scored)),
         f"{prefix}/trajectories": float(len(trajs)),
     }
+    branch_steps = sum(int(t.metadata.get("branch_env_steps", 0)) for t in scored)
+    if branch_steps:  # algo.name=branch: what the branches cost, so methods compare at equal env steps
+        out[f"{prefix}/branch_env_steps"] = float(branch_steps)
+    out[f"{prefix}/env_steps"] = float(sum(t.length for t in scored) + branch_steps)
     nll = [-s.log_prob for t in scored for s in t.steps if s.log_prob is not None]
     if nll:
         out[f"{prefix}/action_nll"] = float(np.mean(nll))
@@ -278,6 +283,8 @@ class Run:
         self.metrics = _open_metrics(cfg, run_dir, self.main)
         needs_env = cfg.mode != "offline" or cfg.eval.test_tasks > 0 or cfg.eval.train_tasks > 0 or cfg.eval.val_tasks > 0
         self.runner: Collector | None = make_runner(cfg.env, deterministic=cfg.deterministic) if needs_env and self.main else None
+        # algo.name=branch: K actions per visited state, executed on copies of the env (rank 0 collects)
+        self.brancher = brancher_for(self.algo, cfg.env, seed=cfg.seed) if self.main and cfg.mode != "offline" else None
         self.train_pool = task_pool(cfg.env, cfg.env.train_split) if needs_env else []
         test_pool = task_pool(cfg.env, cfg.env.test_split) if needs_env else []
         self.eval_tasks = eval_task_sets(cfg.env, cfg.eval, train_pool=self.train_pool, test_pool=test_pool) if needs_env else {}
@@ -294,6 +301,8 @@ class Run:
         self.metrics.close()
         if self.runner is not None:
             self.runner.close()
+        if self.brancher is not None:
+            self.brancher.close()
 
     # ------------------------------------------------------------------ phases
     def collect(self, it: int, act: PolicyActFn) -> list[Trajectory]:
@@ -311,7 +320,10 @@ class Run:
             weights = family_weights(cfg.task_sampling, families, outcomes, sizes=self.family_sizes, power=cfg.task_family_power)
             jobs = iteration_jobs(cfg, self.train_pool, it, weights)
             act.version = self.state.updates  # actors acting themselves fetch these weights once
-            new = store_iteration(self.store, in_job_order(self.runner.run(act, jobs), jobs), it, self.state.updates)
+            trajs = in_job_order(self.runner.run(act, jobs), jobs)
+            if self.brancher is not None:  # before storing: the branches are stored with their episodes
+                log.info("iteration %d branches: %s", it, self.brancher.expand(trajs, act, it))
+            new = store_iteration(self.store, trajs, it, self.state.updates)
         if self.distributed:  # every rank learns from the same stored shard
             dist.barrier()
             new = self._read_iteration(it)

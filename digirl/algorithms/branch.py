@@ -1,0 +1,189 @@
+"""Branching (``algo.name=branch``): many actions per state with a group-wise advantage (Android Coach style).
+
+Collection (:mod:`digirl.training.branching`, with :mod:`digirl.envs.branching`) adds to each online
+episode its *branches*: at ``branch_max_states`` visited states s_h, K actions sampled from the
+policy, each executed on a clone of the env at s_h and rolled out to the end with the policy; a
+branch's value is its discounted return from s_h. They are stored with the episode
+(``metadata["branches"]``, see :func:`read_branches`).
+
+One ``update`` reads top to bottom:
+
+1. group: the K branches of each state (with ``branch_include_taken``, also the action the episode
+   took there, valued by the episode's own return from s_h);
+2. advantage of each action: its value minus the mean value of its group (:func:`group_advantages`);
+3. actor: behaviour-clone the grouped actions at their states, weighted by the positive part of the
+   advantage or by exp(A/β) (:func:`advantage_weights`), with the shared weighted BC update.
+
+No critic is learned: the values are Monte-Carlo returns of real rollouts from the same state, so a
+group's baseline is exact for that state (groups whose actions all did equally well teach nothing and
+get weight 0). The offline phase, which has no branches, behaviour-clones the successful episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from digirl.algorithms.base import Phase, Sample, actor_step_count, bc_update, make_optimizer
+from digirl.algorithms.configs import BranchConfig
+from digirl.core.actions import Action
+from digirl.core.codecs import action_from_dict
+from digirl.core.errors import DataError
+from digirl.core.types import Trajectory
+from digirl.data.annotations import StepAnnotation
+from digirl.policies.base import Policy
+from digirl.utils import distributed as dist
+
+__all__ = ["BranchAlgorithm", "GroupMember", "advantage_weights", "group_advantages", "group_members", "read_branches"]
+
+#: Where collection stores an episode's branches (a list of dicts) and what they cost.
+BRANCHES_KEY = "branches"
+BRANCH_STEPS_KEY = "branch_env_steps"
+
+
+@dataclass(frozen=True)
+class GroupMember:
+    """One action of a state's group: where it was taken, what it was worth."""
+
+    traj_id: str
+    step: int
+    action: Action
+    value: float
+    #: Whether it is the episode's own action (else a branch).
+    taken: bool
+
+
+def group_advantages(values: Sequence[float], groups: Sequence[int]) -> np.ndarray:
+    """A_i = v_i − mean of the values of i's group (``groups[i]``: any hashable id per member)."""
+    v = np.asarray(values, dtype=np.float64)
+    g = np.asarray(groups)
+    if v.shape != g.shape:
+        raise ValueError(f"values and groups differ in length: {v.shape[0]} vs {g.shape[0]}")
+    _, inverse = np.unique(g, return_inverse=True)
+    sums = np.bincount(inverse, weights=v)
+    counts = np.bincount(inverse)
+    return v - (sums / counts)[inverse]
+
+
+def advantage_weights(adv: np.ndarray, mode: Literal["positive", "awr"], beta: float, clip: float = 20.0) -> np.ndarray:
+    """Actor loss weights: ``positive`` keeps max(A, 0); ``awr`` is exp(A/β), clipped at ``clip``."""
+    a = np.asarray(adv, dtype=np.float64)
+    if mode == "positive":
+        return np.maximum(a, 0.0)
+    if mode == "awr":
+        return np.minimum(np.exp(a / beta), clip)
+    raise ValueError(f"unknown branch weighting {mode!r}")
+
+
+def read_branches(t: Trajectory) -> list[tuple[int, Action, float]]:
+    """(step, action, value) of each branch stored with ``t`` (none when it was not branched)."""
+    raw = t.metadata.get(BRANCHES_KEY) or []
+    out = []
+    for i, d in enumerate(raw):
+        try:
+            h = int(d["step"])
+            if not 0 <= h < t.length:
+                raise ValueError(f"step {h} is outside the episode's {t.length} steps")
+            out.append((h, action_from_dict(d["action"]), float(d["value"])))
+        except (KeyError, TypeError, ValueError) as e:
+            raise DataError(f"trajectory {t.traj_id}: branch {i} is malformed: {e}") from e
+    return out
+
+
+def group_members(trajectories: Sequence[Trajectory], gamma: float, include_taken: bool) -> list[GroupMember]:
+    """Every grouped action of the branched episodes: the branches, and (``include_taken``) the episode's
+    own action at each branched state, valued by its discounted return from there."""
+    out: list[GroupMember] = []
+    for t in trajectories:
+        if t.env_failure:
+            continue
+        branches = read_branches(t)
+        if not branches:
+            continue
+        returns = t.mc_returns(gamma)
+        if include_taken:
+            for h in sorted({h for h, _, _ in branches}):
+                out.append(GroupMember(t.traj_id, h, t.steps[h].action, float(returns[h]), True))
+        out.extend(GroupMember(t.traj_id, h, a, v, False) for h, a, v in branches)
+    return out
+
+
+class BranchAlgorithm:
+    name = "branch"
+    config_class = BranchConfig
+
+    def __init__(self, policy: Policy, cfg: BranchConfig, *, seed: int = 0) -> None:
+        self.policy = policy
+        self.cfg = cfg
+        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
+        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
+        self.rng = np.random.default_rng(seed)
+        self._annotations: list[StepAnnotation] = []
+
+    def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
+        cfg = self.cfg
+        by_id = {t.traj_id: t for t in trajectories}
+        if phase == "offline":  # no branches yet: clone the successes
+            samples = [Sample(s.observation, s.action) for t in trajectories if t.success for s in t.steps]
+            metrics = self._actor(samples, phase)
+            self._annotations = []
+            return metrics | {"train/kept_steps": float(len(samples))}
+        members = group_members(trajectories, cfg.gamma, cfg.branch_include_taken)
+        groups = [(m.traj_id, m.step) for m in members]
+        ids = {g: i for i, g in enumerate(dict.fromkeys(groups))}
+        adv = group_advantages([m.value for m in members], [ids[g] for g in groups])
+        weights = advantage_weights(adv, cfg.branch_weighting, cfg.branch_beta)
+        samples = [
+            Sample(by_id[m.traj_id].steps[m.step].observation, m.action, float(w)) for m, w in zip(members, weights) if w > 0
+        ]
+        self._annotations = [  # value: the group's mean (the state's baseline); q: this action's return
+            StepAnnotation(
+                m.traj_id, m.step, value=m.value - float(a), q=m.value, advantage=float(a), kept=w > 0, weight=float(w)
+            )
+            for m, a, w in zip(members, adv, weights)
+            if m.taken
+        ]
+        metrics = self._actor(samples, phase)
+        informative = {g for g, a in zip(groups, adv) if a != 0}  # a group whose actions all did equally well teaches nothing
+        metrics |= {
+            "train/branch_groups": float(len(ids)),
+            "train/branch_members": float(len(members)),
+            "train/branch_flat_groups": 1.0 - len(informative) / len(ids) if ids else 0.0,
+            "train/adv_mean_abs": float(np.abs(adv).mean()) if len(adv) else 0.0,
+            "train/kept_steps": float(len(samples)),
+        }
+        return metrics
+
+    def _actor(self, samples: list[Sample], phase: Phase) -> dict[str, float]:
+        cfg = self.cfg
+        return bc_update(
+            self.policy,
+            self.optimizer,
+            samples,
+            steps=actor_step_count(cfg, phase, samples),
+            batch_size=cfg.batch_size,
+            grad_accum=cfg.grad_accum,
+            max_grad_norm=cfg.max_grad_norm,
+            rng=self.rng,
+        )
+
+    # ------------------------------------------------------------------ what collection reads
+    def branch_plan(self) -> dict[str, Any]:
+        """How collection branches for this algorithm (``digirl.envs.branching.BranchPlan``'s fields)."""
+        c = self.cfg
+        return {"k": c.branch_k, "states": c.branch_states, "max_states": c.branch_max_states, "gamma": c.gamma}
+
+    def annotations(self) -> list[StepAnnotation]:
+        """Per branched state, the episode's own action: its group mean (``value``), its return (``q``),
+        its advantage and weight (with ``branch_include_taken``)."""
+        return list(self._annotations)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.rng.bit_generator.state = state["rng"]
