@@ -122,8 +122,18 @@ class EncoderConfig:
     )
     grid_cols: int = _f(6, "columns of the tap grid (taps not on an element)")
     grid_rows: int = _f(12, "rows of the tap grid")
+    pixel_regions: bool = _f(
+        False,
+        "screenshot only (needs use_elements=false): the pointer points at UI boxes detected from the screenshot's "
+        "pixels (text lines, icons, buttons, bars: digirl/policies/regions.py), each a token of its position and a "
+        "crop of its pixels, instead of every tap being a grid cell. Reads no element list: still pixels-only",
+    )
 
     def __post_init__(self) -> None:
+        if self.pixel_regions and self.use_elements:
+            raise ValueError(
+                "pixel_regions=true points at boxes detected from pixels in place of the element list: set use_elements=false"
+            )
         if self.dim % self.heads:
             raise ValueError(f"dim ({self.dim}) must be a multiple of heads ({self.heads})")
         if not 0.0 <= self.word_dropout < 1.0:
@@ -148,6 +158,7 @@ class EncoderConfig:
             grid_rows=self.grid_rows,
             use_elements=self.use_elements,
             label_rows=self.label_rows,
+            pixel_regions=self.pixel_regions,
         )
 
     @classmethod

@@ -39,6 +39,7 @@ from digirl.policies.features import (
     encode_actions,
     featurize,
 )
+from digirl.policies.regions import CROP_SIZE as REGION_CROP
 
 if TYPE_CHECKING:
     from digirl.policies.config import PolicyConfig
@@ -72,6 +73,8 @@ class ScreenEncoder(nn.Module):
         self.hist = nn.Embedding(len(KINDS) + 1, d, padding_idx=0)
         self.hist_pos = nn.Embedding(cfg.history_len, d)
         self.type_emb = nn.Embedding(5, d)  # cls, image, history, instruction, element
+        # Pixels-only regions carry no words: what a region shows enters through a crop of its pixels.
+        self.region_cnn = _region_cnn(d) if cfg.pixel_regions else None
         self.cls = nn.Parameter(torch.zeros(1, 1, d))
         layer = nn.TransformerEncoderLayer(d, cfg.heads, 2 * d, cfg.dropout, batch_first=True, norm_first=True)
         self.encoder = nn.TransformerEncoder(layer, cfg.layers, enable_nested_tensor=False)
@@ -97,6 +100,9 @@ class ScreenEncoder(nn.Module):
         instr = instr + self.pos.weight[:L].unsqueeze(0)
         ewords = ewords_each.sum(2) / wmask.sum(2).clamp(min=1.0)
         elem = ewords + self.elem_num(t["elem_num"]) + self.elem_kind(t["elem_kind"])
+        if self.region_cnn is not None:
+            crops = t["elem_pixels"].flatten(0, 1).float() / 255.0  # [B*K, 3, h, w]
+            elem = elem + self.region_cnn(crops).view(b, K, -1)
         types = self.type_emb.weight
         x = torch.cat(
             [
@@ -113,6 +119,21 @@ class ScreenEncoder(nn.Module):
         return h[:, 0], h[:, 3 : 3 + L], h[:, 3 + L : 3 + L + K]
 
 
+def _region_cnn(d: int) -> nn.Module:
+    """A [3, 12, 32] region crop to one d-vector (stride 4 keeps a text line's strokes apart)."""
+    h, w = REGION_CROP
+    return nn.Sequential(
+        nn.Conv2d(3, 16, 3, padding=1),
+        nn.GELU(),
+        nn.Conv2d(16, 32, 3, stride=2, padding=1),
+        nn.GELU(),
+        nn.Conv2d(32, 32, 3, stride=2, padding=1),
+        nn.GELU(),
+        nn.Flatten(),
+        nn.Linear(32 * ((h + 3) // 4) * ((w + 3) // 4), d),
+    )
+
+
 def word_keep_masks(instr: torch.Tensor, elem_words: torch.Tensor, p: float, buckets: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Word dropout: which word ids of ``instr`` [B, L] and ``elem_words`` [B, K, T] stay visible.
 
@@ -127,7 +148,7 @@ def word_keep_masks(instr: torch.Tensor, elem_words: torch.Tensor, p: float, buc
 
 
 def batch_to_tensors(batch: Batch, device: torch.device) -> dict[str, torch.Tensor]:
-    return {
+    out = {
         "image": torch.from_numpy(batch.image).to(device),
         "instr": torch.from_numpy(batch.instr).to(device),
         "elem_words": torch.from_numpy(batch.elem_words).to(device),
@@ -136,6 +157,9 @@ def batch_to_tensors(batch: Batch, device: torch.device) -> dict[str, torch.Tens
         "elem_mask": torch.from_numpy(batch.elem_mask).to(device),
         "history": torch.from_numpy(batch.history).to(device),
     }
+    if batch.elem_pixels is not None:
+        out["elem_pixels"] = torch.from_numpy(batch.elem_pixels).to(device)
+    return out
 
 
 class _PolicyNet(nn.Module):

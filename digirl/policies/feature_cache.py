@@ -41,6 +41,7 @@ class _Row:
     history: np.ndarray
     instr_words: list[str]
     elements: tuple[UIElement, ...]
+    elem_pixels: np.ndarray | None  # [K, 3, h, w] uint8 (pixel regions only)
     source: tuple[str, int, tuple[int, ...]]  # _source() of the observation it was made from
 
 
@@ -59,6 +60,12 @@ def _to_float(image: np.ndarray) -> np.ndarray:
     """The float32 image, by the same operation :func:`digirl.policies.screens.resize_screen` uses."""
     out: np.ndarray = image.astype(np.float32) / 255.0
     return out
+
+
+def _stack_crops(crops: list[np.ndarray | None]) -> np.ndarray | None:
+    """The batch's region crops (``None`` unless the spec detects pixel regions: then every row has them)."""
+    present = [c for c in crops if c is not None]
+    return np.stack(present) if present else None
 
 
 class FeatureCache:
@@ -100,6 +107,7 @@ class FeatureCache:
                     new.history[j],
                     new.instr_words[j],
                     new.elements[j],
+                    None if new.elem_pixels is None else new.elem_pixels[j],
                     _source(observations[i]),
                 )
         self.stats["misses"] += len(missing)
@@ -117,6 +125,7 @@ class FeatureCache:
             np.stack([r.history for r in rows]),
             [list(r.instr_words) for r in rows],
             [r.elements for r in rows],
+            _stack_crops([r.elem_pixels for r in rows]),
         )
 
     def retain(self, keys: Iterable[Hashable]) -> None:

@@ -17,6 +17,8 @@ import numpy as np
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
 from digirl.core.types import Observation, UIElement
+from digirl.policies.regions import CROP_SIZE as REGION_CROP
+from digirl.policies.regions import region_crops, region_elements
 from digirl.policies.screens import shrink_many
 
 # Words keep inner dots, hyphens and apostrophes ("bestbuy.com", "wi-fi", "what's") so typed text
@@ -83,6 +85,8 @@ class FeatureSpec:
     use_elements: bool = True
     #: Whether a clickable element without text reads as its labels (:func:`element_texts`).
     label_rows: bool = False
+    #: Screenshot only: the elements are boxes detected from the pixels (:mod:`digirl.policies.regions`).
+    pixel_regions: bool = False
 
     @property
     def grid_size(self) -> int:
@@ -102,6 +106,8 @@ class Batch:
     history: np.ndarray  # [B, history_len] int64 kind ids + 1 (0 = none)
     instr_words: list[list[str]]  # the original words, for decoding typed text
     elements: list[tuple[UIElement, ...]]
+    #: [B, K, 3, h, w] uint8 pixel crops of the elements (``pixel_regions`` only; else None).
+    elem_pixels: np.ndarray | None = None
 
 
 def action_kind(action: Action, obs: Observation | None = None) -> str | None:
@@ -197,6 +203,7 @@ def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
     elem_kind = np.zeros((b, K), np.int64)
     elem_mask = np.zeros((b, K), bool)
     history = np.zeros((b, spec.history_len), np.int64)
+    elem_pixels = np.zeros((b, K, 3, *REGION_CROP), np.uint8) if spec.pixel_regions else None
     all_words: list[list[str]] = []
     all_elems: list[tuple[UIElement, ...]] = []
     frames: list[tuple[np.ndarray, np.ndarray | None]] = []
@@ -213,7 +220,12 @@ def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
         ws, ids, lower_instr = _instruction(obs.instruction, L, spec.buckets)
         all_words.append(list(ws))
         instr[i, : len(ids)] = ids
-        els = tuple(obs.elements or ())[:K] if spec.use_elements else ()
+        if spec.pixel_regions:
+            els = region_elements(obs.screenshot, K)
+            if elem_pixels is not None and els:
+                elem_pixels[i, : len(els)] = region_crops(obs.screenshot, els)
+        else:
+            els = tuple(obs.elements or ())[:K] if spec.use_elements else ()
         all_elems.append(els)
         if els:
             n_instr = max(1, len(lower_instr))
@@ -234,7 +246,7 @@ def featurize(observations: Sequence[Observation], spec: FeatureSpec) -> Batch:
         hist = [KIND_INDEX.get(action_kind(a) or "", -1) + 1 for a in obs.history[-spec.history_len :]]
         if hist:
             history[i, -len(hist) :] = hist
-    return Batch(image, instr, elem_words, elem_num, elem_kind, elem_mask, history, all_words, all_elems)
+    return Batch(image, instr, elem_words, elem_num, elem_kind, elem_mask, history, all_words, all_elems, elem_pixels)
 
 
 _ELEMENT_KIND_ID = {k: i + 1 for i, k in enumerate(ELEMENT_KINDS)}

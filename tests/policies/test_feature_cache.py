@@ -25,6 +25,7 @@ def test_uint8_round_trip_is_exact_for_every_value() -> None:
         ("webshop", FeatureSpec(frame_stack=2)),
         ("general", FeatureSpec(label_rows=True)),
         ("webshop", FeatureSpec(use_elements=False, frame_stack=2)),
+        ("general", FeatureSpec(use_elements=False, pixel_regions=True)),
     ],
 )
 def test_batches_equal_featurize_in_any_order_and_subset(taskset: str, spec: FeatureSpec) -> None:

@@ -18,6 +18,9 @@ def _same(a: Batch, b: Batch) -> None:
         x, y = getattr(a, name), getattr(b, name)
         assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), name
     assert a.instr_words == b.instr_words and a.elements == b.elements
+    assert (a.elem_pixels is None) == (b.elem_pixels is None)
+    if a.elem_pixels is not None and b.elem_pixels is not None:
+        assert a.elem_pixels.dtype == b.elem_pixels.dtype and np.array_equal(a.elem_pixels, b.elem_pixels)
 
 
 def _sim_observations(taskset: str, episodes: int, seed: int) -> list[Observation]:
