@@ -24,26 +24,28 @@ import os
 import platform
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 
 def measure(n_envs: int, episodes: int, device: str, frame_stack: int, taskset: str) -> dict[str, Any]:
-    from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
-    from digirl.policies.config import EncoderConfig
-    from digirl.policies.default import DefaultPolicy
+    from digirl.envs.collector import make_collector
+    from digirl.envs.vector import EpisodeJob
+    from digirl.policies.config import EncoderConfig, PolicyConfig
+    from digirl.policies.registry import build_policy
     from digirl.sim.tasks.tasksets import load_taskset
 
     tasks = load_taskset(taskset, "train")
-    policy = DefaultPolicy(EncoderConfig(frame_stack=frame_stack), device=device, seed=0)
+    policy = build_policy(PolicyConfig(device=device, default=EncoderConfig(frame_stack=frame_stack)), seed=0)
 
     def act(observations: Any) -> Any:
         return policy.act(observations)
 
     warm = [EpisodeJob(tasks[(7 * i) % len(tasks)], seed=10_000 + i) for i in range(2 * n_envs)]
     jobs = [EpisodeJob(tasks[i % len(tasks)], seed=i) for i in range(episodes)]
-    fn = env_factory(f"digirl/sim-{taskset}-v0")
-    with VectorRunner(fn, n_envs, reset_batch_wait_s=float("inf"), reset_timeout_s=120.0) as runner:
+    # deterministic: every policy batch holds every active episode (what `digirl train deterministic=true` runs)
+    with closing(make_collector(f"digirl/sim-{taskset}-v0", num_envs=n_envs, deterministic=True)) as runner:
         list(runner.run(act, warm))
         s0 = runner.stats.to_dict()
         t0, c0 = time.perf_counter(), time.process_time()

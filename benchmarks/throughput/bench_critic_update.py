@@ -24,6 +24,7 @@ import platform
 import sys
 import time
 from collections.abc import Hashable, Iterable, Sequence
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -32,9 +33,12 @@ import torch
 from digirl.algorithms.base import AlgoConfig
 from digirl.algorithms.digirl import DigiRL
 from digirl.core.types import Observation, Trajectory
-from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
+from digirl.envs.collector import make_collector
+from digirl.envs.vector import EpisodeJob
+from digirl.policies.config import PolicyConfig
 from digirl.policies.default import DefaultPolicy
 from digirl.policies.features import Batch, FeatureSpec, featurize
+from digirl.policies.registry import build_policy
 from digirl.sim.tasks.tasksets import load_taskset
 from digirl.utils.rng import seed_everything
 
@@ -55,7 +59,7 @@ class _NoCache:
 def collect(n: int) -> list[Trajectory]:
     tasks = load_taskset("webshop", "train")
     jobs = [EpisodeJob(tasks[i % len(tasks)], seed=i) for i in range(n)]
-    with VectorRunner(env_factory("digirl/sim-webshop-v0"), 1, mode="inline") as runner:
+    with closing(make_collector("digirl/sim-webshop-v0", runner="inline")) as runner:
         trajs = sorted(runner.run(None, jobs, expert=True, expert_eps=0.4, expert_seed=0), key=lambda t: t.seed or 0)
     for i, t in enumerate(trajs):
         t.traj_id = f"traj-{i:05d}"
@@ -70,7 +74,8 @@ class Run:
 
 def run(trajs: list[Trajectory], *, cached: bool, curriculum: bool, rollout: int, device: str) -> Run:
     torch.manual_seed(0)
-    policy = DefaultPolicy(device=device, seed=0)
+    policy = build_policy(PolicyConfig(device=device), seed=0)
+    assert isinstance(policy, DefaultPolicy)  # the critic's feature cache is the default policy's
     cfg = AlgoConfig(curriculum=curriculum, offline_actor_steps=20, actor_steps=10)
     algo = DigiRL(policy, cfg, seed=0)
     if not cached:

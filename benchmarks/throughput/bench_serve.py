@@ -105,12 +105,12 @@ def main() -> int:
 
     import torch
 
-    from digirl.policies.config import EncoderConfig
-    from digirl.policies.default import DefaultPolicy
+    from digirl.policies.config import PolicyConfig
+    from digirl.policies.registry import build_policy
     from digirl.serve.server import PolicyServer, ServeConfig
 
     load_before = os.getloadavg()[0]  # other work on the machine inflates every figure
-    policy = DefaultPolicy(EncoderConfig(), device=args.device, seed=0)
+    policy = build_policy(PolicyConfig(device=args.device), seed=0)
     body = sim_request("bench")
     rows = []
     for mode, max_batch in (("batched", 32), ("unbatched", 1)):

@@ -18,6 +18,7 @@ import os
 import platform
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import numpy as np
@@ -25,14 +26,16 @@ import torch
 
 
 def collection(n_envs: int, episodes: int, device: str) -> dict[str, float]:
-    from digirl.envs.vector import EpisodeJob, VectorRunner, env_factory
-    from digirl.policies.default import DefaultPolicy
+    from digirl.envs.collector import make_collector
+    from digirl.envs.vector import EpisodeJob
+    from digirl.policies.config import PolicyConfig
+    from digirl.policies.registry import build_policy
     from digirl.sim.tasks.tasksets import load_taskset
 
     tasks = load_taskset("general", "train")
-    policy = DefaultPolicy(device=device, seed=0)
+    policy = build_policy(PolicyConfig(device=device), seed=0)
     jobs = [EpisodeJob(tasks[i % len(tasks)], seed=i) for i in range(episodes)]
-    with VectorRunner(env_factory("digirl/sim-general-v0"), n_envs) as runner:
+    with closing(make_collector("digirl/sim-general-v0", num_envs=n_envs)) as runner:
         list(runner.run(lambda obs: policy.act(obs), jobs[: n_envs * 2]))  # warm up workers
         t0 = time.perf_counter()
         trajs = list(runner.run(lambda obs: policy.act(obs), jobs))
@@ -52,7 +55,9 @@ def collection(n_envs: int, episodes: int, device: str) -> dict[str, float]:
 def training(batch: int, steps: int, device: str, bf16: bool) -> dict[str, float]:
     from digirl.algorithms.base import Sample, bc_update
     from digirl.envs.registry import make
+    from digirl.policies.config import PolicyConfig
     from digirl.policies.default import DefaultPolicy
+    from digirl.policies.registry import build_policy
 
     env = make("digirl/sim-general-v0")
     samples = []
@@ -64,7 +69,8 @@ def training(batch: int, steps: int, device: str, bf16: bool) -> dict[str, float
             samples.append(Sample(obs, a))
             obs, _, term, trunc, _ = env.step(a)
             done = term or trunc
-    policy = DefaultPolicy(device=device, seed=0)
+    policy = build_policy(PolicyConfig(device=device), seed=0)
+    assert isinstance(policy, DefaultPolicy)  # bc_update trains the default policy's parameters
     opt = torch.optim.AdamW(policy.parameters(), lr=1e-3)
     rng = np.random.default_rng(0)
     ctx = (

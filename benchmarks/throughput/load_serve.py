@@ -426,14 +426,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.clients < 1 or args.requests < 1 or not 0 <= args.poisoned <= 1 or args.deadline <= 0:
         ap.error("--clients and --requests must be >= 1, --poisoned in [0, 1], --deadline > 0")
 
-    from digirl.policies.config import EncoderConfig
-    from digirl.policies.default import DefaultPolicy
+    from digirl.policies.config import EncoderConfig, PolicyConfig
+    from digirl.policies.registry import build_policy
 
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="digirl-load-") as tmp:
         policy_dir = Path(tmp) / "load" / "policy"
-        cfg = EncoderConfig(dim=32, layers=1, heads=2) if args.small else EncoderConfig()
-        DefaultPolicy(cfg, seed=0).save(policy_dir)
+        encoder = EncoderConfig(dim=32, layers=1, heads=2) if args.small else EncoderConfig()
+        build_policy(PolicyConfig(device="cpu", default=encoder), seed=0).save(policy_dir)
         proc, port, log = start_server(policy_dir, Path(tmp) / "server.log", args.budget_mb, args.max_connections)
         try:
             idle_kib = rss_kib(proc.pid)
