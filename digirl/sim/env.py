@@ -25,7 +25,7 @@ from digirl.sim.expert import expert_action
 from digirl.sim.families import ensure_family, get_family
 from digirl.sim.families.state import device_state
 from digirl.sim.intents import HORIZONS, Intent
-from digirl.sim.perturb import Dynamics
+from digirl.sim.perturb import Dynamics, dark_theme
 from digirl.sim.phone import Phone, resolve_app
 from digirl.sim.predicates import TaskContext, check
 from digirl.sim.render import FrameKey, Renderer
@@ -47,6 +47,10 @@ class SimEnv(DeviceEnv):
     ``world_version`` shifts layouts and content (non-stationarity). ``allow_generic`` turns an
     instruction no family understands into a web search for it instead of raising.
     ``expert_jitter`` (0..1) moves the expert's taps off-centre within the element.
+    ``interruptions`` (0..1, opt-in): every kind of interruption (cookie banners, rating prompts,
+    permission dialogs, interstitial ads, system update notices) at that rate, counted in each step's
+    info. ``device_variation`` (off | train | test, opt-in): each episode runs on a device drawn from
+    that pool (home layout, dock, wallpaper, dark theme, date format; ``test`` devices are held out).
     """
 
     def __init__(
@@ -60,6 +64,8 @@ class SimEnv(DeviceEnv):
         allow_generic: bool = False,
         action_codec: str = "json",
         expert_jitter: float = 0.0,
+        interruptions: float | None = None,
+        device_variation: str = "off",
     ) -> None:
         if taskset not in HORIZONS:
             raise ValueError(f"taskset must be one of {', '.join(HORIZONS)}, got {taskset!r}")
@@ -67,11 +73,18 @@ class SimEnv(DeviceEnv):
             raise ValueError(f"split must be 'train', 'test' or 'validation', got {split!r}")
         if perturbation not in (0, 1, 2):
             raise ValueError(f"perturbation must be 0, 1 or 2, got {perturbation!r}")
+        if interruptions is not None and not 0.0 <= float(interruptions) <= 1.0:
+            raise ValueError(f"interruptions must be a rate in [0, 1] (or None: the perturbation level's), got {interruptions!r}")
+        if device_variation not in ("off", "train", "test"):
+            raise ValueError(f"device_variation must be off, train or test, got {device_variation!r}")
         super().__init__(width=width, height=height, action_codec=action_codec)
         self.taskset, self.split = taskset, split
         self.perturbation, self.world_version = int(perturbation), int(world_version)
         self.allow_generic = allow_generic
         self.expert_jitter = float(expert_jitter)
+        self.interruptions = None if interruptions is None else float(interruptions)
+        self.device_variation = device_variation
+        self._dark: tuple[FrameKey, np.ndarray] | None = None  # the last dark-theme frame
         self.default_horizon = HORIZONS[taskset]
         self.renderer = Renderer(width, height)
         self.phone = Phone()
@@ -169,7 +182,7 @@ class SimEnv(DeviceEnv):
     # ---------------------------------------------------------------- episode
     def _reset(self, task: TaskSpec | str | None, rng: np.random.Generator) -> TaskSpec:
         spec, intent = self._resolve(task, rng)
-        dyn = Dynamics.sample(self.perturbation, self.world_version, rng)
+        dyn = Dynamics.sample(self.perturbation, self.world_version, rng, self.interruptions, self.device_variation)
         # A few clock/battery values only: status bars and home screens then repeat across episodes
         # and their pictures come from the render caches.
         clock = _CLOCKS[int(rng.integers(len(_CLOCKS)))]
@@ -232,6 +245,8 @@ class SimEnv(DeviceEnv):
 
     def _info(self, extra: dict[str, Any]) -> dict[str, Any]:
         p = self.phone
+        if p.dyn.count_interruptions:  # opt-in, so that the default ids' infos stay as they were
+            extra = {"interruptions": len(p.interruptions), **extra}
         return {"app": p.fg, "screen": p.current.screen(), **extra}
 
     # ---------------------------------------------------------------- observation
@@ -240,6 +255,12 @@ class SimEnv(DeviceEnv):
         if tree is not self._shot_tree or self._shot_key is None:
             self._shot_key = self.renderer.frame_key(tree)
             self._shot_tree = tree
+        dev = self.phone.dyn.device
+        if dev is not None and dev.dark:
+            if self._dark is None or self._dark[0] != self._shot_key:
+                self._dark = (self._shot_key, dark_theme(self.renderer.render_key(self._shot_key)))
+            frame: np.ndarray = self._dark[1].copy()
+            return frame
         return self.renderer.render_key(self._shot_key)
 
     def _elements(self) -> tuple[UIElement, ...]:
@@ -285,6 +306,8 @@ class SimEnv(DeviceEnv):
             "success": self._success,
             "perturbation": self.perturbation,
             "world_version": self.world_version,
+            "interruptions": list(self.phone.interruptions),
+            "device_id": None if self.phone.dyn.device is None else self.phone.dyn.device.id,
             "installed": [p.apps[k].label for k in p.installed],
             "notifications_target": {
                 resolve_app(self.intent.get("app")): p.notifications.get(resolve_app(self.intent.get("app")))

@@ -95,6 +95,8 @@ class ExpertStep:
             return self.wait()
         if p.popup is not None:
             return self.goto("popup.dismiss") or Action.back()
+        if self.phone.find("interstitial.close") is not None:
+            return self.goto("interstitial.close")
         if self.phone.find("cookie.dismiss") is not None:
             return self.goto("cookie.dismiss")
         return None

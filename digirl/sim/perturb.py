@@ -17,6 +17,7 @@ cards redesigned), so a frozen policy meets more that it relied on the further t
 
 from __future__ import annotations
 
+import colorsys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from digirl.sim.content import stable_rng
 from digirl.sim.intents import SHOP_SITES
 
-__all__ = ["DRIFT_FROM", "LEVELS", "UPDATES", "Dynamics", "Level", "drift_stage"]
+__all__ = ["DEVICE_POOLS", "DRIFT_FROM", "LEVELS", "UPDATES", "Device", "Dynamics", "Level", "dark_theme", "drift_stage"]
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,68 @@ _SETTINGS_RENAMES: tuple[dict[str, str], ...] = (
 )
 
 
+#: Per-device variation: ``device_variation`` pool -> the device ids an episode draws from. Ids
+#: ``= 4 (mod 5)`` are held out of the train pool, so a policy trained on ``train`` devices is
+#: evaluated on layouts, wallpapers and themes it never saw.
+DEVICE_POOLS: dict[str, tuple[int, ...]] = {
+    "train": tuple(i for i in range(1000) if i % 5 != 4),
+    "test": tuple(i for i in range(1000) if i % 5 == 4),
+}
+#: Locale-style date formats of the home screen (strftime-like, filled by the launcher).
+DATE_FORMATS: tuple[str, ...] = (
+    "{wd}, {mon} {d}",
+    "{wd} {d} {mon}",
+    "{mm}/{dd}",
+    "{d}.{m}.",
+    "{d} {mon}",
+    "{weekday}, {mon} {d}",
+)
+
+
+@dataclass(frozen=True)
+class Device:
+    """One phone's look: how its owner arranged the home screen and what theme it runs. Everything
+    follows from ``id`` (:meth:`build`), so a device id names the same phone in every process."""
+
+    id: int
+    #: Home-grid and dock apps in this owner's order (a permutation of the factory order).
+    home_seed: int
+    wallpaper: tuple[int, int, int]
+    #: A system-wide dark theme (the screenshot's lightness inverted, hues kept: Android's forced dark).
+    dark: bool
+    #: One of :data:`DATE_FORMATS`.
+    date_format: str
+    #: The dock's apps in this owner's order (indexes into the factory dock).
+    dock: tuple[int, ...]
+
+    @classmethod
+    def build(cls, device_id: int) -> Device:
+        r = stable_rng("device", device_id)
+        h, s, v = r.random(), 0.35 + 0.4 * r.random(), 0.25 + 0.35 * r.random()
+        rgb = tuple(round(255 * c) for c in colorsys.hsv_to_rgb(h, s, v))
+        dock = [0, 1, 2, 3]
+        r.shuffle(dock)
+        return cls(
+            id=int(device_id),
+            home_seed=r.randrange(1 << 30),
+            wallpaper=(rgb[0], rgb[1], rgb[2]),
+            dark=r.random() < 0.35,
+            date_format=r.choice(DATE_FORMATS),
+            dock=tuple(dock),
+        )
+
+
+def dark_theme(frame: np.ndarray) -> np.ndarray:
+    """A screenshot in the dark theme: each pixel's HSL lightness inverted, hue and saturation kept
+    (white pages turn near-black, text light, a blue button stays blue). In place; returns ``frame``."""
+    f = frame.astype(np.int16)
+    shift = 255 - f.max(axis=2, keepdims=True) - f.min(axis=2, keepdims=True)
+    np.add(f, shift, out=f)
+    np.clip(f, 0, 255, out=f)
+    frame[...] = f
+    return frame
+
+
 def drift_stage(world_version: int) -> int:
     """The app-update stage of a world version (0 for the pinned versions 0-2)."""
     return world_version - (DRIFT_FROM - 1) if world_version >= DRIFT_FROM else 0
@@ -118,6 +181,14 @@ class Dynamics:
     rating_p: float = 0.0
     permission_p: float = 0.0
     ads_p: float = 0.0
+    #: A full-screen interstitial ad over a web page after it loads (the ``interruptions`` knob only).
+    interstitial_p: float = 0.0
+    #: A "System update available" notice on an app's first launch (the ``interruptions`` knob only).
+    update_p: float = 0.0
+    #: Whether the env reports interruptions in each step's info (set by the ``interruptions`` knob).
+    count_interruptions: bool = False
+    #: This episode's device (per-device variation), None for the factory phone.
+    device: Device | None = None
     load_range: tuple[int, int] = (0, 0)
     list_offset: int = 0
     shuffle: bool = False
@@ -151,9 +222,25 @@ class Dynamics:
     _ads: dict[tuple[object, ...], bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
-    def sample(cls, level: int, world_version: int, rng: np.random.Generator) -> Dynamics:
+    def sample(
+        cls,
+        level: int,
+        world_version: int,
+        rng: np.random.Generator,
+        interruptions: float | None = None,
+        devices: str = "off",
+    ) -> Dynamics:
+        """This episode's dynamics. ``interruptions`` (0..1), when given, replaces the level's rates of
+        cookie banners, rating prompts and permission dialogs and turns on interstitial ads and system
+        update notices, each at that rate per opportunity; the env then counts them in each step's info.
+        ``devices`` (off, train or test): the episode's phone is a device drawn from that pool of
+        :data:`DEVICE_POOLS` (one more draw from ``rng``, after all the others)."""
+        if devices != "off" and devices not in DEVICE_POOLS:
+            raise ValueError(f"device_variation must be off, {' or '.join(DEVICE_POOLS)}, got {devices!r}")
         if level not in LEVELS:
             raise ValueError(f"perturbation level must be 0, 1 or 2, got {level!r}")
+        if interruptions is not None and not 0.0 <= interruptions <= 1.0:
+            raise ValueError(f"interruptions must be a rate in [0, 1], got {interruptions!r}")
         cfg = LEVELS[level]
         salt = int(rng.integers(0, 2**31))
         d = cls(
@@ -188,6 +275,13 @@ class Dynamics:
             d.serp_cards = 1
             d.shop_cards = int(stage >= 2)
             d.renames.update(_SETTINGS_RENAMES[min(stage, len(_SETTINGS_RENAMES) - 1)])
+        if devices != "off":
+            pool = DEVICE_POOLS[devices]
+            d.device = Device.build(pool[int(rng.integers(len(pool)))])
+        if interruptions is not None:
+            p = float(interruptions)
+            d.cookie_p = d.rating_p = d.permission_p = d.interstitial_p = d.update_p = p
+            d.count_interruptions = True
         return d
 
     # ---------------------------------------------------------------- events

@@ -98,6 +98,8 @@ class Phone:
             self.install(name)
         self.fg = "launcher"
         self.popup: Popup | None = None
+        #: Every interruption shown this episode, in order (pop-up kinds, "cookie", "interstitial").
+        self.interruptions: list[str] = []
         self.scroll: dict[str, float] = {}
         self.loading = 0
         self.loading_fresh = False
@@ -177,6 +179,15 @@ class Phone:
                     [("Don't allow", "popup.deny", self.close_popup), ("Allow", "popup.dismiss", self.close_popup)],
                 )
             )
+        elif first and key != "launcher" and self.dyn.chance(self.dyn.update_p):
+            self.show_popup(
+                Popup(
+                    "update",
+                    "System update available",
+                    "Android 15 is ready to install. Your phone will restart.",
+                    [("Later", "popup.dismiss", self.close_popup), ("Install now", "popup.install", self.close_popup)],
+                )
+            )
         self.invalidate()
 
     def open_shade(self) -> None:
@@ -208,6 +219,7 @@ class Phone:
     # ---------------------------------------------------------------- pop-ups, loading
     def show_popup(self, p: Popup) -> None:
         self.popup = p
+        self.interruptions.append(p.kind)
         self.invalidate()
 
     def close_popup(self) -> None:

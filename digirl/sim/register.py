@@ -8,6 +8,9 @@
   of any family ("open YouTube and search for X", "go to S, search for Q and open the first result");
   each task's horizon is its plan's (the sum of its sub-tasks' task-set horizons, at most 60).
 
+- ``digirl/sim-{general,webshop,phone}-devices-v0`` / ``...-devices-test-v0``: the same tasks, each
+  episode on a device drawn from the train pool / the held-out pool (``device_variation``).
+
 The ``-test`` ids use the test split; ``make(id, split=..., perturbation=..., world_version=...)``
 overrides any keyword of :class:`digirl.sim.env.SimEnv`.
 """
@@ -37,3 +40,26 @@ for _ts, _desc in (
 ):
     register(f"digirl/sim-{_ts}-v0", _EP, description=_desc + ", train split", metadata=_META, taskset=_ts, split="train")
     register(f"digirl/sim-{_ts}-test-v0", _EP, description=_desc + ", test split", metadata=_META, taskset=_ts, split="test")
+
+# Per-device variation (docs/simulator.md): each episode on a device of the train pool; the test ids
+# evaluate on held-out devices (layouts, docks, wallpapers, themes and date formats never trained on).
+for _ts, _name in (("general", "General"), ("webshop", "Web Shopping"), ("phone", "Phone")):
+    _d = f"Simulated phone, {_name} tasks on varied devices (home layout, dock, wallpaper, dark theme, date format)"
+    register(
+        f"digirl/sim-{_ts}-devices-v0",
+        _EP,
+        description=_d + ", train split, train devices",
+        metadata=_META,
+        taskset=_ts,
+        split="train",
+        device_variation="train",
+    )
+    register(
+        f"digirl/sim-{_ts}-devices-test-v0",
+        _EP,
+        description=_d + ", test split, held-out devices",
+        metadata=_META,
+        taskset=_ts,
+        split="test",
+        device_variation="test",
+    )

@@ -52,6 +52,8 @@ class Tab:
     idx: int = 0
     #: Domain whose cookie banner covers the page, if any.
     cookie: str = ""
+    #: Whether a full-screen interstitial ad covers the page (closed by its ✕).
+    interstitial: bool = False
     #: Opened during this episode (not part of the initial state).
     new: bool = False
 
@@ -143,6 +145,7 @@ class Browser(App):
         self.fields["gq"] = page.query
         self.fields["site"] = page.query
         t.cookie = ""
+        t.interstitial = False
         dyn = self.phone.dyn
         if load and page.kind != "newtab":
             self.phone.start_loading(dyn.load_steps())
@@ -150,6 +153,10 @@ class Browser(App):
             self.seen_cookie.add(page.domain)
             if dyn.chance(dyn.cookie_p):
                 t.cookie = page.domain
+                self.phone.interruptions.append("cookie")
+        if page.kind not in ("google", "serp", "newtab") and dyn.chance(dyn.interstitial_p):
+            t.interstitial = True
+            self.phone.interruptions.append("interstitial")
         self.phone.scroll.pop(f"page:{url}", None)
 
     def google_search(self, q: str) -> None:
@@ -306,10 +313,43 @@ class Browser(App):
         t = self.tab
         if t.cookie:
             views.append(self._cookie_banner(t.cookie))
+        if t.interstitial:
+            views.append(self._interstitial())
         views.append(self._toolbar())
         if self.mode == "menu":
             views.append(self._menu())
         return views
+
+    def _interstitial(self) -> View:
+        """A full-page ad after a page load: its ✕ closes it, the ad itself leads elsewhere."""
+
+        def close() -> None:
+            self.tab.interstitial = False
+
+        from digirl.sim.ui import button
+
+        ad = box((0, PAGE_TOP, 360, BOTTOM), (32, 33, 36), blocker=True, ref="interstitial", kind="dialog")
+        ad.children += [
+            label((16, PAGE_TOP + 14, 200, PAGE_TOP + 34), "Advertisement", size=12, fg=(189, 193, 198)),
+            icon_button(
+                (304, PAGE_TOP + 6, 348, PAGE_TOP + 50), "close", close, ref="interstitial.close", desc="Close ad", color=WHITE
+            ),
+            box((40, PAGE_TOP + 90, 320, PAGE_TOP + 330), (66, 133, 244), radius=18),
+            label(
+                (40, PAGE_TOP + 350, 320, PAGE_TOP + 390), "Play Galaxy Quest now", size=22, bold=True, fg=WHITE, align="center"
+            ),
+            label(
+                (40, PAGE_TOP + 394, 320, PAGE_TOP + 420), "Free to install · 4.6★", size=14, fg=(189, 193, 198), align="center"
+            ),
+            button(
+                (60, PAGE_TOP + 440, 300, PAGE_TOP + 488),
+                "Install",
+                lambda: self.open_url("ad.example/game"),
+                ref="interstitial.ad",
+                radius=24,
+            ),
+        ]
+        return ad
 
     def _cookie_banner(self, domain: str) -> View:
         scrim = box((0, PAGE_TOP, 360, BOTTOM), SCRIM, blocker=True, ref="cookie.scrim")

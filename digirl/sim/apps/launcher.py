@@ -121,7 +121,10 @@ class Launcher(App):
 
     @property
     def bg(self) -> Color:  # type: ignore[override]
-        return _WALLPAPERS[self.phone.dyn.world_version % len(_WALLPAPERS)] if self.page == "home" else WHITE
+        if self.page != "home":
+            return WHITE
+        dev = self.phone.dyn.device
+        return dev.wallpaper if dev is not None else _WALLPAPERS[self.phone.dyn.world_version % len(_WALLPAPERS)]
 
     @property
     def status_color(self) -> Color:  # type: ignore[override]
@@ -149,6 +152,8 @@ class Launcher(App):
     def home_order(self) -> list[str]:
         dyn = self.phone.dyn
         apps = ["google", *HOME_APPS] if dyn.search_widget == "none" else list(HOME_APPS)
+        if dyn.device is not None:  # this owner's arrangement
+            stable_rng("device-home", dyn.device.home_seed).shuffle(apps)
         if dyn.home_layout:  # a launcher update: the same new order on every phone of this world
             stable_rng("home-layout", dyn.home_layout).shuffle(apps)
         if dyn.home_shuffle:
@@ -166,19 +171,21 @@ class Launcher(App):
         dyn = phone.dyn
         h, m = phone.clock
         bg = self.bg
-        clock, date = f"{h}:{m:02d}", _date(dyn.salt % 7)
+        dev = dyn.device
+        clock, date = f"{h}:{m:02d}", _date(dyn.salt % 7, dev.date_format if dev is not None else _DATE)
         order = tuple(self.home_order())
+        dock = DOCK_APPS if dev is None else tuple(DOCK_APPS[i] for i in dev.dock)
         if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
             views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
-            views.extend(_home_icons(phone, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint))
+            views.extend(_home_icons(phone, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock))
             return views
         # A few variants (clock, date), shared by every phone (SystemTap taps): the icons are one
         # cached layer, the whole home screen cached ops and elements. The clock and the icons are
         # children of the wallpaper box, not its siblings: the same paint order, fills and elements.
         key: tuple[object, ...] = ("home", bg, dyn.search_widget, order)
-        if dyn.widget_hint != "Search":
-            key = (*key, dyn.widget_hint)
-        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint))
+        if dyn.widget_hint != "Search" or dock != DOCK_APPS:
+            key = (*key, dyn.widget_hint, dock)
+        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock))
         return [shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
 
     def _dock_color(self) -> Color:
@@ -238,10 +245,17 @@ class Launcher(App):
         return views
 
 
-@functools.lru_cache(maxsize=16)
-def _date(n: int) -> str:
+_DATE = "{wd}, {mon} {d}"
+_WEEKDAYS = {"Mon": "Monday", "Tue": "Tuesday", "Wed": "Wednesday", "Thu": "Thursday", "Fri": "Friday"}
+
+
+@functools.lru_cache(maxsize=64)
+def _date(n: int, fmt: str = _DATE) -> str:
+    """The home screen's date line (one of a few dates; ``fmt``: a device's locale-style format)."""
     r = stable_rng("date", n)
-    return f"{r.choice(('Mon', 'Tue', 'Wed', 'Thu', 'Fri'))}, {r.choice(_MONTHS)} {r.randint(1, 28)}"
+    wd, mon, d = r.choice(("Mon", "Tue", "Wed", "Thu", "Fri")), r.choice(_MONTHS), r.randint(1, 28)
+    m = _MONTHS.index(mon) + 1
+    return fmt.format(wd=wd, weekday=_WEEKDAYS[wd], mon=mon, d=d, m=m, mm=f"{m:02d}", dd=f"{d:02d}")
 
 
 def _clock_views(clock: str, date: str) -> list[View]:
@@ -255,15 +269,25 @@ def _home_screen(bg: Color, clock: str, date: str, layer: View) -> View:
     return box((0, TOP, 360, BOTTOM), bg, ref="home", children=[*_clock_views(clock, date), layer])
 
 
-def _home_layer(bg: Color, widget: str, order: tuple[str, ...], dock: Color, hint: str = "Search") -> View:
+def _home_layer(
+    bg: Color, widget: str, order: tuple[str, ...], dock: Color, hint: str = "Search", dock_apps: tuple[str, ...] = DOCK_APPS
+) -> View:
     """The home screen below the clock as one subtree on the wallpaper (it repaints the wallpaper
     under itself, so the picture is the same as the views drawn one by one)."""
     layer = box((0, TOP + 136, 360, BOTTOM), bg)
-    layer.children = _home_icons(None, bg, widget, order, dock, hint)
+    layer.children = _home_icons(None, bg, widget, order, dock, hint, dock_apps)
     return layer
 
 
-def _home_icons(phone: Any, bg: Color, widget: str, order: tuple[str, ...], dock: Color, hint: str = "Search") -> list[View]:
+def _home_icons(
+    phone: Any,
+    bg: Color,
+    widget: str,
+    order: tuple[str, ...],
+    dock: Color,
+    hint: str = "Search",
+    dock_apps: tuple[str, ...] = DOCK_APPS,
+) -> list[View]:
     """Search widget (``widget``: top, bottom or none; its text ``hint``), app grid and dock. Without
     a phone the taps are :class:`SystemTap` (shared)."""
     sy = BOTTOM - 190 if widget == "bottom" else TOP + 150
@@ -304,7 +328,7 @@ def _home_icons(phone: Any, bg: Color, widget: str, order: tuple[str, ...], dock
                 app_icon_view(
                     apps[k], 54 + 84 * i, BOTTOM - 92, ref=f"home.app.{k}", fg=WHITE, show_label=False, on_tap=launch(k)
                 )
-                for i, k in enumerate(DOCK_APPS)
+                for i, k in enumerate(dock_apps)
             ],
         )
     )
