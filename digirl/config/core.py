@@ -22,7 +22,7 @@ import re
 import tempfile
 import types
 import typing
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import MISSING, Field, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar, Union
@@ -163,7 +163,7 @@ def _allows_none(tp: Any) -> bool:
 
 def _coerce(value: Any, tp: Any, key: str) -> Any:
     """Convert ``value`` (YAML-parsed, possibly a :class:`RawValue`) to type ``tp`` or raise ConfigError."""
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    origin = typing.get_origin(tp)
     v = unwrap(value)
     if isinstance(v, str) and (m := _ENV_PLACEHOLDER.match(v)):
         v = value = os.environ.get(m.group(1))
@@ -172,99 +172,24 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
     if tp is Any:
         return v
     if origin in (Union, types.UnionType):
-        if v is None:
-            if type(None) in args:
-                return None
-            raise _err(key, tp, value)
-        for arm in (a for a in args if a is not type(None)):
-            try:
-                return _coerce(value, arm, key)
-            except ConfigError:
-                continue
-        raise _err(key, tp, value)
+        return _coerce_union(value, v, tp, key)
     if v is None:
         if tp is type(None):
             return None
         raise _err(key, tp, value, "null is not allowed here")
     if origin is Literal:
-        for choice in args:
-            if v == choice and type(v) is type(choice):
-                return choice
-            if isinstance(choice, str) and not isinstance(v, str):
-                text = value.text if isinstance(value, RawValue) else str(v)
-                if text == choice:
-                    return choice
-        raise _err(key, tp, value, "choose one of " + ", ".join(map(repr, args)))
-    if origin in (list, Sequence) or tp is list:
-        if not isinstance(v, (list, tuple)):
-            raise _err(key, tp, value, "write lists as [a,b]")
-        item_tp = args[0] if args else Any
-        return [_coerce(x, item_tp, f"{key}[{i}]") for i, x in enumerate(v)]
-    if origin is tuple or tp is tuple:
-        if not isinstance(v, (list, tuple)):
-            raise _err(key, tp, value, "write tuples as [a,b]")
-        if not args or (len(args) == 2 and args[1] is Ellipsis):
-            item_tp = args[0] if args else Any
-            return tuple(_coerce(x, item_tp, f"{key}[{i}]") for i, x in enumerate(v))
-        if len(v) != len(args):
-            raise _err(key, tp, value, f"needs exactly {len(args)} items")
-        return tuple(_coerce(x, a, f"{key}[{i}]") for i, (x, a) in enumerate(zip(v, args)))
-    if origin in (dict, Mapping) or tp is dict:
-        if not isinstance(v, Mapping):
-            raise _err(key, tp, value, "write mappings as {k: v}")
-        k_tp, v_tp = args if args else (Any, Any)
-        return {_coerce(k, k_tp, key): _coerce(x, v_tp, f"{key}.{k}") for k, x in v.items()}
+        return _coerce_literal(value, v, tp, key)
+    if origin in (list, Sequence, tuple, dict, Mapping) or tp in (list, tuple, dict):
+        return _coerce_container(value, v, tp, key)
     if isinstance(tp, type) and is_dataclass(tp):
         if isinstance(v, tp):
             return v
         if not isinstance(v, Mapping):
             raise _err(key, tp, value, "expected a mapping of its fields")
         return _build(tp, v, key + ".")
-    if tp is bool:
-        if isinstance(v, bool):
-            return v
-        if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-            return v.lower() in ("true", "yes", "on", "1")
-        if isinstance(v, int) and v in (0, 1):
-            return bool(v)
-        raise _err(key, tp, value)
-    if tp is int:
-        if isinstance(v, bool):
-            raise _err(key, tp, value)
-        if isinstance(v, int):
-            return v
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, str):
-            try:
-                return int(v.replace("_", ""))
-            except ValueError:
-                try:
-                    f = float(v)
-                except ValueError:
-                    raise _err(key, tp, value) from None
-                if f.is_integer():
-                    return int(f)
-        raise _err(key, tp, value)
-    if tp is float:
-        if isinstance(v, bool):
-            raise _err(key, tp, value)
-        if isinstance(v, (int, float)):
-            return float(v)
-        if isinstance(v, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
-            try:
-                return float(v)
-            except ValueError:
-                raise _err(key, tp, value) from None
-        raise _err(key, tp, value)
-    if tp is str:
-        if isinstance(v, str):
-            return v
-        if isinstance(value, RawValue) and not isinstance(v, (list, dict)):
-            return value.text  # what was typed: "001" stays "001", "yes" stays "yes"
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return str(v)
-        raise _err(key, tp, value)
+    scalar = _SCALARS.get(tp) if isinstance(tp, type) else None
+    if scalar is not None:
+        return scalar(value, v, tp, key)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         for member in tp:
             if v == member.value or v == member.name or v is member:
@@ -279,6 +204,115 @@ def _coerce(value: Any, tp: Any, key: str) -> Any:
             return v
         raise _err(key, tp, value)
     return v  # an annotation we do not understand (e.g. a Callable): pass through
+
+
+# Each coercer takes (value as given, possibly a RawValue; its unwrapped value; the type; the key).
+def _coerce_union(value: Any, v: Any, tp: Any, key: str) -> Any:
+    args = typing.get_args(tp)
+    if v is None:
+        if type(None) in args:
+            return None
+        raise _err(key, tp, value)
+    for arm in (a for a in args if a is not type(None)):
+        try:
+            return _coerce(value, arm, key)
+        except ConfigError:
+            continue
+    raise _err(key, tp, value)
+
+
+def _coerce_literal(value: Any, v: Any, tp: Any, key: str) -> Any:
+    args = typing.get_args(tp)
+    for choice in args:
+        if v == choice and type(v) is type(choice):
+            return choice
+        if isinstance(choice, str) and not isinstance(v, str):
+            text = value.text if isinstance(value, RawValue) else str(v)
+            if text == choice:
+                return choice
+    raise _err(key, tp, value, "choose one of " + ", ".join(map(repr, args)))
+
+
+def _coerce_container(value: Any, v: Any, tp: Any, key: str) -> Any:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (dict, Mapping) or tp is dict:
+        if not isinstance(v, Mapping):
+            raise _err(key, tp, value, "write mappings as {k: v}")
+        k_tp, v_tp = args if args else (Any, Any)
+        return {_coerce(k, k_tp, key): _coerce(x, v_tp, f"{key}.{k}") for k, x in v.items()}
+    is_tuple = origin is tuple or tp is tuple
+    if not isinstance(v, (list, tuple)):
+        raise _err(key, tp, value, "write tuples as [a,b]" if is_tuple else "write lists as [a,b]")
+    if not is_tuple:
+        item_tp = args[0] if args else Any
+        return [_coerce(x, item_tp, f"{key}[{i}]") for i, x in enumerate(v)]
+    if not args or (len(args) == 2 and args[1] is Ellipsis):
+        item_tp = args[0] if args else Any
+        return tuple(_coerce(x, item_tp, f"{key}[{i}]") for i, x in enumerate(v))
+    if len(v) != len(args):
+        raise _err(key, tp, value, f"needs exactly {len(args)} items")
+    return tuple(_coerce(x, a, f"{key}[{i}]") for i, (x, a) in enumerate(zip(v, args)))
+
+
+def _coerce_bool(value: Any, v: Any, tp: Any, key: str) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+        return v.lower() in ("true", "yes", "on", "1")
+    if isinstance(v, int) and v in (0, 1):
+        return bool(v)
+    raise _err(key, tp, value)
+
+
+def _coerce_int(value: Any, v: Any, tp: Any, key: str) -> int:
+    if isinstance(v, bool):
+        raise _err(key, tp, value)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, str):
+        try:
+            return int(v.replace("_", ""))
+        except ValueError:
+            try:
+                f = float(v)
+            except ValueError:
+                raise _err(key, tp, value) from None
+            if f.is_integer():
+                return int(f)
+    raise _err(key, tp, value)
+
+
+def _coerce_float(value: Any, v: Any, tp: Any, key: str) -> float:
+    if isinstance(v, bool):
+        raise _err(key, tp, value)
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):  # YAML 1.1 reads "3e-4" (no dot) as a string
+        try:
+            return float(v)
+        except ValueError:
+            raise _err(key, tp, value) from None
+    raise _err(key, tp, value)
+
+
+def _coerce_str(value: Any, v: Any, tp: Any, key: str) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(value, RawValue) and not isinstance(v, (list, dict)):
+        return value.text  # what was typed: "001" stays "001", "yes" stays "yes"
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    raise _err(key, tp, value)
+
+
+_SCALARS: dict[Any, Callable[[Any, Any, Any, str], Any]] = {
+    bool: _coerce_bool,
+    int: _coerce_int,
+    float: _coerce_float,
+    str: _coerce_str,
+}
 
 
 # --------------------------------------------------------------------------- building
