@@ -81,6 +81,7 @@ UPDATES: tuple[tuple[int, str], ...] = (
     (1, "search results redesign: the title leads each result card, with a site badge; cards are taller"),
     (2, "shopping sites redesign: a sort/filter bar above the results, product cards with the picture on the right"),
     (2, "more renamed buttons (the stage's rename set) and Settings entries"),
+    (3, "Settings moves toggles to other pages: Hotspot to Connected devices, Use location to Security & privacy"),
 )
 
 # Settings entries renamed by the Settings redesign, per stage (the later stage extends the former).
@@ -214,6 +215,8 @@ class Dynamics:
     serp_cards: int = 0
     #: Shopping result pages: 0 classic, 1 redesigned (sort/filter bar, picture on the right, taller cards).
     shop_cards: int = 0
+    #: Settings toggles an update moved to another page: setting name -> Settings page key.
+    moved_settings: dict[str, str] = field(default_factory=dict)
     salt: int = 0
     rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
     #: order() and has_ad() answers: pages ask again on every rebuild, and each answer seeds a
@@ -274,6 +277,8 @@ class Dynamics:
             d.home_layout = d.settings_layout = stage
             d.serp_cards = 1
             d.shop_cards = int(stage >= 2)
+            if stage >= 3:
+                d.moved_settings = {"hotspot": "connected", "location": "security"}
             d.renames.update(_SETTINGS_RENAMES[min(stage, len(_SETTINGS_RENAMES) - 1)])
         if devices != "off":
             pool = DEVICE_POOLS[devices]

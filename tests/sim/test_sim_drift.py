@@ -44,7 +44,7 @@ def test_pinned_versions_have_no_updates() -> None:
 
 
 def test_timeline_stages_are_cumulative() -> None:
-    assert {s for s, _ in UPDATES} == {1, 2}
+    assert {s for s, _ in UPDATES} == {1, 2, 3}
     d3, d4 = (Dynamics.sample(0, v, np.random.default_rng(0)) for v in (3, 4))
     assert (d3.stage, d3.search_widget, d3.widget_hint, d3.serp_cards, d3.shop_cards) == (1, "bottom", "Ask Google", 1, 0)
     assert (d4.stage, d4.search_widget, d4.serp_cards, d4.shop_cards) == (2, "none", 1, 1)
@@ -171,3 +171,21 @@ def test_expert_solves_every_task_after_updates(taskset: str) -> None:
                 for i, task in enumerate(env.tasks()):
                     total, _ = _expert_episode(env, task, i)
                     assert total == 1.0, (task.instruction, version, level, split)
+
+
+def test_stage_three_moves_toggles_to_other_settings_pages() -> None:
+    from digirl.sim.intents import Intent
+    from digirl.sim.samples import spec_for
+
+    for name, old, new in (("hotspot", "network", "connected"), ("location", "location", "security")):
+        task = spec_for(f"Turn on {name}", Intent("toggle_setting", {"setting": name, "state": "on"}))
+        for v, page in ((0, old), (4, old), (5, new)):
+            env = SimEnv(taskset="phone", perturbation=0, world_version=v)
+            total, _ = _expert_episode(env, task, 0)
+            assert total == 1.0 and env.phone.apps["settings"].top[0] == page, (name, v)
+        env = SimEnv(taskset="phone", perturbation=0, world_version=5)
+        env.reset(seed=0, options={"task": task})
+        env.phone.launch("settings")
+        env.phone.apps["settings"].push(old)
+        env.phone.invalidate()
+        assert env.phone.find(f"settings.{name}.switch") is None  # no longer on its factory page

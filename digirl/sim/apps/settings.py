@@ -90,6 +90,7 @@ class Settings(App):
             "storage": self._storage,
             "notifications": self._notifications,
             "location": self._location,
+            "security": self._security,
         }.get(s, self._placeholder)
         return builder(arg)
 
@@ -150,15 +151,21 @@ class Settings(App):
             y, title, sub_on if on else sub_off, on, lambda: set_setting(p, name, not get_setting(p, name)), f"settings.{name}"
         )
 
+    def _moved(self, name: str, page: str) -> bool:
+        """Whether an update moved the toggle ``name`` away from its factory page ``page``."""
+        return self.phone.dyn.moved_settings.get(name, page) != page
+
     def _network(self, _: str) -> list[View]:
-        rows = [
-            self._setting_row(0, "wifi", "Wi‑Fi", "HomeNetwork-5G"),
-            self._setting_row(72, "mobile_data", "Mobile data", "Sim Mobile · 4G"),
-            self._setting_row(144, "airplane_mode", "Airplane mode", "Radios are off", ""),
-            self._setting_row(216, "hotspot", "Hotspot & tethering", "Sharing the connection"),
-            self._setting_row(288, "data_saver", "Data Saver"),
-            list_row(360, 72, "Mobile network", sub="Sim Mobile", ref="settings.mobile", on_tap=lambda: None),
+        items = [
+            ("wifi", "Wi‑Fi", "HomeNetwork-5G", "Off"),
+            ("mobile_data", "Mobile data", "Sim Mobile · 4G", "Off"),
+            ("airplane_mode", "Airplane mode", "Radios are off", ""),
+            ("hotspot", "Hotspot & tethering", "Sharing the connection", "Off"),
+            ("data_saver", "Data Saver", "On", "Off"),
         ]
+        items = [it for it in items if not self._moved(it[0], "network")]
+        rows = [self._setting_row(72 * i, *it) for i, it in enumerate(items)]
+        rows.append(list_row(72 * len(items), 72, "Mobile network", sub="Sim Mobile", ref="settings.mobile", on_tap=lambda: None))
         return self._page("network", "Network & internet", rows)
 
     def _connected(self, _: str) -> list[View]:
@@ -167,7 +174,19 @@ class Settings(App):
             list_row(72, 72, "Pair new device", ref="settings.pair", icon="plus", icon_color=BLUE, on_tap=lambda: None),
             list_row(144, 72, "Connection preferences", sub="NFC, Android Auto", ref="settings.prefs", on_tap=lambda: None),
         ]
+        if self.phone.dyn.moved_settings.get("hotspot") == "connected":
+            rows.append(self._setting_row(216, "hotspot", "Hotspot & tethering", "Sharing the connection"))
         return self._page("connected", "Connected devices", rows)
+
+    def _security(self, _: str) -> list[View]:
+        if self.phone.dyn.moved_settings.get("location") != "security":
+            return self._placeholder("")
+        rows = [self._setting_row(0, "location", "Use location", "On - 3 apps have access")]
+        rows += [
+            list_row(72 * (i + 1), 72, t, ref=f"settings.security.{i}", on_tap=lambda: None)
+            for i, t in enumerate(("General", "Advanced", "Reset options"))
+        ]
+        return self._page("security", _TITLES["security"], rows)
 
     def app_keys(self) -> list[str]:
         apps = self.phone.apps
@@ -322,11 +341,14 @@ class Settings(App):
         return self._page("notifications", "Notifications", rows)
 
     def _location(self, _: str) -> list[View]:
+        up = 72 if self._moved("location", "location") else 0  # the switch moved to Security & privacy
         rows = [
             self._setting_row(0, "location", "Use location", "On - 3 apps have access"),
-            list_row(72, 72, "App location permissions", sub="3 of 20 apps", ref="settings.location.apps", on_tap=lambda: None),
             list_row(
-                144,
+                72 - up, 72, "App location permissions", sub="3 of 20 apps", ref="settings.location.apps", on_tap=lambda: None
+            ),
+            list_row(
+                144 - up,
                 72,
                 "Location services",
                 sub="Wi‑Fi & Bluetooth scanning",
@@ -334,7 +356,7 @@ class Settings(App):
                 on_tap=lambda: None,
             ),
         ]
-        return self._page("location", "Location", rows)
+        return self._page("location", "Location", rows[1:] if up else rows)
 
     def _about(self, _: str) -> list[View]:
         rows = [

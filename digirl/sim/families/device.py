@@ -93,7 +93,8 @@ def _toggle_plan(e: ExpertStep) -> Action:
     name = e.intent.get("setting")
     if name == "flashlight":
         return open_shade(e) or e.goto(f"shade.tile.{name}") or Action.back()
-    return to_settings_page(e, TOGGLE_PAGE[name]) or e.goto(f"settings.{name}.switch") or Action.back()
+    page = e.phone.dyn.moved_settings.get(name, TOGGLE_PAGE[name])  # a Settings update may have moved it
+    return to_settings_page(e, page) or e.goto(f"settings.{name}.switch") or Action.back()
 
 
 # ---- brightness, volume -----------------------------------------------------------------
