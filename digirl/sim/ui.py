@@ -238,17 +238,12 @@ def box(
     children: list[View] | None = None,
     kind: str = "view",
 ) -> View:
-    return View(
-        rect,
-        kind=kind,
-        fill=fill,
-        radius=radius,
-        border=border,
-        blocker=blocker,
-        ref=ref,
-        on_tap=on_tap,
-        children=list(children or []),
-    )
+    # Positional (field order; tests/sim/test_sim_speed_paths.py checks it against keywords): a
+    # dataclass __init__ of 26 fields binds keywords ~1 us slower, and trees are built every step.
+    # fmt: off
+    return View(rect, kind, "", ref, fill, TEXT, 14, radius, border, "left", False, "", None, on_tap, False, blocker,
+                None, None, "", "", 1, False, list(children) if children else [])
+    # fmt: on
 
 
 def label(
@@ -263,7 +258,11 @@ def label(
     lines: int = 1,
     on_tap: Callable[[], None] | None = None,
 ) -> View:
-    return View(rect, kind="text", text=text, size=size, fg=fg, align=align, bold=bold, ref=ref, lines=lines, on_tap=on_tap)
+    # Positional, as in box().
+    # fmt: off
+    return View(rect, "text", text, ref, None, fg, size, 0, None, align, bold, "", None, on_tap, False, False,
+                None, None, "", "", lines, False, [])
+    # fmt: on
 
 
 def button(
@@ -317,18 +316,11 @@ def icon_button(
     radius: int = 0,
 ) -> View:
     """An icon-only button. ``desc`` (like Android's content description) is its element text."""
-    return View(
-        rect,
-        kind="icon",
-        text="",
-        ref=ref,
-        icon=icon,
-        icon_color=color,
-        fill=fill,
-        radius=radius,
-        on_tap=on_tap,
-        placeholder=desc,
-    )
+    # Positional, as in box().
+    # fmt: off
+    return View(rect, "icon", "", ref, fill, TEXT, 14, radius, None, "left", False, icon, color, on_tap, False, False,
+                None, None, desc, "", 1, False, [])
+    # fmt: on
 
 
 def input_field(
@@ -391,12 +383,17 @@ def list_row(
     sub_color: Color = SUBTLE,
 ) -> View:
     """A list row with optional leading icon, title, subtitle and trailing view."""
-    row = View((x0, y, x1, y + h), kind="list_item", ref=ref, on_tap=on_tap, element=on_tap is not None)
+    # Positional, as in box().
+    # fmt: off
+    row = View((x0, y, x1, y + h), "list_item", "", ref, None, TEXT, 14, 0, None, "left", False, "", None, on_tap, False,
+               False, None, on_tap is not None, "", "", 1, False, [])
+    # fmt: on
     tx = x0 + 16
     if icon:
-        row.children.append(
-            View((x0 + 12, y + h / 2 - 16, x0 + 44, y + h / 2 + 16), kind="icon", icon=icon, icon_color=icon_color, element=False)
-        )
+        # fmt: off
+        row.children.append(View((x0 + 12, y + h / 2 - 16, x0 + 44, y + h / 2 + 16), "icon", "", "", None, TEXT, 14, 0, None,
+                                 "left", False, icon, icon_color, None, False, False, None, False, "", "", 1, False, []))
+        # fmt: on
         tx = x0 + 60
     rx = x1 - 12 - (right.rect[2] - right.rect[0] if right is not None else 0)
     if sub:
@@ -407,7 +404,10 @@ def list_row(
     if right is not None:
         row.children.append(right)
     if divider:
-        row.children.append(View((tx, y + h - 1, x1, y + h), fill=FAINT, element=False))
+        # fmt: off
+        row.children.append(View((tx, y + h - 1, x1, y + h), "view", "", "", FAINT, TEXT, 14, 0, None, "left", False, "", None,
+                                 None, False, False, None, False, "", "", 1, False, []))
+        # fmt: on
     return row
 
 
