@@ -57,12 +57,13 @@ from digirl.utils.provenance import result_metadata
 
 log = logging.getLogger("digiq_critic_lab")
 
-CRITICS = {
+CRITICS = {  # in the order they run: the switches of issue #40 item 2, each alone, then combined
     "base": "",
-    "action": "algo.digiq.action_features=action",
     "element": "algo.digiq.action_features=element",
+    "action": "algo.digiq.action_features=action",
+    "noop": "algo.digiq.noop_td=1.0",
     "cql": "algo.digiq.conservative=1.0",
-    "element_cql": "algo.digiq.action_features=element algo.digiq.conservative=1.0",
+    "element_noop": "algo.digiq.action_features=element algo.digiq.noop_td=1.0",
 }
 CURVE = (1, 4, 8, 16)
 #: Extraction recipes: (δ, margin). "released": the argmax over candidates, kept above δ = 0.10.
@@ -236,10 +237,11 @@ def _cloned(
 
 
 def rows_of(args: argparse.Namespace) -> list[str]:
-    keys = ["start", "fbc"]
-    for critic in args.extract_critics.split(","):
-        keys += [f"{critic}:{recipe}-n{n}" for recipe in RECIPES for n in CURVE]
-    return keys + (["digirl"] if args.digirl else [])  # last: its critic is the slowest row
+    # the N = 16 rows first (released vs safe), then the rest of each curve; DigiRL last (its critic is the slowest)
+    critics = args.extract_critics.split(",")
+    keys = ["start", "fbc"] + [f"{c}:{r}-n16" for c in critics for r in RECIPES]
+    keys += [f"{c}:{r}-n{n}" for n in CURVE[:-1] for c in critics for r in RECIPES]
+    return keys + (["digirl"] if args.digirl else [])
 
 
 _CRITIC_KEYS = (
@@ -273,7 +275,7 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=16, help="train-split web searches in the data")
     ap.add_argument("--noise", type=float, default=0.5)
     ap.add_argument("--trajectories", type=int, default=64)
-    ap.add_argument("--oracle-states", type=int, default=160, help="stored states whose every candidate gets a true value")
+    ap.add_argument("--oracle-states", type=int, default=96, help="stored states whose every candidate gets a true value")
     ap.add_argument("--actor-steps", type=int, default=150)
     ap.add_argument("--critic-steps", type=int, default=300)
     ap.add_argument("--val", type=int, default=24, help="validation web searches per row (one episode each)")

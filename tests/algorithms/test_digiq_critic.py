@@ -89,3 +89,43 @@ def test_conservative_penalty_pushes_down_untried_candidates():
         out[w] = c.q_of(pairs.index(torch.tensor([3, 4, 5]))).mean()
         assert ("critic/conservative_gap" in m) == (w > 0)
     assert out[1.0] < out[0.0]
+
+
+def _noop_chain() -> TDBatch:
+    """s0 → s1 → s2 (reward 1 on the last, done); at s0 and s1 a second candidate is a labelled no-op."""
+    data = _chain(3)
+    eye = torch.eye(3)
+    pairs = data.states.index(torch.tensor([0, 0, 1, 1])).with_action(
+        torch.tensor([1, 2, 1, 2]), torch.zeros(4, 8, dtype=torch.long), torch.cat([eye[:1], eye[2:], eye[1:2], eye[2:]])
+    )
+    data.pairs = pairs
+    data.cands = torch.tensor([[0, 1], [2, 3]])
+    data.noop = torch.tensor([[False, True], [False, True]])
+    return data
+
+
+def test_noop_loss_is_td_to_gamma_v_on_live_states_only():
+    cfg = DigiQConfig(critic_hidden=8, noop_td=1.0)
+    critic = DigiQCritic(3, 3, cfg, gamma=0.5, device=torch.device("cpu"))
+    data = _noop_chain()
+    got = critic._noop_loss(data, torch.tensor([0, 1]))
+    # only s0's no-op: s1's dataset step ended the episode; target γ·max-twin σ(V̄(s0))
+    with torch.no_grad():
+        y = 0.5 * torch.sigmoid(critic.target.v(data.states.index(torch.tensor([0])))).max(0).values
+        q = torch.sigmoid(critic.net.q(data.pairs.index(torch.tensor([1]))))
+        want = ((q - y) ** 2).mean(-1).sum()
+    assert got is not None and float(got) == pytest.approx(float(want), rel=1e-6)
+    assert critic._noop_loss(data, torch.tensor([1])) is None  # s1 is terminal: nothing to ground
+
+
+@pytest.mark.slow
+def test_noop_td_grounds_an_untried_action_at_gamma_v():
+    torch.manual_seed(0)
+    cfg = DigiQConfig(critic_hidden=32, critic_lr=1e-2, tau=0.2, polyak_every=1, time_feature=False, noop_td=1.0)
+    critic = DigiQCritic(3, 3, cfg, gamma=0.5, device=torch.device("cpu"))
+    data = _noop_chain()
+    m = critic.fit(data, 1500, np.random.default_rng(0))
+    assert "critic/noop_td_loss" in m
+    q = critic.q_of(data.pairs)
+    # Q(s0, a) = γ·V(s1) = .5; Q(s0, no-op) = γ·V(s0) = .25; Q(s1, a) = 1
+    np.testing.assert_allclose(q[[0, 1, 2]], [0.5, 0.25, 1.0], atol=0.05)

@@ -127,8 +127,14 @@ class _Table:
                 v[si] = c.v_of(self.states.index(torch.from_numpy(si).to(self.device)))
         return q, v
 
-    def transitions(self, keep: Sequence[Trajectory], gamma_bootstrap_truncated: bool) -> TDBatch:
-        """TD transitions (s_h, a_data, r_h, s_{h+1}, done) of the trajectories ``keep``."""
+    def transitions(
+        self,
+        keep: Sequence[Trajectory],
+        gamma_bootstrap_truncated: bool,
+        labels: dict[tuple[str, int, int], bool] | None = None,
+    ) -> TDBatch:
+        """TD transitions (s_h, a_data, r_h, s_{h+1}, done) of the trajectories ``keep``; with ``labels``,
+        which of each transition's proposals are labelled "No" (the screen does not change)."""
         ids = {t.traj_id for t in keep}
         sel = [i for i, (_, t, _, j) in enumerate(self.pairs) if j == 0 and t.traj_id in ids]
         s, s_next, reward, done = [], [], [], []
@@ -148,6 +154,13 @@ class _Table:
         for k, row in enumerate(s):
             ps = rows_of[row]
             cands[k, : len(ps)] = torch.tensor(ps)
+        noop = None
+        if labels is not None:
+            noop = torch.zeros(cands.shape, dtype=torch.bool)
+            for k, i in enumerate(sel):
+                _, t, h, _ = self.pairs[i]
+                for j in range(1, int((cands[k] >= 0).sum())):  # proposals only: a_data has its own transition
+                    noop[k, j] = labels.get((t.traj_id, h, j)) is False
         x = self.pair_inputs
         assert x.kind is not None and x.text is not None and x.f is not None
         dev = self.device
@@ -162,6 +175,7 @@ class _Table:
             done=torch.tensor(done, dtype=torch.float32, device=dev),
             pairs=self.pair_inputs,
             cands=cands.to(dev),
+            noop=None if noop is None else noop.to(dev),
         )
 
 
@@ -243,7 +257,8 @@ class DigiQ:
         parts = []
         for f, critic in enumerate(critics):
             train = [t for t in trajs if critic_trains_on(t.traj_id, f, dq)] or trajs
-            parts.append(critic.fit(table.transitions(train, dq.bootstrap_truncated), dq.critic_steps, self.rng))
+            data = table.transitions(train, dq.bootstrap_truncated, labels if dq.noop_td > 0 else None)
+            parts.append(critic.fit(data, dq.critic_steps, self.rng))
         metrics |= {k: float(np.mean([p[k] for p in parts])) for k in parts[0]} if parts and parts[0] else {}
         # every state scored by the critic of its fold
         q_all, v_all = table.score(critics, dq)

@@ -98,6 +98,11 @@ class DigiQConfig:
         "weight of a CQL penalty over each state's candidates (logsumexp_j Q(s, a_j) − Q(s, a_data)): pessimism about "
         "proposals the data never tried (0: off, as released)",
     )
+    noop_td: float = _f(
+        0.0,
+        "weight of a TD term on proposals labelled 'No' (the screen does not change): Q(s, a) = γ·V̄(s), what a "
+        "no-op is worth in a deterministic app; grounds Q on actions the data never took (0: off, as released)",
+    )
     folds: int = _f(
         5,
         "cross-fitting: K critics, each trained on the other folds' trajectories, score their own fold, so no advantage "
@@ -144,8 +149,8 @@ class DigiQConfig:
             raise ValueError(f"algo.digiq.tau must be in [0, 1], got {self.tau}")
         if not 0.0 <= self.holdout < 1.0:
             raise ValueError(f"algo.digiq.holdout must be in [0, 1), got {self.holdout}")
-        if self.conservative < 0:
-            raise ValueError(f"algo.digiq.conservative must be >= 0, got {self.conservative}")
+        if self.conservative < 0 or self.noop_td < 0:
+            raise ValueError(f"algo.digiq.conservative and noop_td must be >= 0, got {self.conservative}, {self.noop_td}")
         if self.extract_candidates < 0:
             raise ValueError(f"algo.digiq.extract_candidates must be >= 0, got {self.extract_candidates}")
         if self.delta < 0 or self.margin < 0:

@@ -196,6 +196,7 @@ class TDBatch:
     done: torch.Tensor  # [T] float 0/1
     pairs: CriticInputs | None = None  # every (state, candidate) pair, for the conservative penalty
     cands: torch.Tensor | None = None  # [T, N] rows of ``pairs`` of each transition's candidates (-1: none)
+    noop: torch.Tensor | None = None  # [T, N] bool: the candidate is a proposal labelled "No" (algo.digiq.noop_td)
 
 
 class DigiQCritic:
@@ -262,7 +263,7 @@ class DigiQCritic:
         self.target.set_stats(data.states.phi, data.f)
         every = cfg.polyak_every or max(1, -(-n // cfg.critic_batch))  # 0: once per pass over the data
         self.net.train()
-        q_losses, v_losses, qs, vs, gaps = [], [], [], [], []
+        q_losses, v_losses, qs, vs, gaps, noops = [], [], [], [], [], []
         for step in range(1, steps + 1):
             idx = torch.from_numpy(rng.integers(0, n, size=min(cfg.critic_batch, n))).to(self.device)
             s = data.states.index(data.s[idx])
@@ -279,6 +280,11 @@ class DigiQCritic:
                 gap = self._candidate_gap(data.pairs, data.cands[idx], q_logits)
                 loss = loss + cfg.conservative * gap
                 gaps.append(float(gap.detach()))
+            if cfg.noop_td > 0 and data.noop is not None:
+                nl = self._noop_loss(data, idx)
+                if nl is not None:
+                    loss = loss + cfg.noop_td * nl
+                    noops.append(float(nl.detach()) / 2)
             assert isinstance(loss, torch.Tensor) and isinstance(q_loss, torch.Tensor) and isinstance(v_loss, torch.Tensor)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()  # type: ignore[no-untyped-call]
@@ -293,6 +299,8 @@ class DigiQCritic:
         self.net.eval()
         tail = max(1, steps // 10)
         extra = {"critic/conservative_gap": float(np.mean(gaps[-tail:]))} if gaps else {}
+        if noops:
+            extra["critic/noop_td_loss"] = float(np.mean(noops[-tail:]))
         return extra | {
             "critic/q_loss": float(np.mean(q_losses[-tail:])),
             "critic/v_loss": float(np.mean(v_losses[-tail:])),
@@ -300,6 +308,23 @@ class DigiQCritic:
             "critic/v_target_mean": float(np.mean(vs[-tail:])),
             "critic/polyak_every": float(every),
         }
+
+    def _noop_loss(self, data: TDBatch, idx: torch.Tensor) -> torch.Tensor | None:
+        """TD on proposals that leave the screen unchanged: in a deterministic app such an action only spends a
+        step, so Q(s, a_noop) = γ·V̄(s) (no reward). States whose dataset step ended the episode are skipped (a
+        no-op there may end it by the horizon). Grounds Q on actions the data never took, per twin head."""
+        assert data.noop is not None and data.cands is not None and data.pairs is not None
+        m = data.noop[idx] & (data.done[idx] == 0).unsqueeze(1)
+        if not bool(m.any()):
+            return None
+        rows = data.cands[idx][m]
+        s = data.s[idx].unsqueeze(1).expand_as(m)[m]
+        with torch.no_grad():
+            y = self.gamma * reduce_twins(torch.sigmoid(self.target.v(data.states.index(s))), self.cfg.twin)
+        logits = self.net.q(data.pairs.index(rows))
+        out = sum(value_loss(h, y, self.cfg.loss) for h in logits)
+        assert isinstance(out, torch.Tensor)
+        return out
 
     def _candidate_gap(self, pairs: CriticInputs, cands: torch.Tensor, data_logits: torch.Tensor) -> torch.Tensor:
         """CQL's regularizer over the candidate set: logsumexp_j Q(s, a_j) − Q(s, a_data), per head,
