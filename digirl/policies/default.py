@@ -101,8 +101,12 @@ class ScreenEncoder(nn.Module):
         ewords = ewords_each.sum(2) / wmask.sum(2).clamp(min=1.0)
         elem = ewords + self.elem_num(t["elem_num"]) + self.elem_kind(t["elem_kind"])
         if self.region_cnn is not None:
-            crops = t["elem_pixels"].flatten(0, 1).float() / 255.0  # [B*K, 3, h, w]
-            elem = elem + self.region_cnn(crops).view(b, K, -1)
+            # Only real regions go through the CNN (padding tokens are masked everywhere after this).
+            real = t["elem_mask"]
+            seen = torch.zeros_like(elem)
+            if bool(real.any()):
+                seen[real] = self.region_cnn(t["elem_pixels"][real].float() / 255.0).to(seen.dtype)
+            elem = elem + seen
         types = self.type_emb.weight
         x = torch.cat(
             [
