@@ -296,14 +296,8 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         (c, key): _train_args(cfg, out / f"{c[0]}-s{c[1]}", _cell_env(cfg, c[0]), key, algo, mode, c[1], extra)
         for c, key, algo, mode, extra in jobs
     }
-    done: dict[tuple[tuple[str, int], str], dict[str, Any] | None] = {
-        (c, key): r
-        for c, key, *_ in jobs
-        if (r := resume.finished_run(out / f"{c[0]}-s{c[1]}" / f"{key}.json", resume.portable_args(args[c, key], out)))
-    }
+    done = _read_back(out, [(c, key) for c, key, *_ in jobs], args)
     reused = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key in done)
-    if reused:
-        log.info("%d of %d runs finished in an earlier invocation: read back", len(reused), len(jobs))
     missing = [(c, key) for c, key, *_ in jobs if (c, key) not in done]
     todo = [] if report_only else missing
     unfinished = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key in missing) if report_only else []
@@ -322,74 +316,34 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
 
     done.update(zip(todo, run_all(train, enumerate(todo), cfg.parallel)))
     results = [done.get((c, key)) for c, key, *_ in jobs]
-    raw: dict[str, dict[str, dict[str, list[float]]]] = {}
-    by_seed: dict[str, dict[str, dict[int, float]]] = {}  # set -> method -> seed -> test success
-    curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = {}
-    curves_by_seed: Curves = {}
-    # set -> method -> seed -> family -> [successes, episodes] (final test); and test success per family
-    # at every evaluation of the off2on runs (set -> method -> seed -> [[online trajectories, {family: rate}]])
-    fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]] = {}
-    fam_curves: dict[str, dict[str, dict[int, list[list[Any]]]]] = {}
-    sampled_by_seed: Curves = {}
     failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
     failed = [f for f in failed if f not in unfinished]
+    tally = _Tally()
     for (c, key, _, mode, _), res in zip(jobs, results):
-        if res is None:
-            continue
-        tset, seed = c
-        for split in SPLITS:
-            v = _success(res["final"], split)
-            if v is not None:
-                raw.setdefault(tset, {}).setdefault(key, {}).setdefault(split, []).append(v)
-                if split == "test":
-                    by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = v
-        fams = _family_counts(res["final"], "test")
-        if fams is not None:
-            fam_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = fams
-        if mode == "off2on":
-            fam_curves.setdefault(tset, {}).setdefault(key, {})[seed] = [
-                [int(h["online_trajectories"]), h["families"]["test"]] for h in res["history"] if "test" in h.get("families", {})
-            ]
-            curve = [
-                (int(h["online_trajectories"]), float(h["eval/test_success_rate"]))
-                for h in res["history"]
-                if "eval/test_success_rate" in h
-            ]
-            curves.setdefault(tset, {}).setdefault(key, []).append(curve)
-            curves_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = curve
-            sampled = [(int(h["online_trajectories"]), float(h[SAMPLED])) for h in res["history"] if SAMPLED in h]
-            if sampled:  # runs with eval.sampled=true
-                sampled_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = sampled
+        if res is not None:
+            tally.add_run(c, key, mode, res)
     for c, prep in preps.items():
-        for split in SPLITS:
-            v = _success(prep["sft_eval"], split)
-            if v is not None:
-                raw.setdefault(c[0], {}).setdefault("sft", {}).setdefault(split, []).append(v)
-                if split == "test":
-                    by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = v
-        fams = _family_counts(prep["sft_eval"], "test")
-        if fams is not None:
-            fam_by_seed.setdefault(c[0], {}).setdefault("sft", {})[c[1]] = fams
+        tally.add_final(c, "sft", prep["sft_eval"])
     compared = comparison_pairs(cfg)
-    pairs = paired_comparisons(by_seed, compared)
+    pairs = paired_comparisons(tally.by_seed, compared)
     partial = partial_curves(out, [(c[0], c[1], key) for c, key in missing], cfg.rollout_size) if report_only else {}
-    partial_pairs = partial_comparison(curves_by_seed, partial, compared)
-    sampled_vs_greedy = sampled_comparison(curves_by_seed, sampled_by_seed)
+    partial_pairs = partial_comparison(tally.curves_by_seed, partial, compared)
+    sampled_vs_greedy = sampled_comparison(tally.curves_by_seed, tally.sampled_by_seed)
     summary = {
         **result_metadata(observation=_observation(out, cfg), selection_split=cfg.selection_split),
         "command_line": " ".join(sys.argv),
         "machine": machine,
         "wall_s": time.time() - t0,
         "config": cfg.__dict__,
-        "results": raw,
-        "test_by_seed": by_seed,
+        "results": tally.raw,
+        "test_by_seed": tally.by_seed,
         "paired": pairs,
-        "curves": curves,
-        "curves_by_seed": curves_by_seed,  # set -> method -> seed -> [(online trajectories, test success)]
-        "sampled_curves_by_seed": sampled_by_seed,  # the same with sampled actions (eval.sampled=true)
+        "curves": tally.curves,
+        "curves_by_seed": tally.curves_by_seed,  # set -> method -> seed -> [(online trajectories, test success)]
+        "sampled_curves_by_seed": tally.sampled_by_seed,  # the same with sampled actions (eval.sampled=true)
         "sampled_vs_greedy": sampled_vs_greedy,
-        "test_families_by_seed": fam_by_seed,
-        "test_family_curves": fam_curves,
+        "test_families_by_seed": tally.fam_by_seed,
+        "test_family_curves": tally.fam_curves,
         "failed_runs": failed,
         "reused_runs": reused,
         "unfinished_runs": unfinished,
@@ -397,18 +351,91 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         "partial_paired": partial_pairs,  # a − b at the most online trajectories both reached
         "report_only": report_only,  # then `machine` is where the table was written, not where the runs ran
     }
-    (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
-    md = table_markdown(raw, cfg) + pairs_markdown(pairs, cfg) + families_markdown(fam_by_seed, cfg)
-    md += sampled_markdown(sampled_vs_greedy) + partial_markdown(partial, partial_pairs)
-    if failed:
-        md += f"\nFailed runs (see their logs): {', '.join(failed)}\n"
-    if unfinished:
-        md += f"\nNot finished (reported without them; the same command finishes them): {', '.join(unfinished)}\n"
-    if reused:
-        md += f"\nRead back from an earlier invocation in this folder: {', '.join(reused)}\n"
-    (out / "table1.md").write_text(md)
-    draw_curves(curves, raw, out / "curves.png")
+    _write(out, summary, cfg)
     return summary
+
+
+def _read_back(
+    out: Path, runs: list[tuple[tuple[str, int], str]], args: dict[tuple[tuple[str, int], str], list[str]]
+) -> dict[tuple[tuple[str, int], str], dict[str, Any] | None]:
+    """The runs an earlier invocation in ``out`` finished with the same arguments."""
+    done: dict[tuple[tuple[str, int], str], dict[str, Any] | None] = {
+        (c, key): r
+        for c, key in runs
+        if (r := resume.finished_run(out / f"{c[0]}-s{c[1]}" / f"{key}.json", resume.portable_args(args[c, key], out)))
+    }
+    if done:
+        log.info("%d of %d runs finished in an earlier invocation: read back", len(done), len(runs))
+    return done
+
+
+def _write(out: Path, summary: dict[str, Any], cfg: Table1Config) -> None:
+    """table1.json, table1.md and curves.png of ``summary``."""
+    (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
+    raw = summary["results"]
+    md = (
+        table_markdown(raw, cfg)
+        + pairs_markdown(summary["paired"], cfg)
+        + families_markdown(summary["test_families_by_seed"], cfg)
+    )
+    md += sampled_markdown(summary["sampled_vs_greedy"])
+    md += partial_markdown(summary["partial_curves_by_seed"], summary["partial_paired"])
+    lists = (
+        ("failed_runs", "Failed runs (see their logs)"),
+        ("unfinished_runs", "Not finished (reported without them; the same command finishes them)"),
+        ("reused_runs", "Read back from an earlier invocation in this folder"),
+    )
+    for key, title in lists:
+        if summary[key]:
+            md += f"\n{title}: {', '.join(summary[key])}\n"
+    (out / "table1.md").write_text(md)
+    draw_curves(summary["curves"], raw, out / "curves.png")
+
+
+@dataclass
+class _Tally:
+    """The finished runs' and SFT evaluations' numbers, gathered per set, method and seed."""
+
+    raw: dict[str, dict[str, dict[str, list[float]]]] = field(default_factory=dict)  # set -> method -> split -> values
+    by_seed: dict[str, dict[str, dict[int, float]]] = field(default_factory=dict)  # set -> method -> seed -> test success
+    curves: dict[str, dict[str, list[list[tuple[int, float]]]]] = field(default_factory=dict)
+    curves_by_seed: Curves = field(default_factory=dict)
+    # set -> method -> seed -> family -> [successes, episodes] (final test); and test success per family
+    # at every evaluation of the off2on runs (set -> method -> seed -> [[online trajectories, {family: rate}]])
+    fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]] = field(default_factory=dict)
+    fam_curves: dict[str, dict[str, dict[int, list[list[Any]]]]] = field(default_factory=dict)
+    sampled_by_seed: Curves = field(default_factory=dict)
+
+    def add_final(self, cell: tuple[str, int], key: str, final: list[dict[str, Any]] | dict[str, Any]) -> None:
+        """One method's final evaluation (a train run's ``final`` or the SFT policy's ``digirl eval``)."""
+        tset, seed = cell
+        for split in SPLITS:
+            v = _success(final, split)
+            if v is not None:
+                self.raw.setdefault(tset, {}).setdefault(key, {}).setdefault(split, []).append(v)
+                if split == "test":
+                    self.by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = v
+        fams = _family_counts(final, "test")
+        if fams is not None:
+            self.fam_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = fams
+
+    def add_run(self, cell: tuple[str, int], key: str, mode: str, res: dict[str, Any]) -> None:
+        self.add_final(cell, key, res["final"])
+        if mode != "off2on":
+            return
+        tset, seed = cell
+        history = res["history"]
+        self.fam_curves.setdefault(tset, {}).setdefault(key, {})[seed] = [
+            [int(h["online_trajectories"]), h["families"]["test"]] for h in history if "test" in h.get("families", {})
+        ]
+        curve = [
+            (int(h["online_trajectories"]), float(h["eval/test_success_rate"])) for h in history if "eval/test_success_rate" in h
+        ]
+        self.curves.setdefault(tset, {}).setdefault(key, []).append(curve)
+        self.curves_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = curve
+        sampled = [(int(h["online_trajectories"]), float(h[SAMPLED])) for h in history if SAMPLED in h]
+        if sampled:  # runs with eval.sampled=true
+            self.sampled_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = sampled
 
 
 def paired_comparisons(
