@@ -15,7 +15,7 @@ algorithm is.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.algorithms.encoder_config import CriticEncoderConfig
@@ -28,6 +28,9 @@ __all__ = [
     "DigiQAlgoConfig",
     "DigiRLConfig",
     "FilteredBCConfig",
+    "GRPOConfig",
+    "PPOConfig",
+    "PolicyGradientConfig",
 ]
 
 C = TypeVar("C", bound="ActorConfig")
@@ -142,6 +145,107 @@ class DigiQAlgoConfig(ActorConfig):
 
 
 @dataclass
+class PolicyGradientConfig(ActorConfig):
+    """The clipped policy-gradient update GRPO and PPO share (PPO's surrogate; digirl.algorithms.onpolicy).
+
+    Both learn on-policy from the newest iteration's trajectories only (``mode=online``; start from an
+    SFT policy with ``policy.init``). Their optimizer steps per update: ``update_epochs`` passes over
+    those steps in minibatches of ``batch_size`` (× ``grad_accum``), at most ``actor_steps``.
+    """
+
+    #: On-policy: ``digirl train`` accepts only ``mode=online`` for these algorithms.
+    on_policy: ClassVar[bool] = True
+
+    clip_eps: float = _f(0.2, "GRPO/PPO: ε of the clipped ratio clip(π/π_old, 1−ε, 1+ε) (PPO paper: 0.2)")
+    update_epochs: float = _f(
+        4.0, "GRPO/PPO: passes over the newest iteration's steps per update, in minibatches of batch_size (≤ actor_steps)"
+    )
+    entropy_coef: float = _f(
+        0.0, "GRPO/PPO: weight of the entropy bonus, estimated from the sampled actions as −ρ·log π (0 = off)"
+    )
+    efficiency_coef: float = _f(
+        0.0,
+        "GRPO/PPO: a success's return is 1 − c·steps/horizon (MobileGUI-RL-style efficiency term; failures are not "
+        "charged for their steps, so failing fast never pays); 0 = the plain 0/1 outcome; must be in [0, 1)",
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.clip_eps > 0:
+            raise ValueError(f"algo.clip_eps must be > 0, got {self.clip_eps}")
+        if not self.update_epochs > 0:
+            raise ValueError(f"algo.update_epochs must be > 0, got {self.update_epochs}")
+        if self.entropy_coef < 0:
+            raise ValueError(f"algo.entropy_coef must be >= 0, got {self.entropy_coef}")
+        if not 0.0 <= self.efficiency_coef < 1.0:
+            raise ValueError(f"algo.efficiency_coef must be in [0, 1), got {self.efficiency_coef}")
+
+
+@dataclass
+class GRPOConfig(PolicyGradientConfig):
+    """GRPO (``algo.name=grpo``): group-relative advantages over G rollouts of one task and seed
+    (``group_size`` of the run), clipped ratio, KL penalty to the reference (starting) policy."""
+
+    #: GRPO needs the run to collect groups (``group_size`` >= 2).
+    needs_groups: ClassVar[bool] = True
+
+    grpo_advantage: Literal["trajectory", "step"] = _f(
+        "trajectory",
+        "GRPO advantage: trajectory (each step gets its episode's group-normalised return) or step (each step's "
+        "discounted return-to-go γ^(H−1−h)·R, normalised over all the steps of its group)",
+    )
+    grpo_scale: bool = _f(True, "GRPO: divide by the group's standard deviation (false: subtract the group mean only)")
+    kl_coef: float = _f(0.04, "GRPO: weight β of the KL penalty to the reference policy, the one training started from (0 = off)")
+    zero_variance: Literal["skip", "downweight", "keep"] = _f(
+        "skip",
+        "GRPO: groups whose returns are all equal (no learning signal): skip them (ARPO, MobileRL), downweight "
+        "them by zero_variance_weight (they still feel the KL penalty), or keep them at weight 1",
+    )
+    zero_variance_weight: float = _f(0.1, "GRPO, zero_variance=downweight: the loss weight of such a group's steps")
+    success_replay: int = _f(
+        0,
+        "GRPO (ARPO-style replay): keep the last N successful trajectories of each task; a group with no success "
+        "gets one of them in place of one failure (0 = off; only trajectories still in the run's replay buffer)",
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.grpo_advantage not in ("trajectory", "step"):
+            raise ValueError(f"algo.grpo_advantage must be trajectory or step, got {self.grpo_advantage!r}")
+        if self.zero_variance not in ("skip", "downweight", "keep"):
+            raise ValueError(f"algo.zero_variance must be skip, downweight or keep, got {self.zero_variance!r}")
+        if self.kl_coef < 0:
+            raise ValueError(f"algo.kl_coef must be >= 0, got {self.kl_coef}")
+        if not 0.0 <= self.zero_variance_weight <= 1.0:
+            raise ValueError(f"algo.zero_variance_weight must be in [0, 1], got {self.zero_variance_weight}")
+        if self.success_replay < 0:
+            raise ValueError(f"algo.success_replay must be >= 0, got {self.success_replay}")
+
+
+@dataclass
+class PPOConfig(PolicyGradientConfig):
+    """PPO (``algo.name=ppo``): a learned value baseline V(s), GAE(γ, λ) advantages, clipped ratio, value loss."""
+
+    gae_lambda: float = _f(0.95, "PPO: λ of generalised advantage estimation (1 = Monte-Carlo return − V, 0 = one-step TD)")
+    value_lr: float = _f(1e-3, "PPO: learning rate of the value network")
+    value_epochs: float = _f(4.0, "PPO: passes of the value network over the newest steps per update (≤ actor_steps)")
+    normalize_advantages: bool = _f(True, "PPO: normalise the batch's advantages to mean 0, std 1")
+    critic: CriticEncoderConfig = field(
+        default_factory=CriticEncoderConfig,
+        metadata={"help": "the screen encoder of the value network (DigiRL's step critic, PPO's V(s)); not the policy's"},
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.critic, CriticEncoderConfig):
+            raise ValueError(f"algo.critic must be a CriticEncoderConfig, got {type(self.critic).__name__}")
+        if not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"algo.gae_lambda must be in [0, 1], got {self.gae_lambda}")
+        if not self.value_epochs > 0 or not self.value_lr > 0:
+            raise ValueError("algo.value_epochs and algo.value_lr must be > 0")
+
+
+@dataclass
 class BranchConfig(ActorConfig):
     """Branching (``algo.name=branch``): K sampled actions per visited state, each executed on a clone of the
     env and rolled out to the end with the policy; its advantage is its return minus the mean of its state's
@@ -163,6 +267,19 @@ class BranchConfig(ActorConfig):
         "actions) or awr (exp(advantage / branch_beta) for every action)",
     )
     branch_beta: float = _f(0.5, "branch: temperature of the awr weighting")
+    branch_score: Literal["auto", "rollout", "critic"] = _f(
+        "auto",
+        "branch: how a sampled action is valued: rollout (executed on a clone of the env and rolled out to the end: "
+        "needs state_clone and state_replay), critic (not executed: a learned Q(s, a) scores it, on any env), "
+        "auto (rollout where the env can clone, else critic)",
+    )
+    branch_critic_steps: int = _f(40, "branch: Q-critic optimizer steps per update (branch_score=critic)")
+    branch_critic_lr: float = _f(1e-3, "branch: Q-critic learning rate")
+    branch_critic_batch: int = _f(64, "branch: Q-critic minibatch size")
+    critic: CriticEncoderConfig = field(
+        default_factory=CriticEncoderConfig,
+        metadata={"help": "the value networks' screen encoder (DigiRL's and PPO's V(s), branch's Q(s, a)); not the policy's"},
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -178,6 +295,10 @@ class BranchConfig(ActorConfig):
             raise ValueError(f"algo.branch_weighting must be positive or awr, got {self.branch_weighting!r}")
         if not self.branch_beta > 0:
             raise ValueError(f"algo.branch_beta must be > 0, got {self.branch_beta}")
+        if self.branch_score not in ("auto", "rollout", "critic"):
+            raise ValueError(f"algo.branch_score must be auto, rollout or critic, got {self.branch_score!r}")
+        if self.branch_critic_steps < 0 or self.branch_critic_batch < 1:
+            raise ValueError("algo.branch_critic_steps must be >= 0 and algo.branch_critic_batch >= 1")
 
 
 @dataclass
@@ -192,12 +313,17 @@ class _Named:
 
 
 @dataclass
-class AlgoConfig(BranchConfig, DigiQAlgoConfig, DigiRLConfig, FilteredBCConfig, _Named):
+class AlgoConfig(BranchConfig, PPOConfig, GRPOConfig, DigiQAlgoConfig, DigiRLConfig, FilteredBCConfig, _Named):
     """The ``algo`` section: ``algo.name`` and every built-in algorithm's options (each algorithm reads its own).
 
-    (Field order: ``name``, the actor's options, then Filtered BC's, DigiRL's and Digi-Q's, as the bases list them.)
+    (Field order: ``name``, the actor's options, then Filtered BC's, DigiRL's, Digi-Q's, the clipped
+    update's, GRPO's and PPO's, as the bases list them; ``critic`` is DigiRL's and PPO's.)
     """
+
+    # Properties of the algorithm ``name`` picks (read them from its own class), not of the whole section.
+    on_policy: ClassVar[bool] = False
+    needs_groups: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         _Named.__post_init__(self)
-        super().__post_init__()  # Digi-Q's, DigiRL's and the actor's checks, once each (method resolution order)
+        super().__post_init__()  # each algorithm's and the actor's checks, once each (method resolution order)

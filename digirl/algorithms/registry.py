@@ -31,6 +31,8 @@ _ALGORITHMS: dict[str, tuple[str, str]] = {
     "digirl": ("digirl.algorithms.digirl:DigiRL", "digirl.algorithms.configs:DigiRLConfig"),
     "digiq": ("digirl.algorithms.digiq.algorithm:DigiQ", "digirl.algorithms.configs:DigiQAlgoConfig"),
     "branch": ("digirl.algorithms.branch:BranchAlgorithm", "digirl.algorithms.configs:BranchConfig"),
+    "grpo": ("digirl.algorithms.grpo:GRPO", "digirl.algorithms.configs:GRPOConfig"),
+    "ppo": ("digirl.algorithms.ppo:PPO", "digirl.algorithms.configs:PPOConfig"),
 }
 
 

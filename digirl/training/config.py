@@ -206,6 +206,12 @@ class TrainConfig:
     )
     iterations: int = _f(10, "online iterations (each collects rollout_size trajectories, then updates)")
     rollout_size: int = _f(16, "trajectories collected per online iteration (paper: 16)")
+    group_size: int = _f(
+        1,
+        "rollouts per sampled task in an online iteration, all from one env seed (the same start screen, "
+        "different sampled actions): rollout_size/group_size tasks, each played group_size times. GRPO "
+        "(algo.name=grpo) needs >= 2 and normalises returns within each group; 1 = every rollout its own task draw",
+    )
     warmup_iterations: int = _f(0, "first online iterations only collect (no update)")
     task_sampling: Literal["uniform", "family", "uncertainty"] = _f(
         "uniform",
@@ -244,6 +250,22 @@ class TrainConfig:
             raise ValueError("iterations must be >= 0 and rollout_size >= 1")
         if not 0.0 <= self.task_family_power <= 1.0:
             raise ValueError(f"task_family_power must be in [0, 1], got {self.task_family_power}")
+        self._check_groups()
+
+    def _check_groups(self) -> None:
+        """``group_size`` against ``rollout_size``, the algorithm and the collector (issue 45: GRPO's groups)."""
+        from digirl.algorithms.registry import algorithm_config_class
+
+        own = algorithm_config_class(self.algo.name)
+        if self.group_size < 1 or self.rollout_size % self.group_size:
+            raise ValueError(f"group_size must be >= 1 and divide rollout_size ({self.rollout_size}), got {self.group_size}")
+        if getattr(own, "needs_groups", False) and self.group_size < 2:
+            raise ValueError(f"algo.name={self.algo.name} compares rollouts of one task and seed: set group_size >= 2 (e.g. 8)")
+        if getattr(own, "on_policy", False) and self.mode != "online":
+            raise ValueError(f"algo.name={self.algo.name} learns on-policy: use mode=online (policy.init=DIR for an SFT start)")
+        if self.group_size > 1 and self.env.runner == "ray" and self.env.ray.inference == "actor":
+            # actors reseed the policy's sampling from the job's seed: a group's copies would act alike
+            raise ValueError("group_size > 1 needs env.ray.inference=learner (actors sample from the job seed)")
 
 
 @dataclass

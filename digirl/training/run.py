@@ -102,11 +102,14 @@ def iteration_jobs(
     cfg: TrainConfig, train_pool: Sequence[TaskSpec | None], it: int, weights: dict[str, float] | None = None
 ) -> list[EpisodeJob]:
     """The episodes of online iteration ``it``: a pure function of the seed, ``it`` and the family
-    ``weights`` (``task_sampling``; None = uniform over tasks), so a resumed run collects the same."""
+    ``weights`` (``task_sampling``; None = uniform over tasks), so a resumed run collects the same.
+    With ``group_size`` G > 1, rollout_size/G tasks are drawn and each is played G times from one
+    env seed, the copies next to each other (a group; G = 1 draws exactly as before)."""
     rng = np.random.default_rng([cfg.seed, it])
-    tasks = sample_tasks(train_pool, cfg.rollout_size, rng, weights)
+    g = cfg.group_size
+    tasks = sample_tasks(train_pool, cfg.rollout_size // g, rng, weights)
     seeds = rng.integers(0, 2**31 - 1, size=len(tasks))
-    return jobs_for(tasks, seeds)
+    return jobs_for([t for t in tasks for _ in range(g)], np.repeat(seeds, g))
 
 
 def store_iteration(store: TrajectoryStore, trajs: list[Trajectory], it: int, policy_version: int | None) -> list[Trajectory]:
