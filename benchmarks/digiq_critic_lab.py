@@ -267,6 +267,25 @@ def summarize(out: Path, seeds: list[int], args: argparse.Namespace) -> dict[str
     return {"critics": critics, "validation": rows}
 
 
+def render(summary: dict[str, Any]) -> str:
+    """Two markdown tables: the critics against ground truth, and validation success per row (per seed)."""
+
+    def cell(xs: list[float]) -> str:
+        return " / ".join(f"{x:.2f}" for x in xs) + (f" (mean {np.mean(xs):.2f})" if len(xs) > 1 else "")
+
+    lines = ["| critic | within-state Spearman | top-1 | top-1 dataset action | top-1 random | Spearman, all pairs |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for name, m in summary["critics"].items():
+        lines.append(
+            f"| {name} (`{CRITICS[name] or 'as released'}`) | {cell(m['oracle/spearman_within_state'])} | "
+            f"{cell(m['oracle/top1_agreement'])} | {cell(m['oracle/top1_dataset_action'])} | {cell(m['oracle/top1_random'])} | "
+            f"{cell(m['oracle/spearman'])} |"
+        )
+    lines += ["", "| row | validation success per seed |", "|---|---|"]
+    lines += [f"| {k} | {cell(v)} |" for k, v in summary["validation"].items()]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
@@ -308,6 +327,7 @@ def main() -> None:
                 log.info("row %s: validation %.3f", key, cell.row(key))
     summary = {"meta": meta, "seeds": seeds, "args": vars(args), **summarize(out, seeds, args)}
     _json(out / "summary.json", summary)
+    (out / "summary.md").write_text(render(summary))
     print(shlex.join(sys.argv))
 
 

@@ -47,3 +47,13 @@ def test_summary_reads_every_seed(tmp_path: Path):
     s = summarize(tmp_path, [0, 1], argparse.Namespace())
     assert s["critics"]["base"]["oracle/spearman_within_state"] == [0.2, 0.4]
     assert s["validation"] == {"fbc": [0.5, 0.25]}
+
+
+def test_render_writes_both_tables():
+    from benchmarks.digiq_critic_lab import render
+
+    m = {k: [0.5, 0.25] for k in ("oracle/spearman_within_state", "oracle/top1_agreement", "oracle/top1_dataset_action",
+                                  "oracle/top1_random", "oracle/spearman")}  # fmt: skip
+    md = render({"critics": {"element": m}, "validation": {"start": [0.125]}})
+    assert "| element (`algo.digiq.action_features=element`) | 0.50 / 0.25 (mean 0.38) |" in md
+    assert "| start | 0.12 |" in md
