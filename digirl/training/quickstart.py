@@ -106,51 +106,51 @@ def _torch_threads(n: int | None) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _run(out: Path, plan: _Plan, *, seed: int, algo: str) -> dict[str, Any]:
+def _evaluate_sft(plan: _Plan, sft_cfg: SFTRunConfig, sft_policy: str, seed: int) -> tuple[Any, Any]:
+    """Test success of the SFT policy and, with the tiny budget, of the same network before SFT (what the
+    demonstrations taught); the second is None otherwise."""
     from digirl.policies.registry import build_policy, load_policy
     from digirl.training.common import make_runner, task_pool
     from digirl.training.evaluate import eval_tasks
-    from digirl.training.loop import evaluate_policy, train
+    from digirl.training.loop import evaluate_policy
+
+    ecfg = load_config(EvalRunConfig, overrides=[*plan.env, f"eval.test_tasks={plan.n_test}", "eval.train_tasks=0"])
+    tasks = eval_tasks(task_pool(ecfg.env, "test"), [], plan.n_test, 0, ecfg.eval.seed)
+    runner = make_runner(ecfg.env, deterministic=ecfg.deterministic)
+    untrained = None
+    try:
+        sft_report = evaluate_policy(load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
+        if plan.budget == "tiny":  # built after the SFT evaluation, as always: the random streams stay where they were
+            fresh = build_policy(sft_cfg.policy, seed=seed)
+            untrained = evaluate_policy(fresh, runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
+    finally:
+        runner.close()
+    return sft_report, untrained
+
+
+def _run(out: Path, plan: _Plan, *, seed: int, algo: str) -> dict[str, Any]:
+    from digirl.training.loop import train
     from digirl.training.plot import line_chart
     from digirl.training.sft import collect, sft
 
     t0 = time.time()
-    demos, sft_steps, n_off, iters, rollout, n_test = (
-        plan.demos,
-        plan.sft_steps,
-        plan.n_off,
-        plan.iters,
-        plan.rollout,
-        plan.n_test,
-    )
-    env, small, sft_extra, budget = list(plan.env), list(plan.algo_steps), list(plan.sft_extra), plan.budget
-    log.info("1/4 expert demos + SFT (%d demos, %d steps)", demos, sft_steps)
+    env, n_test = list(plan.env), plan.n_test
+    log.info("1/4 expert demos + SFT (%d demos, %d steps)", plan.demos, plan.sft_steps)
     sft_cfg = load_config(
-        SFTRunConfig, overrides=[*env, f"seed={seed}", f"sft.demos={demos}", f"sft.steps={sft_steps}", *sft_extra]
+        SFTRunConfig, overrides=[*env, f"seed={seed}", f"sft.demos={plan.demos}", f"sft.steps={plan.sft_steps}", *plan.sft_extra]
     )
-    sft_res = sft(sft_cfg, out / "sft")
-    sft_policy = sft_res["policy"]
+    sft_policy = sft(sft_cfg, out / "sft")["policy"]
 
-    log.info("2/4 offline data: %d rollouts of the SFT policy", n_off)
+    log.info("2/4 offline data: %d rollouts of the SFT policy", plan.n_off)
     collect(
-        load_config(CollectConfig, overrides=[*env, f"seed={seed}", f"policy.init={sft_policy}", f"trajectories={n_off}"]),
+        load_config(CollectConfig, overrides=[*env, f"seed={seed}", f"policy.init={sft_policy}", f"trajectories={plan.n_off}"]),
         out / "offline",
     )
 
     log.info("3/4 evaluating the SFT policy on %d held-out test tasks", n_test)
-    ecfg = load_config(EvalRunConfig, overrides=[*env, f"eval.test_tasks={n_test}", "eval.train_tasks=0"])
-    tasks = eval_tasks(task_pool(ecfg.env, "test"), [], n_test, 0, ecfg.eval.seed)
-    runner = make_runner(ecfg.env, deterministic=ecfg.deterministic)
-    untrained_report = None
-    try:
-        sft_report = evaluate_policy(load_policy(sft_policy), runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
-        if budget == "tiny":  # the same network before SFT: what the demonstrations taught
-            fresh = build_policy(sft_cfg.policy, seed=seed)
-            untrained_report = evaluate_policy(fresh, runner, tasks, greedy=True, temperature=1.0, seed=ecfg.eval.seed)[0]
-    finally:
-        runner.close()
+    sft_report, untrained_report = _evaluate_sft(plan, sft_cfg, sft_policy, seed)
 
-    log.info("4/4 %s off-to-online: %d iterations × %d trajectories", algo, iters, rollout)
+    log.info("4/4 %s off-to-online: %d iterations × %d trajectories", algo, plan.iters, plan.rollout)
     tcfg = load_config(
         TrainConfig,
         overrides=[
@@ -160,12 +160,12 @@ def _run(out: Path, plan: _Plan, *, seed: int, algo: str) -> dict[str, Any]:
             f"seed={seed}",
             f"offline_dataset={out / 'offline'}",
             f"policy.init={sft_policy}",
-            f"iterations={iters}",
-            f"rollout_size={rollout}",
-            f"eval.every={max(1, iters // 3)}",
+            f"iterations={plan.iters}",
+            f"rollout_size={plan.rollout}",
+            f"eval.every={max(1, plan.iters // 3)}",
             f"eval.test_tasks={n_test}",
             "eval.train_tasks=0",
-            *small,
+            *plan.algo_steps,
         ],
     )
     result = train(tcfg, out / algo)
@@ -186,7 +186,7 @@ def _run(out: Path, plan: _Plan, *, seed: int, algo: str) -> dict[str, Any]:
         "test_tasks": n_test,
         "sft": sft_report.to_dict(),
         **({"untrained": untrained_report.to_dict()} if untrained_report is not None else {}),
-        "budget": budget,
+        "budget": plan.budget,
         "final": final,
         "curve": curve,
         "wall_s": time.time() - t0,
