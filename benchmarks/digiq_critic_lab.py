@@ -117,7 +117,7 @@ class Cell:
         self.digiq = [
             "algo.name=digiq", "algo.digiq.candidates=16", "algo.digiq.repft_steps=80",
             f"algo.digiq.critic_steps={args.critic_steps}", "algo.digiq.critic_hidden=128", "algo.digiq.folds=3",
-            f"algo.digiq.data={self.root / 'stages'}",
+            f"algo.digiq.data={self.root / 'stages'}", f"algo.digiq.workers={args.workers}",
         ]  # fmt: skip
 
     def cfg(self, extra: str = "") -> TrainConfig:
@@ -295,6 +295,7 @@ def main() -> None:
     ap.add_argument("--noise", type=float, default=0.5)
     ap.add_argument("--trajectories", type=int, default=64)
     ap.add_argument("--oracle-states", type=int, default=96, help="stored states whose every candidate gets a true value")
+    ap.add_argument("--workers", type=int, default=1, help="processes of the exact-label and ground-truth stages")
     ap.add_argument("--actor-steps", type=int, default=150)
     ap.add_argument("--critic-steps", type=int, default=300)
     ap.add_argument("--val", type=int, default=24, help="validation web searches per row (one episode each)")
