@@ -92,21 +92,9 @@ def export_hf(
         raise DataError(f"{out}: already exists and is not an empty folder; choose a new output path")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".tmp-export-{uuid.uuid4().hex[:12]}"
-    schema = _hf_schema()
-    files: list[Path] = []
-    rows: list[dict[str, Any]] = []
     n_rows = n_trajs = 0
-
-    def flush() -> None:
-        path = tmp / "data" / f"train-{len(files):05d}.parquet"
-        table = pa.Table.from_pylist(rows, schema=schema)
-        pq.write_table(table, path, compression="zstd")
-        fsync_path(path)
-        files.append(path)
-        rows.clear()
-
     try:
-        (tmp / "data").mkdir(parents=True)
+        files = _ParquetFiles(tmp / "data", rows_per_file)
         for sid in shards if shards is not None else store.shard_ids():
             sdir = store.shard_path(sid)
             trajs = sc.read_table(sdir / sc.TRAJ_FILE, sc.TRAJ_COLUMNS).to_pylist()
@@ -121,27 +109,9 @@ def export_hf(
                 if t["env_failure"] and not include_failures:
                     continue
                 png = image_path(sdir, r["screenshot"], f"{sdir / sc.STEPS_FILE} row {i}").read_bytes()
-                rows.append(
-                    {
-                        **{k: r[k] for k in ("traj_id", "step", "instruction", "width", "height")},
-                        **{k: r[k] for k in ("action", "action_type", "action_text", "reward")},
-                        **{k: r[k] for k in ("terminated", "truncated", "log_prob", "history")},
-                        "elements": r["elements"],
-                        "info": r["info"],
-                        "task_id": t["task_id"],
-                        "family": t["family"],
-                        "image": {"bytes": png, "path": f"{r['traj_id']}-{r['step']}.png"},
-                        "trajectory_reward": t["reward"],
-                        "trajectory_length": t["length"],
-                        "success": t["success"],
-                        "env_failure": t["env_failure"],
-                    }
-                )
+                files.add(_hf_row(r, t, png))
                 n_rows += 1
-                if len(rows) >= rows_per_file:
-                    flush()
-        if rows or not files:
-            flush()  # an empty store still exports one (empty) file so the schema is visible
+        files.close()
         (tmp / "README.md").write_text(_card(store, n_rows, n_trajs, include_failures), encoding="utf-8")
         if out.exists():
             out.rmdir()
@@ -150,7 +120,52 @@ def export_hf(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     log.info("exported %d steps of %d trajectories to %s", n_rows, n_trajs, out)
-    return {"path": str(out), "files": len(files), "rows": n_rows, "trajectories": n_trajs}
+    return {"path": str(out), "files": len(files.paths), "rows": n_rows, "trajectories": n_trajs}
+
+
+def _hf_row(step: dict[str, Any], traj: dict[str, Any], png: bytes) -> dict[str, Any]:
+    """One exported row: a step's columns, its screenshot as an Image, and its trajectory's outcome."""
+    return {
+        **{k: step[k] for k in ("traj_id", "step", "instruction", "width", "height")},
+        **{k: step[k] for k in ("action", "action_type", "action_text", "reward")},
+        **{k: step[k] for k in ("terminated", "truncated", "log_prob", "history")},
+        "elements": step["elements"],
+        "info": step["info"],
+        "task_id": traj["task_id"],
+        "family": traj["family"],
+        "image": {"bytes": png, "path": f"{step['traj_id']}-{step['step']}.png"},
+        "trajectory_reward": traj["reward"],
+        "trajectory_length": traj["length"],
+        "success": traj["success"],
+        "env_failure": traj["env_failure"],
+    }
+
+
+class _ParquetFiles:
+    """Rows written as numbered ``train-NNNNN.parquet`` files of at most ``rows_per_file`` rows each."""
+
+    def __init__(self, folder: Path, rows_per_file: int) -> None:
+        folder.mkdir(parents=True)
+        self.folder, self.rows_per_file = folder, rows_per_file
+        self.schema = _hf_schema()
+        self.paths: list[Path] = []
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.rows_per_file:
+            self._flush()
+
+    def close(self) -> None:
+        if self.rows or not self.paths:
+            self._flush()  # an empty store still exports one (empty) file so the schema is visible
+
+    def _flush(self) -> None:
+        path = self.folder / f"train-{len(self.paths):05d}.parquet"
+        pq.write_table(pa.Table.from_pylist(self.rows, schema=self.schema), path, compression="zstd")
+        fsync_path(path)
+        self.paths.append(path)
+        self.rows.clear()
 
 
 def _card(store: TrajectoryStore, n_rows: int, n_trajs: int, include_failures: bool) -> str:
