@@ -13,7 +13,7 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from digirl.training.common import (
 )
 from digirl.training.config import CollectConfig, SFTRunConfig
 from digirl.training.task_sampling import family_weights, stratified_tasks
+
+if TYPE_CHECKING:
+    from digirl.data.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
 
@@ -98,13 +101,9 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
             raise ValueError("expert_noise_sticky=true needs env.runner=process, inline or ray")  # no sticky noise there
         store = TrajectoryStore(out, info={"env_id": cfg.env.id, "producer": "digirl collect", "expert": cfg.expert})
         save_config(cfg, out / "collect-config.yaml")
-        stored = set(store.trajectory_ids())
         index = {j.job_id: i for i, j in enumerate(jobs)}
-        todo = [j for i, j in enumerate(jobs) if f"{key}-{i:07d}" not in stored]
+        todo = _not_stored(store, jobs, key)
         todo_ids = {j.job_id for j in todo}
-        if len(todo) < len(jobs):
-            done = len(jobs) - len(todo)
-            log.info("%s already holds %d of these %d trajectories; collecting the other %d", out, done, len(jobs), len(todo))
         batch: list[Trajectory] = []
         n_ok = 0
 
@@ -147,6 +146,16 @@ def collect(cfg: CollectConfig, out_dir: str | Path) -> dict[str, Any]:
     summary: dict[str, Any] = store.summary()
     log.info("collected %d trajectories into %s (success %.1f%%)", len(todo), out, 100 * n_ok / max(1, len(todo)))
     return summary
+
+
+def _not_stored(store: TrajectoryStore, jobs: list[EpisodeJob], key: str) -> list[EpisodeJob]:
+    """The jobs whose trajectory (``KEY-i``) the store does not hold yet, in job order."""
+    stored = set(store.trajectory_ids())
+    todo = [j for i, j in enumerate(jobs) if f"{key}-{i:07d}" not in stored]
+    if len(todo) < len(jobs):
+        done = len(jobs) - len(todo)
+        log.info("%s already holds %d of these %d trajectories; collecting the other %d", store.path, done, len(jobs), len(todo))
+    return todo
 
 
 def _remove_if_nothing_stored(out: Path) -> None:
