@@ -11,7 +11,7 @@ Each (variant, seed) cell is a folder with its own result; a cell whose result e
 the script resumes after a kill. ``summary.json`` holds every seed, the mean and the sample std per
 variant, and each result's provenance (observation, selection split, machine, exact commands).
 
-    nice -n 10 python benchmarks/pixels_regions.py --out benchmarks/results/pixels/cpu_sft --seeds 0 1
+    nice -n 10 python benchmarks/studies/pixels_regions.py --out benchmarks/results/pixels/cpu_sft --seeds 0 1
 """
 
 from __future__ import annotations
