@@ -166,7 +166,7 @@ def clipped_policy_update(
     usable = [s for s in samples if s.weight > 0 and math.isfinite(s.old_log_prob)]
     if not usable or opts.steps <= 0:
         return {"train/policy_loss": float("nan"), "train/actor_samples": float(len(usable))}
-    use_kl = opts.kl_coef > 0 and all(math.isfinite(s.ref_log_prob) for s in usable)
+    use_kl = opts.kl_coef > 0
     sums: dict[str, list[float]] = {"loss": [], "kl": [], "clip": [], "entropy": [], "log_ratio": []}
     policy.train(False)  # the same function as π_old was scored with (see the module docstring)
     for _ in range(opts.steps):
@@ -212,8 +212,10 @@ def _minibatch_backward(policy: Policy, mb: list[PGSample], opts: ClipOptions, u
     surrogate, clipped = clipped_surrogate(lp, old, adv, opts.clip_eps)
     per = surrogate
     kl = torch.zeros_like(lp)
-    if use_kl:
-        kl = kl_k3(lp, col(lambda s: s.ref_log_prob))
+    if use_kl:  # a step the reference cannot express (NaN) has no KL term
+        ref = col(lambda s: s.ref_log_prob)
+        known = torch.isfinite(ref)
+        kl = torch.where(known, kl_k3(lp, torch.where(known, ref, lp.detach())), torch.zeros_like(lp))
         per = per + opts.kl_coef * kl
     ent = sampled_entropy(lp, old)
     if opts.entropy_coef > 0:

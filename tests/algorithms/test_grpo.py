@@ -299,3 +299,42 @@ def test_grpo_learns_on_simulator_tasks(tmp_path):
     updates = [m for m in metrics if "train/policy_loss" in m]
     assert len(updates) == 5 and all(m["train/groups"] == 6 and m["train/group_size"] == 4 for m in updates)
     assert all(m["train/kl_ref"] >= 0 and 0 <= m["train/clip_fraction"] <= 1 for m in updates)
+
+
+class _TwoActions:
+    """A policy over two actions with one logit each, whatever the observation: log π(a) by hand."""
+
+    kind = "test"
+    device = torch.device("cpu")
+
+    def __init__(self) -> None:
+        self.theta = torch.nn.Parameter(torch.zeros(2))
+
+    def parameters(self):
+        return iter([self.theta])
+
+    def train(self, mode: bool = True) -> None:
+        pass
+
+    def log_prob_with_mask(self, observations, actions):
+        lp = torch.log_softmax(self.theta, 0)[torch.tensor(actions)]
+        return lp, torch.ones(len(actions), dtype=torch.bool)
+
+
+def test_the_first_clipped_step_is_the_policy_gradient_by_hand():
+    """At π = π_old = π_ref the ratio is 1 and the KL's gradient 0: one SGD step (lr 1) moves θ by
+    mean_i A_i ∇log π(a_i), with ∇_θ log softmax(θ)[a] = onehot(a) − π = ±(0.5, −0.5) at θ = 0.
+    A step the reference cannot express (NaN) just has no KL term."""
+    from digirl.algorithms.onpolicy import ClipOptions, PGSample, clipped_policy_update
+
+    pol = _TwoActions()
+    half = math.log(0.5)
+    samples = [PGSample(None, 0, 1.0, 1.0, half, half), PGSample(None, 1, -1.0, 1.0, half, float("nan"))]  # type: ignore[arg-type]
+    opts = ClipOptions(clip_eps=0.2, kl_coef=0.5, entropy_coef=0.0, steps=1, batch_size=2, grad_accum=1, max_grad_norm=100.0)
+    idx = np.random.default_rng(0).integers(0, 2, size=2)  # the minibatch the update draws (with replacement)
+    grad_lp = {0: np.array([0.5, -0.5]), 1: np.array([-0.5, 0.5])}
+    want = np.mean([samples[i].advantage * grad_lp[samples[i].action] for i in idx], axis=0)  # type: ignore[index]
+    m = clipped_policy_update(pol, torch.optim.SGD([pol.theta], lr=1.0), samples, opts, np.random.default_rng(0))  # type: ignore[arg-type]
+    assert pol.theta.detach().numpy() == pytest.approx(want)
+    assert m["train/clip_fraction"] == 0.0 and m["train/kl_ref"] == pytest.approx(0.0, abs=1e-7)
+    assert m["train/policy_loss"] == pytest.approx(-np.mean([samples[i].advantage for i in idx]))
