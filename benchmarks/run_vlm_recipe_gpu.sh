@@ -3,7 +3,7 @@
 #   1. the pretrained folder as a policy, as it stands (General and Web Shopping, test + validation);
 #   2. SFT on expert demonstrations (General), evaluated;
 #   3. DigiRL online from the SFT policy (General), evaluated every 2 iterations.
-# Every step has a time cap (a GPU loan is short); what finished is in OUT/summary.json.
+# Every step has a time cap within BUDGET_S seconds (a GPU loan is short); what finished is in OUT/summary.json.
 #
 #   bash benchmarks/run_vlm_recipe_gpu.sh MODEL_FOLDER OUT [ITERATIONS]
 #
@@ -18,23 +18,31 @@ HF=(policy.kind=hf env.num_envs=16 policy.hf.max_new_tokens=48)
 EV=(eval.test_tasks=96 eval.val_tasks=96 eval.train_tasks=0)
 log() { echo "[$(date +%T)] $*" | tee -a "$OUT/recipe.log"; }
 
-for ts in general webshop; do
-  log "eval pretrained on $ts"
-  timeout 240 "$PY" -m digirl eval "$MODEL" "${HF[@]}" "${EV[@]}" env.id=digirl/sim-$ts-v0 --out "$OUT/pre-$ts" \
-    >>"$OUT/recipe.log" 2>&1 || log "eval pretrained $ts: exit $?"
-done
+BUDGET=${BUDGET_S:-540}  # seconds for all steps together; each step gets at most what is left
+cap() { local left=$((BUDGET - SECONDS)); [ "$left" -gt "$1" ] && echo "$1" || echo $((left > 0 ? left : 1)); }
+
+log "eval pretrained on general"
+timeout "$(cap 120)" "$PY" -m digirl eval "$MODEL" "${HF[@]}" "${EV[@]}" env.id=digirl/sim-general-v0 --out "$OUT/pre-general" \
+  >>"$OUT/recipe.log" 2>&1 || log "eval pretrained general: exit $?"
 
 log "sft general"
-timeout 300 "$PY" -m digirl sft "$OUT/sft-general" policy.init="$MODEL" "${HF[@]}" env.id=digirl/sim-general-v0 \
-  sft.demos=256 sft.steps=300 sft.batch_size=64 sft.lr=3e-4 >>"$OUT/recipe.log" 2>&1 || log "sft: exit $?"
-timeout 240 "$PY" -m digirl eval "$OUT/sft-general/policy" "${HF[@]}" "${EV[@]}" env.id=digirl/sim-general-v0 \
+timeout "$(cap 180)" "$PY" -m digirl sft "$OUT/sft-general" policy.init="$MODEL" policy.kind=hf env.num_envs=16 \
+  env.id=digirl/sim-general-v0 sft.demos=256 sft.steps=300 sft.batch_size=64 sft.lr=3e-4 >>"$OUT/recipe.log" 2>&1 ||
+  log "sft: exit $?"
+timeout "$(cap 120)" "$PY" -m digirl eval "$OUT/sft-general/policy" "${HF[@]}" "${EV[@]}" env.id=digirl/sim-general-v0 \
   --out "$OUT/sft-general-eval" >>"$OUT/recipe.log" 2>&1 || log "eval sft: exit $?"
 
-log "digirl online general, $ITERS iterations"
-timeout 900 "$PY" -m digirl train "$OUT/digirl-general" policy.init="$OUT/sft-general/policy" "${HF[@]}" \
-  env.id=digirl/sim-general-v0 mode=online iterations="$ITERS" rollout_size=64 algo.name=digirl \
-  algo.lr=3e-5 algo.batch_size=32 eval.every=2 "${EV[@]}" log.tensorboard=false >>"$OUT/recipe.log" 2>&1 ||
-  log "digirl: exit $?"
+log "eval pretrained on webshop"
+timeout "$(cap 120)" "$PY" -m digirl eval "$MODEL" "${HF[@]}" "${EV[@]}" env.id=digirl/sim-webshop-v0 --out "$OUT/pre-webshop" \
+  >>"$OUT/recipe.log" 2>&1 || log "eval pretrained webshop: exit $?"
+
+if [ $((BUDGET - SECONDS)) -gt 120 ]; then
+  log "digirl online general, $ITERS iterations"
+  timeout "$(cap 3600)" "$PY" -m digirl train "$OUT/digirl-general" policy.init="$OUT/sft-general/policy" "${HF[@]}" \
+    env.id=digirl/sim-general-v0 mode=online iterations="$ITERS" rollout_size=64 algo.name=digirl \
+    algo.lr=3e-5 algo.batch_size=32 eval.every=2 "${EV[@]}" log.tensorboard=false >>"$OUT/recipe.log" 2>&1 ||
+    log "digirl: exit $?"
+fi
 
 "$PY" - "$OUT" <<'EOF'
 import json, sys
