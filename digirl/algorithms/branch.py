@@ -14,9 +14,13 @@ One ``update`` reads top to bottom:
 3. actor: behaviour-clone the grouped actions at their states, weighted by the positive part of the
    advantage or by exp(A/β) (:func:`advantage_weights`), with the shared weighted BC update.
 
-No critic is learned: the values are Monte-Carlo returns of real rollouts from the same state, so a
-group's baseline is exact for that state (groups whose actions all did equally well teach nothing and
-get weight 0). The offline phase, which has no branches, behaviour-clones the successful episodes.
+With executed branches (``branch_score=rollout``, or ``auto`` on an env that clones) no critic is
+needed: the values are Monte-Carlo returns of real rollouts from the same state, so a group's baseline
+is exact for that state (groups whose actions all did equally well teach nothing and get weight 0).
+Where the env cannot clone (``critic``, or ``auto`` there), the K actions are only sampled and a
+learned Q(s, a) (:mod:`digirl.algorithms.branch_critic`, fitted at each update on the taken actions'
+returns-to-go) values every action of their group. The offline phase, which has no branches,
+behaviour-clones the successful episodes.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import torch
 
 from digirl.algorithms.base import Phase, Sample, actor_step_count, bc_update, make_optimizer
+from digirl.algorithms.branch_critic import ActionValueCritic, fit_action_values
 from digirl.algorithms.configs import BranchConfig
 from digirl.core.actions import Action
 from digirl.core.codecs import action_from_dict
@@ -51,7 +57,8 @@ class GroupMember:
     traj_id: str
     step: int
     action: Action
-    value: float
+    #: Its return from the state; ``None`` for a branch that was not executed (the critic scores it).
+    value: float | None
     #: Whether it is the episode's own action (else a branch).
     taken: bool
 
@@ -78,8 +85,9 @@ def advantage_weights(adv: np.ndarray, mode: Literal["positive", "awr"], beta: f
     raise ValueError(f"unknown branch weighting {mode!r}")
 
 
-def read_branches(t: Trajectory) -> list[tuple[int, Action, float]]:
-    """(step, action, value) of each branch stored with ``t`` (none when it was not branched)."""
+def read_branches(t: Trajectory) -> list[tuple[int, Action, float | None]]:
+    """(step, action, value) of each branch stored with ``t`` (none when it was not branched; a value is
+    ``None`` where the branch was sampled but not executed)."""
     raw = t.metadata.get(BRANCHES_KEY) or []
     out = []
     for i, d in enumerate(raw):
@@ -87,7 +95,8 @@ def read_branches(t: Trajectory) -> list[tuple[int, Action, float]]:
             h = int(d["step"])
             if not 0 <= h < t.length:
                 raise ValueError(f"step {h} is outside the episode's {t.length} steps")
-            out.append((h, action_from_dict(d["action"]), float(d["value"])))
+            v = d["value"]
+            out.append((h, action_from_dict(d["action"]), None if v is None else float(v)))
         except (KeyError, TypeError, ValueError) as e:
             raise DataError(f"trajectory {t.traj_id}: branch {i} is malformed: {e}") from e
     return out
@@ -122,6 +131,12 @@ class BranchAlgorithm:
         self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
         self.rng = np.random.default_rng(seed)
         self._annotations: list[StepAnnotation] = []
+        self.critic: ActionValueCritic | None = None
+        self.critic_opt: torch.optim.Optimizer | None = None
+        if cfg.branch_score != "rollout":  # branches that were not executed are scored by Q(s, a)
+            self.critic = ActionValueCritic(cfg.critic).to(policy.device)
+            dist.broadcast_parameters(self.critic.parameters())
+            self.critic_opt = torch.optim.AdamW(self.critic.parameters(), lr=cfg.branch_critic_lr)
 
     def update(self, trajectories: Sequence[Trajectory], phase: Phase) -> dict[str, float]:
         cfg = self.cfg
@@ -134,19 +149,18 @@ class BranchAlgorithm:
         members = group_members(trajectories, cfg.gamma, cfg.branch_include_taken)
         groups = [(m.traj_id, m.step) for m in members]
         ids = {g: i for i, g in enumerate(dict.fromkeys(groups))}
-        adv = group_advantages([m.value for m in members], [ids[g] for g in groups])
+        values, critic_metrics = self._values(members, groups, trajectories)
+        adv = group_advantages(values, [ids[g] for g in groups])
         weights = advantage_weights(adv, cfg.branch_weighting, cfg.branch_beta)
         samples = [
             Sample(by_id[m.traj_id].steps[m.step].observation, m.action, float(w)) for m, w in zip(members, weights) if w > 0
         ]
-        self._annotations = [  # value: the group's mean (the state's baseline); q: this action's return
-            StepAnnotation(
-                m.traj_id, m.step, value=m.value - float(a), q=m.value, advantage=float(a), kept=w > 0, weight=float(w)
-            )
-            for m, a, w in zip(members, adv, weights)
+        self._annotations = [  # value: the group's mean (the state's baseline); q: this action's value
+            StepAnnotation(m.traj_id, m.step, value=v - float(a), q=v, advantage=float(a), kept=w > 0, weight=float(w))
+            for m, v, a, w in zip(members, values, adv, weights)
             if m.taken
         ]
-        metrics = self._actor(samples, phase)
+        metrics = critic_metrics | self._actor(samples, phase)
         informative = {g for g, a in zip(groups, adv) if a != 0}  # a group whose actions all did equally well teaches nothing
         metrics |= {
             "train/branch_groups": float(len(ids)),
@@ -156,6 +170,56 @@ class BranchAlgorithm:
             "train/kept_steps": float(len(samples)),
         }
         return metrics
+
+    def _values(
+        self, members: list[GroupMember], groups: list[tuple[str, int]], trajectories: Sequence[Trajectory]
+    ) -> tuple[list[float], dict[str, float]]:
+        """Each member's value: its return where every action of its group was executed, else (the whole
+        group alike, so that its members compare on one scale) Q(s, a) of the critic fitted just now."""
+        unscored = {g for g, m in zip(groups, members) if m.value is None}
+        if not unscored:
+            return [float(m.value) for m in members if m.value is not None], {}
+        if self.critic is None or self.critic_opt is None:
+            raise DataError("the replay data holds branches that were not executed: train with algo.branch_score=critic or auto")
+        metrics = self._fit_critic(trajectories, members)
+        by_id = {t.traj_id: t for t in trajectories}
+        todo = [i for i, g in enumerate(groups) if g in unscored]
+        q = self.critic.q_value(
+            [by_id[members[i].traj_id].steps[members[i].step].observation for i in todo], [members[i].action for i in todo]
+        )
+        values = [float(m.value) if m.value is not None else 0.0 for m in members]
+        for i, v in zip(todo, q.tolist()):
+            values[i] = float(v)
+        return values, metrics | {"critic/scored_actions": float(len(todo))}
+
+    def _fit_critic(self, trajectories: Sequence[Trajectory], members: list[GroupMember]) -> dict[str, float]:
+        """Fit Q(s, a) on every taken step (its discounted return-to-go) and every executed branch (its return)."""
+        assert self.critic is not None and self.critic_opt is not None
+        obs, acts, ys = [], [], []
+        for t in trajectories:
+            if t.env_failure:
+                continue
+            for s, g in zip(t.steps, t.mc_returns(self.cfg.gamma)):
+                obs.append(s.observation)
+                acts.append(s.action)
+                ys.append(g)
+        by_id = {t.traj_id: t for t in trajectories}
+        for m in members:
+            if not m.taken and m.value is not None:
+                obs.append(by_id[m.traj_id].steps[m.step].observation)
+                acts.append(m.action)
+                ys.append(m.value)
+        c = self.cfg
+        return fit_action_values(
+            self.critic,
+            self.critic_opt,
+            obs,
+            acts,
+            ys,
+            steps=c.branch_critic_steps,
+            batch_size=c.branch_critic_batch,
+            rng=self.rng,
+        )
 
     def _actor(self, samples: list[Sample], phase: Phase) -> dict[str, float]:
         cfg = self.cfg
@@ -174,7 +238,8 @@ class BranchAlgorithm:
     def branch_plan(self) -> dict[str, Any]:
         """How collection branches for this algorithm (``digirl.envs.branching.BranchPlan``'s fields)."""
         c = self.cfg
-        return {"k": c.branch_k, "states": c.branch_states, "max_states": c.branch_max_states, "gamma": c.gamma}
+        plan = {"k": c.branch_k, "states": c.branch_states, "max_states": c.branch_max_states, "gamma": c.gamma}
+        return plan | {"score": c.branch_score}
 
     def annotations(self) -> list[StepAnnotation]:
         """Per branched state, the episode's own action: its group mean (``value``), its return (``q``),
@@ -182,8 +247,14 @@ class BranchAlgorithm:
         return list(self._annotations)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}
+        out: dict[str, Any] = {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}
+        if self.critic is not None and self.critic_opt is not None:
+            out |= {"critic": self.critic.state_dict(), "critic_optimizer": self.critic_opt.state_dict()}
+        return out
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.optimizer.load_state_dict(state["optimizer"])
         self.rng.bit_generator.state = state["rng"]
+        if self.critic is not None and self.critic_opt is not None and "critic" in state:
+            self.critic.load_state_dict(state["critic"])
+            self.critic_opt.load_state_dict(state["critic_optimizer"])

@@ -1,5 +1,7 @@
 """Branching: K sampled actions from visited states of collected episodes, each executed on a clone.
 
+(Where an env cannot clone, ``BranchPlan(execute=False)`` only samples the K actions; a critic scores them.)
+
 "Single state, multiple actions" (Android Coach): from a state s_h that an episode visited, the
 policy samples K actions; each is executed on its own copy of the env at s_h and rolled out to the
 end of the episode with the policy, and the branch's discounted return is that action's value. The
@@ -53,6 +55,9 @@ class BranchPlan:
     #: States per episode (0: every visited state).
     max_states: int = 2
     gamma: float = 0.95
+    #: Execute each sampled action on a clone and roll it out (False: only sample the actions; their
+    #: values are left to a critic, for envs that cannot clone).
+    execute: bool = True
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -71,10 +76,11 @@ class Branch:
     action: Action
     text: str
     log_prob: float | None
-    #: Discounted return from s_step of the branch (its action, then the policy to the episode's end).
-    value: float
-    success: bool
-    #: Env steps the branch executed (1 + its rollout).
+    #: Discounted return from s_step of the branch (its action, then the policy to the episode's end);
+    #: ``None`` when it was not executed (a critic scores it).
+    value: float | None
+    success: bool | None
+    #: Env steps the branch executed (1 + its rollout; 0 when not executed).
     env_steps: int
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,14 +100,14 @@ class Branch:
     def from_dict(cls, d: dict[str, Any]) -> Branch:
         from digirl.core.codecs import action_from_dict
 
-        lp = d.get("log_prob")
+        lp, v, ok = d.get("log_prob"), d.get("value"), d.get("success")
         return cls(
             step=int(d["step"]),
             action=action_from_dict(d["action"]),
             text=str(d.get("text", "")),
             log_prob=None if lp is None else float(lp),
-            value=float(d["value"]),
-            success=bool(d["success"]),
+            value=None if v is None else float(v),
+            success=None if ok is None else bool(ok),
             env_steps=int(d["env_steps"]),
         )
 
@@ -119,7 +125,7 @@ class BranchReport:
     def metrics(self, prefix: str = "branch") -> dict[str, float]:
         groups = {(tid, b.step) for tid, bs in self.branches.items() for b in bs}
         n = sum(len(bs) for bs in self.branches.values())
-        wins = sum(b.success for bs in self.branches.values() for b in bs)
+        wins = sum(bool(b.success) for bs in self.branches.values() for b in bs)
         return {
             f"{prefix}/states": float(len(groups)),
             f"{prefix}/actions": float(n),
@@ -198,15 +204,19 @@ class _Live:
 
 
 def branch_episodes(
-    env: DeviceEnv, trajectories: Sequence[Trajectory], act_fn: ActFn, plan: BranchPlan, *, seed: int | Sequence[int] = 0
+    env: DeviceEnv | None, trajectories: Sequence[Trajectory], act_fn: ActFn, plan: BranchPlan, *, seed: int | Sequence[int] = 0
 ) -> BranchReport:
     """Branch every usable trajectory of ``trajectories`` as ``plan`` says (see the module docstring).
 
-    ``env`` is a local env of the kind that collected them; it must clone its state. The K actions
-    at a state are sampled by ``act_fn`` from the recorded observation; the rollouts after them act
-    with ``act_fn`` too, all live branches in one batch per step.
+    ``env`` is a local env of the kind that collected them; it must clone its state (``None`` when
+    ``plan.execute`` is off). The K actions at a state are sampled by ``act_fn`` from the recorded
+    observation; the rollouts after them act with ``act_fn`` too, all live branches in one batch per step.
     """
     rng = np.random.default_rng(list(seed) if isinstance(seed, Sequence) else seed)
+    if not plan.execute:
+        return _sample_only(trajectories, act_fn, plan, rng)
+    if env is None:
+        raise ValueError("executing branches needs an env")
     report = BranchReport()
     live: list[_Live] = []
     for t in trajectories:
@@ -242,4 +252,15 @@ def branch_episodes(
             Branch(b.step, b.first.action, b.first.text, b.first.log_prob, b.ret, b.success, b.steps)
         )
         b.env.close()
+    return report
+
+
+def _sample_only(trajectories: Sequence[Trajectory], act_fn: ActFn, plan: BranchPlan, rng: np.random.Generator) -> BranchReport:
+    """K sampled actions per chosen state, not executed (no env steps; a critic values them)."""
+    report = BranchReport()
+    wanted = [(t, h) for t in trajectories if not t.env_failure and t.steps for h in choose_states(len(t.steps), plan, rng)]
+    outs = _act(act_fn, [t.steps[h].observation for t, h in wanted for _ in range(plan.k)])
+    for i, (t, h) in enumerate(wanted):
+        for out in outs[i * plan.k : (i + 1) * plan.k]:
+            report.branches.setdefault(t.traj_id, []).append(Branch(h, out.action, out.text, out.log_prob, None, None, 0))
     return report

@@ -33,18 +33,31 @@ log = logging.getLogger(__name__)
 class Brancher:
     """Branches each online iteration's episodes for the algorithm, in a local env of ``env``'s kind."""
 
-    def __init__(self, env: EnvConfig, plan: BranchPlan, *, seed: int) -> None:
+    def __init__(self, env: EnvConfig, plan: BranchPlan, *, seed: int, score: str = "rollout") -> None:
+        """``score``: ``rollout`` (execute the branches: the env must clone and replay its states), ``critic``
+        (only sample them; the algorithm's critic scores them), or ``auto`` (rollout where the env can)."""
+        from dataclasses import replace
+
         from digirl.envs.registry import env_has, make
 
         missing = [c for c in ("state_clone", "state_replay") if not env_has(env.id, c)]
-        if missing:
+        if score == "auto":
+            score = "critic" if missing else "rollout"
+            if missing:
+                log.info("branching: %s cannot copy its states (%s); a critic scores the branches", env.id, ", ".join(missing))
+        if score not in ("rollout", "critic"):
+            raise ConfigError(f"algo.branch_score must be auto, rollout or critic, got {score!r}")
+        if score == "rollout" and missing:
             raise ConfigError(
-                f"algo.name=branch executes sampled actions on copies of visited states; env {env.id} does not declare "
-                f"{' and '.join(missing)} (see `digirl envs list`): use the simulator, or another algorithm"
+                f"algo.branch_score=rollout executes sampled actions on copies of visited states; env {env.id} does not "
+                f"declare {' and '.join(missing)} (see `digirl envs list`): use branch_score=critic (or auto)"
             )
-        kwargs = {k: v for k, v in env.env_kwargs().items() if k != "latency_s"}  # steps are counted, not waited for
-        self.env = make(env.id, **kwargs)
-        self.plan = plan
+        self.score = score
+        self.plan = replace(plan, execute=score == "rollout")
+        self.env = None
+        if self.plan.execute:
+            kwargs = {k: v for k, v in env.env_kwargs().items() if k != "latency_s"}  # steps are counted, not waited for
+            self.env = make(env.id, **kwargs)
         self.seed = seed
 
     def expand(self, trajectories: Sequence[Trajectory], act_fn: ActFn, iteration: int) -> dict[str, float]:
@@ -59,7 +72,8 @@ class Brancher:
         return report.metrics()
 
     def close(self) -> None:
-        self.env.close()
+        if self.env is not None:
+            self.env.close()
 
 
 def brancher_for(algo: Any, env: EnvConfig, *, seed: int) -> Brancher | None:
@@ -67,4 +81,6 @@ def brancher_for(algo: Any, env: EnvConfig, *, seed: int) -> Brancher | None:
     plan = getattr(algo, "branch_plan", None)
     if not callable(plan):
         return None
-    return Brancher(env, BranchPlan(**plan()), seed=seed)
+    fields = dict(plan())
+    score = str(fields.pop("score", "rollout"))
+    return Brancher(env, BranchPlan(**fields), seed=seed, score=score)

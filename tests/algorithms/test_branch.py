@@ -3,6 +3,7 @@ clones of the toy env, the config and registry, and a CPU run on simulator tasks
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -215,7 +216,7 @@ def test_update_clones_the_better_than_average_actions():
     policy = DefaultPolicy(PolicyNetConfig(dim=32, layers=1, heads=2), seed=0)
     algo = make_algorithm(policy, AlgoConfig(name="branch", actor_steps=2, batch_size=4, gamma=0.5), seed=0)
     assert isinstance(algo, BranchAlgorithm)
-    assert algo.branch_plan() == {"k": 4, "states": "random", "max_states": 2, "gamma": 0.5}
+    assert algo.branch_plan() == {"k": 4, "states": "random", "max_states": 2, "gamma": 0.5, "score": "auto"}
     t = _traj([0, 0, 1], [_b(1, 1.0), _b(1, 0.0, x=0.8)])
     flat = _traj([0, 1], [_b(0, 0.5)], tid="flat")  # taken: 0.5 (= 0.5 * 1), branch 0.5: nothing to learn
     m = algo.update([t, flat], "online")
@@ -229,6 +230,82 @@ def test_update_clones_the_better_than_average_actions():
     ]
     state = algo.state_dict()
     algo.load_state_dict(state)
+
+
+# ----------------------------------------------------------------------------- critic scoring (envs that cannot clone)
+
+
+def test_action_features():
+    from digirl.algorithms.branch_critic import ACTION_DIM, action_features
+
+    f = action_features([Action.tap(0.25, 0.5), Action.back()])
+    assert f.shape == (2, ACTION_DIM) and f.dtype == np.float32
+    # tap: DUAL_POINT one-hot, then x, y, and sin/cos of 2*pi*f*x, 2*pi*f*y for f = 1, 2, 4 (touch, then lift)
+    assert f[0, 0] == 1.0 and f[0, 1:8].sum() == 0
+    np.testing.assert_allclose(f[0, 8:14], [0.25, 0.5, 1.0, 0.0, 0.0, -1.0], atol=1e-6)
+    np.testing.assert_allclose(f[0, 8:22], f[0, 22:36])  # a tap: the lift is the touch
+    assert f[1, 2] == 1.0 and f[1].sum() == 1.0  # PRESS_BACK: its one-hot only
+
+
+def test_the_q_critic_learns_which_action_pays():
+    import torch
+
+    from digirl.algorithms.branch_critic import ActionValueCritic, fit_action_values
+    from digirl.algorithms.encoder_config import CriticEncoderConfig
+
+    torch.manual_seed(0)
+    critic = ActionValueCritic(CriticEncoderConfig(dim=16, layers=1, heads=2))
+    opt = torch.optim.AdamW(critic.parameters(), lr=1e-2)
+    obs = [_obs(0)] * 2
+    good, bad = Action.tap(0.2, 0.3), Action.tap(0.8, 0.7)
+    m = fit_action_values(critic, opt, obs, [good, bad], [1.0, 0.0], steps=20, batch_size=2, rng=np.random.default_rng(0))
+    q = critic.q_value(obs, [good, bad])
+    assert m["critic/q_loss"] < 0.6 and q[0] > 0.8 and q[1] < 0.2
+
+
+def test_brancher_falls_back_to_critic_scoring_where_the_env_cannot_clone():
+    with pytest.raises(ConfigError, match="branch_score=rollout"):
+        Brancher(EnvConfig(id="digirl/android-general-v0"), BranchPlan(k=2), seed=0, score="rollout")
+    b = Brancher(EnvConfig(id="digirl/android-general-v0"), BranchPlan(k=2, states="all", max_states=0), seed=0, score="auto")
+    assert b.score == "critic" and b.env is None and not b.plan.execute
+    t = _type_episode(ToyEnv(mode="type"), [Action.type_text("nope"), Action.enter()])
+    m = b.expand([t], Scripted(["hello", "world"]), iteration=0)
+    assert m["branch/env_steps"] == 0 and m["branch/actions"] == 4 and t.metadata["branch_env_steps"] == 0
+    # two per state, sampled from the recorded observation, not executed (no value)
+    assert [(h, a.text or a.kind, v) for h, a, v in read_branches(t)] == [
+        (0, "hello", None),
+        (0, "world", None),
+        (1, "enter", None),
+        (1, "enter", None),
+    ]
+    assert Brancher(EnvConfig(id="digirl/toy-type-v0"), BranchPlan(k=2), seed=0, score="auto").score == "rollout"
+
+
+def _policy():
+    from digirl.policies.default import DefaultPolicy, PolicyNetConfig
+
+    return DefaultPolicy(PolicyNetConfig(dim=32, layers=1, heads=2), seed=0)
+
+
+def test_critic_scored_groups_take_q_for_every_member():
+    cfg = AlgoConfig(name="branch", actor_steps=1, batch_size=4, gamma=0.5, branch_critic_steps=3, branch_critic_batch=4)
+    cfg.critic = dataclasses.replace(cfg.critic, dim=16, layers=1, heads=2)
+    algo = make_algorithm(_policy(), cfg, seed=0)
+    assert isinstance(algo, BranchAlgorithm) and algo.critic is not None
+    unscored = {"step": 1, "action": action_to_dict(Action.tap(0.9, 0.9)), "value": None}
+    t = _traj([0, 0, 1], [unscored, dict(unscored, action=action_to_dict(Action.back()))])
+    executed = _traj([0, 1], [_b(0, 1.0)], tid="executed")  # its group keeps the returns: 0.5 taken, 1.0 branch
+    m = algo.update([t, executed], "online")
+    assert m["critic/scored_actions"] == 3 and np.isfinite(m["critic/q_loss"]) and m["train/branch_groups"] == 2
+    notes = {n.traj_id: n for n in algo.annotations()}
+    assert notes["executed"].q == 0.5 and notes["executed"].advantage == pytest.approx(-0.25)
+    assert 0.0 < notes["t"].q < 1.0 and notes["t"].q != 0.5  # Q(s, a), not the return-to-go
+    state = algo.state_dict()
+    assert {"critic", "critic_optimizer"} <= set(state)
+    algo.load_state_dict(state)
+    rollout_only = make_algorithm(_policy(), AlgoConfig(name="branch", branch_score="rollout"), seed=0)
+    with pytest.raises(DataError, match="branches that were not executed"):
+        rollout_only.update([t], "online")
 
 
 # ----------------------------------------------------------------------------- it learns
@@ -247,6 +324,7 @@ TASKS = [
 
 
 @pytest.mark.learning
+@pytest.mark.timeout(900)  # ~70 s of CPU; minutes of wall-clock beside other runs
 def test_branch_learns_on_simulator_tasks(tmp_path: Path) -> None:
     from digirl.config.core import load_config
     from digirl.training.config import TrainConfig
@@ -262,7 +340,7 @@ def test_branch_learns_on_simulator_tasks(tmp_path: Path) -> None:
             "env.runner=inline",
             "env.num_envs=4",
             "env.perturbation=0",
-            "iterations=5",
+            "iterations=3",
             "rollout_size=16",
             "eval.every=100",
             "eval.test_tasks=0",
@@ -288,7 +366,7 @@ def test_branch_learns_on_simulator_tasks(tmp_path: Path) -> None:
     assert after >= before + 0.5, f"branch did not learn: {before:.2f} -> {after:.2f}"
     metrics = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     rollouts = [m for m in metrics if "rollout/env_steps" in m]
-    assert len(rollouts) == 5
+    assert len(rollouts) == 3
     for m in rollouts:  # the budget counts the branches: 16 episodes' steps plus 16 x 4 branches of >= 1 step
         assert m["rollout/branch_env_steps"] >= 64 and m["rollout/env_steps"] > m["rollout/branch_env_steps"]
     assert any(m.get("train/branch_groups") == 16 for m in metrics)
