@@ -61,6 +61,8 @@ class Renderer:
         self._static: OrderedDict[tuple[int, Color], tuple[View, Op]] = OrderedDict()
         self._inlined: OrderedDict[tuple[int, Color], tuple[View, tuple[Op, ...]]] = OrderedDict()
         self._leaf: dict[tuple[Any, ...], tuple[Op, ...]] = {}
+        # A leaf's ops at the origin, unclipped, by what they depend on but place (see _leaf_moved).
+        self._leaf_rel: dict[tuple[Any, ...], tuple[Op, ...]] = {}
         self._pxr: dict[tuple[float, float, float, float], tuple[int, int, int, int]] = {}
         self._patch_cache = patch_cache
         self.stats = {"frames": 0, "frame_hits": 0, "patches": 0}
@@ -266,7 +268,7 @@ class Renderer:
                 )
                 leaf = leaf_cache.get(key)
                 if leaf is None:
-                    leaf = self._leaf_ops(v, x0, y0, x1, y1, bg, clip)
+                    leaf = self._leaf_moved(v, key, x0, y0, x1, y1, bg, clip)
                     if len(leaf_cache) > 50000:
                         leaf_cache.clear()
                     leaf_cache[key] = leaf
@@ -313,6 +315,33 @@ class Renderer:
         if len(store) > bound:
             store.popitem(last=False)
         return val
+
+    def _leaf_moved(
+        self, v: View, key: tuple[Any, ...], x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip
+    ) -> tuple[Op, ...]:
+        """:meth:`_leaf_ops` of a leaf not seen at this place, moved from its ops at the origin.
+
+        Most leaves missing the place-keyed cache were laid out before at another place (a result
+        row that moved with the page's shuffle, ad or scroll): fitting and measuring their text is
+        the cost, and it does not depend on the place. Leaf layout is integer arithmetic on pixel
+        offsets from (x0, y0), so moving the ops is exact; ``clip`` is applied after the move as
+        :meth:`_leaf_ops` applies it (carried by patches, cut into fills)."""
+        rel_key = (*key[:15], x1 - x0, y1 - y0)  # key without x0, y0, x1, y1, clip (see _compile)
+        rel = self._leaf_rel.get(rel_key)
+        if rel is None:
+            rel = self._leaf_ops(v, 0, 0, x1 - x0, y1 - y0, bg, None)
+            if len(self._leaf_rel) > 20000:
+                self._leaf_rel.clear()
+            self._leaf_rel[rel_key] = rel
+        out: list[Op] = []
+        for op in rel:
+            if op[0] == "p":
+                out.append(("p", op[1], op[2] + x0, op[3] + y0, clip))
+            else:
+                r = _rect_op(op[1] + x0, op[2] + y0, op[3] + x0, op[4] + y0, op[5], clip)
+                if r is not None:
+                    out.append(r)
+        return tuple(out)
 
     def _leaf_ops(self, v: View, x0: int, y0: int, x1: int, y1: int, bg: Color, clip: Clip) -> tuple[Op, ...]:
         ops: list[Op] = []

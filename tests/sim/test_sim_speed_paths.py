@@ -84,3 +84,39 @@ def test_list_row_matches_keywords(icon: str, tap: object) -> None:
     row.children.append(label((tx, 127.0, 348, 145.0), "sub", size=12, fg=SUBTLE))
     row.children.append(View((tx, 151, 360, 152), fill=FAINT, element=False))
     assert _fields(got) == _fields(row)
+
+
+def _leaves(y: float) -> list[View]:
+    """Leaves of every kind the renderer lays out, at content height ``y``."""
+    from digirl.sim.ui import input_field, switch
+
+    return [
+        label((16, y, 344, y + 24), "Rwanda | Britannica", size=16, fg=(26, 13, 171)),
+        label((16, y + 24, 344, y + 64), "Facts, history and overview of a small country " * 3, size=13, lines=2),
+        label((16, y + 64, 200, y + 84), "centred", align="center", bold=True),
+        input_field((16, y + 90, 344, y + 130), "typed text", placeholder="Search", focused=True, on_tap=_tap, ref="q"),
+        input_field((16, y + 130, 344, y + 170), "", placeholder="Search", focused=True, on_tap=None, ref="e"),
+        switch((16, y + 170, 344, y + 200), True, _tap, ref="s"),
+        View((16, y + 200, 344, y + 240), kind="button", text="Install", icon="download", align="center", on_tap=_tap),
+        icon_button((300, y + 240, 340, y + 280), "back", _tap, ref="b", desc="Back"),
+    ]
+
+
+@pytest.mark.parametrize("size", [(270, 600), (540, 1200), (123, 456)])
+def test_moved_leaf_ops_equal_leaf_ops_at_the_place(size: tuple[int, int]) -> None:
+    """Leaves laid out once and moved (scrolled, shuffled, clipped at the list's edges) give the
+    ops that laying them out at their place gives, caret and clipped fills included."""
+    from digirl.sim.render import Renderer
+
+    moved, direct = Renderer(*size), Renderer(*size)
+    # The reference lays every leaf out where it is (the code before the moved-leaf cache).
+    direct._leaf_moved = lambda v, key, x0, y0, x1, y1, bg, clip: direct._leaf_ops(v, x0, y0, x1, y1, bg, clip)  # type: ignore[method-assign]
+    clip = (0.0, 120.0, 360.0, 560.0)
+    for y in (100.0, 103.5, 131.25, 97.0, 400.0, 555.0, 100.0):  # places repeat: moved and place-cached hits
+        root = box((0, 0, 360, 800), (255, 255, 255))
+        for v in _leaves(y):
+            v.clip = clip
+            root.children.append(v)
+        root.children.extend(_leaves(y + 300))  # unclipped
+        assert moved.compile(root) == direct.compile(root)
+    assert moved._leaf_rel  # the moved path ran
