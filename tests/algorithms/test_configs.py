@@ -61,7 +61,7 @@ def test_the_algo_section_is_every_algorithms_options_in_the_order_they_always_h
     pg = [k for k in _names(PolicyGradientConfig) if k not in actor]
     grpo = [k for k in _names(GRPOConfig) if k not in actor + pg]
     ppo = [k for k in _names(PPOConfig) if k not in actor + pg + digirl]  # ``critic`` is DigiRL's and PPO's
-    branch = [k for k in _names(BranchConfig) if k not in actor]
+    branch = [k for k in _names(BranchConfig) if k not in actor + digirl]  # its Q critic's encoder is ``critic`` too
     # saved config.yaml files keep their key order; issue 45's algorithms' keys come after the older ones
     assert keys == ["name", *actor, *fbc, *digirl, "digiq", *pg, *grpo, *ppo, *branch]
     assert keys[:10] == ["name", "lr", "batch_size", "grad_accum", "max_grad_norm", "actor_steps", "offline_actor_steps",
