@@ -98,7 +98,14 @@ class TextRaster:
 
     def width(self, text: str, px: int) -> int:
         words = text.split(" ")
-        return math.ceil(sum(self._advance(w, px) for w in words) + self._glyph(" ", px)[1] * (len(words) - 1))
+        # = sum(self._advance(w, px) for w in words): the same additions from int 0, in a loop with
+        # the advance cache read inline (every new string on a screen is measured once or twice).
+        advances = self._advances
+        run: float = 0
+        for w in words:
+            a = advances.get((w, px))
+            run += a if a is not None else self._advance(w, px)
+        return math.ceil(run + self._glyph(" ", px)[1] * (len(words) - 1))
 
     def fill_line(self, words: list[str], px: int, width: int) -> str:
         """Pop the first word of ``words`` and then each next one while ``width(line + " " + next)``
