@@ -191,6 +191,17 @@ def test_brancher_needs_an_env_that_clones_and_replays():
     assert [(h, a.text, v) for h, a, v in read_branches(t)] == [(0, "hello", 0.5), (0, "world", 0.0)]
 
 
+def test_rollout_metrics_count_the_branch_steps():
+    from digirl.training.run import rollout_metrics
+
+    a, b = _traj([0, 1], tid="a"), _traj([0, 0, 0], tid="b")
+    a.metadata["branch_env_steps"] = 5
+    m = rollout_metrics([a, b])
+    assert m["rollout/env_steps"] == 10.0 and m["rollout/branch_env_steps"] == 5.0
+    plain = rollout_metrics([_traj([0, 1], tid="c")])
+    assert plain["rollout/env_steps"] == 2.0 and "rollout/branch_env_steps" not in plain
+
+
 # ----------------------------------------------------------------------------- config, registry, update
 
 
