@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from digirl.core.acting import ActFn, as_act_output
+from digirl.core.acting import ActFn, ActOutput, as_act_output
 from digirl.core.actions import Action
 from digirl.core.types import Observation, Trajectory
 from digirl.envs.base import DeviceEnv
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 StateChoice = Literal["all", "random", "first", "last"]
 #: Observations per act_fn call (a memory bound for large policies).
 ACT_CHUNK = 256
+#: Branches alive at once: the clones of more states wait until these are rolled out (a memory bound).
+MAX_LIVE = 512
 
 
 class ReplayMismatch(RuntimeError):
@@ -148,8 +150,8 @@ def choose_states(length: int, plan: BranchPlan, rng: np.random.Generator) -> li
     return sorted(int(h) for h in rng.choice(length, size=n, replace=False))
 
 
-def _act(act_fn: ActFn, observations: Sequence[Observation]) -> list[Any]:
-    out = []
+def _act(act_fn: ActFn, observations: Sequence[Observation]) -> list[ActOutput]:
+    out: list[ActOutput] = []
     for i in range(0, len(observations), ACT_CHUNK):
         chunk = observations[i : i + ACT_CHUNK]
         got = [as_act_output(o) for o in act_fn(chunk)]
@@ -182,10 +184,11 @@ def _replay_to(env: DeviceEnv, traj: Trajectory, steps: Sequence[int], k: int) -
 class _Live:
     """A branch being rolled out."""
 
+    observation: Observation  # the recorded s_step the action is sampled from
     traj_id: str
     step: int
-    first: Any  # the sampled ActOutput
     env: DeviceEnv
+    first: ActOutput | None = None
     obs: Observation | None = None
     ret: float = 0.0
     discount: float = 1.0
@@ -220,6 +223,9 @@ def branch_episodes(
     report = BranchReport()
     live: list[_Live] = []
     for t in trajectories:
+        if len(live) >= MAX_LIVE:
+            _roll_out(live, act_fn, plan.gamma, report)
+            live = []
         if t.env_failure or not t.steps:
             continue
         if t.seed is None:
@@ -234,25 +240,30 @@ def branch_episodes(
             continue
         report.replay_steps += replayed
         for h in steps:
-            live.extend(_Live(t.traj_id, h, None, c) for c in clones[h])
-    by_id = {t.traj_id: t for t in trajectories}
-    firsts = _act(act_fn, [by_id[b.traj_id].steps[b.step].observation for b in live])
+            live.extend(_Live(t.steps[h].observation, t.traj_id, h, c) for c in clones[h])
+    _roll_out(live, act_fn, plan.gamma, report)
+    return report
+
+
+def _roll_out(live: list[_Live], act_fn: ActFn, gamma: float, report: BranchReport) -> None:
+    """Sample each branch's action, execute it and roll out with ``act_fn`` to the end; add them to ``report``."""
+    firsts = _act(act_fn, [b.observation for b in live])
     for b, out in zip(live, firsts):
         b.first = out
-        b.take(out.action, plan.gamma)
+        b.take(out.action, gamma)
     active = [b for b in live if not b.done]
     while active:
         outs = _act(act_fn, [b.obs for b in active if b.obs is not None])
         for b, out in zip(active, outs):
-            b.take(out.action, plan.gamma)
+            b.take(out.action, gamma)
         active = [b for b in active if not b.done]
     for b in live:
+        assert b.first is not None
         report.env_steps += b.steps
         report.branches.setdefault(b.traj_id, []).append(
             Branch(b.step, b.first.action, b.first.text, b.first.log_prob, b.ret, b.success, b.steps)
         )
         b.env.close()
-    return report
 
 
 def _sample_only(trajectories: Sequence[Trajectory], act_fn: ActFn, plan: BranchPlan, rng: np.random.Generator) -> BranchReport:

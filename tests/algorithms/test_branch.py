@@ -169,6 +169,23 @@ def test_branching_a_later_state_replays_to_it_and_leaves_the_record_alone():
     assert all(np.array_equal(a, s.observation.screenshot) for a, s in zip(shots, t.steps))
 
 
+def test_branches_are_rolled_out_in_bounded_batches(monkeypatch):
+    import digirl.envs.branching as branching
+
+    eps = [
+        _type_episode(ToyEnv(mode="type", horizon=4), [Action.type_text("hel"), Action.type_text("lo"), Action.back()]),
+        _type_episode(ToyEnv(mode="type", horizon=4), [Action.type_text("hello"), Action.back()], seed=9),
+    ]
+    enter = lambda obs: [ActOutput(Action.enter(), "enter") for _ in obs]  # noqa: E731
+    plan = BranchPlan(k=2, states="all", max_states=0)
+    whole = branch_episodes(ToyEnv(mode="type", horizon=4), eps, enter, plan)
+    monkeypatch.setattr(branching, "MAX_LIVE", 1)  # roll out after every episode's clones
+    batched = branch_episodes(ToyEnv(mode="type", horizon=4), eps, enter, plan)
+    assert batched.branches == whole.branches and batched.env_steps == whole.env_steps == 10
+    # enter succeeds where "hello" is typed: steps 2 of the first episode and 1 of the second
+    assert [b.value for b in whole.branches[eps[1].traj_id]] == [0.0, 0.0, 1.0, 1.0]
+
+
 def test_an_episode_that_does_not_replay_gets_no_branches():
     t = _type_episode(ToyEnv(mode="type", horizon=4), [Action.type_text("hel"), Action.enter()])
     t.steps[1].observation.screenshot[:] = 0  # not what the env shows after typing "hel"
