@@ -3,7 +3,8 @@
 Tokens: [CLS] [IMAGE] [HISTORY] instruction words… UI elements…. The image token comes from a
 small CNN over the screenshot (optionally stacked with the previous frame, as DigiRL stacks two);
 element tokens embed each element's words, bounds, kind, flags and word overlap with the
-instruction. Heads on the encoder output:
+instruction. Screenshot only with ``pixel_regions``, the element tokens are boxes detected from the pixels
+(:mod:`digirl.policies.regions`), each its bounds plus a CNN feature of its crop. Heads on the encoder output:
 
 - kind (12-way: tap an element, tap a grid cell, 4 swipes, type, back, home, enter, complete, impossible);
 - a pointer over elements (tap their centre) and a coarse grid (taps elsewhere);

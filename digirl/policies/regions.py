@@ -17,6 +17,7 @@ at these regions is a screenshot-only policy. Pure numpy; a 270×600 simulator s
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
 from threading import Lock
@@ -155,8 +156,6 @@ def detect_regions(shot: np.ndarray, detector: RegionDetector = _DEFAULT) -> lis
     """
     if detector is not _DEFAULT:
         return detector.detect(shot)
-    import hashlib
-
     key = (tuple(shot.shape), hashlib.blake2b(np.ascontiguousarray(shot).tobytes(), digest_size=16).digest())
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
