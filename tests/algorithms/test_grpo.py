@@ -338,3 +338,30 @@ def test_the_first_clipped_step_is_the_policy_gradient_by_hand():
     assert pol.theta.detach().numpy() == pytest.approx(want)
     assert m["train/clip_fraction"] == 0.0 and m["train/kl_ref"] == pytest.approx(0.0, abs=1e-7)
     assert m["train/policy_loss"] == pytest.approx(-np.mean([samples[i].advantage for i in idx]))
+
+
+def test_a_resumed_run_keeps_the_reference_of_the_runs_start(tmp_path):
+    """The reference is the starting policy, not the weights a resumed run loads: it and the success
+    replay come back from the checkpoint."""
+    from digirl.policies.registry import build_policy
+    from digirl.testing.tiny_runs import TINY_ONLINE_DIGIRL
+    from digirl.training.loop import train
+    from digirl.training.run import Run
+
+    # flat groups kept and an entropy bonus: the tiny run's policy moves even if no episode succeeds
+    grpo = ["algo.name=grpo", "group_size=2", "algo.success_replay=2", "algo.zero_variance=keep", "algo.entropy_coef=0.1"]
+    args = [*TINY_ONLINE_DIGIRL, *grpo, "eval.train_tasks=0"]
+    train(load_config(TrainConfig, overrides=[*args, "iterations=1"]), tmp_path / "run")
+    cfg = load_config(TrainConfig, overrides=[*args, "iterations=2"])
+    start = build_policy(cfg.policy, seed=cfg.seed)  # the run's initial weights (same seed)
+    run = Run.open(cfg, tmp_path / "run")
+    try:
+        algo = run.algo
+        assert isinstance(algo, GRPO) and algo.reference is not None and run.state.iteration == 1
+        trained = [p.detach() for p in run.policy.parameters()]
+        assert all(torch.equal(r, p.detach()) for r, p in zip(algo.reference.params, start.parameters()))  # type: ignore[attr-defined]
+        assert not all(torch.equal(r, p) for r, p in zip(algo.reference.params, trained))  # not the resumed weights
+        wins = [t for t in run.buffer.trajectories() if t.success]
+        assert sorted(i for ids in algo.replay.values() for i in ids) == sorted(t.traj_id for t in wins)
+    finally:
+        run.close()
