@@ -67,7 +67,10 @@ CRITICS = {  # in the order they run: the switches of issue #40 item 2, each alo
 }
 CURVE = (1, 4, 8, 16)
 #: Extraction recipes: (δ, margin). "released": the argmax over candidates, kept above δ = 0.10.
-RECIPES = {"released": (0.10, 0.0), "safe": (0.0, 0.05)}
+RECIPES = {"released": (0.10, 0.0), "safe": (0.0, 0.05), "guard": (0.0, 1.0)}
+#: Margins of the extraction sweep (δ = 0): a proposal replaces the dataset action only when its advantage is higher
+#: by more than this; 1.0 never replaces it (advantages are in [-1, 1]), i.e. N = 1 with the critic's filter.
+MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3, 1.0)
 
 
 def _json(path: Path, obj: Any) -> None:
@@ -108,6 +111,7 @@ class Cell:
         self.env = [f"env.task_file={self.root / 'tasks.txt'}", "env.runner=inline", "env.num_envs=1",
                     "env.perturbation=0", f"seed={seed}"]  # fmt: skip
         self.data = self.root / "data"
+        self._trajs: list[Any] | None = None
         self.init = self.root / "sft" / "policy"
         self.base = [
             *self.env, "eval.test_tasks=0", "eval.train_tasks=0", "eval.val_tasks=0", "log.tensorboard=false",
@@ -119,6 +123,12 @@ class Cell:
             f"algo.digiq.critic_steps={args.critic_steps}", "algo.digiq.critic_hidden=128", "algo.digiq.folds=3",
             f"algo.digiq.data={self.root / 'stages'}", f"algo.digiq.workers={args.workers}",
         ]  # fmt: skip
+
+    def trajs(self) -> list[Any]:
+        """The dataset's usable trajectories, in the order Digi-Q scores them (loaded once)."""
+        if self._trajs is None:
+            self._trajs = [t for t in TrajectoryStore(self.data, create=False).load() if not t.env_failure and t.steps]
+        return self._trajs
 
     def cfg(self, extra: str = "") -> TrainConfig:
         return load_config(TrainConfig, overrides=[*self.base, *self.digiq, *extra.split()])
@@ -172,6 +182,31 @@ class Cell:
         _json(path, res)
         return res
 
+    def sweep(self, name: str) -> dict[str, Any]:
+        """What best-of-N clones at δ = 0 for every N of the curve and margin of ``MARGINS``, from the saved
+        scores of critic ``name`` (no training): the true-best share and regret of the picks."""
+        path = self.root / f"sweep-{name}.json"
+        if path.exists():
+            return dict(json.loads(path.read_text()))
+        trajs = {t.traj_id: t for t in self.trajs()}
+        cands = _candidates(self.root / "stages")
+        true = load_oracle(Sidecar(self.root / "stages"))
+        res = {f"n{n}-margin{m:g}": _cloned(self.picks(name, 0.0, m, n), trajs, cands, true) for n in CURVE for m in MARGINS}
+        _json(path, res)
+        return res
+
+    def picks(self, name: str, delta: float, margin: float, n: int) -> list[tuple[str, int, int]]:
+        """(traj_id, step, candidate) that best-of-N over the first ``n`` candidates keeps, from the saved scores of
+        critic ``name`` (``algo.digiq.extract_candidates=n``, ``delta``, ``margin``)."""
+        from digirl.algorithms.digiq.functional import best_of_n
+
+        z = np.load(self.root / f"critic-{name}.npz")
+        steps = [(t.traj_id, h) for t in self.trajs() for h in range(len(t.steps))]
+        valid = z["valid"].copy()
+        valid[:, n:] = False
+        chosen, _, keep = best_of_n(z["q"], z["v"], valid, delta, use_candidates=n > 1, margin=margin)
+        return [(tid, h, int(j)) for (tid, h), j, k in zip(steps, chosen, keep) if k]
+
     # ------------------------------------------------------------------ rows (validation success)
     def row(self, key: str) -> float:
         """Validation success of one row: start, fbc, digirl, or CRITIC:RECIPE-nN (BC of its picks)."""
@@ -198,9 +233,10 @@ class Cell:
         out = self.root / "bc" / key.replace(":", "__")
         if not (out / "policy.json").exists() and not any(out.glob("*.safetensors")):
             self.critic(critic)
-            picks = json.loads((self.root / f"picks-{critic}-{recipe}.json").read_text())
+            name, n = recipe.rsplit("-n", 1)
+            picks = self.picks(critic, *RECIPES[name], int(n))
             cands = _candidates(self.root / "stages")
-            trajs = {t.traj_id: t for t in TrajectoryStore(self.data, create=False).load()}
+            trajs = {t.traj_id: t for t in self.trajs()}
             samples = [Sample(trajs[tid].steps[h].observation, cands[(tid, h)][j]) for tid, h, j in picks]
             torch.manual_seed(self.seed)
             policy = load_policy(self.init)
@@ -239,8 +275,10 @@ def _cloned(
 def rows_of(args: argparse.Namespace) -> list[str]:
     # the N = 16 rows first (released vs safe), then the rest of each curve; DigiRL last (its critic is the slowest)
     critics = args.extract_critics.split(",")
-    keys = ["start", "fbc"] + [f"{c}:{r}-n16" for c in critics for r in RECIPES]
-    keys += [f"{c}:{r}-n{n}" for n in CURVE[:-1] for c in critics for r in RECIPES]
+    first = ("released", "guard")
+    keys = ["start", "fbc"] + [f"{c}:{r}-n16" for c in critics for r in first]
+    keys += [f"{c}:{r}-n{n}" for n in CURVE[:-1] for c in critics for r in first]
+    keys += [f"{c}:safe-n{n}" for n in CURVE[::-1] for c in critics]
     return keys + (["digirl"] if args.digirl else [])
 
 
@@ -306,6 +344,7 @@ def main() -> None:
     ap.add_argument("--only-critics", action="store_true", help="stop after the critic rows")
     ap.add_argument("--final", action="store_true", help="the validation-chosen recipe and the baselines on test, once")
     ap.add_argument("--summary", action="store_true", help="only rewrite OUT/summary.json")
+    ap.add_argument("--sweep", action="store_true", help="only the margin sweeps of the finished critics, then the summary")
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     out = Path(args.out)
@@ -314,6 +353,12 @@ def main() -> None:
     meta = result_metadata(observation="screenshot+elements", selection_split="validation", command=sys.argv)
     if args.final:
         final(out, seeds, args, meta)
+    elif args.sweep:
+        for s in seeds:
+            cell = Cell(out, s, args)
+            for name in CRITICS:
+                if (cell.root / f"critic-{name}.npz").exists():
+                    cell.sweep(name)
     elif not args.summary:
         cell = Cell(out, args.seed, args)
         t0 = time.time()
@@ -321,6 +366,7 @@ def main() -> None:
         log.info("seed %d: prepared in %.0f s", args.seed, time.time() - t0)
         for name in args.critics.split(","):
             r = cell.critic(name)
+            cell.sweep(name)
             log.info("critic %s: within-state %.3f top1 %.3f (dataset action %.3f)", name,
                      r["oracle/spearman_within_state"], r["oracle/top1_agreement"], r["oracle/top1_dataset_action"])  # fmt: skip
         if not args.only_critics:

@@ -32,8 +32,8 @@ def test_cloned_counts_noise_proposals_and_true_best():
 def test_rows_start_with_baselines_and_n16_and_end_with_digirl():
     args = argparse.Namespace(extract_critics="base,element", digirl=True)
     rows = rows_of(args)
-    assert rows[:6] == ["start", "fbc", "base:released-n16", "base:safe-n16", "element:released-n16", "element:safe-n16"]
-    assert rows[-1] == "digirl" and len(rows) == 2 + 2 * 2 * 4 + 1 and len(set(rows)) == len(rows)
+    assert rows[:6] == ["start", "fbc", "base:released-n16", "base:guard-n16", "element:released-n16", "element:guard-n16"]
+    assert rows[-1] == "digirl" and len(rows) == 2 + 2 * 3 * 4 + 1 and len(set(rows)) == len(rows)
 
 
 def test_summary_reads_every_seed(tmp_path: Path):
