@@ -124,7 +124,7 @@ class EncoderConfig:
     grid_rows: int = _f(12, "rows of the tap grid")
     pixel_regions: bool = _f(
         False,
-        "screenshot only (needs use_elements=false): the pointer points at UI boxes detected from the screenshot's "
+        "policy only, screenshot only (needs use_elements=false): the pointer points at UI boxes detected from the screenshot's "
         "pixels (text lines, icons, buttons, bars: digirl/policies/regions.py), each a token of its position and a "
         "crop of its pixels, instead of every tap being a grid cell. Reads no element list: still pixels-only",
     )
