@@ -111,7 +111,19 @@ def _element(v: View, r: Rect) -> UIElement | None:
 
 
 def _make(key: _Key, r: Rect, text: str, kind: str, clickable: bool, focused: bool, ref: str) -> UIElement:
-    el = UIElement((r[0] / W, r[1] / H, r[2] / W, r[3] / H), text, kind, clickable, focused, ref)  # positional: cheaper
+    """The element for ``key`` after a miss in :data:`_MADE`: kept there from its second sighting.
+
+    Elements seen once (a result row at the place this episode's shuffle put it) stay in the small
+    :data:`_YOUNG` store and die young. Kept in one store of 4,096 cleared when full, each new
+    element lived ~500 steps, long enough to be promoted to the collector's oldest generation: those
+    promotions (~8 a step on General) paced its full collections."""
+    el = _YOUNG.get(key)
+    if el is None:
+        el = UIElement((r[0] / W, r[1] / H, r[2] / W, r[3] / H), text, kind, clickable, focused, ref)  # positional: cheaper
+        if len(_YOUNG) > _YOUNG_MAX:
+            _YOUNG.clear()
+        _YOUNG[key] = el
+        return el
     if len(_MADE) > _MADE_MAX:
         _MADE.clear()
     _MADE[key] = el
@@ -121,6 +133,8 @@ def _make(key: _Key, r: Rect, text: str, kind: str, clickable: bool, focused: bo
 _Key = tuple[object, str, str, bool, bool, str]
 _MADE: dict[_Key, UIElement] = {}
 _MADE_MAX = 4096  # entries are GC-tracked objects that every full collection visits
+_YOUNG: dict[_Key, UIElement] = {}
+_YOUNG_MAX = 256
 
 
 class StaticElements:

@@ -120,3 +120,22 @@ def test_moved_leaf_ops_equal_leaf_ops_at_the_place(size: tuple[int, int]) -> No
         root.children.extend(_leaves(y + 300))  # unclipped
         assert moved.compile(root) == direct.compile(root)
     assert moved._leaf_rel  # the moved path ran
+
+
+def test_elements_are_kept_from_their_second_sighting() -> None:
+    """One-off elements stay in the small young store (they die young instead of being promoted to
+    the cycle collector's oldest generation); an element seen again is kept, and is the same value."""
+    from digirl.core.types import UIElement
+    from digirl.sim import elements
+
+    elements._MADE.clear()
+    elements._YOUNG.clear()
+    root = box((0, 0, 360, 800), (255, 255, 255), children=[label((36, 80, 180, 120), "Once", on_tap=_tap)])
+    (first,) = elements.tree_elements(root)
+    assert first == UIElement((0.1, 0.1, 0.5, 0.15), "Once", "text", True, False, "")
+    assert not elements._MADE and len(elements._YOUNG) == 1
+    (again,) = elements.tree_elements(root)
+    assert again is first and list(elements._MADE.values()) == [first]
+    for i in range(elements._YOUNG_MAX + 2):  # one-off elements: the young store stays bounded
+        elements.tree_elements(box((0, 0, 360, 800), None, children=[label((0, i, 90, i + 20), f"row {i}")]))
+    assert len(elements._YOUNG) <= elements._YOUNG_MAX + 1 and list(elements._MADE.values()) == [first]
