@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 
 def _judge_options(p: argparse.ArgumentParser) -> None:
@@ -38,9 +38,20 @@ def _judge_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--call-log", default=None, help="append every request's record to this JSONL file")
     g.add_argument("--cache-size", type=int, default=4096, help="(task, screen) verdicts kept; 0 disables the cache")
+    g.add_argument(
+        "--local",
+        default=None,
+        metavar="FOLDER",
+        help="judge with a `digirl vlm pretrain` folder loaded here instead of an endpoint (no server, no key)",
+    )
 
 
 def _make_judge(args: argparse.Namespace) -> Any:
+    if getattr(args, "local", None):
+        from digirl.vlm.judge import PretrainedJudge
+
+        args.model, args.base_url = str(args.local), "local"
+        return PretrainedJudge(args.local)
     if not args.base_url or not args.model:
         raise ValueError("--base-url and --model are required (or set DIGIRL_JUDGE_BASE_URL / DIGIRL_JUDGE_MODEL)")
     from digirl.judge.vlm import VLMJudge
@@ -128,19 +139,12 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    jsub = add_group(
         sub,
         "judge",
         "The VLM success judge: audit it against known outcomes, or ask it once",
         "digirl judge audit --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-VL-7B-Instruct",
     )
-    jsub = p.add_subparsers(dest="judge_command", metavar="SUBCOMMAND")
-
-    def _help(_args: argparse.Namespace) -> int:
-        p.print_help()
-        return 0
-
-    p.set_defaults(func=_help)
 
     a = add_parser(
         jsub,

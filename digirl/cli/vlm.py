@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 
 def _config(args: argparse.Namespace, folder: Path) -> Any:
@@ -67,10 +67,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 def add_commands(sub: Any) -> None:
     from digirl.vlm.config import PRESETS
 
-    p = add_parser(
-        sub, "vlm", "pretrain and measure a screen VLM of our own", "digirl vlm pretrain models/screen-vlm --preset small"
+    vsub = add_group(
+        sub,
+        "vlm",
+        "pretrain and measure a screen VLM of our own",
+        "digirl vlm pretrain models/screen-vlm --preset small",
+        metavar="COMMAND",
     )
-    vsub = p.add_subparsers(dest="vlm_command", metavar="COMMAND")
     t = add_parser(
         vsub,
         "pretrain",
@@ -88,7 +91,7 @@ def add_commands(sub: Any) -> None:
     e = add_parser(
         vsub,
         "eval",
-        "held-out quality of a pretrained folder: grounding, reading, action match, judge",
+        "held-out quality of a pretrained folder: grounding, reading, action match, typing, judge",
         "digirl vlm eval models/screen-vlm --n 200",
     )
     e.add_argument("folder", help="a folder written by digirl vlm pretrain")

@@ -40,7 +40,8 @@ points: the `hf` policy's defaults).
 - **ground**: "Where is X?" → a tap inside X;  **read**: "What does the element at [x, y] say?" → its text;
 - **list**: the screen's texts and boxes;  **effect**: what an action changes;  **judge**: is the task done (yes/no).
 
-Mix: `{cfg["objectives"]}`. Data: expert episodes with {cfg["noise"]:.0%} random actions on the task sets
+Mix: `{cfg["objectives"]}`; typed words shared with the instruction renamed to made-up ones in
+{cfg.get("rename", 0):.0%} of typing examples. Data: expert episodes with {cfg["noise"]:.0%} random actions on the task sets
 `{cfg["tasksets"]}`, **train split only**, every perturbation level and world version.
 
 ## Training
@@ -55,6 +56,7 @@ images up to {m["max_pixels"]:,} pixels (28 px per token).
 | grounding (tap inside the named element) | {_pct(q.get("grounding"))} |
 | reading (exact text) | {_pct(q.get("reading"))} |
 | instruction → action (AitW action match) | {_pct(q.get("action_match"))} |
+| typing (exact text where the expert types; copies unseen entities) | {_pct(q.get("typing"))} |
 | judge (done or not, vs the simulator's check) | {_pct(q.get("judge_accuracy"))} |
 
 {q.get("examples_per_metric", 0)} examples per metric. Regenerate this folder with the command in `pretrain.yaml`'s

@@ -19,8 +19,9 @@ same data. Instructions come from the ``train`` split only; held-out evaluation 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +34,7 @@ from digirl.policies.hf.prompt import render_prompt
 if TYPE_CHECKING:
     from digirl.sim.env import SimEnv
 
-__all__ = ["OBJECTIVES", "DataSpec", "Example", "ExampleSource", "iter_examples", "judge_prompt", "point_text"]
+__all__ = ["OBJECTIVES", "DataSpec", "Example", "ExampleSource", "iter_examples", "judge_prompt", "point_text", "rename_words"]
 
 OBJECTIVES = ("act", "ground", "read", "list", "effect", "judge")
 _CODEC = get_codec("json", CoordFrame(1.0, 1.0))  # the hf policy's default text: JSON, normalized points
@@ -57,6 +58,10 @@ class DataSpec:
     per_episode: int = 6
     #: Seed offset of the episodes: evaluation uses a stream training never draws from.
     stream: int = 0
+    #: Probability that an ``act`` example whose answer types text gets the words it shares with the
+    #: instruction renamed (same new word in both): the model learns to copy what the instruction says
+    #: instead of recalling the train split's entities (held-out tasks name places it never saw).
+    rename: float = 0.5
 
 
 @dataclass
@@ -180,7 +185,7 @@ class ExampleSource:
         # An objective a state cannot serve falls back to the next one that it can.
         for k in range(len(OBJECTIVES)):
             name = OBJECTIVES[(OBJECTIVES.index(first) + k) % len(OBJECTIVES)]
-            ex = _MAKERS[name](st, rng)
+            ex = _MAKERS[name](st, rng, self.spec)
             if ex is not None:
                 return ex
         return None
@@ -199,15 +204,55 @@ def _random_action(obs: Observation, rng: np.random.Generator) -> Action:
     return Action.swipe((0.5, 0.7), (0.5, 0.3))
 
 
-def _act(st: _State, rng: np.random.Generator) -> Example | None:
+def _act(st: _State, rng: np.random.Generator, spec: DataSpec) -> Example | None:
     if st.expert is None or not st.expert.is_valid:
         return None
-    obs = st.obs
+    obs, gold = st.obs, st.expert
+    if gold.type is ActionType.TYPE and gold.text and spec.rename > 0 and rng.random() < spec.rename:
+        instruction, text = rename_words(obs.instruction, gold.text, rng)
+        obs, gold = replace(obs, instruction=instruction), Action.type_text(text)
     prompt = render_prompt("", obs.instruction, obs.history, action_format="json", coords="normalized", frame=CoordFrame(1, 1))
-    return Example("act", obs.screenshot, prompt, _CODEC.format(st.expert), _els(obs), gold=st.expert, observation=obs)
+    return Example("act", obs.screenshot, prompt, _CODEC.format(gold), _els(obs), gold=gold, observation=obs)
 
 
-def _ground(st: _State, rng: np.random.Generator) -> Example | None:
+_CONSONANTS = "bcdfghjklmnprstvwz"
+# Function words are the instruction's grammar, not its entities: they keep their form.
+_KEEP = frozenset("the and for from with near into onto what this that about then after before under over".split())
+_VOWELS = "aeiou"
+
+
+def _pseudo_word(rng: np.random.Generator, like: str) -> str:
+    syllables = int(rng.integers(2, 4))
+    word = "".join(
+        _CONSONANTS[int(rng.integers(len(_CONSONANTS)))] + _VOWELS[int(rng.integers(len(_VOWELS)))] for _ in range(syllables)
+    )
+    if rng.random() < 0.5:
+        word += _CONSONANTS[int(rng.integers(len(_CONSONANTS)))]
+    return word.capitalize() if like[:1].isupper() else word
+
+
+def rename_words(instruction: str, text: str, rng: np.random.Generator) -> tuple[str, str]:
+    """``instruction`` and the typed ``text`` with some words they share (alphabetic, 3+ letters, not a
+    function word) replaced by made-up ones, the same replacement in both; at least one when any is shared."""
+    shared = [
+        w
+        for w in dict.fromkeys(text.split())
+        if len(w) >= 3 and w.isalpha() and w.lower() not in _KEEP and re.search(rf"\b{re.escape(w)}\b", instruction)
+    ]
+    if not shared:
+        return instruction, text
+    keep = rng.random(len(shared)) < 0.5
+    keep[int(rng.integers(len(shared)))] = False
+    for w, k in zip(shared, keep):
+        if k:
+            continue
+        new = _pseudo_word(rng, w)
+        instruction = re.sub(rf"\b{re.escape(w)}\b", new, instruction)
+        text = re.sub(rf"\b{re.escape(w)}\b", new, text)
+    return instruction, text
+
+
+def _ground(st: _State, rng: np.random.Generator, spec: DataSpec) -> Example | None:
     named = _named(_els(st.obs))
     if not named:
         return None
@@ -217,7 +262,7 @@ def _ground(st: _State, rng: np.random.Generator) -> Example | None:
     return Example("ground", st.obs.screenshot, prompt, _CODEC.format(Action.tap(x, y)), _els(st.obs), box=e.bounds)
 
 
-def _read(st: _State, rng: np.random.Generator) -> Example | None:
+def _read(st: _State, rng: np.random.Generator, spec: DataSpec) -> Example | None:
     named = _named(_els(st.obs))
     if not named:
         return None
@@ -226,7 +271,7 @@ def _read(st: _State, rng: np.random.Generator) -> Example | None:
     return Example("read", st.obs.screenshot, prompt, e.text, _els(st.obs), box=e.bounds)
 
 
-def _list(st: _State, rng: np.random.Generator) -> Example | None:
+def _list(st: _State, rng: np.random.Generator, spec: DataSpec) -> Example | None:
     items = [e for e in _els(st.obs) if e.text.strip()]
     if not items:
         return None
@@ -237,7 +282,7 @@ def _list(st: _State, rng: np.random.Generator) -> Example | None:
     return Example("list", st.obs.screenshot, "Read the screen: texts and boxes, top to bottom.", "\n".join(lines))
 
 
-def _effect(st: _State, rng: np.random.Generator) -> Example | None:
+def _effect(st: _State, rng: np.random.Generator, spec: DataSpec) -> Example | None:
     a = st.executed
     if not a.is_valid or a.type in (ActionType.STATUS_TASK_COMPLETE, ActionType.STATUS_TASK_IMPOSSIBLE):
         return None
@@ -257,7 +302,7 @@ def judge_prompt(instruction: str, history: Sequence[Action]) -> str:
     return f"Task: {instruction}\nLast actions: {last}\nIs the task done on this screen? Answer yes or no."
 
 
-def _judge(st: _State, rng: np.random.Generator) -> Example | None:
+def _judge(st: _State, rng: np.random.Generator, spec: DataSpec) -> Example | None:
     # Most states are not done: keep a "no" with probability 1/3 so the two answers are nearer balance.
     if not st.done and rng.random() > 1 / 3:
         return None

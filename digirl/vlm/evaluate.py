@@ -7,12 +7,14 @@ its own, so every screen is new too. Measured, greedy:
 * ``reading`` — the text it reads at a point equals the element's text exactly;
 * ``action_match`` — the action it takes as an ``hf`` policy (``HFPolicy.act``, the path SFT and RL
   use) matches the expert's under the AitW matching metric (:func:`digirl.core.matching.actions_match`);
+* ``typing`` — on steps where the expert types (a search query, a name), the policy types exactly
+  the same text: held-out instructions name entities pretraining never saw, so this measures copying;
 * ``judge`` — its yes/no on "is this task done on this screen?" equals the simulator's check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -32,13 +34,20 @@ __all__ = ["evaluate", "generate_answers", "heldout_examples"]
 _BATCH = 32
 
 
-def heldout_examples(cfg: PretrainConfig, objective: str, n: int) -> list[Example]:
-    """``n`` examples of one objective from test-split tasks on unseen screens."""
+def heldout_examples(cfg: PretrainConfig, objective: str, n: int, keep: Callable[[Example], bool] | None = None) -> list[Example]:
+    """``n`` examples of one objective from test-split tasks on unseen screens, as they are (no renamed
+    words); ``keep``: only examples it accepts (drawn from at most 40·n examples)."""
     from digirl.vlm.pretrain import data_spec
 
     weights = tuple(1.0 if o == objective else 0.0 for o in OBJECTIVES)
-    spec = replace(data_spec(cfg, split="test", stream=1), weights=weights, noise=0.25)
-    return [ex for ex in iter_examples(spec, n) if ex.objective == objective][:n]
+    spec = replace(data_spec(cfg, split="test", stream=1), weights=weights, noise=0.25, rename=0.0)
+    out = []
+    for ex in iter_examples(spec, n if keep is None else 40 * n):
+        if ex.objective == objective and (keep is None or keep(ex)):
+            out.append(ex)
+            if len(out) == n:
+                break
+    return out
 
 
 @torch.no_grad()
@@ -117,11 +126,24 @@ def evaluate(
 
     acts = heldout_examples(cfg, "act", count)
     policy = HFPolicy.from_model(model, processor, HFPolicyConfig(), device=next(model.parameters()).device)
-    outs = []
-    for i in range(0, len(acts), _BATCH):
-        chunk = acts[i : i + _BATCH]
-        outs.extend(policy.act([ex.observation for ex in chunk if ex.observation is not None], greedy=True))
+    outs = _act(policy, acts)
     matched = [ex.gold is not None and actions_match(o.action, ex.gold, elements=ex.elements) for ex, o in zip(acts, outs)]
     result["action_match"] = sum(matched) / max(1, len(matched))
     result["action_invalid"] = sum(not o.action.is_valid for o in outs) / max(1, len(outs))
+
+    typed = heldout_examples(cfg, "act", count, keep=lambda ex: ex.gold is not None and ex.gold.type is ActionType.TYPE)
+    outs = _act(policy, typed)
+    same = [
+        ex.gold is not None and o.action.type is ActionType.TYPE and o.action.text == ex.gold.text for ex, o in zip(typed, outs)
+    ]
+    result["typing"] = sum(same) / max(1, len(same))
+    result["typing_examples"] = len(typed)
     return result
+
+
+def _act(policy: Any, examples: Sequence[Example]) -> list[Any]:
+    outs: list[Any] = []
+    for i in range(0, len(examples), _BATCH):
+        chunk = examples[i : i + _BATCH]
+        outs.extend(policy.act([ex.observation for ex in chunk if ex.observation is not None], greedy=True))
+    return outs

@@ -63,6 +63,7 @@ def data_spec(cfg: PretrainConfig, *, split: str = "train", stream: int = 0) -> 
         tasksets=tasksets,
         split=split,
         noise=cfg.noise,
+        rename=cfg.rename,
         weights=tuple(weights[o] for o in OBJECTIVES),
         stream=stream,
     )
@@ -74,8 +75,9 @@ def _validate(cfg: PretrainConfig) -> None:
             raise ConfigError(f"{key} must be >= 1, got {getattr(cfg, key)}")
     if not (cfg.lr > 0 and math.isfinite(cfg.lr)):
         raise ConfigError(f"lr must be a finite number > 0, got {cfg.lr}")
-    if not 0 <= cfg.noise <= 1:
-        raise ConfigError(f"noise must be in [0, 1], got {cfg.noise}")
+    for key in ("noise", "rename"):
+        if not 0 <= getattr(cfg, key) <= 1:
+            raise ConfigError(f"{key} must be in [0, 1], got {getattr(cfg, key)}")
     if cfg.device not in ("auto", "cuda", "cpu"):
         raise ConfigError(f"device must be auto, cuda or cpu, got {cfg.device!r}")
     if cfg.device == "cuda" and not torch.cuda.is_available():

@@ -34,8 +34,8 @@ def _cfg(*extra: str) -> PretrainConfig:
 
 
 def test_batches_are_a_function_of_seed_and_index_and_use_train_tasks_only() -> None:
-    src = ExampleSource(DataSpec(seed=3))
-    a, b = src.batch(5, 6), ExampleSource(DataSpec(seed=3)).batch(5, 6)
+    src = ExampleSource(DataSpec(seed=3, rename=0.0))  # renamed typing examples are checked on their own
+    a, b = src.batch(5, 6), ExampleSource(DataSpec(seed=3, rename=0.0)).batch(5, 6)
     assert [(e.objective, e.prompt, e.target) for e in a] == [(e.objective, e.prompt, e.target) for e in b]
     assert all(np.array_equal(x.screen, y.screen) for x, y in zip(a, b))
     other = src.batch(6, 6)
@@ -267,3 +267,69 @@ def test_sft_and_a_digirl_iteration_run_unchanged_on_a_pretrained_folder(tmp_pat
     assert main(["train", str(run), f"policy.init={tmp_path / 'sft' / 'policy'}", *sim, *train]) == 0
     assert json.loads((run / "policy" / "policy.json").read_text())["kind"] == "hf"
     assert load_checkpoint(latest_checkpoint(run))[0].iteration == 1
+
+
+def test_typing_examples_rename_shared_words_in_instruction_and_answer() -> None:
+    """Held-out tasks name entities pretraining never saw: typing examples rename the words the answer
+    copies from the instruction, the same made-up word in both, so copying is what is learned."""
+    from digirl.vlm.data import rename_words
+
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        instruction, text = rename_words("Search for flights from Prague to Marrakech", "flights from Prague to Marrakech", rng)
+        assert instruction == f"Search for {text}"  # one replacement for both
+        assert text != "flights from Prague to Marrakech"  # at least one word renamed
+        assert text.split()[1] == "from" and text.split()[3] == "to"  # short words stay
+    assert rename_words("Open the settings", "wifi", rng) == ("Open the settings", "wifi")  # nothing shared
+    only_act = tuple(1.0 if o == "act" else 0.0 for o in OBJECTIVES)
+    typed = [
+        e
+        for i in range(30)
+        for e in ExampleSource(DataSpec(weights=only_act, rename=1.0)).batch(i, 8)
+        if e.gold is not None and e.gold.type.name == "TYPE"
+    ]
+    assert typed
+    from digirl.sim.tasks.tasksets import load_taskset
+
+    vocab = {
+        w.strip("?.,!'\"").lower()
+        for ts in ("general", "webshop")
+        for t in load_taskset(ts, "train")
+        for w in t.instruction.split()
+    }
+    renamed = 0
+    for e in typed:
+        assert e.observation is not None and e.gold is not None and e.gold.text
+        assert json.loads(e.target)["text"] == e.gold.text and e.observation.instruction in e.prompt
+        made_up = [w for w in e.gold.text.split() if w.isalpha() and w.lower() not in vocab]
+        words = {w.strip("?.,!'\"") for w in e.observation.instruction.split()}
+        assert all(w in words for w in made_up)  # a made-up word is in the instruction, to be copied
+        renamed += bool(made_up)
+    assert renamed >= len(typed) // 2
+
+
+def test_a_pretrained_folder_judges_success_and_its_audit_counts_undecided(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``digirl judge audit --local FOLDER``: the folder answers the pretraining's judge question;
+    yes → success, no → failure, anything else → undecided (counted, never a failure)."""
+    from digirl.cli.main import main
+    from digirl.judge.audit import run_audit
+    from digirl.judge.episodes import expert_cases
+    from digirl.vlm.judge import PretrainedJudge
+
+    vlm = tmp_path / "vlm"
+    pretrain(_cfg("eval_examples=0"), vlm)
+    judge = PretrainedJudge(vlm, device="cpu")
+    cases = expert_cases("digirl/sim-general-test-v0", 2, seed=0)
+    real = judge.judge(cases[0].task, cases[0].screenshot, actions=cases[0].actions)
+    assert isinstance(real.raw, str) and real.calls == 1
+    assert real.success is {"yes": True, "no": False}.get(real.raw.lower())
+    answers = iter(["yes", "no", "maybe"])
+    monkeypatch.setattr(judge, "_generate", lambda prompt, screen: next(answers))
+    verdicts = [judge.judge(c.task, c.screenshot, actions=c.actions) for c in (*cases, cases[0])]
+    assert [v.success for v in verdicts] == [True, False, None]
+    answers = iter(["yes", "no"])
+    rep = run_audit(judge, cases, concurrency=2)
+    assert rep.n == 2 and rep.tp + rep.fp + rep.tn + rep.fn == 2 and judge.stats()["requests"] == 6
+    assert main(["judge", "audit", "--local", str(vlm), "--env", "digirl/sim-general-test-v0", "--episodes", "2", "--json"]) == 0
