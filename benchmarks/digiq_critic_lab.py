@@ -209,16 +209,25 @@ class Cell:
 
     # ------------------------------------------------------------------ rows (validation success)
     def row(self, key: str) -> float:
-        """Validation success of one row: start, fbc, digirl, or CRITIC:RECIPE-nN (BC of its picks)."""
+        """Validation success of one row: start, fbc, digirl, or CRITIC:RECIPE-nN (BC of its picks); also the
+        success on the data's own train-split tasks with new episode seeds (in distribution, not for choosing)."""
         path = self.root / "rows" / f"{key.replace(':', '__')}.json"
-        if path.exists():
-            return float(json.loads(path.read_text())["validation"])
-        path.parent.mkdir(exist_ok=True)
-        val = _tasks("validation", self.args.val)
-        policy_dir = self.policy_dir(key)
-        success = evaluate(load_policy(policy_dir), val, seed=1000)
-        _json(path, {"row": key, "validation": success, "episodes": len(val), "policy": str(policy_dir)})
-        return success
+        res = json.loads(path.read_text()) if path.exists() else {}
+        if "validation" not in res or "train_tasks" not in res:
+            path.parent.mkdir(exist_ok=True)
+            policy_dir = self.policy_dir(key)
+            policy = load_policy(policy_dir)
+            if "validation" not in res:
+                val = _tasks("validation", self.args.val)
+                res = {
+                    "row": key,
+                    "validation": evaluate(policy, val, seed=1000),
+                    "episodes": len(val),
+                    "policy": str(policy_dir),
+                }
+            res["train_tasks"] = evaluate(policy, _tasks("train", self.args.tasks), seed=2000)
+            _json(path, res)
+        return float(res["validation"])
 
     def policy_dir(self, key: str) -> Path:
         if key == "start":
@@ -291,6 +300,7 @@ _CRITIC_KEYS = (
 def summarize(out: Path, seeds: list[int], args: argparse.Namespace) -> dict[str, Any]:
     critics: dict[str, dict[str, list[float]]] = {}
     rows: dict[str, list[float]] = {}
+    train_rows: dict[str, list[float]] = {}
     for s in seeds:
         root = out / f"seed-{s}"
         for name in CRITICS:
@@ -302,7 +312,9 @@ def summarize(out: Path, seeds: list[int], args: argparse.Namespace) -> dict[str
         for p in sorted((root / "rows").glob("*.json")) if (root / "rows").exists() else []:
             d = json.loads(p.read_text())
             rows.setdefault(d["row"], []).append(float(d["validation"]))
-    return {"critics": critics, "validation": rows}
+            if "train_tasks" in d:
+                train_rows.setdefault(d["row"], []).append(float(d["train_tasks"]))
+    return {"critics": critics, "validation": rows, "train_tasks": train_rows}
 
 
 def render(summary: dict[str, Any]) -> str:
@@ -321,6 +333,9 @@ def render(summary: dict[str, Any]) -> str:
         )
     lines += ["", "| row | validation success per seed |", "|---|---|"]
     lines += [f"| {k} | {cell(v)} |" for k, v in summary["validation"].items()]
+    if summary.get("train_tasks"):
+        lines += ["", "| row | success on the data's own tasks (new episode seeds) per seed |", "|---|---|"]
+        lines += [f"| {k} | {cell(v)} |" for k, v in summary["train_tasks"].items()]
     return "\n".join(lines) + "\n"
 
 

@@ -46,7 +46,7 @@ def test_summary_reads_every_seed(tmp_path: Path):
         (root / "rows" / "fbc.json").write_text(json.dumps({"row": "fbc", "validation": val}))
     s = summarize(tmp_path, [0, 1], argparse.Namespace())
     assert s["critics"]["base"]["oracle/spearman_within_state"] == [0.2, 0.4]
-    assert s["validation"] == {"fbc": [0.5, 0.25]}
+    assert s["validation"] == {"fbc": [0.5, 0.25]} and s["train_tasks"] == {}
 
 
 def test_render_writes_both_tables():
