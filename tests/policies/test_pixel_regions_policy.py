@@ -88,10 +88,18 @@ def test_greedy_taps_land_on_a_region(steps: tuple[list[Observation], list[Actio
         pol.net.kind_head[-1].bias.fill_(-50.0)
         pol.net.kind_head[-1].bias[KIND_INDEX["tap_element"]] = 50.0
     batch = pol.featurize(obs)
-    for i, out in enumerate(pol.act(obs, greedy=True)):
+    outs = pol.act(obs, greedy=True)
+    for i, out in enumerate(outs):
         assert out.action.touch is not None
         points = [tap_point(batch.elements[i], k) for k in range(len(batch.elements[i]))]
         assert out.action.touch in points and math.isfinite(out.log_prob)
+    # Training on its own taps teaches the same choice: each tap encodes back to the region it came from.
+    tg = encode_actions(batch, obs, [o.action for o in outs], pol.spec)
+    for i, out in enumerate(outs):
+        assert tap_point(batch.elements[i], int(tg.element[i])) == out.action.touch
+    assert torch.allclose(
+        pol.log_prob(obs, [o.action for o in outs]).detach(), torch.tensor([o.log_prob for o in outs]), atol=1e-4
+    )
 
 
 def test_invalid_and_inexpressible_actions_score_nan(steps: tuple[list[Observation], list[Action]]) -> None:
