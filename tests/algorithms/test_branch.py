@@ -351,50 +351,65 @@ TASKS = [
 ]
 
 
-@pytest.mark.learning
-@pytest.mark.timeout(900)  # ~70 s of CPU; minutes of wall-clock beside other runs
-def test_branch_learns_on_simulator_tasks(tmp_path: Path) -> None:
+def _learn(tmp_path: Path, extra: list[str]) -> tuple[list[dict], list[dict]]:
     from digirl.config.core import load_config
     from digirl.training.config import TrainConfig
     from digirl.training.loop import train
 
     tasks = tmp_path / "tasks.txt"
     tasks.write_text("\n".join(TASKS) + "\n")
-    cfg = load_config(
-        TrainConfig,
-        overrides=[
-            "mode=online",
-            f"env.task_file={tasks}",
-            "env.runner=inline",
-            "env.num_envs=4",
-            "env.perturbation=0",
-            "iterations=3",
-            "rollout_size=16",
-            "eval.every=100",
-            "eval.test_tasks=0",
-            "eval.train_tasks=9",
-            "eval.seed=7",
-            "algo.name=branch",
-            "algo.branch_k=4",
-            "algo.branch_states=first",
-            "algo.branch_max_states=1",
-            "algo.actor_steps=12",
-            "algo.batch_size=32",
-            "algo.lr=2e-3",
-            "policy.default.dim=48",
-            "policy.default.layers=1",
-            "policy.default.heads=2",
-            "log.tensorboard=false",
-            "seed=0",
-        ],
-    )
-    history = train(cfg, tmp_path / "run")["history"]
+    base = [
+        "mode=online",
+        f"env.task_file={tasks}",
+        "env.runner=inline",
+        "env.num_envs=4",
+        "env.perturbation=0",
+        "iterations=3",
+        "rollout_size=16",
+        "eval.every=100",
+        "eval.test_tasks=0",
+        "eval.train_tasks=9",
+        "eval.seed=7",
+        "algo.name=branch",
+        "algo.branch_k=4",
+        "algo.branch_states=first",
+        "algo.branch_max_states=1",
+        "algo.actor_steps=12",
+        "algo.batch_size=32",
+        "algo.lr=2e-3",
+        "policy.default.dim=48",
+        "policy.default.layers=1",
+        "policy.default.heads=2",
+        "log.tensorboard=false",
+        "seed=0",
+    ]
+    history = train(load_config(TrainConfig, overrides=base + extra), tmp_path / "run")["history"]
     before, after = history[0]["eval/train_success_rate"], history[-1]["eval/train_success_rate"]
     assert before <= 0.25, f"the untrained policy should mostly fail, got {before}"
     assert after >= before + 0.5, f"branch did not learn: {before:.2f} -> {after:.2f}"
     metrics = [json.loads(line) for line in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    return history, metrics
+
+
+@pytest.mark.learning
+@pytest.mark.timeout(900)  # ~70 s of CPU; minutes of wall-clock beside other runs
+def test_branch_learns_on_simulator_tasks(tmp_path: Path) -> None:
+    """Branches executed on clones of the simulator (branch_score=rollout)."""
+    _, metrics = _learn(tmp_path, ["algo.branch_score=rollout"])
     rollouts = [m for m in metrics if "rollout/env_steps" in m]
     assert len(rollouts) == 3
     for m in rollouts:  # the budget counts the branches: 16 episodes' steps plus 16 x 4 branches of >= 1 step
         assert m["rollout/branch_env_steps"] >= 64 and m["rollout/env_steps"] > m["rollout/branch_env_steps"]
     assert any(m.get("train/branch_groups") == 16 for m in metrics)
+
+
+@pytest.mark.slow
+@pytest.mark.learning
+@pytest.mark.timeout(1500)  # ~2 min of CPU (the Q critic's fits); 11.5 min of wall-clock beside other runs
+def test_branch_learns_with_critic_scores(tmp_path: Path) -> None:
+    """The fallback for envs that cannot clone: the K actions are not executed, a Q(s, a) scores them."""
+    critic = ["algo.critic.dim=48", "algo.critic.layers=1", "algo.critic.heads=2", "algo.branch_critic_steps=30"]
+    _, metrics = _learn(tmp_path, ["algo.branch_score=critic", *critic])
+    rollouts = [m for m in metrics if "rollout/env_steps" in m]
+    assert len(rollouts) == 3 and all("rollout/branch_env_steps" not in m for m in rollouts)  # no branch steps
+    assert all(m["critic/scored_actions"] > 0 for m in metrics if "critic/q_loss" in m)
