@@ -96,3 +96,26 @@ def test_element_level_needs_the_element_list():
         make_algorithm(DefaultPolicy(EncoderConfig(dim=16, layers=1, heads=2), seed=0), cfg)
     cfg.digiq = DigiQConfig(action_features="action", encoder=CriticEncoderConfig(use_elements=False))
     make_algorithm(DefaultPolicy(EncoderConfig(dim=16, layers=1, heads=2), seed=0), cfg)
+
+
+def test_update_with_element_features_and_extract_matches_best_of_n():
+    from digirl.algorithms.digiq.functional import best_of_n
+    from digirl.envs.vector import EpisodeJob, env_factory, run_expert
+
+    fn = env_factory("digirl/sim-general-v0", perturbation=0)
+    trajs = run_expert(fn, [EpisodeJob("Open the clock app", seed=i) for i in range(4)], eps=0.3, seed=0, mode="inline")
+    cfg = AlgoConfig(name="digiq", offline_actor_steps=2, batch_size=8)
+    cfg.digiq = DigiQConfig(candidates=3, repft_steps=2, critic_steps=3, critic_hidden=16, folds=2, action_features="element")
+    algo = make_algorithm(DefaultPolicy(EncoderConfig(dim=16, layers=1, heads=2), seed=0), cfg, seed=0)
+    c = algo.critique(trajs)
+    assert c is not None and c.q.shape == (sum(t.length for t in trajs), c.q.shape[1]) and c.v.shape == (c.q.shape[0],)
+    d_phi, d_f = algo.critics[0].dims
+    assert d_f == c.table.pair_inputs.f.shape[1] and c.table.pair_inputs.text.shape[1] == 16
+    # extract is best_of_n over the first k candidates with the config's δ and margin
+    algo.dq.extract_candidates, algo.dq.delta, algo.dq.margin = 2, 0.0, 0.05
+    valid = c.valid.copy()
+    valid[:, 2:] = False
+    want = best_of_n(c.q, c.v, valid, 0.0, margin=0.05)
+    for got, w in zip(algo.extract(c), want):
+        np.testing.assert_array_equal(got, w)
+    assert "train/actor_samples" in algo.update(trajs, "offline")
