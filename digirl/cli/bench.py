@@ -5,16 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 from digirl.experiments.subruns import children_stop_with_me
-
-
-def _help(p: argparse.ArgumentParser) -> Any:
-    def show(_: argparse.Namespace) -> int:
-        p.print_help()
-        return 0
-
-    return show
 
 
 def _cmd_table1(args: argparse.Namespace) -> int:
@@ -74,13 +66,13 @@ def _cmd_digiq(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    bsub = add_group(
         sub,
         "bench",
         "benchmarks that reproduce the papers' tables on the simulator",
         "digirl bench table1 runs/table1 --preset table1-gpu seeds=[0]",
+        metavar="BENCH",
     )
-    bsub = p.add_subparsers(dest="bench_command", metavar="BENCH")
     t = add_parser(
         bsub,
         "table1",
@@ -143,4 +135,3 @@ def add_commands(sub: Any) -> None:
     q.add_argument("overrides", nargs="*", metavar="key=value")
     add_json_flag(q)
     q.set_defaults(func=_cmd_digiq)
-    p.set_defaults(func=_help(p))

@@ -20,6 +20,20 @@ def add_parser(sub: Any, name: str, help: str, example: str, **kw: Any) -> argpa
     return sub.add_parser(name, help=help, description=help, epilog=f"example:\n  {example}", formatter_class=HelpFormatter, **kw)  # type: ignore[no-any-return]
 
 
+def add_group(sub: Any, name: str, help: str, example: str, *, metavar: str = "SUBCOMMAND", **kw: Any) -> Any:
+    """A command of subcommands (``digirl data info``, ...); alone it prints its own help.
+
+    Returns the group's subparsers, for :func:`add_parser`; ``kw`` go to ``add_subparsers``."""
+    p = add_parser(sub, name, help, example)
+
+    def show_help(_args: argparse.Namespace) -> int:
+        p.print_help()
+        return 0
+
+    p.set_defaults(func=show_help)
+    return p.add_subparsers(dest=f"{name}_command", metavar=metavar, **kw)
+
+
 def add_json_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 

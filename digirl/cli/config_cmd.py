@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 
 class _OverridesParser(argparse.ArgumentParser):
@@ -22,14 +22,13 @@ class _OverridesParser(argparse.ArgumentParser):
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    csub = add_group(
         sub,
         "config",
         "Show resolved configs (defaults + preset + key=value overrides), their keys, and presets.",
         "digirl config show train algo.lr=3e-4 eval.every=2",
+        parser_class=_OverridesParser,
     )
-    csub = p.add_subparsers(dest="config_command", metavar="SUBCOMMAND", parser_class=_OverridesParser)
-    p.set_defaults(func=lambda _a: _print_group_help(p))
 
     ps = add_parser(
         csub,
@@ -68,11 +67,6 @@ def add_commands(sub: Any) -> None:
     )
     add_json_flag(pp)
     pp.set_defaults(func=cmd_presets)
-
-
-def _print_group_help(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -5,19 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 
 def add_commands(sub: Any) -> None:
     """Register ``digirl data info | check | export-hf | export-video | import-legacy``."""
-    p = add_parser(sub, "data", "inspect, validate and export trajectory datasets", "digirl data info runs/demo/data")
-    dsub = p.add_subparsers(dest="data_command", metavar="SUBCOMMAND")
-
-    def _help(args: argparse.Namespace) -> int:
-        p.print_help()
-        return 0
-
-    p.set_defaults(func=_help)
+    dsub = add_group(sub, "data", "inspect, validate and export trajectory datasets", "digirl data info runs/demo/data")
 
     info = add_parser(
         dsub,

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 _EXAMPLE = "digirl digiq {cmd} runs/digiq offline_dataset=runs/offline policy.init=runs/sft/policy"
 
@@ -105,22 +105,14 @@ def _common(p: argparse.ArgumentParser, config: bool = True) -> None:
     add_json_flag(p)
 
 
-def _help(p: argparse.ArgumentParser) -> Any:
-    def show(_: argparse.Namespace) -> int:
-        p.print_help()
-        return 0
-
-    return show
-
-
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    dsub = add_group(
         sub,
         "digiq",
         "Digi-Q: propose candidates, label, fine-tune representations, featurize, train by TD + best-of-N",
         _EXAMPLE.format(cmd="train") + " eval.test_tasks=96",
+        metavar="STAGE",
     )
-    dsub = p.add_subparsers(dest="digiq_command", metavar="STAGE")
     helps = {
         "propose": "N−1 candidate actions per stored step from the behaviour policy (candidate 0 = the dataset action)",
         "label": "Yes/No labels 'does the action change the screen?' (exact on the simulator, else pixel difference)",
@@ -158,4 +150,3 @@ def add_commands(sub: Any) -> None:
     r.add_argument("--trajectories", type=int, default=6, help="trajectories shown (held-out first)")
     r.add_argument("--dataset", help="the offline dataset (default: the run's offline_dataset)")
     r.set_defaults(func=_cmd_report)
-    p.set_defaults(func=_help(p))

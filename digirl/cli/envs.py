@@ -8,7 +8,7 @@ import importlib.util
 import time
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 from digirl.envs.registry import BACKENDS
 
 # The module whose presence means an extra is installed (an unknown extra is looked up by its own name).
@@ -31,9 +31,7 @@ def extra_installed(extra: str) -> bool:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(sub, "envs", "List registered environments or check one.", "digirl envs list --json")
-    esub = p.add_subparsers(dest="envs_command", metavar="SUBCOMMAND")
-    p.set_defaults(func=lambda _a: _print_group_help(p))
+    esub = add_group(sub, "envs", "List registered environments or check one.", "digirl envs list --json")
 
     pl = add_parser(
         esub,
@@ -61,11 +59,6 @@ def add_commands(sub: Any) -> None:
     pc.add_argument("--no-expert", action="store_true", help="skip replaying the scripted expert (cheat())")
     add_json_flag(pc)
     pc.set_defaults(func=cmd_check)
-
-
-def _print_group_help(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
@@ -52,10 +52,13 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
-        sub, "policy", "inspect policy folders and export LoRA policies", "digirl policy merge runs/lora/policy runs/merged"
+    psub = add_group(
+        sub,
+        "policy",
+        "inspect policy folders and export LoRA policies",
+        "digirl policy merge runs/lora/policy runs/merged",
+        metavar="COMMAND",
     )
-    psub = p.add_subparsers(dest="policy_command", metavar="COMMAND")
     m = add_parser(
         psub,
         "merge",

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 __all__ = ["add_commands", "parse_command"]
 
@@ -17,13 +17,12 @@ _HELP_PLAY = """commands: tap X Y | swipe up|down|left|right | type TEXT | back 
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    ss = add_group(
         sub,
         "sim",
         help="the embedded simulated phone: render episodes, play it, check coverage",
         example='digirl sim render --task "Set an alarm for 7:30 am" --out frames/',
     )
-    ss = p.add_subparsers(dest="sim_command", metavar="SUBCOMMAND")
 
     r = add_parser(
         ss,
@@ -57,12 +56,6 @@ def add_commands(sub: Any) -> None:
             raise
     else:
         add_coverage_parser(ss)
-
-    def _help(args: argparse.Namespace) -> int:
-        p.print_help()
-        return 0
-
-    p.set_defaults(func=_help)
 
 
 def _env_args(p: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 
 __all__ = ["add_commands", "summarize"]
 
@@ -109,14 +109,9 @@ def summarize() -> dict[str, TasksetInfo]:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
-        sub,
-        "tasks",
-        "The simulator's task sets: families, slots, split sizes and example lines.",
-        "digirl tasks show set_alarm",
+    tsub = add_group(
+        sub, "tasks", "The simulator's task sets: families, slots, split sizes and example lines.", "digirl tasks show set_alarm"
     )
-    tsub = p.add_subparsers(dest="tasks_command", metavar="SUBCOMMAND")
-    p.set_defaults(func=lambda _a: _print_group_help(p))
 
     pl = add_parser(
         tsub,
@@ -143,11 +138,6 @@ def add_commands(sub: Any) -> None:
 
 def _n(k: int, one: str, many: str) -> str:
     return f"{k} {one if k == 1 else many}"
-
-
-def _print_group_help(p: argparse.ArgumentParser) -> int:
-    p.print_help()
-    return 0
 
 
 def _family_json(f: FamilyInfo, examples: int | None = None, splits: list[str] | None = None) -> dict[str, Any]:
