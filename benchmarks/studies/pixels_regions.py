@@ -17,6 +17,7 @@ variant, and each result's provenance (observation, selection split, machine, ex
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -94,7 +95,9 @@ def run_cell(out: Path, variant: str, seed: int, a: argparse.Namespace) -> dict[
         done.write_text(json.dumps(row, indent=2))
     if a.iterations <= 0:
         return row
-    tag = f"{a.iterations}x{a.rollout_size}"
+    # The stage's folder names its budget and extra train keys, so another budget is another run (never a resume).
+    extra = "_" + hashlib.sha1(" ".join(a.train).encode()).hexdigest()[:8] if a.train else ""
+    tag = f"{a.iterations}x{a.rollout_size}{extra}"
     rl_done = cell / f"result_digirl_{tag}.json"
     if rl_done.is_file():
         rl: dict[str, Any] = json.loads(rl_done.read_text())
@@ -172,7 +175,12 @@ def main() -> None:
     p.add_argument("--iterations", type=int, default=0, help="online DigiRL iterations after SFT (0: SFT only)")
     p.add_argument("--rollout-size", type=int, default=16)
     p.add_argument("--offline", type=int, default=32, help="offline trajectories collected with the SFT policy")
-    p.add_argument("--train", nargs="*", default=[], help="extra digirl train keys")
+    p.add_argument(
+        "--train",
+        nargs="*",
+        default=["algo.offline_actor_steps=20", "algo.actor_steps=10"],
+        help="extra digirl train keys (default: the General recipe's actor steps)",
+    )
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
