@@ -75,10 +75,13 @@ def summarize() -> dict[str, TasksetInfo]:
     from digirl.sim.tasks.tasksets import SPLITS
 
     env_ids: dict[tuple[str, str], str] = {}
-    for s in list_envs():
+    # The plain id of a split is the one with no other options (device variation, drift ...).
+    plain = sorted(
+        (s for s in list_envs() if s.metadata.get("simulator")), key=lambda s: (len(s.kwargs), s.id)
+    )
+    for s in plain:
         key = (str(s.kwargs.get("taskset", "")), str(s.kwargs.get("split", "")))
-        if s.metadata.get("simulator") and key not in env_ids:
-            env_ids[key] = s.id
+        env_ids.setdefault(key, s.id)
     out: dict[str, TasksetInfo] = {}
     for ts in _tasksets():
         info = TasksetInfo(ts, HORIZONS[ts])

@@ -108,7 +108,8 @@ def test_the_critic_encoder_builds_the_policy_encoders_architecture():
     assert isinstance(enc, EncoderConfig) and not enc.screen_match
     assert (enc.dim, enc.layers, enc.frame_stack) == (32, 1, 2)
     assert c.features == enc.features
-    assert set(_names(CriticEncoderConfig)) == set(_names(EncoderConfig)) - {"screen_match"}
+    # Pixel regions are a policy option only: critics keep their screenshot CNN.
+    assert set(_names(CriticEncoderConfig)) == set(_names(EncoderConfig)) - {"screen_match", "pixel_regions"}
     with pytest.raises(ValueError, match="multiple of heads"):
         CriticEncoderConfig(dim=30, heads=4)
 

@@ -95,7 +95,12 @@ def test_envs_list_filters_by_backend_and_text(capsys: pytest.CaptureFixture[str
     assert all(i.startswith("digirl/sim-") for i in ids) and {e["backend"] for e in data["envs"]} == {"sim"}
     assert data["count"] == len(ids) and data["total"] > 100
     assert main(["envs", "list", "WEBSHOP", "--backend", "sim", "--json"]) == 0  # any case; id or description
-    assert sorted(e["id"] for e in _json(capsys)["envs"]) == ["digirl/sim-webshop-test-v0", "digirl/sim-webshop-v0"]
+    assert sorted(e["id"] for e in _json(capsys)["envs"]) == [
+        "digirl/sim-webshop-devices-test-v0",
+        "digirl/sim-webshop-devices-v0",
+        "digirl/sim-webshop-test-v0",
+        "digirl/sim-webshop-v0",
+    ]
     assert main(["envs", "list", "toy-"]) == 0
     out = capsys.readouterr().out
     assert "digirl/toy-tap-v0" in out and "digirl/sim-general-v0" not in out and "3 of " in out
