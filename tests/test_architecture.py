@@ -107,16 +107,11 @@ def test_lower_layers_do_not_import_training_or_cli() -> None:
     assert not bad, "imports must point one way (training/cli use the lower layers, not back):\n" + "\n".join(bad)
 
 
-# Experiment drivers still in training/ until their owners move them to digirl/experiments/ (issue 44).
-EXPERIMENTS_PENDING_MOVE = ("digiq_bench.py", "nonstationary.py")
-
-
 def test_training_does_not_import_experiments() -> None:
     """Experiments drive the training loop from outside; the library never depends on a study."""
     bad = [
         f"{_rel(p)}:{line}: imports {mod}"
         for p in _py_files("training")
-        if p.name not in EXPERIMENTS_PENDING_MOVE
         for line, mod in _imports(p)
         if mod == "digirl.experiments" or mod.startswith("digirl.experiments.")
     ]

@@ -52,7 +52,16 @@ def _run_suite(suite: str, tree: Path, args: argparse.Namespace, scratch: Path) 
     out = scratch / f"{suite}.json"
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
     if suite == "sim":
-        cmd = [sys.executable, str(BENCH / "bench_sim.py"), "--steps", str(args.sim_steps), "--workers", "", "--out", str(out)]
+        cmd = [
+            sys.executable,
+            str(BENCH / "throughput" / "bench_sim.py"),
+            "--steps",
+            str(args.sim_steps),
+            "--workers",
+            "",
+            "--out",
+            str(out),
+        ]
     else:
         cmd = [
             sys.executable,

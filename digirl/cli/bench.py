@@ -38,7 +38,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _cmd_nonstationary(args: argparse.Namespace) -> int:
     from digirl.config.core import load_config
-    from digirl.training.nonstationary import NonStationaryConfig, run_nonstationary
+    from digirl.experiments.nonstationary import NonStationaryConfig, run_nonstationary
 
     cfg = load_config(NonStationaryConfig, overrides=args.overrides)
     with children_stop_with_me():
@@ -52,7 +52,7 @@ def _cmd_nonstationary(args: argparse.Namespace) -> int:
 
 def _cmd_digiq(args: argparse.Namespace) -> int:
     from digirl.config.core import load_config
-    from digirl.training.digiq_bench import DigiQBenchConfig, run_digiq_bench
+    from digirl.experiments.digiq_bench import DigiQBenchConfig, run_digiq_bench
 
     cfg = load_config(DigiQBenchConfig, preset=args.preset, overrides=args.overrides)
     with children_stop_with_me():

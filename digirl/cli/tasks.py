@@ -76,9 +76,7 @@ def summarize() -> dict[str, TasksetInfo]:
 
     env_ids: dict[tuple[str, str], str] = {}
     # The plain id of a split is the one with no other options (device variation, drift ...).
-    plain = sorted(
-        (s for s in list_envs() if s.metadata.get("simulator")), key=lambda s: (len(s.kwargs), s.id)
-    )
+    plain = sorted((s for s in list_envs() if s.metadata.get("simulator")), key=lambda s: (len(s.kwargs), s.id))
     for s in plain:
         key = (str(s.kwargs.get("taskset", "")), str(s.kwargs.get("split", "")))
         env_ids.setdefault(key, s.id)

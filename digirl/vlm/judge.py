@@ -41,8 +41,7 @@ class PretrainedJudge:
         self.collator = Collator(self.processor)
         self.device = dev
         self._lock = threading.Lock()  # one generation at a time: audits call from several threads
-        self._calls = 0
-        self._latency = 0.0
+        self._latencies: list[float] = []  # seconds per call, lock wait included
 
     def judge(
         self,
@@ -61,8 +60,7 @@ class PretrainedJudge:
         t0 = time.perf_counter()
         with self._lock:
             answer = self._generate(prompt, screenshot)
-            self._calls += 1
-            self._latency += time.perf_counter() - t0
+            self._latencies.append(time.perf_counter() - t0)
         success = {"yes": True, "no": False}.get(answer.strip().lower())
         reason = "" if success is not None else f"answer {answer!r} is neither yes nor no"
         return JudgeVerdict(success, reason=reason, raw=answer, calls=1, latency_s=time.perf_counter() - t0)
@@ -88,7 +86,9 @@ class PretrainedJudge:
         """Nothing is kept per episode."""
 
     def stats(self) -> dict[str, Any]:
+        lat = sorted(self._latencies)
         return {
-            "requests": self._calls,
-            "latency_mean_s": round(self._latency / self._calls, 4) if self._calls else 0.0,
+            "requests": len(lat),
+            "latency_mean_s": round(sum(lat) / len(lat), 4) if lat else 0.0,
+            "latency_p95_s": round(lat[min(len(lat) - 1, int(0.95 * len(lat)))], 4) if lat else 0.0,
         }

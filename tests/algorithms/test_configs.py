@@ -26,11 +26,11 @@ from digirl.algorithms.registry import algorithm_config_class, make_algorithm
 from digirl.config.core import load_config
 from digirl.config.sources import list_presets
 from digirl.core.errors import ConfigError
+from digirl.experiments.digiq_bench import DigiQBenchConfig
 from digirl.experiments.table1 import Table1Config
 from digirl.policies.config import EncoderConfig
 from digirl.policies.default import DefaultPolicy, PolicyNetConfig
 from digirl.training.config import SFTRunConfig, TrainConfig
-from digirl.training.digiq_bench import DigiQBenchConfig
 
 OWN = {
     "filtered_bc": FilteredBCConfig,

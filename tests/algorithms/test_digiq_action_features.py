@@ -109,7 +109,7 @@ def test_update_with_element_features_and_extract_matches_best_of_n():
     algo = make_algorithm(DefaultPolicy(EncoderConfig(dim=16, layers=1, heads=2), seed=0), cfg, seed=0)
     c = algo.critique(trajs)
     assert c is not None and c.q.shape == (sum(t.length for t in trajs), c.q.shape[1]) and c.v.shape == (c.q.shape[0],)
-    d_phi, d_f = algo.critics[0].dims
+    _d_phi, d_f = algo.critics[0].dims
     assert d_f == c.table.pair_inputs.f.shape[1] and c.table.pair_inputs.text.shape[1] == 16
     # extract is best_of_n over the first k candidates with the config's δ and margin
     algo.dq.extract_candidates, algo.dq.delta, algo.dq.margin = 2, 0.0, 0.05

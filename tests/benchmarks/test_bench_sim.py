@@ -1,10 +1,10 @@
-"""``benchmarks/bench_sim.py``: warm-up steps are untimed and the timed episodes come after them."""
+"""``benchmarks/throughput/bench_sim.py``: warm-up steps are untimed and the timed episodes come after them."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.bench_sim import single
+from benchmarks.throughput.bench_sim import single
 from digirl.sim.env import SimEnv
 
 

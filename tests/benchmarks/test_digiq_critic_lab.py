@@ -1,4 +1,4 @@
-"""``benchmarks/digiq_critic_lab.py``: what an extraction cloned, the row order, and the seed summary."""
+"""``benchmarks/studies/digiq_critic_lab.py``: what an extraction cloned, the row order, and the seed summary."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.digiq_critic_lab import _cloned, rows_of, summarize
+from benchmarks.studies.digiq_critic_lab import _cloned, rows_of, summarize
 
 
 def test_cloned_counts_noise_proposals_and_true_best():
@@ -50,7 +50,7 @@ def test_summary_reads_every_seed(tmp_path: Path):
 
 
 def test_render_writes_both_tables():
-    from benchmarks.digiq_critic_lab import render
+    from benchmarks.studies.digiq_critic_lab import render
 
     m = {k: [0.5, 0.25] for k in ("oracle/spearman_within_state", "oracle/top1_agreement", "oracle/top1_dataset_action",
                                   "oracle/top1_random", "oracle/spearman")}  # fmt: skip

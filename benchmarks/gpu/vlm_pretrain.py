@@ -1,6 +1,6 @@
 """Pretrain the ``small`` screen VLM on one GPU within a time budget, resumable across calls.
 
-    python benchmarks/vlm_pretrain.py --out runs/vlm-small --budget-s 1080 --call-s 500 --result R.json
+    python benchmarks/gpu/vlm_pretrain.py --out runs/vlm-small --budget-s 1080 --call-s 500 --result R.json
 
 First call: a short probe measures examples/s on this machine (its tokenizer is kept), the number
 of steps that fits ``--budget-s`` of training is fixed and saved with the run; every call then trains

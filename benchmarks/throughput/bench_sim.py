@@ -12,9 +12,9 @@ end (resets are counted in the time, not as steps). Tasks are sampled from the s
 The single-process figures start from cold caches unless ``--warmup N`` first runs N untimed steps
 on the same env (later episodes are timed, not replays), as a long-lived collection worker runs.
 
-    python benchmarks/bench_sim.py                      # default 270x600, perturbation 1
-    python benchmarks/bench_sim.py --steps 5000 --width 540 --height 1200
-    python benchmarks/bench_sim.py --steps 10000 --warmup 20000 --workers ""   # warm caches only
+    python benchmarks/throughput/bench_sim.py                      # default 270x600, perturbation 1
+    python benchmarks/throughput/bench_sim.py --steps 5000 --width 540 --height 1200
+    python benchmarks/throughput/bench_sim.py --steps 10000 --warmup 20000 --workers ""   # warm caches only
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--height", type=int, default=600)
     p.add_argument("--perturbation", type=int, default=1)
     p.add_argument("--workers", default="1,2", help="comma-separated worker counts for the vector runs")
-    p.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "sim.json")
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "results" / "sim.json")
     args = p.parse_args(argv)
     res: dict[str, Any] = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),

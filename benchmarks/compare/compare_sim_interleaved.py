@@ -12,9 +12,9 @@ With ``--isolate`` each side steps in a process of its own (the parent still alt
 one runs at a time): in one process the two sides share the cycle collector, and a collection one
 side's garbage causes may run, and be timed, on the other side's turn.
 
-    python benchmarks/compare_sim_interleaved.py --base 45926e5
-    python benchmarks/compare_sim_interleaved.py --base 45926e5 --pairs 20 --chunk 400 --policies expert
-    python benchmarks/compare_sim_interleaved.py --base 45926e5 --isolate
+    python benchmarks/compare/compare_sim_interleaved.py --base 45926e5
+    python benchmarks/compare/compare_sim_interleaved.py --base 45926e5 --pairs 20 --chunk 400 --policies expert
+    python benchmarks/compare/compare_sim_interleaved.py --base 45926e5 --isolate
 
 Writes benchmarks/results/compare_sim_interleaved.json with the exact command and the load average.
 """
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # benchmarks/
 REPO = HERE.parent
 _IMPORT = re.compile(r"(^|[^A-Za-z0-9_.])digirl(?=[.\s]|$)", re.MULTILINE)
 

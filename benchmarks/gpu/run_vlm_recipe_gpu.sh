@@ -5,7 +5,7 @@
 #   3. DigiRL online from the SFT policy (General), evaluated every 2 iterations.
 # Every step has a time cap within BUDGET_S seconds (a GPU loan is short); what finished is in OUT/summary.json.
 #
-#   bash benchmarks/run_vlm_recipe_gpu.sh MODEL_FOLDER OUT [ITERATIONS]
+#   bash benchmarks/gpu/run_vlm_recipe_gpu.sh MODEL_FOLDER OUT [ITERATIONS]
 #
 # No hyperparameter here was chosen on any result (selection split: none); validation is reported beside test.
 set -u

@@ -21,8 +21,8 @@ Issue #40 items 1-4 at a small scale. Per seed (``--seed S``, the data seed too)
 Everything is resumable: a finished piece (data, SFT, stages, oracle, a critic, a row) is a file that a
 rerun reads instead of recomputing. ``OUT/seed-S/...``; ``OUT/summary.json`` and ``summary.md``.
 
-    nice -n 10 env PYTHONHASHSEED=0 python benchmarks/digiq_critic_lab.py OUT --seed 0
-    nice -n 10 env PYTHONHASHSEED=0 python benchmarks/digiq_critic_lab.py OUT --final --seeds 0,1,2
+    nice -n 10 env PYTHONHASHSEED=0 python benchmarks/studies/digiq_critic_lab.py OUT --seed 0
+    nice -n 10 env PYTHONHASHSEED=0 python benchmarks/studies/digiq_critic_lab.py OUT --final --seeds 0,1,2
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from digirl.cli.main import main
-from digirl.training.digiq_bench import DigiQBenchConfig, methods, seed_interval, table_markdown
+from digirl.experiments.digiq_bench import DigiQBenchConfig, methods, seed_interval, table_markdown
 
 
 def test_seed_interval():
@@ -70,7 +70,7 @@ def test_variants_add_digiq_rows_and_reject_bad_specs():
 
 
 def test_second_invocation_reuses_cells_and_runs_and_refuses_other_settings(tmp_path: Path, monkeypatch):
-    import digirl.training.digiq_bench as bench
+    import digirl.experiments.digiq_bench as bench
 
     cfg = DigiQBenchConfig(sets=["general"], seeds=[0], ablations=False, oracle_states=0)
     bench._check_resume(cfg, tmp_path)
