@@ -24,6 +24,23 @@ def _cmd_table1(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_online(args: argparse.Namespace) -> int:
+    from digirl.config.core import load_config
+    from digirl.experiments.table1 import Table1Config, run_table1
+
+    cfg = load_config(Table1Config, preset=args.preset, overrides=args.overrides)
+    if not any(v.split("|")[2:3] == ["online"] for v in cfg.variants):
+        raise SystemExit("digirl bench online: no online method among the variants (see --preset bench-online)")
+    with children_stop_with_me():
+        summary = run_table1(cfg, args.out, report_only=args.report_only, name="online")
+    if args.json:
+        emit_json(summary)
+    else:
+        print((__import__("pathlib").Path(args.out) / "online.md").read_text())
+        print(f"wrote {args.out}/online.md, online.json, curves.png and curves_env_steps.png ({summary['wall_s']:.0f} s)")
+    return 0
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from digirl.experiments.table1_compare import RowPair, compare_markdown, compare_results, load_table1_result
 
@@ -94,6 +111,23 @@ def add_commands(sub: Any) -> None:
     )
     add_json_flag(t)
     t.set_defaults(func=_cmd_table1)
+    o = add_parser(
+        bsub,
+        "online",
+        "DigiRL / Filtered BC / GRPO / PPO / branching online from one SFT policy, at equal trajectories and equal env steps",
+        "digirl bench online runs/online --preset bench-online-smoke",
+    )
+    o.add_argument("out", help="output folder (runs, online.md, online.json, curves.png, curves_env_steps.png)")
+    o.add_argument(
+        "--preset",
+        default="bench-online",
+        help="bench-online (default: both sets, 5 seeds, 3,072 trajectories a run, pixels only; resumable, several "
+        "GPU sessions) or bench-online-smoke (CPU, minutes); key=value overrides change either (sets=[general] seeds=[0,1,2])",
+    )
+    o.add_argument("overrides", nargs="*", metavar="key=value")
+    o.add_argument("--report-only", action="store_true", help="run nothing: the table of the runs OUT holds")
+    add_json_flag(o)
+    o.set_defaults(func=_cmd_online)
     c = add_parser(
         bsub,
         "compare",

@@ -361,7 +361,7 @@ def _cell(vals: list[float] | None, n: list[list[int]] | None) -> str:
     if not vals:
         return "–"
     a = 100 * np.asarray(vals)
-    s = f"{a.mean():.1f} ± {a.std():.1f}" if len(a) > 1 else f"{a.mean():.1f}"
+    s = f"{a.mean():.1f} ± {a.std(ddof=1):.1f}" if len(a) > 1 else f"{a.mean():.1f}"
     if n:
         succ, eps = sum(x[0] for x in n), sum(x[1] for x in n)
         lo, hi = wilson_interval(succ, eps)

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from digirl.experiments import table1_resume as resume
+from digirl.experiments.env_steps import equal_steps_comparison, equal_steps_markdown
 from digirl.experiments.stats import interval_text, paired_difference
 from digirl.experiments.subruns import run_all, run_cli, run_threads, visible_gpus
 from digirl.experiments.table1_partial import partial_comparison, partial_curves, partial_markdown
@@ -73,9 +74,10 @@ class Table1Config:
     )
     variants: list[str] = _f(
         [],
-        "extra rows 'KEY|ALGO|MODE|k=v k=v' (e.g. 'digirl_xfit|digirl|off2on|algo.critic_folds=2'), "
-        "compared with DigiRL off2on like the ablations",
+        "extra rows 'KEY|ALGO|MODE|k=v k=v' with MODE offline, off2on or online (e.g. "
+        "'digirl_xfit|digirl|off2on|algo.critic_folds=2', 'grpo|grpo|online|group_size=4'), compared with the baseline",
     )
+    baseline: str = _f("digirl_off2on", "the method key that variants and ablations are compared with (paired intervals)")
     only: list[str] = _f([], "run only these built-in method keys (sft and the variants always run; empty = all)")
     sft_extra: list[str] = _f([], "extra key=value overrides of the SFT run (e.g. policy.default.frame_stack=2)")
     extra: list[str] = _f([], "extra key=value overrides passed to every train run")
@@ -113,10 +115,11 @@ def _observation(out: Path, cfg: Table1Config) -> str:
 
 def _variant(spec: str) -> Method:
     parts = spec.split("|")
-    if len(parts) != 4 or not parts[0] or parts[2] not in ("offline", "off2on"):
-        raise ValueError(f"variants: {spec!r} is not 'KEY|ALGO|MODE|k=v k=v' with MODE offline or off2on")
+    if len(parts) != 4 or not parts[0] or parts[2] not in ("offline", "off2on", "online"):
+        raise ValueError(f"variants: {spec!r} is not 'KEY|ALGO|MODE|k=v k=v' with MODE offline, off2on or online")
     key, algo, mode, extra = parts
-    return (key, f"Variant · {key} ({extra or 'defaults'})", algo, mode, tuple(extra.split()))
+    kind = "Online" if mode == "online" else "Variant"
+    return (key, f"{kind} · {key} ({extra or 'defaults'})", algo, mode, tuple(extra.split()))
 
 
 def methods(cfg: Table1Config) -> tuple[Method, ...]:
@@ -128,7 +131,7 @@ def methods(cfg: Table1Config) -> tuple[Method, ...]:
 def comparison_pairs(cfg: Table1Config) -> list[tuple[str, str]]:
     keys = {m[0] for m in methods(cfg)}
     extra = [
-        (m[0], "digirl_off2on")
+        (m[0], cfg.baseline)
         for m in methods(cfg)
         if m[0].startswith("digirl_off2on_") or m[0] in {_variant(v)[0] for v in cfg.variants}
     ]
@@ -194,7 +197,9 @@ def _prepare(
     if not runs_pending:
         return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
     # Offline-only runs get as many SFT rollouts as the off2on runs end with; off2on runs start from
-    # the first `offline_trajectories` of the same rollouts.
+    # the first `offline_trajectories` of the same rollouts; online runs need none.
+    if not any(m[3] in ("offline", "off2on") for m in methods(cfg)):
+        return {"sft_eval": ev, "policy": pol, "dir": d, "env": env}
     needs_large = any(m[3] == "offline" for m in methods(cfg))
     n_collect = cfg.offline_trajectories + (cfg.iterations * cfg.rollout_size if needs_large else 0)
     if not resume.dataset_complete(d / "offline-large", n_collect):
@@ -224,10 +229,10 @@ def _train_args(
         *env,
         f"mode={mode}",
         f"algo.name={algo}",
-        f"offline_dataset={data}",
+        *([f"offline_dataset={data}"] if mode != "online" else []),
         f"policy.init={d / 'sft' / 'policy'}",
         f"seed={seed}",
-        f"iterations={cfg.iterations if mode == 'off2on' else 0}",
+        f"iterations={cfg.iterations if mode != 'offline' else 0}",
         f"rollout_size={cfg.rollout_size}",
         f"eval.every={cfg.eval_every}",
         f"eval.test_tasks={cfg.test_tasks}",
@@ -275,9 +280,10 @@ def _family_counts(report: list[dict[str, Any]] | dict[str, Any], split: str) ->
     return {f: [round(d["success_rate"] * d["episodes"]), int(d["episodes"])] for f, d in sorted(fams.items())}
 
 
-def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False) -> dict[str, Any]:
-    """Run (or finish: ``table1_resume``) every (set, seed, method) and write the table. ``report_only``
-    runs nothing: the table of what OUT holds, its unfinished runs listed (when a machine's time ran out)."""
+def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False, name: str = "table1") -> dict[str, Any]:
+    """Run (or finish: ``table1_resume``) every (set, seed, method) and write the table (``NAME.md``,
+    ``NAME.json``, the curves). ``report_only`` runs nothing: the table of what OUT holds, its unfinished
+    runs listed (when a machine's time ran out)."""
     out = Path(out)
     if report_only and not out.is_dir():
         raise ValueError(f"{out}: no such folder, nothing to report")
@@ -289,7 +295,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
     def gpu_of(i: int) -> int | None:
         return i % n_gpu if n_gpu > 1 else None
 
-    resume.check_config(out, cfg.__dict__, create=not report_only)
+    resume.check_config(out, cfg.__dict__, create=not report_only, defaults=Table1Config().__dict__)
     machine = machine_info()  # this invocation's host: recorded with every run it finishes and with the table
     jobs = [(c, key, algo, mode, extra) for c in cells for key, _, algo, mode, extra in methods(cfg) if algo and mode]
     args = {
@@ -342,6 +348,8 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         "curves_by_seed": tally.curves_by_seed,  # set -> method -> seed -> [(online trajectories, test success)]
         "sampled_curves_by_seed": tally.sampled_by_seed,  # the same with sampled actions (eval.sampled=true)
         "sampled_vs_greedy": sampled_vs_greedy,
+        "env_step_curves_by_seed": tally.steps_by_seed,  # set -> method -> seed -> [(online env steps, test success)]
+        "at_equal_env_steps": equal_steps_comparison(tally.steps_by_seed, compared),
         "test_families_by_seed": tally.fam_by_seed,
         "test_family_curves": tally.fam_curves,
         "failed_runs": failed,
@@ -351,7 +359,7 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False)
         "partial_paired": partial_pairs,  # a − b at the most online trajectories both reached
         "report_only": report_only,  # then `machine` is where the table was written, not where the runs ran
     }
-    _write(out, summary, cfg)
+    _write(out, summary, cfg, name)
     return summary
 
 
@@ -369,15 +377,17 @@ def _read_back(
     return done
 
 
-def _write(out: Path, summary: dict[str, Any], cfg: Table1Config) -> None:
-    """table1.json, table1.md and curves.png of ``summary``."""
-    (out / "table1.json").write_text(json.dumps(summary, indent=2, default=str))
+def _write(out: Path, summary: dict[str, Any], cfg: Table1Config, name: str = "table1") -> None:
+    """NAME.json, NAME.md, curves.png (by online trajectories) and, when runs counted them,
+    curves_env_steps.png (by online env steps) of ``summary``."""
+    (out / f"{name}.json").write_text(json.dumps(summary, indent=2, default=str))
     raw = summary["results"]
     md = (
         table_markdown(raw, cfg)
         + pairs_markdown(summary["paired"], cfg)
         + families_markdown(summary["test_families_by_seed"], cfg)
     )
+    md += equal_steps_markdown(summary["at_equal_env_steps"])
     md += sampled_markdown(summary["sampled_vs_greedy"])
     md += partial_markdown(summary["partial_curves_by_seed"], summary["partial_paired"])
     lists = (
@@ -388,8 +398,12 @@ def _write(out: Path, summary: dict[str, Any], cfg: Table1Config) -> None:
     for key, title in lists:
         if summary[key]:
             md += f"\n{title}: {', '.join(summary[key])}\n"
-    (out / "table1.md").write_text(md)
+    (out / f"{name}.md").write_text(md)
     draw_curves(summary["curves"], raw, out / "curves.png")
+    steps = summary["env_step_curves_by_seed"]
+    if steps:
+        by_steps = {s: {k: list(seeds.values()) for k, seeds in d.items()} for s, d in steps.items()}
+        draw_curves(by_steps, raw, out / "curves_env_steps.png", x_label="online env steps")
 
 
 @dataclass
@@ -405,6 +419,8 @@ class _Tally:
     fam_by_seed: dict[str, dict[str, dict[int, dict[str, list[int]]]]] = field(default_factory=dict)
     fam_curves: dict[str, dict[str, dict[int, list[list[Any]]]]] = field(default_factory=dict)
     sampled_by_seed: Curves = field(default_factory=dict)
+    # set -> method -> seed -> [(online env steps, test success)]: the curves by env steps (branches included)
+    steps_by_seed: Curves = field(default_factory=dict)
 
     def add_final(self, cell: tuple[str, int], key: str, final: list[dict[str, Any]] | dict[str, Any]) -> None:
         """One method's final evaluation (a train run's ``final`` or the SFT policy's ``digirl eval``)."""
@@ -421,7 +437,7 @@ class _Tally:
 
     def add_run(self, cell: tuple[str, int], key: str, mode: str, res: dict[str, Any]) -> None:
         self.add_final(cell, key, res["final"])
-        if mode != "off2on":
+        if mode == "offline":
             return
         tset, seed = cell
         history = res["history"]
@@ -433,6 +449,13 @@ class _Tally:
         ]
         self.curves.setdefault(tset, {}).setdefault(key, []).append(curve)
         self.curves_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = curve
+        steps = [
+            (int(h["online_env_steps"]), float(h["eval/test_success_rate"]))
+            for h in history
+            if "eval/test_success_rate" in h and "online_env_steps" in h
+        ]
+        if steps:  # runs recorded before env steps were counted have none
+            self.steps_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = steps
         sampled = [(int(h["online_trajectories"]), float(h[SAMPLED])) for h in history if SAMPLED in h]
         if sampled:  # runs with eval.sampled=true
             self.sampled_by_seed.setdefault(tset, {}).setdefault(key, {})[seed] = sampled
@@ -497,7 +520,7 @@ def _fmt(vals: list[float] | None, n_seeds: int) -> str:
     if not vals:
         return "–"
     a = 100 * np.asarray(vals)
-    text = f"{a.mean():.1f} ± {a.std():.1f}" if len(a) > 1 else f"{a.mean():.1f}"
+    text = f"{a.mean():.1f} ± {a.std(ddof=1):.1f}" if len(a) > 1 else f"{a.mean():.1f}"
     return text if len(a) == n_seeds else f"{text} ({len(a)} of {n_seeds} seeds)"
 
 
@@ -514,18 +537,29 @@ def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table
     n = len(cfg.seeds)
     lines.append("")
     n_off = cfg.offline_trajectories + cfg.iterations * cfg.rollout_size
+    modes = {m[3] for m in methods(cfg)}
+    budgets = {
+        "off2on": f"off2on = {cfg.offline_trajectories} offline + {cfg.iterations}×{cfg.rollout_size} online trajectories",
+        "offline": f"offline = {n_off} offline trajectories (equal budgets)",
+        "online": f"online = {cfg.iterations}×{cfg.rollout_size} online trajectories from the SFT policy",
+    }
     lines.append(
-        f"Success rate (%) on the embedded simulator, mean ± std over {n} seed(s); "
+        f"Success rate (%) on the embedded simulator, mean ± std (sample) over {n} seed(s); "
         f"test = first {cfg.test_tasks} test tasks in order, validation = first {cfg.val_tasks} validation tasks "
         f"in order (held-out entities of its own), train = {cfg.train_tasks} random train tasks; "
-        f"off2on = {cfg.offline_trajectories} offline + {cfg.iterations}×{cfg.rollout_size} online trajectories; "
-        f"offline = {n_off} offline trajectories (equal budgets)."
+        + "; ".join(b for k, b in budgets.items() if k in modes)
+        + "."
     )
     return "\n".join(lines) + "\n"
 
 
-def draw_curves(curves: dict[str, dict[str, list[list[tuple[int, float]]]]], raw: dict[str, Any], path: Path) -> None:
-    """Test success vs online trajectories, one panel per task set (matplotlib when available)."""
+def draw_curves(
+    curves: dict[str, dict[str, list[list[tuple[int, float]]]]],
+    raw: dict[str, Any],
+    path: Path,
+    x_label: str = "online trajectories",
+) -> None:
+    """Test success vs online trajectories (or ``x_label``), one panel per task set (matplotlib when available)."""
     try:
         import matplotlib
 
@@ -535,7 +569,7 @@ def draw_curves(curves: dict[str, dict[str, list[list[tuple[int, float]]]]], raw
         from digirl.training.plot import line_chart
 
         series = {f"{s}/{k}": _mean_curve(v) for s, d in curves.items() for k, v in d.items()}
-        line_chart(series, path, x_label="online trajectories", y_label="test success")
+        line_chart(series, path, x_label=x_label, y_label="test success")
         return
     fig, axes = plt.subplots(1, max(1, len(curves)), figsize=(5 * max(1, len(curves)), 3.6), squeeze=False)
     for ax, (s, d) in zip(axes[0], sorted(curves.items())):
@@ -546,7 +580,7 @@ def draw_curves(curves: dict[str, dict[str, list[list[tuple[int, float]]]]], raw
         if sft:
             ax.axhline(100 * float(np.mean(sft)), color="grey", ls="--", label="SFT")
         ax.set_title(f"{s} (test)")
-        ax.set_xlabel("online trajectories")
+        ax.set_xlabel(x_label)
         ax.set_ylabel("success %")
         ax.grid(alpha=0.3)
         ax.legend()
@@ -557,4 +591,5 @@ def draw_curves(curves: dict[str, dict[str, list[list[tuple[int, float]]]]], raw
 
 def _mean_curve(runs: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
     n = min(len(r) for r in runs) if runs else 0
-    return [(runs[0][i][0], float(np.mean([r[i][1] for r in runs]))) for i in range(n)]
+    # x is the mean over seeds too: equal for trajectories, not for env steps
+    return [(round(float(np.mean([r[i][0] for r in runs]))), float(np.mean([r[i][1] for r in runs]))) for i in range(n)]

@@ -39,13 +39,17 @@ def _read_json(path: Path, what: str) -> Any:
         raise DataError(f"{path}: not valid JSON ({e}); {what}") from e
 
 
-def check_config(out: Path, cfg: dict[str, Any], *, create: bool = True) -> None:
+def check_config(out: Path, cfg: dict[str, Any], *, create: bool = True, defaults: dict[str, Any] | None = None) -> None:
     """Record ``cfg`` in a new OUT (unless ``create`` is off: then OUT must hold a run), or check it
-    against the settings OUT was started with."""
+    against the settings OUT was started with. A setting OUT's record lacks (added to the config since)
+    counts as its value in ``defaults``."""
     want = json.loads(json.dumps({k: v for k, v in cfg.items() if k not in SCHEDULING}))
     path = out / CONFIG_FILE
     if path.is_file():
         have = _read_json(path, "delete the folder's results or use a new folder")
+        for k, v in json.loads(json.dumps(defaults or {})).items():
+            if k in want:
+                have.setdefault(k, v)
         diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
         if diff:
             said = "; ".join(f"{k}: {have.get(k)!r} there, {want.get(k)!r} now" for k in diff)

@@ -129,11 +129,16 @@ class EncoderConfig:
         "crop of its pixels, instead of every tap being a grid cell. Reads no element list: still pixels-only",
     )
 
-    def __post_init__(self) -> None:
+    def check_view(self) -> None:
+        """Raise when the flags ask for two views at once. Checked when a policy is built and when a run's
+        config is settled, not here: ``observation=screenshot`` sets ``use_elements`` after the overrides."""
         if self.pixel_regions and self.use_elements:
             raise ValueError(
-                "pixel_regions=true points at boxes detected from pixels in place of the element list: set use_elements=false"
+                "pixel_regions=true points at boxes detected from pixels in place of the element list: set "
+                "use_elements=false (or observation=screenshot)"
             )
+
+    def __post_init__(self) -> None:
         if self.dim % self.heads:
             raise ValueError(f"dim ({self.dim}) must be a multiple of heads ({self.heads})")
         if not 0.0 <= self.word_dropout < 1.0:

@@ -223,6 +223,7 @@ class DefaultPolicy:
         if not 0.0 <= tap_epsilon < 1.0:
             raise ValueError(f"tap_epsilon must be in [0, 1), got {tap_epsilon}")
         self.cfg = cfg or EncoderConfig()
+        self.cfg.check_view()
         #: Share of the pointer's probability spread uniformly over the screen's elements when
         #: sampling (exploration; greedy actions and the trained distribution are unaffected).
         self.tap_epsilon = tap_epsilon

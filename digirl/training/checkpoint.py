@@ -34,6 +34,7 @@ class LoopState:
     offline_done: bool = False
     updates: int = 0  # learner updates applied to the policy: its version
     trajectories_seen: int = 0
+    env_steps_seen: int = 0  # env steps of online collection, branches included: the budget methods compare at
     best_test_success: float = -1.0
 
     def to_dict(self) -> dict[str, Any]:

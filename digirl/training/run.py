@@ -379,6 +379,7 @@ class Run:
             {
                 "iteration": step,
                 "online_trajectories": self.state.trajectories_seen,
+                "online_env_steps": self.state.env_steps_seen,
                 # time to reach this policy: wall-clock so far, and the same without earlier evaluations
                 "wall_s": t0 - self._start,
                 "train_wall_s": t0 - self._start - self._eval_s,
@@ -421,7 +422,9 @@ class Run:
         (rank 0 evaluates and writes; every rank waits for it)."""
         self.state.iteration = step
         self.state.trajectories_seen += collected
+        self.state.env_steps_seen += int(m.get("rollout/env_steps", 0))
         m["data/online_trajectories"] = float(self.state.trajectories_seen)
+        m["data/online_env_steps"] = float(self.state.env_steps_seen)
         m["data/replay_trajectories"] = float(len(self.buffer))
         self.log(m, step)
         if self.main and self.evaluates_at(step):

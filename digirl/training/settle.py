@@ -188,6 +188,11 @@ def settle_run_config(
             cfg = dataclasses.replace(cfg, observation=seen)
     elif obs is not None and observation_of(cfg) != obs:  # a loaded policy decided otherwise
         raise ConfigError(f"observation={obs}, but the run would see {observation_of(cfg)}")
+    if policy is not None and policy.kind == "default":
+        try:
+            cfg.policy.default.check_view()
+        except ValueError as e:
+            raise ConfigError(f"policy.default: {e}") from e
     from digirl.utils.provenance import set_run_context
 
     ev = getattr(cfg, "eval", None)

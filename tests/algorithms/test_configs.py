@@ -115,7 +115,7 @@ def test_the_critic_encoder_builds_the_policy_encoders_architecture():
 
 
 def _preset_class(name: str) -> type:
-    if name.startswith("table1-"):
+    if name.startswith(("table1-", "bench-online")):  # digirl bench online runs the Table 1 driver
         return Table1Config
     if name.startswith("digiq-"):
         return DigiQBenchConfig

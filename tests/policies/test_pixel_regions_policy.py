@@ -135,9 +135,16 @@ def test_save_load_round_trip(steps: tuple[list[Observation], list[Action]], tmp
     assert [o.action for o in loaded.act(obs, greedy=True)] == [o.action for o in pol.act(obs, greedy=True)]
 
 
-def test_pixel_regions_need_the_element_list_off() -> None:
+def test_pixel_regions_need_the_element_list_off(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ValueError, match="set use_elements=false"):
-        EncoderConfig(pixel_regions=True)
+        DefaultPolicy(EncoderConfig(dim=16, layers=1, heads=2, pixel_regions=True))
+    rc = main(["sft", str(tmp_path / "a"), "policy.default.pixel_regions=true", "sft.demos=1", "sft.steps=1"])
+    assert rc != 0 and "set use_elements=false" in capsys.readouterr().err and not (tmp_path / "a").exists()
+    # observation=screenshot turns the element list off after the overrides: the pair is valid
+    tiny = ["policy.default.dim=16", "policy.default.layers=1", "policy.default.heads=2", "env.runner=inline", "env.num_envs=1"]
+    args = ["sft", str(tmp_path / "b"), "observation=screenshot", "policy.default.pixel_regions=true", *tiny]
+    assert main([*args, "sft.demos=1", "sft.steps=1"]) == 0
+    assert DefaultPolicy.load(tmp_path / "b" / "policy").cfg.pixel_regions
 
 
 def test_an_old_policy_json_loads_without_regions(tmp_path: Path) -> None:

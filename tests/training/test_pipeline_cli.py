@@ -1,5 +1,6 @@
 """The spine through the CLI: sft → collect → train → eval, the quick start and the Table-1 driver."""
 
+import itertools
 import json
 from pathlib import Path
 
@@ -166,3 +167,29 @@ def test_table1_spreads_runs_over_gpus():
     assert child_env(3)["CUDA_VISIBLE_DEVICES"] == "3"
     assert visible_gpus(Table1Config(device="cpu")) == 0
     assert visible_gpus(Table1Config(gpus=4)) == 4
+
+
+def test_bench_online_smoke_preset(tmp_path: Path, capsys):
+    """``digirl bench online``: every online method from one SFT policy (pixels only), curves by trajectories
+    and by env steps, paired rows against DigiRL online at equal env steps; a rerun reads every run back."""
+    out = tmp_path / "online"
+    assert main(["bench", "online", str(out), "--preset", "bench-online-smoke", "--json"]) == 0
+    s = _json(capsys)
+    keys = {"digirl_online", "fbc_online", "grpo", "ppo", "branch"}
+    assert set(s["results"]["general"]) == {"sft", *keys} and s["failed_runs"] == []
+    assert s["observation"] == "screenshot" and not (out / "general-s0" / "offline-large").exists()
+    steps = s["env_step_curves_by_seed"]["general"]
+    assert set(steps) == keys
+    for key in keys:
+        curve = steps[key]["0"]
+        assert curve[0][0] == 0 and all(a[0] < b[0] for a, b in itertools.pairwise(curve))
+    # branching executes extra env steps per trajectory: more steps for the same 8 trajectories
+    assert steps["branch"]["0"][-1][0] > steps["grpo"]["0"][-1][0]
+    eq = s["at_equal_env_steps"]["general"]
+    assert eq["env_steps"] == min(c["0"][-1][0] for c in steps.values())
+    assert {(r["a"], r["b"]) for r in eq["paired"]} == {(k, "digirl_online") for k in keys - {"digirl_online"}}
+    assert "group_size: 2" in (out / "general-s0" / "grpo" / "config.yaml").read_text()
+    md = (out / "online.md").read_text()
+    assert "Online · ppo" in md and "At equal env steps" in md and (out / "curves_env_steps.png").is_file()
+    assert main(["bench", "online", str(out), "--preset", "bench-online-smoke", "--json"]) == 0
+    assert _json(capsys)["reused_runs"] == sorted(f"general-s0/{k}" for k in keys)
