@@ -9,36 +9,32 @@ from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
 from digirl.experiments.subruns import children_stop_with_me
 
 
-def _cmd_table1(args: argparse.Namespace) -> int:
+def _run_table1_driver(args: argparse.Namespace, name: str) -> int:
+    """``bench table1`` and ``bench online``: the Table 1 driver, its table written as NAME.md / NAME.json."""
+    from pathlib import Path
+
     from digirl.config.core import load_config
     from digirl.experiments.table1 import Table1Config, run_table1
 
     cfg = load_config(Table1Config, preset=args.preset, overrides=args.overrides)
+    if name == "online" and not any(v.split("|")[2:3] == ["online"] for v in cfg.variants):
+        raise SystemExit("digirl bench online: no online method among the variants (see --preset bench-online)")
     with children_stop_with_me():
-        summary = run_table1(cfg, args.out, report_only=args.report_only)
+        summary = run_table1(cfg, args.out, report_only=args.report_only, name=name)
     if args.json:
         emit_json(summary)
     else:
-        print((__import__("pathlib").Path(args.out) / "table1.md").read_text())
-        print(f"wrote {args.out}/table1.md, table1.json and curves.png ({summary['wall_s']:.0f} s)")
+        print((Path(args.out) / f"{name}.md").read_text())
+        print(f"wrote {args.out}/{name}.md, {name}.json and the curves ({summary['wall_s']:.0f} s)")
     return 0
+
+
+def _cmd_table1(args: argparse.Namespace) -> int:
+    return _run_table1_driver(args, "table1")
 
 
 def _cmd_online(args: argparse.Namespace) -> int:
-    from digirl.config.core import load_config
-    from digirl.experiments.table1 import Table1Config, run_table1
-
-    cfg = load_config(Table1Config, preset=args.preset, overrides=args.overrides)
-    if not any(v.split("|")[2:3] == ["online"] for v in cfg.variants):
-        raise SystemExit("digirl bench online: no online method among the variants (see --preset bench-online)")
-    with children_stop_with_me():
-        summary = run_table1(cfg, args.out, report_only=args.report_only, name="online")
-    if args.json:
-        emit_json(summary)
-    else:
-        print((__import__("pathlib").Path(args.out) / "online.md").read_text())
-        print(f"wrote {args.out}/online.md, online.json, curves.png and curves_env_steps.png ({summary['wall_s']:.0f} s)")
-    return 0
+    return _run_table1_driver(args, "online")
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
