@@ -12,7 +12,9 @@ a device budget spent), the next invocation in the same folder
 
 ``OUT/table1-config.json`` holds every setting the numbers depend on; a different setting is an error,
 since the table would otherwise mix two experiments. Settings that only choose or schedule runs
-(:data:`SCHEDULING`) may change between invocations, so a run can also grow by more rows.
+(:data:`SCHEDULING`) may change between invocations, so a run can also grow by more rows; it can
+grow by more seeds and task sets too (:data:`GROWING`: the new list keeps every old entry), each new
+(set, seed) running the same pipeline.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ log = logging.getLogger(__name__)
 
 CONFIG_FILE = "table1-config.json"
 SCHEDULING = frozenset({"parallel", "gpus", "only", "ablations", "variants"})
+#: Lists a run may extend: more seeds or task sets leave the finished cells' meaning unchanged.
+GROWING = frozenset({"seeds", "sets"})
 OUT_MARK = "$OUT"
 
 
@@ -50,16 +54,25 @@ def check_config(out: Path, cfg: dict[str, Any], *, create: bool = True, default
         for k, v in json.loads(json.dumps(defaults or {})).items():
             if k in want:
                 have.setdefault(k, v)
-        diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+        grown = {k for k in GROWING if _extends(have.get(k), want.get(k))}
+        diff = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k) and k not in grown)
         if diff:
             said = "; ".join(f"{k}: {have.get(k)!r} there, {want.get(k)!r} now" for k in diff)
             raise ValueError(f"{out} holds a Table 1 run with other settings ({said}); use a new folder")
+        if grown:
+            log.info("%s grows: %s", out, "; ".join(f"{k} {have.get(k)} -> {want.get(k)}" for k in sorted(grown)))
+            path.write_text(json.dumps({**have, **want}, indent=2))
         return
     if any(out.glob("*-s*/*.json")):
         raise ValueError(f"{out} holds Table 1 results but no {CONFIG_FILE} to say how they were made; use a new folder")
     if not create:
         raise ValueError(f"{out} holds no Table 1 run ({CONFIG_FILE} is missing)")
     path.write_text(json.dumps(want, indent=2))
+
+
+def _extends(old: Any, new: Any) -> bool:
+    """``new`` is a longer list holding every entry of ``old``."""
+    return isinstance(old, list) and isinstance(new, list) and len(new) > len(old) and all(x in new for x in old)
 
 
 def portable_args(args: list[str], out: Path) -> list[str]:

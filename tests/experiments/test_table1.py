@@ -74,3 +74,17 @@ def test_a_result_folder_from_before_a_new_setting_still_resumes(tmp_path: Path)
     resume.check_config(tmp_path, cfg, defaults=Table1Config().__dict__)  # its default: the same run
     with pytest.raises(ValueError, match="baseline"):
         resume.check_config(tmp_path, {**cfg, "baseline": "ppo"}, defaults=Table1Config().__dict__)
+
+
+def test_a_result_folder_grows_by_more_seeds_and_sets_but_not_by_other_changes(tmp_path: Path) -> None:
+    from digirl.experiments import table1_resume as resume
+
+    base = Table1Config(sets=["general"], seeds=[0, 1]).__dict__
+    resume.check_config(tmp_path, base)
+    resume.check_config(tmp_path, {**base, "seeds": [0, 1, 2], "sets": ["general", "webshop"]})
+    recorded = json.loads((tmp_path / resume.CONFIG_FILE).read_text())
+    assert recorded["seeds"] == [0, 1, 2] and recorded["sets"] == ["general", "webshop"]
+    with pytest.raises(ValueError, match="seeds"):  # dropping a seed is not growing
+        resume.check_config(tmp_path, {**base, "seeds": [0, 2, 3], "sets": ["general", "webshop"]})
+    with pytest.raises(ValueError, match="iterations"):
+        resume.check_config(tmp_path, {**base, "seeds": [0, 1, 2, 3], "sets": ["general", "webshop"], "iterations": 99})
