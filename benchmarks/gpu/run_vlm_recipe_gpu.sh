@@ -44,11 +44,12 @@ if [ $((BUDGET - SECONDS)) -gt 120 ]; then
     log "digirl: exit $?"
 fi
 
-"$PY" - "$OUT" <<'EOF'
-import json, sys
+"$PY" - "$OUT" "$MODEL" "$ITERS" <<'EOF'
+import json, os, sys
 from pathlib import Path
 out = Path(sys.argv[1])
-summary = {}
+# provenance first: what the agent saw and how the settings were chosen (every stage's eval.json has its own command)
+summary = {"observation": "screenshot", "selection_split": "none", "command": f"BUDGET_S={os.environ.get('BUDGET_S', '540')} bash benchmarks/gpu/run_vlm_recipe_gpu.sh {sys.argv[2]} {sys.argv[1]} {sys.argv[3]}"}
 for f in sorted(out.glob("*/eval.json")):
     d = json.loads(f.read_text())
     summary[f.parent.name] = {k: d.get(k) for k in ("success_rate", "validation_success_rate", "test", "validation") if k in d} or d

@@ -21,12 +21,13 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from digirl.config.core import cfg_field
 from digirl.experiments.subruns import run_all, run_cli, run_threads, visible_gpus
 from digirl.experiments.table1 import _success
 from digirl.utils.provenance import machine_info, result_metadata, saved_observation
@@ -34,10 +35,7 @@ from digirl.utils.provenance import machine_info, result_metadata, saved_observa
 log = logging.getLogger(__name__)
 
 
-def _f(default: Any, help: str) -> Any:
-    if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: type(default)(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+_f = cfg_field  # help text on every setting
 
 
 @dataclass

@@ -19,10 +19,11 @@ import json
 import logging
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from digirl.config.core import cfg_field
 from digirl.experiments.subruns import run_cli
 from digirl.experiments.table1 import _success
 from digirl.utils.provenance import result_metadata, saved_observation
@@ -30,10 +31,7 @@ from digirl.utils.provenance import result_metadata, saved_observation
 log = logging.getLogger(__name__)
 
 
-def _f(default: Any, help: str) -> Any:
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+_f = cfg_field  # help text on every setting
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from digirl.config.core import cfg_field
 from digirl.experiments import table1_resume as resume
 from digirl.experiments.env_steps import equal_steps_comparison, equal_steps_markdown
 from digirl.experiments.stats import interval_text, paired_difference
@@ -32,10 +33,7 @@ from digirl.utils.provenance import machine_info, result_metadata, saved_observa
 log = logging.getLogger(__name__)
 
 
-def _f(default: Any, help: str) -> Any:
-    if isinstance(default, list):
-        return field(default_factory=lambda: list(default), metadata={"help": help})
-    return field(default=default, metadata={"help": help})
+_f = cfg_field  # help text on every setting
 
 
 @dataclass
