@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -27,7 +27,17 @@ from digirl.policies.base import Policy
 from digirl.utils import distributed as dist
 from digirl.utils.transfer import HostCopy, to_device
 
-__all__ = ["AlgoConfig", "Algorithm", "NonFiniteLoss", "Phase", "Sample", "actor_step_count", "bc_update", "make_optimizer"]
+__all__ = [
+    "ActorAlgorithm",
+    "AlgoConfig",
+    "Algorithm",
+    "NonFiniteLoss",
+    "Phase",
+    "Sample",
+    "actor_step_count",
+    "bc_update",
+    "make_optimizer",
+]
 
 
 Phase = Literal["offline", "online"]
@@ -191,6 +201,56 @@ def make_optimizer(params: Any, lr: float) -> torch.optim.Optimizer:
     ps = list(params)
     fused = bool(ps) and all(p.is_cuda for p in ps)
     return torch.optim.AdamW(ps, lr=lr, fused=fused or None)
+
+
+CfgT = TypeVar("CfgT", bound=ActorConfig)
+
+
+class ActorAlgorithm(Generic[CfgT]):
+    """What the algorithms that own a policy's optimizer share: the actor, its optimizer and RNG, the
+    annotations of the last update, the behaviour-cloning step and the actor's part of a checkpoint.
+
+    ``optimizer``: by default the fused AdamW of :func:`make_optimizer`, after the policy's weights are
+    broadcast so every rank starts alike; an algorithm that passes its own also owns that setup.
+    """
+
+    name: str
+
+    def __init__(self, policy: Policy, cfg: CfgT, *, seed: int = 0, optimizer: torch.optim.Optimizer | None = None) -> None:
+        self.policy = policy
+        self.cfg = cfg
+        if optimizer is None:
+            dist.broadcast_parameters(policy.parameters())  # identical start on every rank
+            optimizer = make_optimizer(policy.parameters(), cfg.lr)
+        self.optimizer = optimizer
+        self.rng = np.random.default_rng(seed)
+        self._annotations: list[StepAnnotation] = []
+
+    def annotations(self) -> list[StepAnnotation]:
+        """What the last update computed per step (the class docstring says what each algorithm fills in)."""
+        return list(self._annotations)
+
+    def bc_actor(self, samples: Sequence[Sample], phase: Phase) -> dict[str, float]:
+        """:func:`bc_update` of the policy on ``samples`` with this config's batch, clipping and step count."""
+        cfg = self.cfg
+        return bc_update(
+            self.policy,
+            self.optimizer,
+            samples,
+            steps=actor_step_count(cfg, phase, samples),
+            batch_size=cfg.batch_size,
+            grad_accum=cfg.grad_accum,
+            max_grad_norm=cfg.max_grad_norm,
+            rng=self.rng,
+        )
+
+    def state_dict(self) -> dict[str, Any]:
+        """The actor's optimizer and the RNG; an algorithm with critics adds theirs."""
+        return {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.rng.bit_generator.state = state["rng"]
 
 
 def steps_of(trajectories: Sequence[Trajectory]) -> list[tuple[Trajectory, int]]:

@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from digirl.algorithms.base import Phase, Sample, actor_step_count, bc_update, make_optimizer
+from digirl.algorithms.base import ActorAlgorithm, Phase, Sample
 from digirl.algorithms.branch_critic import ActionValueCritic, fit_action_values
 from digirl.algorithms.configs import BranchConfig
 from digirl.core.actions import Action
@@ -120,17 +120,15 @@ def group_members(trajectories: Sequence[Trajectory], gamma: float, include_take
     return out
 
 
-class BranchAlgorithm:
+class BranchAlgorithm(ActorAlgorithm[BranchConfig]):
+    """Annotations: per branched state, the episode's own action: its group mean (``value``), its return
+    (``q``), its advantage and weight (with ``branch_include_taken``)."""
+
     name = "branch"
     config_class = BranchConfig
 
     def __init__(self, policy: Policy, cfg: BranchConfig, *, seed: int = 0) -> None:
-        self.policy = policy
-        self.cfg = cfg
-        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
-        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
-        self.rng = np.random.default_rng(seed)
-        self._annotations: list[StepAnnotation] = []
+        super().__init__(policy, cfg, seed=seed)
         self.critic: ActionValueCritic | None = None
         self.critic_opt: torch.optim.Optimizer | None = None
         if cfg.branch_score != "rollout":  # branches that were not executed are scored by Q(s, a)
@@ -143,7 +141,7 @@ class BranchAlgorithm:
         by_id = {t.traj_id: t for t in trajectories}
         if phase == "offline":  # no branches yet: clone the successes
             samples = [Sample(s.observation, s.action) for t in trajectories if t.success for s in t.steps]
-            metrics = self._actor(samples, phase)
+            metrics = self.bc_actor(samples, phase)
             self._annotations = []
             return metrics | {"train/kept_steps": float(len(samples))}
         members = group_members(trajectories, cfg.gamma, cfg.branch_include_taken)
@@ -160,7 +158,7 @@ class BranchAlgorithm:
             for m, v, a, w in zip(members, values, adv, weights)
             if m.taken
         ]
-        metrics = critic_metrics | self._actor(samples, phase)
+        metrics = critic_metrics | self.bc_actor(samples, phase)
         informative = {g for g, a in zip(groups, adv) if a != 0}  # a group whose actions all did equally well teaches nothing
         metrics |= {
             "train/branch_groups": float(len(ids)),
@@ -221,19 +219,6 @@ class BranchAlgorithm:
             rng=self.rng,
         )
 
-    def _actor(self, samples: list[Sample], phase: Phase) -> dict[str, float]:
-        cfg = self.cfg
-        return bc_update(
-            self.policy,
-            self.optimizer,
-            samples,
-            steps=actor_step_count(cfg, phase, samples),
-            batch_size=cfg.batch_size,
-            grad_accum=cfg.grad_accum,
-            max_grad_norm=cfg.max_grad_norm,
-            rng=self.rng,
-        )
-
     # ------------------------------------------------------------------ what collection reads
     def branch_plan(self) -> dict[str, Any]:
         """How collection branches for this algorithm (``digirl.envs.branching.BranchPlan``'s fields)."""
@@ -241,20 +226,14 @@ class BranchAlgorithm:
         plan = {"k": c.branch_k, "states": c.branch_states, "max_states": c.branch_max_states, "gamma": c.gamma}
         return plan | {"score": c.branch_score}
 
-    def annotations(self) -> list[StepAnnotation]:
-        """Per branched state, the episode's own action: its group mean (``value``), its return (``q``),
-        its advantage and weight (with ``branch_include_taken``)."""
-        return list(self._annotations)
-
     def state_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}
+        out = super().state_dict()
         if self.critic is not None and self.critic_opt is not None:
             out |= {"critic": self.critic.state_dict(), "critic_optimizer": self.critic_opt.state_dict()}
         return out
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.rng.bit_generator.state = state["rng"]
+        super().load_state_dict(state)
         if self.critic is not None and self.critic_opt is not None and "critic" in state:
             self.critic.load_state_dict(state["critic"])
             self.critic_opt.load_state_dict(state["critic_optimizer"])

@@ -22,14 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import (
-    Phase,
-    Sample,
-    actor_step_count,
-    bc_update,
-    finite_or_raise,
-    make_optimizer,
-)
+from digirl.algorithms.base import ActorAlgorithm, Phase, Sample, finite_or_raise
 from digirl.algorithms.configs import DigiRLConfig
 from digirl.algorithms.critics import VALUE_CHUNK, InstructionCritic, StepCritic
 from digirl.algorithms.estimators import EstimatorOptions, advantage_estimator, value_loss
@@ -46,28 +39,24 @@ def _obs_keys(t: Trajectory) -> list[tuple[str, int]]:
     return [(t.traj_id, h) for h in range(len(t.steps) + 1)]
 
 
-class DigiRL:
-    name = "digirl"
+class DigiRL(ActorAlgorithm[DigiRLConfig]):
+    """Annotations: per trajectory, V_instruct(c) (step -1); per step, V(s), the advantage, kept, weight."""
 
+    name = "digirl"
     config_class = DigiRLConfig
 
     def __init__(self, policy: Policy, cfg: DigiRLConfig, *, seed: int = 0) -> None:
-        self.policy = policy
-        self.cfg = cfg
+        super().__init__(policy, cfg, seed=seed)
         self.device = policy.device
         self.folds = cfg.critic_folds
         self.critics = [StepCritic(cfg.critic, twin=cfg.twin_critic).to(self.device) for _ in range(self.folds)]
         self.instruct_critics = [InstructionCritic(buckets=cfg.critic.buckets).to(self.device) for _ in range(self.folds)]
-        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
-        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
         self.critic_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.critics]
         self.instruct_opts = [torch.optim.AdamW(c.parameters(), lr=cfg.critic_lr) for c in self.instruct_critics]
-        self.rng = np.random.default_rng(seed)
         self._value_loss = value_loss(cfg.value_loss)
         self._estimator = advantage_estimator(cfg.advantage)
         for module in (*self.critics, *self.instruct_critics):  # identical start on every rank
             dist.broadcast_parameters(module.parameters())
-        self._annotations: list[StepAnnotation] = []
         # The step critics' inputs, featurized once per observation of the buffer (see FeatureCache).
         self._features = FeatureCache(cfg.critic.features)
 
@@ -291,31 +280,15 @@ class DigiRL:
             "train/kept_step_fraction": kept / max(1, total),
             "train/kept_steps": float(kept),
         }
-        metrics |= bc_update(
-            self.policy,
-            self.optimizer,
-            samples,
-            steps=actor_step_count(cfg, phase, samples),
-            batch_size=cfg.batch_size,
-            grad_accum=cfg.grad_accum,
-            max_grad_norm=cfg.max_grad_norm,
-            rng=self.rng,
-        )
-        return metrics
-
-    def annotations(self) -> list[StepAnnotation]:
-        """Per trajectory: V_instruct(c) (step -1); per step: V(s), the advantage, kept, weight."""
-        return list(self._annotations)
+        return metrics | self.bc_actor(samples, phase)
 
     # ------------------------------------------------------------------ checkpointing
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "optimizer": self.optimizer.state_dict(),
+        return super().state_dict() | {
             "critics": [c.state_dict() for c in self.critics],
             "critic_opts": [o.state_dict() for o in self.critic_opts],
             "instruct_critics": [c.state_dict() for c in self.instruct_critics],
             "instruct_opts": [o.state_dict() for o in self.instruct_opts],
-            "rng": self.rng.bit_generator.state,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -332,10 +305,9 @@ class DigiRL:
                 f"the checkpoint has {len(state['critics'])} critic fold(s) but algo.critic_folds={self.folds}; "
                 "resume with the run's own config"
             )
-        self.optimizer.load_state_dict(state["optimizer"])
+        super().load_state_dict(state)
         for f in range(self.folds):
             self.critics[f].load_state_dict(state["critics"][f])
             self.critic_opts[f].load_state_dict(state["critic_opts"][f])
             self.instruct_critics[f].load_state_dict(state["instruct_critics"][f])
             self.instruct_opts[f].load_state_dict(state["instruct_opts"][f])
-        self.rng.bit_generator.state = state["rng"]

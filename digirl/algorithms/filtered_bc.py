@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-import numpy as np
-
-from digirl.algorithms.base import Phase, Sample, actor_step_count, bc_update, make_optimizer
+from digirl.algorithms.base import ActorAlgorithm, Phase, Sample
 from digirl.algorithms.configs import FilteredBCConfig
 from digirl.algorithms.functional import filtered_bc_keep
 from digirl.core.types import Trajectory
 from digirl.data.annotations import StepAnnotation
-from digirl.policies.base import Policy
-from digirl.utils import distributed as dist
 
 
-class FilteredBC:
+class FilteredBC(ActorAlgorithm[FilteredBCConfig]):
+    """Annotations: which steps the last update behaviour-cloned (those of the kept trajectories)."""
+
     name = "filtered_bc"
     config_class = FilteredBCConfig
-
-    def __init__(self, policy: Policy, cfg: FilteredBCConfig, *, seed: int = 0) -> None:
-        self.policy = policy
-        self.cfg = cfg
-        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
-        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
-        self.rng = np.random.default_rng(seed)
-        self._annotations: list[StepAnnotation] = []
 
     def select(self, trajectories: Sequence[Trajectory]) -> list[Trajectory]:
         trajs = [t for t in trajectories if not t.env_failure]
@@ -50,29 +39,8 @@ class FilteredBC:
             for t in kept
             for s, w in zip(t.steps, iw.get(t.traj_id, [1.0] * t.length))  # off-policy correction weights
         ]
-        steps = actor_step_count(self.cfg, phase, samples)
-        metrics = bc_update(
-            self.policy,
-            self.optimizer,
-            samples,
-            steps=steps,
-            batch_size=self.cfg.batch_size,
-            grad_accum=self.cfg.grad_accum,
-            max_grad_norm=self.cfg.max_grad_norm,
-            rng=self.rng,
-        )
+        metrics = self.bc_actor(samples, phase)
         n = max(1, sum(1 for t in trajectories if not t.env_failure))
         metrics["train/kept_trajectory_fraction"] = len(kept) / n
         metrics["train/kept_steps"] = float(len(samples))
         return metrics
-
-    def annotations(self) -> list[StepAnnotation]:
-        """Which steps the last update behaviour-cloned (those of the kept trajectories)."""
-        return list(self._annotations)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {"optimizer": self.optimizer.state_dict(), "rng": self.rng.bit_generator.state}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.rng.bit_generator.state = state["rng"]

@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from digirl.algorithms.base import Phase, make_optimizer
+from digirl.algorithms.base import ActorAlgorithm, Phase
 from digirl.algorithms.configs import GRPOConfig
 from digirl.algorithms.onpolicy import (
     ClipOptions,
-    PGSample,
     ReferencePolicy,
     clipped_policy_update,
     fresh_trajectories,
+    pg_batch,
     prepare_samples,
     update_step_count,
     weights_with_correction,
@@ -38,9 +38,7 @@ from digirl.algorithms.onpolicy import (
 from digirl.algorithms.policy_gradient import efficiency_return, group_normalized_advantages, group_step_advantages
 from digirl.core.errors import ConfigError
 from digirl.core.types import Trajectory
-from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
-from digirl.utils import distributed as dist
 
 __all__ = ["GRPO", "group_key", "task_key"]
 
@@ -55,20 +53,17 @@ def group_key(t: Trajectory) -> Hashable:
     return (task_key(t), t.seed)
 
 
-class GRPO:
+class GRPO(ActorAlgorithm[GRPOConfig]):
+    """Annotations: per step of the last batch, its advantage, whether it was trained on, its loss weight."""
+
     name = "grpo"
     config_class = GRPOConfig
 
     def __init__(self, policy: Policy, cfg: GRPOConfig, *, seed: int = 0) -> None:
-        self.policy = policy
-        self.cfg = cfg
-        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
-        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
+        super().__init__(policy, cfg, seed=seed)
         self.reference = ReferencePolicy(policy) if cfg.kl_coef > 0 else None
-        self.rng = np.random.default_rng(seed)
         #: task → ids of its last ``success_replay`` successful trajectories (oldest first)
         self.replay: dict[str, list[str]] = {}
-        self._annotations: list[StepAnnotation] = []
 
     # ------------------------------------------------------------------ groups
     def _with_replay(self, fresh: list[Trajectory], pool: Mapping[str, Trajectory]) -> tuple[list[Trajectory], int]:
@@ -123,16 +118,9 @@ class GRPO:
             return {}
         batch, replaced = self._with_replay(fresh, {t.traj_id: t for t in trajectories})
         advs, spread = self.advantages(batch)
-        samples: list[PGSample] = []
-        self._annotations = []
-        for t, a, s in zip(batch, advs, spread):
-            w = weights_with_correction(t, [self._group_weight(float(s))] * t.length, step_weights)
-            for i, (step, ai, wi) in enumerate(zip(t.steps, a, w)):
-                if wi > 0 and step.action.is_valid:
-                    samples.append(PGSample(step.observation, step.action, float(ai), wi))
-                self._annotations.append(
-                    StepAnnotation(t.traj_id, i, advantage=float(ai), kept=wi > 0 and step.action.is_valid, weight=wi)
-                )
+        group_w = [self._group_weight(float(s)) for s in spread]
+        weights = [weights_with_correction(t, [g] * t.length, step_weights) for t, g in zip(batch, group_w)]
+        samples, self._annotations = pg_batch(batch, advs, weights)
         samples = prepare_samples(self.policy, self.reference, samples)
         steps = update_step_count(len(samples), cfg.update_epochs, cfg.batch_size, cfg.grad_accum, cfg.actor_steps)
         opts = ClipOptions(cfg.clip_eps, cfg.kl_coef, cfg.entropy_coef, steps, cfg.batch_size, cfg.grad_accum, cfg.max_grad_norm)
@@ -149,24 +137,15 @@ class GRPO:
         }
         return metrics | clipped_policy_update(self.policy, self.optimizer, samples, opts, self.rng)
 
-    def annotations(self) -> list[StepAnnotation]:
-        """Per step of the last batch: its advantage, whether it was trained on, its loss weight."""
-        return list(self._annotations)
-
     # ------------------------------------------------------------------ checkpointing
     def state_dict(self) -> dict[str, Any]:
-        state: dict[str, Any] = {
-            "optimizer": self.optimizer.state_dict(),
-            "rng": self.rng.bit_generator.state,
-            "replay": {k: list(v) for k, v in self.replay.items()},
-        }
+        state = super().state_dict() | {"replay": {k: list(v) for k, v in self.replay.items()}}
         if self.reference is not None:
             state["reference"] = self.reference.state_dict()
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.rng.bit_generator.state = state["rng"]
+        super().load_state_dict(state)
         self.replay = {str(k): [str(i) for i in v] for k, v in state.get("replay", {}).items()}
         if self.reference is not None:
             if "reference" not in state:

@@ -25,6 +25,7 @@ from digirl.algorithms.base import NonFiniteLoss
 from digirl.algorithms.policy_gradient import clipped_surrogate, kl_k3, sampled_entropy
 from digirl.core.actions import Action
 from digirl.core.types import Observation, Trajectory
+from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 from digirl.utils import distributed as dist
 from digirl.utils.transfer import to_device
@@ -34,6 +35,7 @@ __all__ = [
     "ReferencePolicy",
     "clipped_policy_update",
     "fresh_trajectories",
+    "pg_batch",
     "score_log_probs",
     "update_step_count",
 ]
@@ -235,6 +237,26 @@ def _minibatch_backward(policy: Policy, mb: list[PGSample], opts: ClipOptions, u
         "entropy": mean(ent),
         "log_ratio": mean(old - lp.detach()),
     }
+
+
+def pg_batch(
+    trajs: Sequence[Trajectory],
+    advantages: Sequence[np.ndarray],
+    weights: Sequence[Sequence[float]],
+    values: Sequence[np.ndarray] | None = None,
+) -> tuple[list[PGSample], list[StepAnnotation]]:
+    """The samples of a batch (its valid actions of positive weight) and every step's annotation:
+    its advantage, V(s) when ``values`` are given, its weight and whether it was trained on."""
+    samples: list[PGSample] = []
+    notes: list[StepAnnotation] = []
+    for k, (t, adv, w) in enumerate(zip(trajs, advantages, weights)):
+        for i, (step, ai, wi) in enumerate(zip(t.steps, adv, w)):
+            kept = step.action.is_valid and wi > 0
+            if kept:
+                samples.append(PGSample(step.observation, step.action, float(ai), wi))
+            value = None if values is None else float(values[k][i])
+            notes.append(StepAnnotation(t.traj_id, i, value=value, advantage=float(ai), kept=kept, weight=wi))
+    return samples, notes
 
 
 def weights_with_correction(

@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import Phase, finite_or_raise, make_optimizer
+from digirl.algorithms.base import ActorAlgorithm, Phase, finite_or_raise
 from digirl.algorithms.configs import PPOConfig
 from digirl.algorithms.critics import VALUE_CHUNK, StepCritic
 from digirl.algorithms.onpolicy import (
     ClipOptions,
-    PGSample,
     clipped_policy_update,
     fresh_trajectories,
+    pg_batch,
     prepare_samples,
     update_step_count,
     weights_with_correction,
@@ -34,7 +34,6 @@ from digirl.algorithms.onpolicy import (
 from digirl.algorithms.policy_gradient import efficiency_return, gae
 from digirl.core.errors import ConfigError
 from digirl.core.types import Observation, Trajectory
-from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 from digirl.policies.feature_cache import FeatureCache
 from digirl.utils import distributed as dist
@@ -55,21 +54,18 @@ def _keys(t: Trajectory) -> list[tuple[str, int]]:
     return [(t.traj_id, h) for h in range(len(t.steps) + 1)]
 
 
-class PPO:
+class PPO(ActorAlgorithm[PPOConfig]):
+    """Annotations: per step of the last batch, V(s), the (normalised) advantage, whether it was trained on."""
+
     name = "ppo"
     config_class = PPOConfig
 
     def __init__(self, policy: Policy, cfg: PPOConfig, *, seed: int = 0) -> None:
-        self.policy = policy
-        self.cfg = cfg
+        super().__init__(policy, cfg, seed=seed)
         self.value_net = StepCritic(cfg.critic, twin=False).to(policy.device)
-        dist.broadcast_parameters(policy.parameters())  # identical start on every rank
         dist.broadcast_parameters(self.value_net.parameters())
-        self.optimizer = make_optimizer(policy.parameters(), cfg.lr)
         self.value_opt = torch.optim.AdamW(self.value_net.parameters(), lr=cfg.value_lr)
-        self.rng = np.random.default_rng(seed)
         self._features = FeatureCache(cfg.critic.features)
-        self._annotations: list[StepAnnotation] = []
 
     # ------------------------------------------------------------------ values
     def _predict(self, keys: Sequence[tuple[str, int]], observations: Sequence[Observation]) -> torch.Tensor:
@@ -145,18 +141,10 @@ class PPO:
         advs, targets = self.advantages(batch, values)
         flat = np.concatenate(advs)
         mean, std = float(flat.mean()), float(flat.std())
-        samples: list[PGSample] = []
-        self._annotations = []
-        for t, a, v in zip(batch, advs, values):
-            norm = (a - mean) / (std + 1e-8) if cfg.normalize_advantages else a
-            w = weights_with_correction(t, [1.0] * t.length, step_weights)
-            for i, (step, ai, wi) in enumerate(zip(t.steps, norm, w)):
-                if step.action.is_valid and wi > 0:
-                    samples.append(PGSample(step.observation, step.action, float(ai), wi))
-                kept = step.action.is_valid and wi > 0
-                self._annotations.append(
-                    StepAnnotation(t.traj_id, i, value=float(v[i]), advantage=float(ai), kept=kept, weight=wi)
-                )
+        if cfg.normalize_advantages:
+            advs = [(a - mean) / (std + 1e-8) for a in advs]
+        weights = [weights_with_correction(t, [1.0] * t.length, step_weights) for t in batch]
+        samples, self._annotations = pg_batch(batch, advs, weights, values)
         samples = prepare_samples(self.policy, None, samples)
         steps = update_step_count(len(samples), cfg.update_epochs, cfg.batch_size, cfg.grad_accum, cfg.actor_steps)
         opts = ClipOptions(cfg.clip_eps, 0.0, cfg.entropy_coef, steps, cfg.batch_size, cfg.grad_accum, cfg.max_grad_norm)
@@ -169,21 +157,11 @@ class PPO:
         metrics |= clipped_policy_update(self.policy, self.optimizer, samples, opts, self.rng)
         return metrics | self._fit_values(batch, targets)
 
-    def annotations(self) -> list[StepAnnotation]:
-        """Per step of the last batch: V(s), the (normalised) advantage, whether it was trained on."""
-        return list(self._annotations)
-
     # ------------------------------------------------------------------ checkpointing
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "optimizer": self.optimizer.state_dict(),
-            "value_net": self.value_net.state_dict(),
-            "value_opt": self.value_opt.state_dict(),
-            "rng": self.rng.bit_generator.state,
-        }
+        return super().state_dict() | {"value_net": self.value_net.state_dict(), "value_opt": self.value_opt.state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
+        super().load_state_dict(state)
         self.value_net.load_state_dict(state["value_net"])
         self.value_opt.load_state_dict(state["value_opt"])
-        self.rng.bit_generator.state = state["rng"]

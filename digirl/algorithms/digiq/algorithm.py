@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import Phase, Sample, actor_step_count, bc_update
+from digirl.algorithms.base import ActorAlgorithm, Phase, Sample
 from digirl.algorithms.configs import DigiQAlgoConfig
 from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.algorithms.digiq.critic import CriticInputs, DigiQCritic, TDBatch, action_inputs, state_inputs
@@ -197,15 +197,19 @@ class Critique:
     metrics: dict[str, float]
 
 
-class DigiQ:
-    """See the module docstring. Implements :class:`~digirl.algorithms.base.Algorithm`."""
+class DigiQ(ActorAlgorithm[DigiQAlgoConfig]):
+    """See the module docstring. Implements :class:`~digirl.algorithms.base.Algorithm`.
+
+    Annotations: per step, V(s), Q(s, a_data), the chosen candidate's advantage, kept; ``extra``: every
+    candidate with its Q, advantage, validity and label. Step -1: V of the final observation.
+    """
 
     name = "digiq"
     config_class = DigiQAlgoConfig
 
     def __init__(self, policy: Policy, cfg: DigiQAlgoConfig, *, seed: int = 0) -> None:
-        self.policy = policy
-        self.cfg = cfg
+        # plain AdamW, and no broadcast of the weights: Digi-Q trains in one process
+        super().__init__(policy, cfg, seed=seed, optimizer=torch.optim.AdamW(policy.parameters(), lr=cfg.lr))
         self.dq = cfg.digiq
         if self.dq.action_features == "element" and not self.dq.encoder.use_elements:
             raise ValueError(
@@ -214,13 +218,10 @@ class DigiQ:
             )
         self.seed = seed
         self.device = policy.device
-        self.optimizer = torch.optim.AdamW(policy.parameters(), lr=cfg.lr)
-        self.rng = np.random.default_rng(seed)
         self.sidecar = Sidecar(self.dq.data)
         self.backend: FeatureBackend | None = None
         #: One critic per fold (``algo.digiq.folds``); critic f never trains on fold f's trajectories.
         self.critics: list[DigiQCritic] = []
-        self._annotations: list[StepAnnotation] = []
 
     def _make_critics(self, d_phi: int, d_f: int) -> list[DigiQCritic]:
         if len(self.critics) != self.dq.folds or any(c.dims != (d_phi, d_f) for c in self.critics):
@@ -313,17 +314,7 @@ class DigiQ:
             "train/digiq_critic_folds": float(self.dq.folds),
         }
         self._annotate(c, adv, chosen, keep, self.extractable(c))
-        metrics |= bc_update(
-            self.policy,
-            self.optimizer,
-            samples,
-            steps=actor_step_count(self.cfg, phase, samples),
-            batch_size=self.cfg.batch_size,
-            grad_accum=self.cfg.grad_accum,
-            max_grad_norm=self.cfg.max_grad_norm,
-            rng=self.rng,
-        )
-        return metrics
+        return metrics | self.bc_actor(samples, phase)
 
     def _heldout(self, traj_id: str) -> bool:
         """Whether the critic that scores this trajectory never trained on it."""
@@ -385,22 +376,12 @@ class DigiQ:
                 )  # fmt: skip
         self._annotations = notes
 
-    def annotations(self) -> list[StepAnnotation]:
-        """Per step: V(s), Q(s, a_data), the chosen candidate's advantage, kept; ``extra``: every
-        candidate with its Q, advantage, validity and label. Step -1: V of the final observation."""
-        return list(self._annotations)
-
     # ------------------------------------------------------------------ checkpointing
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "optimizer": self.optimizer.state_dict(),
-            "critics": [c.state_dict() for c in self.critics],
-            "rng": self.rng.bit_generator.state,
-        }
+        return super().state_dict() | {"critics": [c.state_dict() for c in self.critics]}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.rng.bit_generator.state = state["rng"]
+        super().load_state_dict(state)
         self.critics = []
         for cs in state.get("critics") or []:
             d_phi, d_f = (int(x) for x in cs["dims"])
