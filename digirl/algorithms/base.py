@@ -253,6 +253,11 @@ class ActorAlgorithm(Generic[CfgT]):
         self.rng.bit_generator.state = state["rng"]
 
 
+def state_keys(t: Trajectory) -> list[tuple[str, int]]:
+    """The feature cache's keys of a trajectory's states: each step's observation, then the final one."""
+    return [(t.traj_id, h) for h in range(len(t.steps) + 1)]
+
+
 def steps_of(trajectories: Sequence[Trajectory]) -> list[tuple[Trajectory, int]]:
     return [(t, i) for t in trajectories for i in range(len(t.steps))]
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import ActorAlgorithm, Phase, Sample, finite_or_raise
+from digirl.algorithms.base import ActorAlgorithm, Phase, Sample, finite_or_raise, state_keys
 from digirl.algorithms.configs import DigiRLConfig
 from digirl.algorithms.critics import VALUE_CHUNK, InstructionCritic, StepCritic
 from digirl.algorithms.estimators import EstimatorOptions, advantage_estimator, value_loss
@@ -32,11 +32,6 @@ from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
 from digirl.policies.feature_cache import FeatureCache
 from digirl.utils import distributed as dist
-
-
-def _obs_keys(t: Trajectory) -> list[tuple[str, int]]:
-    """The feature cache's keys of a trajectory's observations: each step's, then the final one."""
-    return [(t.traj_id, h) for h in range(len(t.steps) + 1)]
 
 
 class DigiRL(ActorAlgorithm[DigiRLConfig]):
@@ -124,7 +119,7 @@ class DigiRL(ActorAlgorithm[DigiRLConfig]):
 
     def _fit_step_critic(self, f: int, trajs: Sequence[Trajectory], steps: int) -> dict[str, float]:
         critic, opt = self.critics[f], self.critic_opts[f]
-        pairs = [(k, s.observation, float(t.success)) for t in trajs for k, s in zip(_obs_keys(t), t.steps)]
+        pairs = [(k, s.observation, float(t.success)) for t in trajs for k, s in zip(state_keys(t), t.steps)]
         losses, accs = [], []
         critic.train()
         heads = len(critic.heads)
@@ -172,7 +167,7 @@ class DigiRL(ActorAlgorithm[DigiRLConfig]):
                 t = trajs[i]
                 obs.extend(s.observation for s in t.steps)
                 obs.append(t.final_observation if t.final_observation is not None else t.steps[-1].observation)
-                keys.extend(_obs_keys(t))
+                keys.extend(state_keys(t))
             if not obs:
                 continue
             spans = range(0, len(obs), VALUE_CHUNK)
@@ -250,7 +245,7 @@ class DigiRL(ActorAlgorithm[DigiRLConfig]):
             return {}
         offline = phase == "offline"
         metrics: dict[str, float] = {}
-        self._features.retain(k for t in trajs for k in _obs_keys(t))
+        self._features.retain(k for t in trajs for k in state_keys(t))
         metrics |= self._fit_critics(trajs, offline)
 
         v_ins = self.instruction_values(trajs)

@@ -25,18 +25,8 @@ import numpy as np
 
 from digirl.algorithms.base import ActorAlgorithm, Phase
 from digirl.algorithms.configs import GRPOConfig
-from digirl.algorithms.onpolicy import (
-    ClipOptions,
-    ReferencePolicy,
-    clipped_policy_update,
-    fresh_trajectories,
-    pg_batch,
-    prepare_samples,
-    update_step_count,
-    weights_with_correction,
-)
+from digirl.algorithms.onpolicy import ReferencePolicy, clipped_update, online_batch, pg_batch, weights_with_correction
 from digirl.algorithms.policy_gradient import efficiency_return, group_normalized_advantages, group_step_advantages
-from digirl.core.errors import ConfigError
 from digirl.core.types import Trajectory
 from digirl.policies.base import Policy
 
@@ -111,9 +101,7 @@ class GRPO(ActorAlgorithm[GRPOConfig]):
         self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
     ) -> dict[str, float]:
         cfg = self.cfg
-        if phase == "offline":
-            raise ConfigError("grpo learns on-policy: use mode=online (start from an SFT policy with policy.init=DIR)")
-        fresh = fresh_trajectories(trajectories)
+        fresh = online_batch(self.name, trajectories, phase)
         if not fresh:
             return {}
         batch, replaced = self._with_replay(fresh, {t.traj_id: t for t in trajectories})
@@ -121,9 +109,6 @@ class GRPO(ActorAlgorithm[GRPOConfig]):
         group_w = [self._group_weight(float(s)) for s in spread]
         weights = [weights_with_correction(t, [g] * t.length, step_weights) for t, g in zip(batch, group_w)]
         samples, self._annotations = pg_batch(batch, advs, weights)
-        samples = prepare_samples(self.policy, self.reference, samples)
-        steps = update_step_count(len(samples), cfg.update_epochs, cfg.batch_size, cfg.grad_accum, cfg.actor_steps)
-        opts = ClipOptions(cfg.clip_eps, cfg.kl_coef, cfg.entropy_coef, steps, cfg.batch_size, cfg.grad_accum, cfg.max_grad_norm)
         n_groups = len({group_key(t) for t in batch})
         flat = np.concatenate(advs)
         metrics = {
@@ -135,7 +120,8 @@ class GRPO(ActorAlgorithm[GRPOConfig]):
             "train/adv_std": float(flat.std()),
             "train/batch_success_rate": float(np.mean([t.success for t in batch])),
         }
-        return metrics | clipped_policy_update(self.policy, self.optimizer, samples, opts, self.rng)
+        ref, kl = self.reference, cfg.kl_coef
+        return metrics | clipped_update(self.policy, self.optimizer, samples, cfg, self.rng, reference=ref, kl_coef=kl)
 
     # ------------------------------------------------------------------ checkpointing
     def state_dict(self) -> dict[str, Any]:

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from digirl.algorithms.base import NonFiniteLoss
+from digirl.algorithms.base import NonFiniteLoss, Phase
+from digirl.algorithms.configs import PolicyGradientConfig
 from digirl.algorithms.policy_gradient import clipped_surrogate, kl_k3, sampled_entropy
 from digirl.core.actions import Action
+from digirl.core.errors import ConfigError
 from digirl.core.types import Observation, Trajectory
 from digirl.data.annotations import StepAnnotation
 from digirl.policies.base import Policy
@@ -34,7 +36,9 @@ __all__ = [
     "PGSample",
     "ReferencePolicy",
     "clipped_policy_update",
+    "clipped_update",
     "fresh_trajectories",
+    "online_batch",
     "pg_batch",
     "score_log_probs",
     "update_step_count",
@@ -69,6 +73,13 @@ def fresh_trajectories(trajectories: Sequence[Trajectory]) -> list[Trajectory]:
         return usable
     newest = max(versions)
     return [t for t in usable if t.policy_version == newest]
+
+
+def online_batch(name: str, trajectories: Sequence[Trajectory], phase: Phase) -> list[Trajectory]:
+    """:func:`fresh_trajectories` of an on-policy algorithm's update; offline data is a config error."""
+    if phase == "offline":
+        raise ConfigError(f"{name} learns on-policy: use mode=online (start from an SFT policy with policy.init=DIR)")
+    return fresh_trajectories(trajectories)
 
 
 def update_step_count(n_samples: int, epochs: float, batch_size: int, grad_accum: int, cap: int) -> int:
@@ -195,6 +206,24 @@ def clipped_policy_update(
     if use_kl:
         out["train/kl_ref"] = float(np.mean(sums["kl"]))
     return out
+
+
+def clipped_update(
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    samples: list[PGSample],
+    cfg: PolicyGradientConfig,
+    rng: np.random.Generator,
+    *,
+    reference: ReferencePolicy | None = None,
+    kl_coef: float = 0.0,
+) -> dict[str, float]:
+    """:func:`clipped_policy_update` of ``samples`` scored by :func:`prepare_samples`, with ``cfg``'s
+    clipping, entropy bonus, minibatches and step count (``kl_coef``: the penalty to ``reference``)."""
+    samples = prepare_samples(policy, reference, samples)
+    steps = update_step_count(len(samples), cfg.update_epochs, cfg.batch_size, cfg.grad_accum, cfg.actor_steps)
+    opts = ClipOptions(cfg.clip_eps, kl_coef, cfg.entropy_coef, steps, cfg.batch_size, cfg.grad_accum, cfg.max_grad_norm)
+    return clipped_policy_update(policy, optimizer, samples, opts, rng)
 
 
 def _minibatch_backward(policy: Policy, mb: list[PGSample], opts: ClipOptions, use_kl: bool) -> dict[str, float]:

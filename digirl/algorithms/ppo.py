@@ -19,20 +19,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import ActorAlgorithm, Phase, finite_or_raise
+from digirl.algorithms.base import ActorAlgorithm, Phase, finite_or_raise, state_keys
 from digirl.algorithms.configs import PPOConfig
 from digirl.algorithms.critics import VALUE_CHUNK, StepCritic
-from digirl.algorithms.onpolicy import (
-    ClipOptions,
-    clipped_policy_update,
-    fresh_trajectories,
-    pg_batch,
-    prepare_samples,
-    update_step_count,
-    weights_with_correction,
-)
+from digirl.algorithms.onpolicy import clipped_update, online_batch, pg_batch, update_step_count, weights_with_correction
 from digirl.algorithms.policy_gradient import efficiency_return, gae
-from digirl.core.errors import ConfigError
 from digirl.core.types import Observation, Trajectory
 from digirl.policies.base import Policy
 from digirl.policies.feature_cache import FeatureCache
@@ -47,11 +38,6 @@ def shaped_rewards(t: Trajectory, efficiency_coef: float) -> np.ndarray:
     if r.size:
         r[-1] += efficiency_return(t.reward, t.length, t.task.horizon, efficiency_coef) - t.reward
     return r
-
-
-def _keys(t: Trajectory) -> list[tuple[str, int]]:
-    """The feature cache's keys of a trajectory's states: each step's, then the final one."""
-    return [(t.traj_id, h) for h in range(len(t.steps) + 1)]
 
 
 class PPO(ActorAlgorithm[PPOConfig]):
@@ -77,7 +63,7 @@ class PPO(ActorAlgorithm[PPOConfig]):
         keys: list[tuple[str, int]] = []
         obs: list[Observation] = []
         for t in trajs:
-            keys.extend(_keys(t))
+            keys.extend(state_keys(t))
             obs.extend(s.observation for s in t.steps)
             obs.append(t.final_observation if t.final_observation is not None else t.steps[-1].observation)
         self.value_net.eval()
@@ -104,7 +90,7 @@ class PPO(ActorAlgorithm[PPOConfig]):
 
     def _fit_values(self, trajs: Sequence[Trajectory], targets: Sequence[np.ndarray]) -> dict[str, float]:
         cfg = self.cfg
-        rows = [(k, s.observation, float(g)) for t, ret in zip(trajs, targets) for k, s, g in zip(_keys(t), t.steps, ret)]
+        rows = [(k, s.observation, float(g)) for t, ret in zip(trajs, targets) for k, s, g in zip(state_keys(t), t.steps, ret)]
         steps = update_step_count(len(rows), cfg.value_epochs, cfg.batch_size, 1, cfg.actor_steps)
         losses = []
         self.value_net.train()
@@ -131,12 +117,10 @@ class PPO(ActorAlgorithm[PPOConfig]):
         self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
     ) -> dict[str, float]:
         cfg = self.cfg
-        if phase == "offline":
-            raise ConfigError("ppo learns on-policy: use mode=online (start from an SFT policy with policy.init=DIR)")
-        batch = fresh_trajectories(trajectories)
+        batch = online_batch(self.name, trajectories, phase)
         if not batch:
             return {}
-        self._features.retain(k for t in batch for k in _keys(t))
+        self._features.retain(k for t in batch for k in state_keys(t))
         values = self.values(batch)
         advs, targets = self.advantages(batch, values)
         flat = np.concatenate(advs)
@@ -145,16 +129,13 @@ class PPO(ActorAlgorithm[PPOConfig]):
             advs = [(a - mean) / (std + 1e-8) for a in advs]
         weights = [weights_with_correction(t, [1.0] * t.length, step_weights) for t in batch]
         samples, self._annotations = pg_batch(batch, advs, weights, values)
-        samples = prepare_samples(self.policy, None, samples)
-        steps = update_step_count(len(samples), cfg.update_epochs, cfg.batch_size, cfg.grad_accum, cfg.actor_steps)
-        opts = ClipOptions(cfg.clip_eps, 0.0, cfg.entropy_coef, steps, cfg.batch_size, cfg.grad_accum, cfg.max_grad_norm)
         metrics = {
             "train/adv_mean": mean,
             "train/adv_std": std,
             "train/value_mean": float(np.mean(np.concatenate([v[:-1] for v in values]))),
             "train/batch_success_rate": float(np.mean([t.success for t in batch])),
         }
-        metrics |= clipped_policy_update(self.policy, self.optimizer, samples, opts, self.rng)
+        metrics |= clipped_update(self.policy, self.optimizer, samples, cfg, self.rng)
         return metrics | self._fit_values(batch, targets)
 
     # ------------------------------------------------------------------ checkpointing
