@@ -16,6 +16,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -173,24 +174,45 @@ def coverage_report(
     ]
     if max_lines is not None:
         items = items[:max_lines]
-    families: dict[str, dict[str, int]] = {}
-    unsupported: list[dict[str, Any]] = []
-    failures: list[dict[str, Any]] = []
-    tasks: list[tuple[int, TaskSpec]] = []
-    per_line: list[dict[str, Any]] = []
-    how: dict[str, int] = {"rule": 0, "normalized": 0, "question": 0}  # "compound" joins when a line is one
-    expected: dict[str, Any] = {"lines": 0, "right_family": 0, "wrong": [], "slot_mismatches": []}
+    scan = _scan_lines(items, taskset)
+    expert: dict[str, Any] = {"ran": False, "skipped_reason": "", "perturbation": perturbation, "seeds": list(seeds)}
+    solved_lines = 0
+    if not run_expert:
+        expert["skipped_reason"] = "not requested (--no-expert)"
+    elif scan.tasks:
+        solved_lines = _run_experts(scan, expert, perturbation, seeds)
+    return _summary(scan, expert, len(items), solved_lines)
+
+
+@dataclass
+class _Scan:
+    """What parsing the lines found, filled in further by the expert runs."""
+
+    families: dict[str, dict[str, int]] = field(default_factory=dict)
+    unsupported: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    tasks: list[tuple[int, TaskSpec]] = field(default_factory=list)
+    per_line: list[dict[str, Any]] = field(default_factory=list)
+    # "compound" joins when a line is one
+    how: dict[str, int] = field(default_factory=lambda: {"rule": 0, "normalized": 0, "question": 0})
+    expected: dict[str, Any] = field(default_factory=lambda: {"lines": 0, "right_family": 0, "wrong": [], "slot_mismatches": []})
+
+
+def _scan_lines(items: Sequence[TaskLine], taskset: str | None) -> _Scan:
+    """Parse every line: its family or why none takes it, and the task of each parsed line."""
+    scan = _Scan()
+    families, per_line = scan.families, scan.per_line
     for item in items:
         lineno, text = item.lineno, item.text
         found = explain_instruction(text)
         if item.expected:
-            _check_expected(item, found.intent, found.reason, expected, families.setdefault(item.expected, _new_family()))
+            _check_expected(item, found.intent, found.reason, scan.expected, families.setdefault(item.expected, _new_family()))
         if found.intent is None:
             kind, why = _reject_kind(text, found.reason)
-            unsupported.append({"line": lineno, "text": text, "reason": found.reason})
+            scan.unsupported.append({"line": lineno, "text": text, "reason": found.reason})
             per_line.append({"line": lineno, "text": text, "status": kind, "reason": why, "family": None})
             continue
-        how[found.how] = how.get(found.how, 0) + 1
+        scan.how[found.how] = scan.how.get(found.how, 0) + 1
         placeholder = _placeholder_apps(found.intent)
         per_line.append(
             {
@@ -202,78 +224,76 @@ def coverage_report(
             }
         )
         task = task_from_instruction(text, taskset=taskset)
-        tasks.append((lineno, task))
+        scan.tasks.append((lineno, task))
         families.setdefault(task.family, _new_family())["lines"] += 1
+    return scan
 
-    expert: dict[str, Any] = {
-        "ran": False,
-        "skipped_reason": "",
-        "perturbation": perturbation,
-        "seeds": list(seeds),
-    }
-    solved_lines = 0
-    if not run_expert:
-        expert["skipped_reason"] = "not requested (--no-expert)"
-    elif tasks:
-        envs: dict[str, Any] = {}
-        t0 = time.perf_counter()
-        episodes = successes = 0
-        for lineno, task in tasks:
-            if task.env_id not in envs:
-                env, why = _make_env(task.env_id, perturbation)
-                if env is None:
-                    expert["skipped_reason"] = why
-                    break
-                envs[task.env_id] = env
-            env = envs[task.env_id]
-            fam = families[task.family]
-            all_ok = True
-            for seed in seeds:
-                try:
-                    ok, steps, reason = run_expert_episode(env, task, seed)
-                except Exception as e:  # one broken task must not hide the rest of the report
-                    log.warning("expert episode failed on line %d: %s", lineno, e, exc_info=True)
-                    ok, steps, reason = False, 0, f"error: {type(e).__name__}: {e}"
-                episodes += 1
-                fam["episodes"] += 1
-                if ok:
-                    successes += 1
-                    fam["successes"] += 1
-                else:
-                    all_ok = False
-                    failures.append(
-                        {
-                            "line": lineno,
-                            "text": task.instruction,
-                            "family": task.family,
-                            "seed": seed,
-                            "steps": steps,
-                            "reason": reason,
-                        }
-                    )
-            if all_ok:
-                solved_lines += 1
-                fam["solved"] += 1
-            row = next(r for r in per_line if r["line"] == lineno)
-            row["status"] = "solved" if all_ok else "expert"
-            if not all_ok:
-                row["reason"] = "; ".join(f"seed {f['seed']}: {f['reason']}" for f in failures if f["line"] == lineno)
-        for env in envs.values():
-            env.close()
-        if not expert["skipped_reason"]:
-            expert.update(
-                ran=True,
-                episodes=episodes,
-                successes=successes,
-                success_rate=successes / episodes if episodes else 0.0,
-                seconds=round(time.perf_counter() - t0, 3),
+
+def _run_experts(scan: _Scan, expert: dict[str, Any], perturbation: int, seeds: Sequence[int]) -> int:
+    """Run the expert on every parsed line for every seed; fills ``expert`` and returns the lines solved.
+
+    When an environment cannot be made, the run stops and reports parse coverage only."""
+    envs: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    episodes = successes = solved_lines = 0
+    for lineno, task in scan.tasks:
+        if task.env_id not in envs:
+            env, why = _make_env(task.env_id, perturbation)
+            if env is None:
+                expert["skipped_reason"] = why
+                break
+            envs[task.env_id] = env
+        oks = _solve_line(envs[task.env_id], lineno, task, seeds, scan.failures)
+        fam = scan.families[task.family]
+        episodes += len(oks)
+        successes += sum(oks)
+        fam["episodes"] += len(oks)
+        fam["successes"] += sum(oks)
+        all_ok = all(oks)
+        if all_ok:
+            solved_lines += 1
+            fam["solved"] += 1
+        row = next(r for r in scan.per_line if r["line"] == lineno)
+        row["status"] = "solved" if all_ok else "expert"
+        if not all_ok:
+            row["reason"] = "; ".join(f"seed {f['seed']}: {f['reason']}" for f in scan.failures if f["line"] == lineno)
+    for env in envs.values():
+        env.close()
+    if expert["skipped_reason"]:  # a partial run would mislead: report parse coverage only
+        scan.failures.clear()
+        for fam in scan.families.values():
+            fam.update(solved=0, episodes=0, successes=0)
+        return 0
+    expert.update(
+        ran=True,
+        episodes=episodes,
+        successes=successes,
+        success_rate=successes / episodes if episodes else 0.0,
+        seconds=round(time.perf_counter() - t0, 3),
+    )
+    return solved_lines
+
+
+def _solve_line(env: Any, lineno: int, task: TaskSpec, seeds: Sequence[int], failures: list[dict[str, Any]]) -> list[bool]:
+    """One expert episode per seed on ``task``; each failure is appended to ``failures``."""
+    oks: list[bool] = []
+    for seed in seeds:
+        try:
+            ok, steps, reason = run_expert_episode(env, task, seed)
+        except Exception as e:  # one broken task must not hide the rest of the report
+            log.warning("expert episode failed on line %d: %s", lineno, e, exc_info=True)
+            ok, steps, reason = False, 0, f"error: {type(e).__name__}: {e}"
+        oks.append(ok)
+        if not ok:
+            failures.append(
+                {"line": lineno, "text": task.instruction, "family": task.family, "seed": seed, "steps": steps, "reason": reason}
             )
-        else:  # a partial run would mislead: report parse coverage only
-            failures.clear()
-            for fam in families.values():
-                fam.update(solved=0, episodes=0, successes=0)
-            solved_lines = 0
-    n = len(items)
+    return oks
+
+
+def _summary(scan: _Scan, expert: dict[str, Any], n: int, solved_lines: int) -> dict[str, Any]:
+    """The report's JSON: totals and rates, per-family counts, per-line statuses."""
+    per_line, families, expected = scan.per_line, scan.families, scan.expected
     if not expert["ran"]:  # not asked, or stopped part-way: no line's expert result stands
         for row in per_line:
             if row["status"] in ("parsed", "solved", "expert"):
@@ -288,16 +308,16 @@ def coverage_report(
             del fam["expected"], fam["right"]
     return {
         "lines": n,
-        "parsed": len(tasks),
-        "parse_rate": len(tasks) / n if n else 0.0,
-        "how": how,
+        "parsed": len(scan.tasks),
+        "parse_rate": len(scan.tasks) / n if n else 0.0,
+        "how": scan.how,
         "expected": expected if expected["lines"] else None,
         "solved": solved_lines if expert["ran"] else None,
         "solve_rate": (solved_lines / n if n else 0.0) if expert["ran"] else None,
         "expert": expert,
         "families": dict(sorted(families.items())),
-        "unsupported": unsupported,
-        "failures": failures,
+        "unsupported": scan.unsupported,
+        "failures": scan.failures,
         "status_counts": status_counts,
         "per_line": per_line,
     }
