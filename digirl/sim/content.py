@@ -222,45 +222,8 @@ def answer_card(query: str, world_version: int = 0) -> Card:
     kind = card_kind(query)
     r = stable_rng("card", query.lower().strip(), world_version)
     subj = _subject(query)
-    if kind == "weather":
-        t = r.randint(28, 95)
-        sky = r.choice(_SKY)
-        days = "  ".join(f"{d} {r.randint(t - 9, t + 9)}°" for d in _DAYS[:5])
-        return Card(
-            kind,
-            subj,
-            f"{t}°F  {sky}",
-            (f"Precipitation {r.randint(0, 90)}%  Humidity {r.randint(20, 95)}%", f"Wind {r.randint(1, 25)} mph", days),
-        )
-    if kind == "time":
-        h, m = r.randint(1, 12), r.randint(0, 59)
-        return Card(
-            kind,
-            f"Local time in {subj}",
-            f"{h}:{m:02d} {r.choice(('AM', 'PM'))}",
-            (f"{r.choice(_DAYNAMES)}, GMT{r.randint(-10, 12):+d}",),
-        )
-    if kind == "exchange":
-        found = [c for c in words(query) if c in _CURRENCIES]
-        a = _CURRENCIES[found[0]] if found else "US Dollar"
-        b = _CURRENCIES[found[1]] if len(found) > 1 else ("Euro" if a != "Euro" else "US Dollar")
-        amt = next((float(w) for w in words(query) if re.fullmatch(r"\d+(\.\d+)?", w)), 1.0)
-        rate = round(r.uniform(0.05, 150.0) if "Yen" in b or "Rupee" in b else r.uniform(0.5, 1.6), 4)
-        return Card(kind, f"{amt:g} {a} equals", f"{amt * rate:,.2f} {b}", (f"1 {a} = {rate} {b}", "Market data · Disclaimer"))
-    if kind == "capital":
-        country = re.sub(r".*capital (city )?of ", "", query.lower()).strip(" ?.!") or subj.lower()
-        cap = _CAPITALS.get(country) or title_case(
-            r.choice(("port ", "san ", "new ", "")) + country.split()[0][:5] + r.choice(("ia", "ville", "ton", "burg", "o"))
-        )
-        return Card(kind, f"Capital of {title_case(country)}", cap, (f"{cap} is the capital and largest city.",))
-    if kind == "news":
-        topics = ("Markets rally as", "Officials announce", "Storm expected in", "New study on", "Election update:")
-        return Card(
-            kind,
-            f"Top stories · {subj}",
-            f"{r.choice(topics)} {subj}",
-            tuple(f"{r.choice(topics)} {subj} · {r.randint(1, 23)}h ago" for _ in range(3)),
-        )
+    if kind in _LOOKUP_CARDS:
+        return _LOOKUP_CARDS[kind](query, subj, r)
     if kind in ("restaurants", "hotels"):
         return Card(
             kind,
@@ -268,54 +231,97 @@ def answer_card(query: str, world_version: int = 0) -> Card:
             "Places",
             tuple(f"{p.name} · {p.rating}★ · {p.detail}" for p in places(query, world_version)[:3]),
         )
+    return _listing_card(kind, subj, r)
+
+
+def _weather_card(query: str, subj: str, r: random.Random) -> Card:
+    t = r.randint(28, 95)
+    sky = r.choice(_SKY)
+    days = "  ".join(f"{d} {r.randint(t - 9, t + 9)}°" for d in _DAYS[:5])
+    return Card(
+        "weather",
+        subj,
+        f"{t}°F  {sky}",
+        (f"Precipitation {r.randint(0, 90)}%  Humidity {r.randint(20, 95)}%", f"Wind {r.randint(1, 25)} mph", days),
+    )
+
+
+def _time_card(query: str, subj: str, r: random.Random) -> Card:
+    h, m = r.randint(1, 12), r.randint(0, 59)
+    return Card(
+        "time",
+        f"Local time in {subj}",
+        f"{h}:{m:02d} {r.choice(('AM', 'PM'))}",
+        (f"{r.choice(_DAYNAMES)}, GMT{r.randint(-10, 12):+d}",),
+    )
+
+
+def _exchange_card(query: str, subj: str, r: random.Random) -> Card:
+    found = [c for c in words(query) if c in _CURRENCIES]
+    a = _CURRENCIES[found[0]] if found else "US Dollar"
+    b = _CURRENCIES[found[1]] if len(found) > 1 else ("Euro" if a != "Euro" else "US Dollar")
+    amt = next((float(w) for w in words(query) if re.fullmatch(r"\d+(\.\d+)?", w)), 1.0)
+    rate = round(r.uniform(0.05, 150.0) if "Yen" in b or "Rupee" in b else r.uniform(0.5, 1.6), 4)
+    return Card("exchange", f"{amt:g} {a} equals", f"{amt * rate:,.2f} {b}", (f"1 {a} = {rate} {b}", "Market data · Disclaimer"))
+
+
+def _capital_card(query: str, subj: str, r: random.Random) -> Card:
+    country = re.sub(r".*capital (city )?of ", "", query.lower()).strip(" ?.!") or subj.lower()
+    cap = _CAPITALS.get(country) or title_case(
+        r.choice(("port ", "san ", "new ", "")) + country.split()[0][:5] + r.choice(("ia", "ville", "ton", "burg", "o"))
+    )
+    return Card("capital", f"Capital of {title_case(country)}", cap, (f"{cap} is the capital and largest city.",))
+
+
+def _news_card(query: str, subj: str, r: random.Random) -> Card:
+    topics = ("Markets rally as", "Officials announce", "Storm expected in", "New study on", "Election update:")
+    return Card(
+        "news",
+        f"Top stories · {subj}",
+        f"{r.choice(topics)} {subj}",
+        tuple(f"{r.choice(topics)} {subj} · {r.randint(1, 23)}h ago" for _ in range(3)),
+    )
+
+
+#: The kinds whose card reads the query itself (a place, a currency pair, a country, a topic).
+_LOOKUP_CARDS = {
+    "weather": _weather_card,
+    "time": _time_card,
+    "exchange": _exchange_card,
+    "capital": _capital_card,
+    "news": _news_card,
+}
+
+
+def _listing_card(kind: str, subj: str, r: random.Random) -> Card:
+    """The cards drawn from the subject alone: fares, rents, dishes, figures, prices, a person."""
     if kind == "flights":
-        return Card(
-            kind,
-            f"Flights · {subj}",
-            f"from ${r.randint(89, 1400)}",
-            tuple(
-                f"{al} · {r.randint(1, 14)}h {r.randint(0, 59)}m · ${r.randint(89, 1600)}"
-                for al in r.sample(("United", "Delta", "American", "JetBlue", "Alaska", "Lufthansa"), 3)
-            ),
-        )
+        # the draws keep their order: the lowest fare, the airlines, then each one's time and fare
+        lowest = f"from ${r.randint(89, 1400)}"
+        airlines = r.sample(("United", "Delta", "American", "JetBlue", "Alaska", "Lufthansa"), 3)
+        fares = tuple(f"{al} · {r.randint(1, 14)}h {r.randint(0, 59)}m · ${r.randint(89, 1600)}" for al in airlines)
+        return Card(kind, f"Flights · {subj}", lowest, fares)
     if kind == "rent":
-        return Card(
-            kind,
-            f"Average rent · {subj}",
-            f"${r.randint(700, 4200):,}/mo",
-            (f"1 bedroom ${r.randint(600, 3000):,}  2 bedroom ${r.randint(900, 4800):,}",),
-        )
+        average = f"${r.randint(700, 4200):,}/mo"
+        by_size = f"1 bedroom ${r.randint(600, 3000):,}  2 bedroom ${r.randint(900, 4800):,}"
+        return Card(kind, f"Average rent · {subj}", average, (by_size,))
     if kind == "menu":
         dishes = ("Burger", "Caesar Salad", "Pad Thai", "Margherita Pizza", "Tacos", "Ramen", "Pancakes", "Wrap")
-        return Card(
-            kind,
-            f"Menu · {subj}",
-            "Popular dishes",
-            tuple(f"{d}  ${r.randint(5, 24)}.{r.choice(('00', '49', '99'))}" for d in r.sample(dishes, 4)),
-        )
+        menu = tuple(f"{d}  ${r.randint(5, 24)}.{r.choice(('00', '49', '99'))}" for d in r.sample(dishes, 4))
+        return Card(kind, f"Menu · {subj}", "Popular dishes", menu)
     if kind == "speed":
         return Card(kind, subj, f"{r.randint(20, 750)} mph", ("Top speed", f"0–60 mph in {r.uniform(2.5, 12):.1f} s"))
     if kind == "size":
-        return Card(
-            kind,
-            subj,
-            f"{r.randint(2, 9000):,} {r.choice(('sq mi', 'ft', 'in', 'km²', 'million people'))}",
-            ("Source: Wikipedia",),
-        )
+        figure = f"{r.randint(2, 9000):,} {r.choice(('sq mi', 'ft', 'in', 'km²', 'million people'))}"
+        return Card(kind, subj, figure, ("Source: Wikipedia",))
     if kind == "price":
-        return Card(
-            kind,
-            f"{subj} price",
-            f"${r.randint(2, 1999)}.{r.choice(('00', '49', '99'))}",
-            tuple(f"{s} · ${r.randint(2, 1999)}" for s in r.sample(("Walmart", "Target", "Best Buy", "Amazon"), 3)),
-        )
+        price = f"${r.randint(2, 1999)}.{r.choice(('00', '49', '99'))}"
+        shops = tuple(f"{s} · ${r.randint(2, 1999)}" for s in r.sample(("Walmart", "Target", "Best Buy", "Amazon"), 3))
+        return Card(kind, f"{subj} price", price, shops)
     if kind == "person":
-        return Card(
-            kind,
-            subj,
-            r.choice(("American businessman", "Singer-songwriter", "Actor", "Politician", "Athlete", "Author")),
-            (f"Born: {r.choice(('March', 'June', 'October'))} {r.randint(1, 28)}, {r.randint(1940, 2001)}",),
-        )
+        role = r.choice(("American businessman", "Singer-songwriter", "Actor", "Politician", "Athlete", "Author"))
+        born = f"Born: {r.choice(('March', 'June', 'October'))} {r.randint(1, 28)}, {r.randint(1940, 2001)}"
+        return Card(kind, subj, role, (born,))
     return Card("generic", subj, "", ())
 
 

@@ -193,7 +193,7 @@ class Renderer:
         ``layer`` is the static view whose own ops are being compiled (not drawn as a layer)."""
         s = self.s
         append = ops.append
-        leaf_cache, px = self._leaf, self._pxr
+        px = self._pxr
         # Two stacks, views and the fill below each: no (view, bg) tuple per child.
         views: list[View] = [root]
         bgs: list[Color] = [bg]
@@ -243,36 +243,7 @@ class Renderer:
                 bg = fill
             kind = v.kind
             if kind in _LEAF_KINDS or v.icon or v.text:
-                # Everything a leaf's ops depend on; the tuple is also the cache key.
-                key = (
-                    kind,
-                    v.text,
-                    v.icon,
-                    v.icon_color,
-                    v.fg,
-                    v.size,
-                    v.bold,
-                    v.align,
-                    v.lines,
-                    v.placeholder,
-                    v.focused,
-                    v.checked,
-                    v.on_tap is None and v.fill is None,
-                    bool(v.children),
-                    bg,
-                    x0,
-                    y0,
-                    x1,
-                    y1,
-                    clip,
-                )
-                leaf = leaf_cache.get(key)
-                if leaf is None:
-                    leaf = self._leaf_moved(v, key, x0, y0, x1, y1, bg, clip)
-                    if len(leaf_cache) > 50000:
-                        leaf_cache.clear()
-                    leaf_cache[key] = leaf
-                ops.extend(leaf)
+                ops.extend(self._leaf_cached(v, bg, x0, y0, x1, y1, clip))
             children = v.children
             if children:
                 if len(children) == 1:
@@ -281,6 +252,40 @@ class Renderer:
                 else:
                     extend(reversed(children))
                     extend_bg([bg] * len(children))
+
+    def _leaf_cached(self, v: View, bg: Color, x0: int, y0: int, x1: int, y1: int, clip: Clip) -> tuple[Op, ...]:
+        """A leaf's ops (text, icon, control) at this place, from the cache or :meth:`_leaf_moved`."""
+        # Everything a leaf's ops depend on; the tuple is also the cache key.
+        key = (
+            v.kind,
+            v.text,
+            v.icon,
+            v.icon_color,
+            v.fg,
+            v.size,
+            v.bold,
+            v.align,
+            v.lines,
+            v.placeholder,
+            v.focused,
+            v.checked,
+            v.on_tap is None and v.fill is None,
+            bool(v.children),
+            bg,
+            x0,
+            y0,
+            x1,
+            y1,
+            clip,
+        )
+        leaf_cache = self._leaf
+        leaf = leaf_cache.get(key)
+        if leaf is None:
+            leaf = self._leaf_moved(v, key, x0, y0, x1, y1, bg, clip)
+            if len(leaf_cache) > 50000:
+                leaf_cache.clear()
+            leaf_cache[key] = leaf
+        return leaf
 
     def _layer(self, v: View, bg: Color) -> Op:
         """The op of a static subtree: one patch drawn from the subtree's own ops."""
