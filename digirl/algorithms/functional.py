@@ -37,6 +37,15 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
+def _aligned(rewards: ArrayLike, **per_step: ArrayLike) -> tuple[FloatArray, ...]:
+    """``rewards`` and the ``per_step`` arrays as float64, which must all have the rewards' length."""
+    r = np.asarray(rewards, dtype=np.float64)
+    arrays = {k: np.asarray(x, dtype=np.float64) for k, x in per_step.items()}
+    if any(a.size != r.size for a in arrays.values()):
+        raise ValueError(f"lengths differ: rewards {r.size}, " + ", ".join(f"{k} {a.size}" for k, a in arrays.items()))
+    return (r, *arrays.values())
+
+
 def doubly_robust_advantage(
     step_rewards: ArrayLike,
     values: ArrayLike,
@@ -51,12 +60,8 @@ def doubly_robust_advantage(
     ``next_values[h]`` is V(s_{h+1}); pass 0 for a terminal next state. ``final_reward`` is
     r(s_H, a_H, c), the episode outcome.
     """
-    r = np.asarray(step_rewards, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    nv = np.asarray(next_values, dtype=np.float64)
+    r, v, nv = _aligned(step_rewards, values=values, next_values=next_values)
     n = r.size
-    if not (v.size == nv.size == n):
-        raise ValueError(f"lengths differ: rewards {n}, values {v.size}, next_values {nv.size}")
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"lambda must be in [0, 1], got {lam}")
     last = n - 1
@@ -194,12 +199,8 @@ def vtrace(
     where V(s_T) = v_T = ``bootstrap_value`` after the last step (0 after a terminal state). With all
     ρ = 1 (on-policy) and λ = 1, v_t is the n-step return bootstrapped at the end.
     """
-    r = np.asarray(rewards, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    rho = np.asarray(rhos, dtype=np.float64)
+    r, v, rho = _aligned(rewards, values=values, rhos=rhos)
     n = r.size
-    if not (v.size == rho.size == n):
-        raise ValueError(f"lengths differ: rewards {n}, values {v.size}, rhos {rho.size}")
     if not (0.0 <= gamma <= 1.0 and 0.0 <= lam <= 1.0) or rho_bar <= 0 or c_bar <= 0:
         raise ValueError("need 0 <= gamma, lam <= 1 and rho_bar, c_bar > 0")
     rho_t = np.minimum(rho_bar, rho)

@@ -45,21 +45,13 @@ for _ts, _desc in (
 # evaluate on held-out devices (layouts, docks, wallpapers, themes and date formats never trained on).
 for _ts, _name in (("general", "General"), ("webshop", "Web Shopping"), ("phone", "Phone")):
     _d = f"Simulated phone, {_name} tasks on varied devices (home layout, dock, wallpaper, dark theme, date format)"
-    register(
-        f"digirl/sim-{_ts}-devices-v0",
-        _EP,
-        description=_d + ", train split, train devices",
-        metadata=_META,
-        taskset=_ts,
-        split="train",
-        device_variation="train",
-    )
-    register(
-        f"digirl/sim-{_ts}-devices-test-v0",
-        _EP,
-        description=_d + ", test split, held-out devices",
-        metadata=_META,
-        taskset=_ts,
-        split="test",
-        device_variation="test",
-    )
+    for _split, _suffix, _devices in (("train", "", "train devices"), ("test", "-test", "held-out devices")):
+        register(
+            f"digirl/sim-{_ts}-devices{_suffix}-v0",
+            _EP,
+            description=f"{_d}, {_split} split, {_devices}",
+            metadata=_META,
+            taskset=_ts,
+            split=_split,
+            device_variation=_split,
+        )

@@ -134,15 +134,24 @@ def action_text(action: Action) -> str:
             d = action.swipe_direction
             return f"swipe {d.value if d is not None else ''}".strip()
         return f"tap at ({action.touch[0]:.2f}, {action.touch[1]:.2f})"
+    return untouched_action_words(
+        action, complete="report the task complete", impossible="report the task impossible", other="an unreadable action"
+    )
+
+
+def untouched_action_words(action: Action, *, complete: str, impossible: str, other: str) -> str:
+    """The words of an action that touches nothing: the typed text, a key, or the status (worded by the
+    caller); ``other`` for any other action."""
+    t = action.type
     if t is ActionType.TYPE:
         return f"type {action.text}"
     return {
         ActionType.PRESS_BACK: "press back",
         ActionType.PRESS_HOME: "press home",
         ActionType.PRESS_ENTER: "press enter",
-        ActionType.STATUS_TASK_COMPLETE: "report the task complete",
-        ActionType.STATUS_TASK_IMPOSSIBLE: "report the task impossible",
-    }.get(t, "an unreadable action")
+        ActionType.STATUS_TASK_COMPLETE: complete,
+        ActionType.STATUS_TASK_IMPOSSIBLE: impossible,
+    }.get(t, other)
 
 
 def question(action: Action, goal: str) -> str:

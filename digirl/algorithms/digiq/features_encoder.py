@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from digirl.algorithms.digiq.features import draw_action
+from digirl.algorithms.digiq.features import draw_action, untouched_action_words
 from digirl.algorithms.digiq.finetune import YesNoFinetuning
 from digirl.core.actions import Action, ActionType
 from digirl.core.errors import DataError
@@ -46,15 +46,7 @@ def _prompt_words(action: Action) -> str:
     if t is ActionType.DUAL_POINT:
         d = action.swipe_direction
         return f"swipe {d.value}" if d is not None else "tap"
-    if t is ActionType.TYPE:
-        return f"type {action.text}"
-    return {
-        ActionType.PRESS_BACK: "press back",
-        ActionType.PRESS_HOME: "press home",
-        ActionType.PRESS_ENTER: "press enter",
-        ActionType.STATUS_TASK_COMPLETE: "status complete",
-        ActionType.STATUS_TASK_IMPOSSIBLE: "status impossible",
-    }.get(t, "invalid")
+    return untouched_action_words(action, complete="status complete", impossible="status impossible", other="invalid")
 
 
 def _target(obs: Observation, action: Action, limit: int) -> int:

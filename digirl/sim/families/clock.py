@@ -104,13 +104,19 @@ def _deleted(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 @builtin_family("delete_alarm", "phone", predicate=_deleted, setup=_alarm_setup(False), doc="the alarm(s) no longer exist")
 def _delete_plan(e: ExpertStep) -> Action:
+    return _alarm_plan(e, "delete", enabled_only=False)
+
+
+def _alarm_plan(e: ExpertStep, control: str, *, enabled_only: bool) -> Action:
+    """On the Alarm tab, tap ``control`` of the first targeted alarm (``enabled_only``: of one still on);
+    none left: complete."""
     step = _to_tab(e, "Alarm")
     if step is not None:
         return step
     t = _target(e.intent)
     for i, a in enumerate(_clock(e.phone).alarms):
-        if t is None or (a.hour, a.minute) == t:
-            return e.goto(f"clock.alarm.{i}.delete") or Action.back()
+        if (a.enabled or not enabled_only) and (t is None or (a.hour, a.minute) == t):
+            return e.goto(f"clock.alarm.{i}.{control}") or Action.back()
     return Action.complete()
 
 
@@ -122,11 +128,4 @@ def _disabled(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 @builtin_family("disable_alarm", "phone", predicate=_disabled, setup=_alarm_setup(True), doc="the alarm(s) exist and are off")
 def _disable_plan(e: ExpertStep) -> Action:
-    step = _to_tab(e, "Alarm")
-    if step is not None:
-        return step
-    t = _target(e.intent)
-    for i, a in enumerate(_clock(e.phone).alarms):
-        if a.enabled and (t is None or (a.hour, a.minute) == t):
-            return e.goto(f"clock.alarm.{i}.switch") or Action.back()
-    return Action.complete()
+    return _alarm_plan(e, "switch", enabled_only=True)

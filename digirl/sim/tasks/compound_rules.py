@@ -237,24 +237,30 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
             state = m.group("s1") or m.group("s2") or ("on" if m.group("v").lower() in ("enable", "allow", "unmute") else "off")
             return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
     if ctx.app == "calendar":  # "open the calendar and add Team dinner on Friday at 8pm"
-        m = re.fullmatch(
+        got = _reworded(
+            text,
             r"(?:add|create|schedule|put|make)\s+(?:an?\s+(?:new\s+)?event\s+(?:called\s+|named\s+)?)?(?P<rest>.+)",
-            text.strip(),
-            re.I,
+            "create an event called {rest}",
+            "create_event",
         )
-        if m is not None:
-            got = _parse_one(f"create an event called {m.group('rest')}")
-            return got if got is not None and got.family == "create_event" and got.get("date") else None
+        return got if got is not None and got.get("date") else None
     if ctx.app == "contacts":
-        m = re.fullmatch(
+        return _reworded(
+            text,
             r"(?:add|create|save)\s+(?P<rest>(?!a\b|an\b|new\b|the\b).+\s+(?:with\s+(?:the\s+)?(?:number|phone)|at)\s+.+)",
-            text.strip(),
-            re.I,
+            "add a new contact named {rest}",
+            "add_contact",
         )
-        if m is not None:
-            got = _parse_one(f"add a new contact named {m.group('rest')}")
-            return got if got is not None and got.family == "add_contact" else None
     return None
+
+
+def _reworded(text: str, pattern: str, phrase: str, family: str) -> Intent | None:
+    """``text`` (matched by ``pattern``) said again as ``phrase`` with its ``rest``, if that parses as ``family``."""
+    m = re.fullmatch(pattern, text.strip(), re.I)
+    if m is None:
+        return None
+    got = _parse_one(phrase.format(rest=m.group("rest")))
+    return got if got is not None and got.family == family else None
 
 
 #: In-context rules for steps that only mean something after the one before: tried in order on each
