@@ -8,6 +8,7 @@ Taps go to element centres, optionally jittered by a hash of (salt, step, elemen
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from digirl.sim.apps.base import App
     from digirl.sim.phone import Phone
 
-__all__ = ["PLANS", "ExpertStep", "expert_action", "to_site"]
+__all__ = ["PLANS", "ExpertStep", "expert_action", "in_app", "to_site"]
 
 
 class ExpertStep:
@@ -132,6 +133,23 @@ class ExpertStep:
 
 
 # ---------------------------------------------------------------- plans, one per family
+Plan = Callable[[ExpertStep], Action]
+
+
+def in_app(key: str) -> Callable[[Plan], Plan]:
+    """A plan that acts once app ``key`` is in front; until then its steps are the ones that open it."""
+
+    def wrap(plan: Plan) -> Plan:
+        @functools.wraps(plan)
+        def run(e: ExpertStep) -> Action:
+            step = e.open_app(key)
+            return step if step is not None else plan(e)
+
+        return run
+
+    return wrap
+
+
 def _web_search(e: ExpertStep) -> Action:
     p, q = e.phone, e.intent.get("query") or " ".join(query_terms(e.intent))
     if p.fg == "google":
@@ -186,11 +204,9 @@ def _app_notifications(e: ExpertStep) -> Action:
     return Action.complete()
 
 
+@in_app("playstore")
 def _install_app(e: ExpertStep) -> Action:
     name = e.intent.get("app")
-    step = e.open_app("playstore")
-    if step is not None:
-        return step
     s: Any = e.phone.apps["playstore"]
     screen, arg = s.top
     if screen == "search":
@@ -210,11 +226,13 @@ def _install_app(e: ExpertStep) -> Action:
     return e.goto("store.search") or Action.back()
 
 
+@in_app("youtube")
 def _youtube_play(e: ExpertStep) -> Action:
-    channel = e.intent.get("channel")
-    step = e.open_app("youtube")
-    if step is not None:
-        return step
+    return on_youtube_channel(e, e.intent.get("channel"), "yt.chvideo.0")
+
+
+def on_youtube_channel(e: ExpertStep, channel: str, target: str) -> Action:
+    """In YouTube: search for ``channel``, open its page, then tap ``target`` there."""
     y: Any = e.phone.apps["youtube"]
     screen, arg = y.top
     if screen == "search":
@@ -223,11 +241,9 @@ def _youtube_play(e: ExpertStep) -> Action:
         if norm_name(str(arg)) == norm_name(channel):
             return e.goto("yt.channel_result") or Action.back()
         return e.goto("yt.query") or Action.back()
-    if screen == "channel":
-        if norm_name(str(arg)) == norm_name(channel):
-            return e.goto("yt.chvideo.0") or Action.back()
-        return Action.back()
-    if screen == "watch":
+    if screen == "channel" and norm_name(str(arg)) == norm_name(channel):
+        return e.goto(target) or Action.back()
+    if screen in ("watch", "channel"):
         return Action.back()
     return e.goto("yt.search") or Action.back()
 
@@ -314,10 +330,8 @@ def _browser_tab(e: ExpertStep) -> Action:
     return e.goto("chrome.menu") or Action.back()
 
 
+@in_app("gmail")
 def _check_email(e: ExpertStep) -> Action:
-    step = e.open_app("gmail")
-    if step is not None:
-        return step
     g: Any = e.phone.apps["gmail"]
     if g.screen() == "drawer":
         return e.goto("gmail.folder.inbox") or Action.back()

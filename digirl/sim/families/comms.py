@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from digirl.core.actions import Action
 from digirl.sim.content import key_terms, stable_rng, terms_in
 from digirl.sim.device import Contact, find_contacts, same_person
-from digirl.sim.expert import ExpertStep
+from digirl.sim.expert import ExpertStep, in_app
 from digirl.sim.families import builtin_family
 from digirl.sim.intents import TODAY, Intent
 from digirl.sim.predicates import TaskContext
@@ -67,10 +67,8 @@ def _called(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 @builtin_family(
     "make_call", "phone", predicate=_called, setup=_with_contact("contact"), doc="a call to that contact or number was placed"
 )
+@in_app("phone")
 def _call_plan(e: ExpertStep) -> Action:
-    step = e.open_app("phone")
-    if step is not None:
-        return step
     d, want = _app(e.phone, "phone"), e.intent.get("contact")
     if d.in_call is not None:
         return e.goto("phone.end") or Action.back()
@@ -117,10 +115,8 @@ def _number_of(phone: Phone, thread: str, want: str) -> bool:
 @builtin_family(
     "send_message", "phone", predicate=_texted, setup=_with_contact("contact"), doc="a text with the words was sent to them"
 )
+@in_app("messages")
 def _text_plan(e: ExpertStep) -> Action:
-    step = e.open_app("messages")
-    if step is not None:
-        return step
     m, want = _app(e.phone, "messages"), e.intent.get("contact")
     if m.page == "thread":
         if same_person(m.current, want) or _number_of(e.phone, m.current, want):
@@ -154,10 +150,8 @@ def _no_such_contact(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.ran
 @builtin_family(
     "add_contact", "phone", predicate=_added, setup=_no_such_contact, doc="a new contact with that name (and number) exists"
 )
+@in_app("contacts")
 def _add_plan(e: ExpertStep) -> Action:
-    step = e.open_app("contacts")
-    if step is not None:
-        return step
     c = _app(e.phone, "contacts")
     if c.page == "list":
         return e.goto("contacts.add") or Action.back()
@@ -177,10 +171,8 @@ def _shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 
 @builtin_family("view_contact", "phone", predicate=_shown, setup=_with_contact("name"), doc="that contact's page is open")
+@in_app("contacts")
 def _view_plan(e: ExpertStep) -> Action:
-    step = e.open_app("contacts")
-    if step is not None:
-        return step
     c, want = _app(e.phone, "contacts"), e.intent.get("name")
     if c.page != "list":
         return Action.back()
@@ -212,10 +204,8 @@ def _mailed(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 @builtin_family(
     "send_email", "phone", predicate=_mailed, setup=_with_contact("to"), doc="an email with the words was sent to them"
 )
+@in_app("gmail")
 def _mail_plan(e: ExpertStep) -> Action:
-    step = e.open_app("gmail")
-    if step is not None:
-        return step
     g = _app(e.phone, "gmail")
     if not g.compose:
         if g.screen() in ("drawer", "email"):
@@ -252,10 +242,8 @@ def _calendar_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.rand
     setup=_calendar_setup,
     doc="an event with the title on that day (and time) exists",
 )
+@in_app("calendar")
 def _event_plan(e: ExpertStep) -> Action:
-    step = e.open_app("calendar")
-    if step is not None:
-        return step
     cal, day = _app(e.phone, "calendar"), _event_date(e.intent)
     if not cal.editing:
         if cal.month != (day.year, day.month):

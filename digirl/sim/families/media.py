@@ -8,7 +8,7 @@ from digirl.core.actions import Action
 from digirl.sim.apps.camera import photo_matches
 from digirl.sim.content import norm_name, store_apps, terms_in, youtube_results
 from digirl.sim.device import Photo
-from digirl.sim.expert import ExpertStep
+from digirl.sim.expert import ExpertStep, in_app, on_youtube_channel
 from digirl.sim.families import builtin_family
 from digirl.sim.intents import Intent
 from digirl.sim.predicates import TaskContext, query_terms
@@ -42,10 +42,8 @@ def _gallery_before(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.rand
 @builtin_family(
     "take_photo", "phone", predicate=_shot, setup=_gallery_before, doc="a new photo / selfie / video is in the gallery"
 )
+@in_app("camera")
 def _photo_plan(e: ExpertStep) -> Action:
-    step = e.open_app("camera")
-    if step is not None:
-        return step
     cam, mode = _app(e.phone, "camera"), e.intent.get("mode", "photo")
     if (mode == "selfie") != cam.front and not cam.recording:
         return e.goto("camera.flip") or Action.back()
@@ -74,10 +72,8 @@ def _photo_exists(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random
 @builtin_family(
     "view_photo", "phone", predicate=_viewing, setup=_photo_exists, doc="Photos shows the latest photo (or one of what was asked)"
 )
+@in_app("photos")
 def _view_photo_plan(e: ExpertStep) -> Action:
-    step = e.open_app("photos")
-    if step is not None:
-        return step
     ph, q = _app(e.phone, "photos"), e.intent.get("query")
     if ph.viewing is not None:
         return Action.back()
@@ -104,10 +100,8 @@ def _watched(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 @builtin_family(
     "youtube_video", "phone", predicate=_watched, doc="YouTube plays a video matching the query (or shows its results)"
 )
+@in_app("youtube")
 def _video_plan(e: ExpertStep) -> Action:
-    step = e.open_app("youtube")
-    if step is not None:
-        return step
     y, q, terms = _app(e.phone, "youtube"), e.intent.get("query"), query_terms(e.intent)
     screen, arg = y.top
     if screen == "search":
@@ -128,23 +122,9 @@ def _subscribed(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 
 @builtin_family("youtube_subscribe", "phone", predicate=_subscribed, doc="subscribed to that channel")
+@in_app("youtube")
 def _subscribe_plan(e: ExpertStep) -> Action:
-    step = e.open_app("youtube")
-    if step is not None:
-        return step
-    y, ch = _app(e.phone, "youtube"), e.intent.get("channel")
-    screen, arg = y.top
-    if screen == "search":
-        return e.type_into(y, "q", "yt.query", ch)
-    if screen == "results":
-        if norm_name(str(arg)) == norm_name(ch):
-            return e.goto("yt.channel_result") or Action.back()
-        return e.goto("yt.query") or Action.back()
-    if screen == "channel" and norm_name(str(arg)) == norm_name(ch):
-        return e.goto("yt.channel.subscribe") or Action.back()
-    if screen in ("watch", "channel"):
-        return Action.back()
-    return e.goto("yt.search") or Action.back()
+    return on_youtube_channel(e, e.intent.get("channel"), "yt.channel.subscribe")
 
 
 # ---- Play Store -----------------------------------------------------------------------------
@@ -206,10 +186,8 @@ def _update_pending(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.rand
 
 
 @builtin_family("update_app", "phone", predicate=_updated, setup=_update_pending, doc="the app (or every app) is up to date")
+@in_app("playstore")
 def _update_plan(e: ExpertStep) -> Action:
-    step = e.open_app("playstore")
-    if step is not None:
-        return step
     s, name = _app(e.phone, "playstore"), e.intent.get("app")
     screen = s.top[0]
     if screen != "manage":

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from digirl.core.actions import Action
 from digirl.sim.apps.clock import TABS as CLOCK_TABS
 from digirl.sim.apps.simple import FILE_FOLDERS, Calculator
-from digirl.sim.expert import ExpertStep
+from digirl.sim.expert import ExpertStep, in_app
 from digirl.sim.families import builtin_family
 from digirl.sim.intents import Intent
 from digirl.sim.predicates import TaskContext
@@ -103,10 +103,8 @@ def _calculated(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 
 @builtin_family("calculate", "phone", predicate=_calculated, doc="the calculator shows the expression and its result")
+@in_app("calculator")
 def _calc_plan(e: ExpertStep) -> Action:
-    step = e.open_app("calculator")
-    if step is not None:
-        return step
     c, want = _calc(e.phone), e.intent.get("expr")
     if c.expr == want:
         return e.goto(f"calc.key.{CALC_KEYS.index('=')}") or Action.back()

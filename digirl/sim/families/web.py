@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.apps.browser import Tab
-from digirl.sim.expert import ExpertStep, to_site
+from digirl.sim.expert import ExpertStep, in_app, to_site
 from digirl.sim.families import builtin_family
 from digirl.sim.intents import Intent
 from digirl.sim.predicates import TaskContext, site_domain
@@ -43,10 +43,8 @@ def _three_tabs(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.G
 @builtin_family(
     "close_tabs", "phone", predicate=_closed, setup=_three_tabs, doc="the tabs open at the start (or the current one) are closed"
 )
+@in_app("chrome")
 def _close_plan(e: ExpertStep) -> Action:
-    step = e.open_app("chrome")
-    if step is not None:
-        return step
     b, scope = _chrome(e.phone), e.intent.get("scope", "all")
     if b.mode == "tabs_menu":
         return (e.goto("chrome.menu.close_all") if scope == "all" else None) or Action.back()
@@ -106,10 +104,8 @@ def _page_open(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 
 @builtin_family("browser_page", "phone", predicate=_page_open, doc="Chrome shows its bookmarks / history / downloads")
+@in_app("chrome")
 def _page_plan(e: ExpertStep) -> Action:
-    step = e.open_app("chrome")
-    if step is not None:
-        return step
     b, page = _chrome(e.phone), e.intent.get("page")
     if b.mode == "menu":
         return e.goto(f"chrome.menu.{page}") or Action.back()
