@@ -136,18 +136,23 @@ class ExpertStep:
 Plan = Callable[[ExpertStep], Action]
 
 
-def in_app(key: str) -> Callable[[Plan], Plan]:
-    """A plan that acts once app ``key`` is in front; until then its steps are the ones that open it."""
+def after(first: Callable[[ExpertStep], Action | None]) -> Callable[[Plan], Plan]:
+    """A plan that acts once ``first`` has nothing left to do (returns None); until then, ``first``'s steps."""
 
     def wrap(plan: Plan) -> Plan:
         @functools.wraps(plan)
         def run(e: ExpertStep) -> Action:
-            step = e.open_app(key)
+            step = first(e)
             return step if step is not None else plan(e)
 
         return run
 
     return wrap
+
+
+def in_app(key: str) -> Callable[[Plan], Plan]:
+    """A plan that acts once app ``key`` is in front; until then its steps are the ones that open it."""
+    return after(lambda e: e.open_app(key))
 
 
 def _web_search(e: ExpertStep) -> Action:
@@ -192,12 +197,10 @@ def _app_settings(e: ExpertStep) -> Action:
     return _to_app_info(e) or Action.complete()
 
 
+@after(_to_app_info)
 def _app_notifications(e: ExpertStep) -> Action:
     from digirl.sim.phone import resolve_app
 
-    step = _to_app_info(e)
-    if step is not None:
-        return step
     key = resolve_app(e.intent.get("app"))
     if e.phone.notifications.get(key, True) != wanted_notifications(e.intent, e.ctx):
         return e.goto("settings.appinfo.notifications.switch") or e.wait()
@@ -389,10 +392,8 @@ def _shop_search(e: ExpertStep) -> Action:
     return _to_shop_results(e) or Action.complete()
 
 
+@after(_to_shop_results)
 def _shop_select(e: ExpertStep) -> Action:
-    step = _to_shop_results(e)
-    if step is not None:
-        return step
     return e.goto("product.0") or Action.back()
 
 
