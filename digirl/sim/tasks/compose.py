@@ -27,6 +27,7 @@ from pathlib import Path
 
 from digirl.core.types import TaskSpec
 from digirl.sim.intents import Intent
+from digirl.sim.tasks.taskfile import report_stale
 
 __all__ = [
     "CHAINS",
@@ -310,11 +311,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write(f"wrote {path}\n")
         return 0
     stale = [s for s in COMPOUND_SPLITS if load_compound_lines(s) != generate_compound(s)]
-    if stale:
-        sys.stdout.write(f"out of date: {', '.join(stale)} (run python -m digirl.sim.tasks.compose --write)\n")
-        return 1
-    sys.stdout.write("shipped compound files match the generator\n")
-    return 0
+    return report_stale(stale, "digirl.sim.tasks.compose", "compound")
 
 
 if __name__ == "__main__":

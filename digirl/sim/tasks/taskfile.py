@@ -13,6 +13,8 @@ YAML file that also defines task families.
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,3 +109,13 @@ def _yaml(p: Path) -> list[TaskLine]:
         else:
             raise UnsupportedInstructionError(f"{p}: task {i} must be an instruction or {{text:, family:}}, got {item!r}")
     return out
+
+
+def report_stale(stale: Sequence[str], module: str, what: str) -> int:
+    """The exit status of checking shipped generated files: 1, naming the ``stale`` ones and the
+    command that rewrites them (``python -m module --write``), or 0 when none is."""
+    if stale:
+        sys.stdout.write(f"out of date: {', '.join(stale)} (run python -m {module} --write)\n")
+        return 1
+    sys.stdout.write(f"shipped {what} files match the generator\n")
+    return 0

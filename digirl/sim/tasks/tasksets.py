@@ -25,7 +25,7 @@ from digirl.core.types import TaskSpec
 from digirl.sim.intents import HORIZONS
 from digirl.sim.tasks.entities import split_pool
 from digirl.sim.tasks.parser import explain_instruction, parse_instruction
-from digirl.sim.tasks.taskfile import read_task_file
+from digirl.sim.tasks.taskfile import read_task_file, report_stale
 from digirl.sim.tasks.templates import (
     _SHOP_TRIPLE,
     _SHOP_TRIPLE_TEST,
@@ -306,11 +306,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if not (TASKSET_DIR / f"{n}_{s}.txt").is_file()
         or (TASKSET_DIR / f"{n}_{s}.txt").read_text(encoding="utf-8").splitlines() != generate_taskset(n, s)
     ]
-    if stale:
-        sys.stdout.write(f"out of date: {', '.join(stale)} (run python -m digirl.sim.tasks.tasksets --write)\n")
-        return 1
-    sys.stdout.write("shipped task files match the generator\n")
-    return 0
+    return report_stale(stale, "digirl.sim.tasks.tasksets", "task")
 
 
 if __name__ == "__main__":
