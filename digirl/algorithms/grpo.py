@@ -23,9 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from digirl.algorithms.base import ActorAlgorithm, Phase
 from digirl.algorithms.configs import GRPOConfig
-from digirl.algorithms.onpolicy import ReferencePolicy, clipped_update, online_batch, pg_batch, weights_with_correction
+from digirl.algorithms.onpolicy import OnPolicyAlgorithm, ReferencePolicy, clipped_update, pg_batch, weights_with_correction
 from digirl.algorithms.policy_gradient import efficiency_return, group_normalized_advantages, group_step_advantages
 from digirl.core.types import Trajectory
 from digirl.policies.base import Policy
@@ -43,7 +42,7 @@ def group_key(t: Trajectory) -> Hashable:
     return (task_key(t), t.seed)
 
 
-class GRPO(ActorAlgorithm[GRPOConfig]):
+class GRPO(OnPolicyAlgorithm[GRPOConfig]):
     """Annotations: per step of the last batch, its advantage, whether it was trained on, its loss weight."""
 
     name = "grpo"
@@ -97,13 +96,10 @@ class GRPO(ActorAlgorithm[GRPOConfig]):
         return self.cfg.zero_variance_weight if self.cfg.zero_variance == "downweight" else 0.0
 
     # ------------------------------------------------------------------ the update
-    def update(
-        self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
+    def learn(
+        self, fresh: list[Trajectory], trajectories: Sequence[Trajectory], step_weights: Mapping[str, Sequence[float]] | None
     ) -> dict[str, float]:
         cfg = self.cfg
-        fresh = online_batch(self.name, trajectories, phase)
-        if not fresh:
-            return {}
         batch, replaced = self._with_replay(fresh, {t.traj_id: t for t in trajectories})
         advs, spread = self.advantages(batch)
         group_w = [self._group_weight(float(s)) for s in spread]

@@ -15,13 +15,15 @@ during the update, so the ratio compares one function at two parameter values.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
 
-from digirl.algorithms.base import NonFiniteLoss, Phase
+from digirl.algorithms.base import ActorAlgorithm, NonFiniteLoss, Phase
 from digirl.algorithms.configs import PolicyGradientConfig
 from digirl.algorithms.policy_gradient import clipped_surrogate, kl_k3, sampled_entropy
 from digirl.core.actions import Action
@@ -33,6 +35,7 @@ from digirl.utils import distributed as dist
 from digirl.utils.transfer import to_device
 
 __all__ = [
+    "OnPolicyAlgorithm",
     "PGSample",
     "ReferencePolicy",
     "clipped_policy_update",
@@ -80,6 +83,27 @@ def online_batch(name: str, trajectories: Sequence[Trajectory], phase: Phase) ->
     if phase == "offline":
         raise ConfigError(f"{name} learns on-policy: use mode=online (start from an SFT policy with policy.init=DIR)")
     return fresh_trajectories(trajectories)
+
+
+PGCfgT = TypeVar("PGCfgT", bound=PolicyGradientConfig)
+
+
+class OnPolicyAlgorithm(ActorAlgorithm[PGCfgT], ABC):
+    """GRPO and PPO: each update learns from the newest iteration's trajectories only."""
+
+    def update(
+        self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
+    ) -> dict[str, float]:
+        batch = online_batch(self.name, trajectories, phase)
+        if not batch:
+            return {}
+        return self.learn(batch, trajectories, step_weights)
+
+    @abstractmethod
+    def learn(
+        self, batch: list[Trajectory], trajectories: Sequence[Trajectory], step_weights: Mapping[str, Sequence[float]] | None
+    ) -> dict[str, float]:
+        """One update on ``batch`` (:func:`online_batch` of ``trajectories``, the whole replay buffer)."""
 
 
 def update_step_count(n_samples: int, epochs: float, batch_size: int, grad_accum: int, cap: int) -> int:

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from digirl.algorithms.base import ActorAlgorithm, Phase, finite_or_raise, state_keys
+from digirl.algorithms.base import finite_or_raise, state_keys
 from digirl.algorithms.configs import PPOConfig
 from digirl.algorithms.critics import VALUE_CHUNK, StepCritic
-from digirl.algorithms.onpolicy import clipped_update, online_batch, pg_batch, update_step_count, weights_with_correction
+from digirl.algorithms.onpolicy import OnPolicyAlgorithm, clipped_update, pg_batch, update_step_count, weights_with_correction
 from digirl.algorithms.policy_gradient import efficiency_return, gae
 from digirl.core.types import Observation, Trajectory
 from digirl.policies.base import Policy
@@ -40,7 +40,7 @@ def shaped_rewards(t: Trajectory, efficiency_coef: float) -> np.ndarray:
     return r
 
 
-class PPO(ActorAlgorithm[PPOConfig]):
+class PPO(OnPolicyAlgorithm[PPOConfig]):
     """Annotations: per step of the last batch, V(s), the (normalised) advantage, whether it was trained on."""
 
     name = "ppo"
@@ -113,13 +113,10 @@ class PPO(ActorAlgorithm[PPOConfig]):
         return {"critic/value_loss": float(np.mean(losses)) if losses else float("nan"), "critic/value_steps": float(steps)}
 
     # ------------------------------------------------------------------ the update
-    def update(
-        self, trajectories: Sequence[Trajectory], phase: Phase, *, step_weights: Mapping[str, Sequence[float]] | None = None
+    def learn(
+        self, batch: list[Trajectory], trajectories: Sequence[Trajectory], step_weights: Mapping[str, Sequence[float]] | None
     ) -> dict[str, float]:
         cfg = self.cfg
-        batch = online_batch(self.name, trajectories, phase)
-        if not batch:
-            return {}
         self._features.retain(k for t in batch for k in state_keys(t))
         values = self.values(batch)
         advs, targets = self.advantages(batch, values)
