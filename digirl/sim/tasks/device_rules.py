@@ -7,7 +7,7 @@ import re
 
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.normalize import clean_slot, parse_duration, parse_level, parse_time_phrase
-from digirl.sim.tasks.rules import MACROS, Reject, RuleTable
+from digirl.sim.tasks.rules import MACROS, Handler, Reject, RuleTable
 
 __all__ = ["DEVICE", "DEVICE_REJECTS", "SETTINGS", "setting_name"]
 
@@ -193,35 +193,43 @@ DEVICE.rule(
 )(_page)
 
 
-@DEVICE.rule(
-    "(?:check|see|show~me|what's|whats|what~is)~(?:my~|the~)?(?:phone's~)?battery(?:~(?:level|percentage|status|life|charge|at))?",
-    "how~much~(?:battery|charge|battery~life)~(?:do~i~have|is|have~i~got|does~my~phone~have)?~?(?:left|remaining)?(?:~on~(?:my|the)~phone)?",
-    "battery~(?:level|percentage|status)",
-    "how~much~(?:battery|charge)~(?:is~)?left",
-)
-def _battery(g: dict[str, str]) -> Intent:
-    return Intent("settings_page", {"page": "battery"})
+def _fixed_page(page: str) -> Handler:
+    """A handler for questions that only one Settings page answers (battery left, Android version)."""
+    return lambda g: Intent("settings_page", {"page": page})
 
 
-@DEVICE.rule(
-    "how~much~(?:storage|space|memory|disk~space|free~space)~(?:is~|do~i~have~|have~i~got~|does~my~phone~have~)?"
-    "(?:left|free|available|remaining|used|do~i~have)(?:~on~(?:my|the)~(?:phone|device))?",
-    "how~much~(?:storage|space|memory)~do~i~have(?:~(?:left|free))?",
-    "(?:check|see|show~me)~(?:my~|the~)?(?:storage|free~space|available~storage|storage~space)",
-    "(?:check|see|show~me)~how~much~(?:storage|space|memory)~(?:i~have|is~left|is~free|i~have~left)",
-)
-def _storage(g: dict[str, str]) -> Intent:
-    return Intent("settings_page", {"page": "storage"})
-
-
-@DEVICE.rule(
-    "(?:what|which)~(?:android~version|version~of~android)~(?:am~i~(?:running|on|using)|do~i~have|is~(?:this|my~phone|installed)"
-    "(?:~running)?|does~(?:my|this)~phone~(?:have|run))",
-    "(?:check|show(?:~me)?|find|see)~(?:the~|my~)?(?:android~version|version~of~android|software~version)",
-    "(?:show(?:~me)?|open|go~to)~(?:the~)?about~(?:this~)?phone(?:~(?:page|screen|section))?",
-)
-def _about(g: dict[str, str]) -> Intent:
-    return Intent("settings_page", {"page": "about"})
+# Questions about the phone itself, each answered by one Settings page (rules kept in this order).
+for _page, _questions in (
+    (
+        "battery",
+        (
+            "(?:check|see|show~me|what's|whats|what~is)~(?:my~|the~)?(?:phone's~)?battery(?:~(?:level|percentage|status|life|charge|at))?",
+            "how~much~(?:battery|charge|battery~life)~(?:do~i~have|is|have~i~got|does~my~phone~have)?~?(?:left|remaining)?(?:~on~(?:my|the)~phone)?",
+            "battery~(?:level|percentage|status)",
+            "how~much~(?:battery|charge)~(?:is~)?left",
+        ),
+    ),
+    (
+        "storage",
+        (
+            "how~much~(?:storage|space|memory|disk~space|free~space)~(?:is~|do~i~have~|have~i~got~|does~my~phone~have~)?"
+            "(?:left|free|available|remaining|used|do~i~have)(?:~on~(?:my|the)~(?:phone|device))?",
+            "how~much~(?:storage|space|memory)~do~i~have(?:~(?:left|free))?",
+            "(?:check|see|show~me)~(?:my~|the~)?(?:storage|free~space|available~storage|storage~space)",
+            "(?:check|see|show~me)~how~much~(?:storage|space|memory)~(?:i~have|is~left|is~free|i~have~left)",
+        ),
+    ),
+    (
+        "about",
+        (
+            "(?:what|which)~(?:android~version|version~of~android)~(?:am~i~(?:running|on|using)|do~i~have|is~(?:this|my~phone|installed)"
+            "(?:~running)?|does~(?:my|this)~phone~(?:have|run))",
+            "(?:check|show(?:~me)?|find|see)~(?:the~|my~)?(?:android~version|version~of~android|software~version)",
+            "(?:show(?:~me)?|open|go~to)~(?:the~)?about~(?:this~)?phone(?:~(?:page|screen|section))?",
+        ),
+    ),
+):
+    DEVICE.rule(*_questions)(_fixed_page(_page))
 
 
 # ---- clock: timer, stopwatch, alarms --------------------------------------------------
