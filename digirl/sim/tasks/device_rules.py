@@ -61,14 +61,13 @@ def _toggle(g: dict[str, str], state: str) -> Intent | None:
 _ART = "(?:(?:the|my|a|your)~)?"
 
 
-@DEVICE.rule(f"@ON~{_ART}@SETTING(?:~(?:mode|setting|feature))?@WHERE")
-def _on(g: dict[str, str]) -> Intent | None:
-    return _toggle(g, "on")
+def _toggle_to(state: str) -> Handler:
+    """The handler of a phrasing that names the state itself (``turn on``, ``disable``, ``toggle``)."""
+    return lambda g: _toggle(g, state)
 
 
-@DEVICE.rule(f"@OFF~{_ART}@SETTING(?:~(?:mode|setting|feature))?@WHERE")
-def _off(g: dict[str, str]) -> Intent | None:
-    return _toggle(g, "off")
+DEVICE.rule(f"@ON~{_ART}@SETTING(?:~(?:mode|setting|feature))?@WHERE")(_toggle_to("on"))
+DEVICE.rule(f"@OFF~{_ART}@SETTING(?:~(?:mode|setting|feature))?@WHERE")(_toggle_to("off"))
 
 
 @DEVICE.rule(
@@ -79,14 +78,8 @@ def _set_state(g: dict[str, str]) -> Intent | None:
     return _toggle(g, g["st"].lower())
 
 
-@DEVICE.rule(f"(?:toggle|flip)~{_ART}@SETTING(?:~(?:mode|setting))?@WHERE")
-def _flip(g: dict[str, str]) -> Intent | None:
-    return _toggle(g, "toggle")
-
-
-@DEVICE.rule(f"(?:put|set|switch)~(?:(?:my|the)~)?(?:phone~|device~)?(?:in|into|on|to)~{_ART}@SETTING")
-def _put_in(g: dict[str, str]) -> Intent | None:
-    return _toggle(g, "on")
+DEVICE.rule(f"(?:toggle|flip)~{_ART}@SETTING(?:~(?:mode|setting))?@WHERE")(_toggle_to("toggle"))
+DEVICE.rule(f"(?:put|set|switch)~(?:(?:my|the)~)?(?:phone~|device~)?(?:in|into|on|to)~{_ART}@SETTING")(_toggle_to("on"))
 
 
 @DEVICE.rule("(?:switch|change|go|set~(?:the~)?(?:theme|display))~to~(?P<shade>dark|light)(?:~(?:mode|theme))?")
