@@ -192,7 +192,7 @@ def _fixed_page(page: str) -> Handler:
 
 
 # Questions about the phone itself, each answered by one Settings page (rules kept in this order).
-for _page, _questions in (
+for _shown, _questions in (
     (
         "battery",
         (
@@ -222,7 +222,7 @@ for _page, _questions in (
         ),
     ),
 ):
-    DEVICE.rule(*_questions)(_fixed_page(_page))
+    DEVICE.rule(*_questions)(_fixed_page(_shown))
 
 
 # ---- clock: timer, stopwatch, alarms --------------------------------------------------
