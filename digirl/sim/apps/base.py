@@ -9,23 +9,29 @@ from typing import TYPE_CHECKING, Any
 from digirl.sim.ui import (
     BLUE,
     BOTTOM,
+    FAINT,
     SCRIM,
     SUBTLE,
     TEXT,
     TOP,
     WHITE,
     Color,
+    Rect,
     View,
     box,
     button,
     icon_button,
+    input_field,
     label,
 )
 
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
 
-__all__ = ["App", "ScreenStackApp", "app_bar", "avatar", "dialog", "fab", "person_row", "tab_bar"]
+__all__ = ["FIELD_FILL", "App", "ScreenStackApp", "app_bar", "avatar", "dialog", "fab", "person_row", "tab_bar"]
+
+#: The grey of borderless inputs (search boxes, the compose box).
+FIELD_FILL: Color = (241, 243, 244)
 
 
 class App:
@@ -140,6 +146,47 @@ class App:
 
     def text_of(self, name: str) -> str:
         return self.fields.get(name, "")
+
+    def clear_query(self, name: str = "q") -> bool:
+        """Back on a search with text: empty the field and hide the keyboard; False when it was empty."""
+        if not self.fields.get(name):
+            return False
+        self.fields[name] = ""
+        self.blur()
+        return True
+
+    def text_input(
+        self,
+        rect: Rect,
+        name: str,
+        *,
+        placeholder: str,
+        ref: str,
+        text: str | None = None,
+        clear: bool = True,
+        fill: Color = WHITE,
+        radius: int = 22,
+        border: Color | None = FAINT,
+        icon: str = "search",
+        size: int = 15,
+    ) -> View:
+        """An input bound to ``fields[name]`` (or showing ``text``): a tap focuses it, its × (with ``clear``) empties it.
+
+        The style defaults are :func:`~digirl.sim.ui.input_field`'s."""
+        return input_field(
+            rect,
+            self.fields.get(name, "") if text is None else text,
+            placeholder=placeholder,
+            focused=self.focused == name,
+            on_tap=self.tap_field(name),
+            ref=ref,
+            on_clear=self.clear_field(name) if clear else None,
+            fill=fill,
+            radius=radius,
+            border=border,
+            icon=icon,
+            size=size,
+        )
 
 
 class ScreenStackApp(App):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import quote_plus
 
-from digirl.sim.apps.base import App, app_bar
+from digirl.sim.apps.base import FIELD_FILL, App, app_bar
 from digirl.sim.apps.web import PAGE_TOP, Page, page_views, parse_url
 from digirl.sim.ui import (
     BOTTOM,
@@ -23,7 +23,6 @@ from digirl.sim.ui import (
     View,
     box,
     icon_button,
-    input_field,
     label,
     list_row,
     scroll_list,
@@ -434,15 +433,12 @@ class Browser(App):
         )
         text = self.fields.get("url", "")
         bar.children.append(
-            input_field(
+            self.text_input(
                 (48, TOP + 8, 352, TOP + 48),
-                text,
+                "url",
                 placeholder="Search or type web address",
-                focused=self.focused == "url",
-                on_tap=self.tap_field("url"),
                 ref="chrome.url",
-                on_clear=self.clear_field("url"),
-                fill=(241, 243, 244),
+                fill=FIELD_FILL,
                 border=None,
                 radius=20,
                 icon="globe",

@@ -19,7 +19,6 @@ from digirl.sim.ui import (
     View,
     box,
     icon_button,
-    input_field,
     label,
     scroll_list,
 )
@@ -290,17 +289,8 @@ class Gmail(App):
         for i, (f, ph) in enumerate((("to", "To"), ("subject", "Subject"), ("body", "Compose email"))):
             y = TOP + 64 + 56 * i
             views.append(
-                input_field(
-                    (8, y, 352, y + 52),
-                    self.fields.get(f, ""),
-                    placeholder=ph,
-                    focused=self.focused == f,
-                    on_tap=self.tap_field(f),
-                    ref=f"gmail.compose.{f}",
-                    radius=0,
-                    border=None,
-                    icon="",
-                    fill=WHITE,
+                self.text_input(
+                    (8, y, 352, y + 52), f, placeholder=ph, ref=f"gmail.compose.{f}", clear=False, radius=0, border=None, icon=""
                 )
             )
             views.append(box((16, y + 52, 344, y + 53), FAINT))

@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 from digirl.core.actions import SwipeDirection
-from digirl.sim.apps.base import App
+from digirl.sim.apps.base import FIELD_FILL, App
 from digirl.sim.content import stable_rng
 from digirl.sim.ui import (
     BOTTOM,
@@ -19,7 +19,6 @@ from digirl.sim.ui import (
     SystemTap,
     View,
     box,
-    input_field,
     label,
     scroll_list,
     shared_ops_view,
@@ -228,15 +227,12 @@ class Launcher(App):
                 WHITE,
                 blocker=True,
                 children=[
-                    input_field(
+                    self.text_input(
                         (16, TOP + 12, 344, TOP + 60),
-                        self.fields.get("drawer", ""),
+                        "drawer",
                         placeholder=phone.dyn.text("search_apps", "Search your apps"),
-                        focused=self.focused == "drawer",
-                        on_tap=self.tap_field("drawer"),
                         ref="drawer.search",
-                        on_clear=self.clear_field("drawer"),
-                        fill=(241, 243, 244),
+                        fill=FIELD_FILL,
                         border=None,
                     )
                 ],

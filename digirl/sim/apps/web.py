@@ -13,7 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote_plus, urlsplit
 
-from digirl.sim.apps.search import google_logo, results_list, suggestion_list
+from digirl.sim.apps.search import google_logo, google_start, results_list, suggestion_list
 from digirl.sim.content import Product, products, site_headlines, stable_rng
 from digirl.sim.intents import SHOP_SITES
 from digirl.sim.ui import (
@@ -29,7 +29,6 @@ from digirl.sim.ui import (
     box,
     button,
     icon_button,
-    input_field,
     label,
     scroll_list,
 )
@@ -158,17 +157,7 @@ def _newtab(b: Browser, page: Page) -> list[View]:
         )
         return [v]
     views = [box((0, PAGE_TOP, 360, BOTTOM), WHITE, ref="ntp")]
-    views += google_logo(180, PAGE_TOP + 50)
-    views.append(
-        input_field(
-            (20, PAGE_TOP + 120, 340, PAGE_TOP + 168),
-            "",
-            placeholder="Search or type web address",
-            focused=False,
-            on_tap=b.edit_url,
-            ref="ntp.box",
-        )
-    )
+    views += google_start(PAGE_TOP + 50, b.edit_url, ref="ntp.box", placeholder="Search or type web address")
     for i, site in enumerate(("youtube.com", "reddit.com", "ebay.com", "espn.com")):
         cx = 54 + 84 * i
         tile = View(
@@ -202,17 +191,7 @@ def _google(b: Browser, page: Page) -> list[View]:
     views = [box((0, PAGE_TOP, 360, BOTTOM), WHITE, ref="google.home")]
     views += google_logo(180, PAGE_TOP + 70)
     focused = b.focused == "gq"
-    views.append(
-        input_field(
-            (20, PAGE_TOP + 140, 340, PAGE_TOP + 188),
-            b.fields.get("gq", ""),
-            placeholder="Search",
-            focused=focused,
-            on_tap=b.tap_field("gq"),
-            ref="google.box",
-            on_clear=b.clear_field("gq"),
-        )
-    )
+    views.append(b.text_input((20, PAGE_TOP + 140, 340, PAGE_TOP + 188), "gq", placeholder="Search", ref="google.box"))
     if focused:
         views.append(suggestion_list(PAGE_TOP + 192, b.fields.get("gq", ""), b.google_search, ref="google.sugg"))
     return views
@@ -226,14 +205,12 @@ def _serp(b: Browser, page: Page) -> list[View]:
     top = box((0, PAGE_TOP, 360, PAGE_TOP + 64), WHITE, blocker=True)
     top.children.append(View((8, PAGE_TOP + 12, 48, PAGE_TOP + 52), kind="icon", icon="google", element=False))
     top.children.append(
-        input_field(
+        b.text_input(
             (52, PAGE_TOP + 8, 348, PAGE_TOP + 56),
-            b.fields.get("gq", page.query),
+            "gq",
             placeholder="Search",
-            focused=focused,
-            on_tap=b.tap_field("gq"),
             ref="google.box",
-            on_clear=b.clear_field("gq"),
+            text=b.fields.get("gq", page.query),
         )
     )
     views.append(top)
@@ -302,19 +279,14 @@ def _site_header(b: Browser, site: str, query: str) -> tuple[list[View], float]:
     views = [header]
     by = y0 + 54 if in_header else y0 + h + 6
     area = header if in_header else box((0, y0 + h, 360, y0 + h + 58), BG, blocker=True, ref=f"{site}.searchbar")
-    focused = b.focused == "site"
-    text = b.fields.get("site", query)
     area.children.append(
-        input_field(
+        b.text_input(
             (12, by, 300, by + 44),
-            text,
+            "site",
             placeholder=f"Search {style.name.title()}",
-            focused=focused,
-            on_tap=b.tap_field("site"),
             ref="site.search",
-            on_clear=b.clear_field("site"),
+            text=b.fields.get("site", query),
             radius=8,
-            fill=WHITE,
             icon="",
         )
     )
