@@ -65,6 +65,20 @@ class Tab:
         return self.history == ["newtab"]
 
 
+def _menu_over(scrim: View, items: tuple[tuple[str, str, Callable[[], None]], ...]) -> View:
+    """Chrome's overflow menu (the page's or the tab switcher's): one row per ``(text, ref suffix, action)``, on ``scrim``."""
+    panel = box(
+        (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
+    )
+    for i, (text, ref, fn) in enumerate(items):
+        y = TOP + 10 + 48 * i
+        panel.children.append(
+            View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
+        )
+    scrim.children.append(panel)
+    return scrim
+
+
 class Browser(App):
     key = "chrome"
     label = "Chrome"
@@ -399,16 +413,7 @@ class Browser(App):
             ("Settings", "settings", self._close_menu),
             ("Add bookmark", "add_bookmark", self.add_bookmark),
         )
-        panel = box(
-            (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
-        )
-        for i, (text, ref, fn) in enumerate(items):
-            y = TOP + 10 + 48 * i
-            panel.children.append(
-                View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
-            )
-        scrim.children.append(panel)
-        return scrim
+        return _menu_over(scrim, items)
 
     def _close_menu(self) -> None:
         self.mode = "page"
@@ -567,16 +572,7 @@ class Browser(App):
             ("Close all tabs", "close_all", self.close_all_tabs),
             ("Settings", "settings", self._show_tabs),
         )
-        panel = box(
-            (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
-        )
-        for i, (text, ref, fn) in enumerate(items):
-            y = TOP + 10 + 48 * i
-            panel.children.append(
-                View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
-            )
-        scrim.children.append(panel)
-        return scrim
+        return _menu_over(scrim, items)
 
     def _saved(self, which: str) -> list[View]:
         views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]

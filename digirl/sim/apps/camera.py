@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar
+from digirl.sim.apps.base import FIELD_FILL, App, app_bar, tab_label
 from digirl.sim.device import Photo
 from digirl.sim.ui import (
     BOTTOM,
@@ -105,14 +105,12 @@ class Camera(App):
         for i, m in enumerate(_MODES):
             sel = m == self.mode
             views.append(
-                View(
+                tab_label(
                     (30 + 100 * i, TOP + 552, 130 + 100 * i, TOP + 592),
-                    kind="tab",
-                    text=m.upper(),
-                    size=13,
-                    align="center",
-                    bold=sel,
-                    fg=(255, 213, 79) if sel else WHITE,
+                    m.upper(),
+                    sel,
+                    (255, 213, 79),
+                    idle=WHITE,
                     ref=f"camera.mode.{m.lower()}",
                     on_tap=partial(self.set_mode, m),
                 )

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from functools import partial
 
-from digirl.sim.apps.base import FIELD_FILL, App, avatar, person_row
+from digirl.sim.apps.base import FIELD_FILL, App, avatar, person_row, tab_label
 from digirl.sim.device import Contact, find_contacts
 from digirl.sim.ui import (
     BOTTOM,
@@ -168,15 +168,12 @@ class PhoneApp(App):
         for i, t in enumerate(_TABS):
             sel = t == self.tab
             bar.children.append(
-                View(
+                tab_label(
                     (120 * i, BOTTOM - 64, 120 * (i + 1), BOTTOM),
-                    kind="tab",
-                    text=t,
+                    t,
+                    sel,
+                    _GREEN,
                     ref=f"phone.tab.{t.lower()}",
-                    size=13,
-                    align="center",
-                    bold=sel,
-                    fg=_GREEN if sel else SUBTLE,
                     on_tap=partial(self._select, t),
                 )
             )

@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 from digirl.core.actions import SwipeDirection
-from digirl.sim.apps.base import FIELD_FILL, App
+from digirl.sim.apps.base import FIELD_FILL, App, letter_tile
 from digirl.sim.content import stable_rng
 from digirl.sim.ui import (
     BOTTOM,
@@ -68,20 +68,7 @@ def app_icon_view(
             )
         )
     elif app.icon == "letter":
-        cell.children.append(
-            View(
-                circle,
-                kind="text",
-                text=app.label[:1].upper(),
-                fill=app.color,
-                fg=WHITE,
-                radius=size // 2,
-                size=22,
-                align="center",
-                bold=True,
-                element=False,
-            )
-        )
+        cell.children.append(letter_tile(circle, app.label[:1].upper(), app.color, radius=size // 2, size=22, bold=True))
     else:
         cell.children.append(
             View(

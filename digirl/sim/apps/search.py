@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from digirl.sim.apps.base import FIELD_FILL, App
+from digirl.sim.apps.base import FIELD_FILL, App, tab_label
 from digirl.sim.content import Card, answer_card, suggestions, web_results
 from digirl.sim.perturb import Dynamics
 from digirl.sim.ui import (
@@ -304,14 +304,11 @@ class GoogleApp(App):
             tabs = box((0, TOP + 64, 360, TOP + 108), WHITE, blocker=True)
             for i, t in enumerate(("All", "Images", "News", "Videos", "Maps")):
                 tabs.children.append(
-                    View(
+                    tab_label(
                         (12 + 68 * i, TOP + 70, 76 + 68 * i, TOP + 102),
-                        kind="tab",
-                        text=t,
-                        size=13,
-                        align="center",
-                        fg=BLUE if i == 0 else SUBTLE,
-                        bold=i == 0,
+                        t,
+                        i == 0,
+                        BLUE,
                         ref=f"gapp.tab.{t.lower()}",
                         on_tap=(lambda: None) if i else None,
                     )

@@ -13,6 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote_plus, urlsplit
 
+from digirl.sim.apps.base import FIELD_FILL, letter_tile
 from digirl.sim.apps.search import google_logo, google_start, results_list, suggestion_list
 from digirl.sim.content import Product, products, site_headlines, stable_rng
 from digirl.sim.intents import SHOP_SITES
@@ -168,16 +169,8 @@ def _newtab(b: Browser, page: Page) -> list[View]:
             on_tap=partial(b.open_url, site),
         )
         tile.children.append(
-            View(
-                (cx - 24, PAGE_TOP + 206, cx + 24, PAGE_TOP + 254),
-                kind="text",
-                text=site[0].upper(),
-                fill=(241, 243, 244),
-                radius=24,
-                size=20,
-                align="center",
-                fg=BLUE,
-                element=False,
+            letter_tile(
+                (cx - 24, PAGE_TOP + 206, cx + 24, PAGE_TOP + 254), site[0].upper(), FIELD_FILL, radius=24, size=20, fg=BLUE
             )
         )
         tile.children.append(
@@ -499,20 +492,7 @@ def _shop(b: Browser, page: Page) -> list[View]:
 # ---------------------------------------------------------------- reddit and any other site
 def _reddit(b: Browser, page: Page) -> list[View]:
     head = box((0, PAGE_TOP, 360, PAGE_TOP + 52), WHITE, blocker=True, ref="reddit.header")
-    head.children.append(
-        View(
-            (12, PAGE_TOP + 10, 44, PAGE_TOP + 42),
-            kind="text",
-            text="r",
-            fill=(255, 69, 0),
-            fg=WHITE,
-            radius=16,
-            size=18,
-            bold=True,
-            align="center",
-            element=False,
-        )
-    )
+    head.children.append(letter_tile((12, PAGE_TOP + 10, 44, PAGE_TOP + 42), "r", (255, 69, 0), radius=16, size=18, bold=True))
     head.children.append(label((52, PAGE_TOP, 200, PAGE_TOP + 52), "reddit", size=22, bold=True, ref="reddit.logo"))
     rows = []
     y = 8.0
