@@ -9,23 +9,41 @@ from typing import TYPE_CHECKING, Any
 from digirl.sim.ui import (
     BLUE,
     BOTTOM,
+    FAINT,
     SCRIM,
     SUBTLE,
     TEXT,
     TOP,
     WHITE,
     Color,
+    Rect,
     View,
     box,
     button,
     icon_button,
+    input_field,
     label,
 )
 
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
 
-__all__ = ["App", "ScreenStackApp", "app_bar", "avatar", "dialog", "fab", "person_row", "tab_bar"]
+__all__ = [
+    "FIELD_FILL",
+    "App",
+    "ScreenStackApp",
+    "app_bar",
+    "avatar",
+    "dialog",
+    "fab",
+    "letter_tile",
+    "person_row",
+    "tab_bar",
+    "tab_label",
+]
+
+#: The grey of borderless inputs (search boxes, the compose box).
+FIELD_FILL: Color = (241, 243, 244)
 
 
 class App:
@@ -141,6 +159,47 @@ class App:
     def text_of(self, name: str) -> str:
         return self.fields.get(name, "")
 
+    def clear_query(self, name: str = "q") -> bool:
+        """Back on a search with text: empty the field and hide the keyboard; False when it was empty."""
+        if not self.fields.get(name):
+            return False
+        self.fields[name] = ""
+        self.blur()
+        return True
+
+    def text_input(
+        self,
+        rect: Rect,
+        name: str,
+        *,
+        placeholder: str,
+        ref: str,
+        text: str | None = None,
+        clear: bool = True,
+        fill: Color = WHITE,
+        radius: int = 22,
+        border: Color | None = FAINT,
+        icon: str = "search",
+        size: int = 15,
+    ) -> View:
+        """An input bound to ``fields[name]`` (or showing ``text``): a tap focuses it, its × (with ``clear``) empties it.
+
+        The style defaults are :func:`~digirl.sim.ui.input_field`'s."""
+        return input_field(
+            rect,
+            self.fields.get(name, "") if text is None else text,
+            placeholder=placeholder,
+            focused=self.focused == name,
+            on_tap=self.tap_field(name),
+            ref=ref,
+            on_clear=self.clear_field(name) if clear else None,
+            fill=fill,
+            radius=radius,
+            border=border,
+            icon=icon,
+            size=size,
+        )
+
 
 class ScreenStackApp(App):
     """An app whose screens form a back stack of ``(screen name, argument)`` pairs."""
@@ -205,21 +264,39 @@ def tab_bar(
     w = 360 / len(names)
     for i, n in enumerate(names):
         sel = n == current
-        t = View(
-            (i * w, y, (i + 1) * w, y + height),
-            kind="tab",
-            text=n,
-            ref=f"{ref}.{n.lower()}",
-            size=13,
-            align="center",
-            fg=color if sel else SUBTLE,
-            bold=sel,
-            on_tap=(partial(on_select, n)),
+        bar.children.append(
+            tab_label((i * w, y, (i + 1) * w, y + height), n, sel, color, ref=f"{ref}.{n.lower()}", on_tap=partial(on_select, n))
         )
-        bar.children.append(t)
         if sel:
             bar.children.append(box((i * w + 12, y + height - 3, (i + 1) * w - 12, y + height), color))
     return bar
+
+
+def tab_label(
+    rect: Rect,
+    text: str,
+    selected: bool,
+    color: Color,
+    *,
+    ref: str = "",
+    on_tap: Callable[[], None] | None = None,
+    size: int = 13,
+    idle: Color = SUBTLE,
+    element: bool | None = None,
+) -> View:
+    """One tab of a row of tabs: bold in ``color`` when selected, else in ``idle``."""
+    return View(
+        rect,
+        kind="tab",
+        text=text,
+        ref=ref,
+        size=size,
+        align="center",
+        fg=color if selected else idle,
+        bold=selected,
+        on_tap=on_tap,
+        element=element,
+    )
 
 
 def fab(
@@ -276,16 +353,13 @@ def avatar(x: float, y: float, name: str, size: float = 40) -> View:
     from digirl.sim.content import stable_rng
 
     col = stable_rng("avatar", name).choice(((66, 133, 244), (52, 168, 83), (251, 140, 0), (142, 36, 170)))
+    return letter_tile((x, y, x + size, y + size), name[:1].upper(), col, radius=int(size / 2), size=int(size * 0.45))
+
+
+def letter_tile(rect: Rect, text: str, fill: Color, *, radius: int, size: int, fg: Color = WHITE, bold: bool = False) -> View:
+    """A filled tile with a letter or two: an avatar, an app's or a channel's icon, a site's logo (a picture, not an element)."""
     return View(
-        (x, y, x + size, y + size),
-        kind="text",
-        text=name[:1].upper(),
-        fill=col,
-        fg=WHITE,
-        radius=int(size / 2),
-        size=int(size * 0.45),
-        align="center",
-        element=False,
+        rect, kind="text", text=text, fill=fill, fg=fg, radius=radius, size=size, bold=bold, align="center", element=False
     )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import quote_plus
 
-from digirl.sim.apps.base import App, app_bar
+from digirl.sim.apps.base import FIELD_FILL, App, app_bar
 from digirl.sim.apps.web import PAGE_TOP, Page, page_views, parse_url
 from digirl.sim.ui import (
     BOTTOM,
@@ -23,7 +23,6 @@ from digirl.sim.ui import (
     View,
     box,
     icon_button,
-    input_field,
     label,
     list_row,
     scroll_list,
@@ -64,6 +63,20 @@ class Tab:
     @property
     def empty(self) -> bool:
         return self.history == ["newtab"]
+
+
+def _menu_over(scrim: View, items: tuple[tuple[str, str, Callable[[], None]], ...]) -> View:
+    """Chrome's overflow menu (the page's or the tab switcher's): one row per ``(text, ref suffix, action)``, on ``scrim``."""
+    panel = box(
+        (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
+    )
+    for i, (text, ref, fn) in enumerate(items):
+        y = TOP + 10 + 48 * i
+        panel.children.append(
+            View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
+        )
+    scrim.children.append(panel)
+    return scrim
 
 
 class Browser(App):
@@ -400,16 +413,7 @@ class Browser(App):
             ("Settings", "settings", self._close_menu),
             ("Add bookmark", "add_bookmark", self.add_bookmark),
         )
-        panel = box(
-            (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
-        )
-        for i, (text, ref, fn) in enumerate(items):
-            y = TOP + 10 + 48 * i
-            panel.children.append(
-                View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
-            )
-        scrim.children.append(panel)
-        return scrim
+        return _menu_over(scrim, items)
 
     def _close_menu(self) -> None:
         self.mode = "page"
@@ -434,15 +438,12 @@ class Browser(App):
         )
         text = self.fields.get("url", "")
         bar.children.append(
-            input_field(
+            self.text_input(
                 (48, TOP + 8, 352, TOP + 48),
-                text,
+                "url",
                 placeholder="Search or type web address",
-                focused=self.focused == "url",
-                on_tap=self.tap_field("url"),
                 ref="chrome.url",
-                on_clear=self.clear_field("url"),
-                fill=(241, 243, 244),
+                fill=FIELD_FILL,
                 border=None,
                 radius=20,
                 icon="globe",
@@ -571,16 +572,7 @@ class Browser(App):
             ("Close all tabs", "close_all", self.close_all_tabs),
             ("Settings", "settings", self._show_tabs),
         )
-        panel = box(
-            (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
-        )
-        for i, (text, ref, fn) in enumerate(items):
-            y = TOP + 10 + 48 * i
-            panel.children.append(
-                View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
-            )
-        scrim.children.append(panel)
-        return scrim
+        return _menu_over(scrim, items)
 
     def _saved(self, which: str) -> list[View]:
         views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]

@@ -22,7 +22,6 @@ from digirl.sim.ui import (
     box,
     button,
     icon_button,
-    input_field,
     label,
     list_row,
     scroll_list,
@@ -233,14 +232,11 @@ class Calendar(App):
             button((262, TOP + 10, 348, TOP + 46), "Save", self.save, ref="calendar.edit.save"),
         ]
         views.append(
-            input_field(
+            self.text_input(
                 (16, TOP + 72, 344, TOP + 124),
-                self.fields.get("title", ""),
+                "title",
                 placeholder="Add title",
-                focused=self.focused == "title",
-                on_tap=self.tap_field("title"),
                 ref="calendar.edit.title",
-                on_clear=self.clear_field("title"),
                 icon="",
                 size=20,
                 radius=8,
@@ -255,14 +251,11 @@ class Calendar(App):
             )
         )
         views.append(
-            input_field(
+            self.text_input(
                 (16, TOP + 176, 344, TOP + 224),
-                self.fields.get("time", ""),
+                "time",
                 placeholder="Time (all day if empty), e.g. 3:00 PM",
-                focused=self.focused == "time",
-                on_tap=self.tap_field("time"),
                 ref="calendar.edit.time",
-                on_clear=self.clear_field("time"),
                 icon="clock",
                 radius=8,
             )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import App, app_bar
+from digirl.sim.apps.base import FIELD_FILL, App, app_bar, tab_label
 from digirl.sim.device import Photo
 from digirl.sim.ui import (
     BOTTOM,
@@ -17,7 +17,6 @@ from digirl.sim.ui import (
     View,
     box,
     icon_button,
-    input_field,
     label,
     scroll_list,
 )
@@ -106,14 +105,12 @@ class Camera(App):
         for i, m in enumerate(_MODES):
             sel = m == self.mode
             views.append(
-                View(
+                tab_label(
                     (30 + 100 * i, TOP + 552, 130 + 100 * i, TOP + 592),
-                    kind="tab",
-                    text=m.upper(),
-                    size=13,
-                    align="center",
-                    bold=sel,
-                    fg=(255, 213, 79) if sel else WHITE,
+                    m.upper(),
+                    sel,
+                    (255, 213, 79),
+                    idle=WHITE,
                     ref=f"camera.mode.{m.lower()}",
                     on_tap=partial(self.set_mode, m),
                 )
@@ -170,11 +167,7 @@ class Photos(App):
         if self.viewing is not None:
             self.viewing = None
             return True
-        if self.fields.get("q"):
-            self.fields["q"] = ""
-            self.blur()
-            return True
-        return False
+        return self.clear_query()
 
     def shown(self) -> list[Photo]:
         q = self.fields.get("q", "").strip()
@@ -211,15 +204,12 @@ class Photos(App):
         head = box((0, TOP, 360, TOP + 120), WHITE, blocker=True)
         head.children.append(app_bar("Photos", ref="photos.bar"))
         head.children.append(
-            input_field(
+            self.text_input(
                 (12, TOP + 60, 348, TOP + 108),
-                q,
+                "q",
                 placeholder="Search your photos",
-                focused=self.focused == "q",
-                on_tap=self.tap_field("q"),
                 ref="photos.search",
-                on_clear=self.clear_field("q"),
-                fill=(241, 243, 244),
+                fill=FIELD_FILL,
                 border=None,
             )
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from digirl.sim.apps.base import App, app_bar, avatar, fab, person_row
+from digirl.sim.apps.base import FIELD_FILL, App, app_bar, avatar, fab, person_row
 from digirl.sim.device import Contact, find_contacts
 from digirl.sim.ui import (
     BLUE,
@@ -16,7 +16,6 @@ from digirl.sim.ui import (
     View,
     box,
     button,
-    input_field,
     label,
     list_row,
     scroll_list,
@@ -51,11 +50,7 @@ class Contacts(App):
             self.page = "list"
             self.blur()
             return True
-        if self.fields.get("q"):
-            self.fields["q"] = ""
-            self.blur()
-            return True
-        return False
+        return self.clear_query()
 
     def show(self, c: Contact) -> None:
         self.shown, self.page = c, "detail"
@@ -111,15 +106,12 @@ class Contacts(App):
             rows.append(label((16, 16, 344, 48), "No contacts found", size=15, fg=SUBTLE, ref="contacts.none"))
         head = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
         head.children.append(
-            input_field(
+            self.text_input(
                 (12, TOP + 8, 348, TOP + 56),
-                self.fields.get("q", ""),
+                "q",
                 placeholder="Search contacts",
-                focused=self.focused == "q",
-                on_tap=self.tap_field("q"),
                 ref="contacts.search",
-                on_clear=self.clear_field("q"),
-                fill=(241, 243, 244),
+                fill=FIELD_FILL,
                 border=None,
             )
         )
@@ -170,19 +162,7 @@ class Contacts(App):
         ]
         for i, (f, ph, icon) in enumerate((("name", "Name", "person"), ("number", "Phone", "phone"), ("email", "Email", "mail"))):
             y = TOP + 76 + 64 * i
-            views.append(
-                input_field(
-                    (16, y, 344, y + 52),
-                    self.fields.get(f, ""),
-                    placeholder=ph,
-                    focused=self.focused == f,
-                    on_tap=self.tap_field(f),
-                    ref=f"contacts.edit.{f}",
-                    on_clear=self.clear_field(f),
-                    icon=icon,
-                    radius=8,
-                )
-            )
+            views.append(self.text_input((16, y, 344, y + 52), f, placeholder=ph, ref=f"contacts.edit.{f}", icon=icon, radius=8))
         if self.error:
             views.append(label((16, TOP + 272, 344, TOP + 296), self.error, size=13, fg=(217, 48, 37), ref="contacts.edit.error"))
         return views

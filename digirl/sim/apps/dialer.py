@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
 
-from digirl.sim.apps.base import App, avatar, person_row
+from digirl.sim.apps.base import FIELD_FILL, App, avatar, person_row, tab_label
 from digirl.sim.device import Contact, find_contacts
 from digirl.sim.ui import (
     BOTTOM,
@@ -19,7 +20,6 @@ from digirl.sim.ui import (
     View,
     box,
     icon_button,
-    input_field,
     label,
     list_row,
     scroll_list,
@@ -40,6 +40,21 @@ class Call:
 
     def __repr__(self) -> str:
         return f"Call({self.who!r}, {self.number!r})"
+
+
+def _call_button(y: float, fill: Color, on_tap: Callable[[], None], *, ref: str, desc: str) -> View:
+    """The round phone button of the keypad (call) and of the call screen (end call)."""
+    return View(
+        (146, y, 214, y + 68),
+        kind="icon",
+        icon="phone",
+        icon_color=WHITE,
+        fill=fill,
+        radius=34,
+        ref=ref,
+        on_tap=on_tap,
+        placeholder=desc,
+    )
 
 
 def _pretty(number: str) -> str:
@@ -84,11 +99,7 @@ class PhoneApp(App):
         if self.in_call is not None:
             self.end_call()
             return True
-        if self.fields.get("q"):
-            self.fields["q"] = ""
-            self.blur()
-            return True
-        return False
+        return self.clear_query()
 
     # ---------------------------------------------------------------- calls
     def call(self, number: str, name: str = "") -> None:
@@ -142,15 +153,12 @@ class PhoneApp(App):
                 WHITE,
                 blocker=True,
                 children=[
-                    input_field(
+                    self.text_input(
                         (12, TOP + 8, 348, TOP + 56),
-                        q,
+                        "q",
                         placeholder="Search contacts",
-                        focused=self.focused == "q",
-                        on_tap=self.tap_field("q"),
                         ref="phone.search",
-                        on_clear=self.clear_field("q"),
-                        fill=(241, 243, 244),
+                        fill=FIELD_FILL,
                         border=None,
                     )
                 ],
@@ -160,15 +168,12 @@ class PhoneApp(App):
         for i, t in enumerate(_TABS):
             sel = t == self.tab
             bar.children.append(
-                View(
+                tab_label(
                     (120 * i, BOTTOM - 64, 120 * (i + 1), BOTTOM),
-                    kind="tab",
-                    text=t,
+                    t,
+                    sel,
+                    _GREEN,
                     ref=f"phone.tab.{t.lower()}",
-                    size=13,
-                    align="center",
-                    bold=sel,
-                    fg=_GREEN if sel else SUBTLE,
                     on_tap=partial(self._select, t),
                 )
             )
@@ -272,17 +277,7 @@ class PhoneApp(App):
                 )
             )
         views.append(
-            View(
-                (146, TOP + 470, 214, TOP + 538),
-                kind="icon",
-                icon="phone",
-                icon_color=WHITE,
-                fill=_GREEN,
-                radius=34,
-                ref="phone.call",
-                on_tap=lambda: self.call(self.fields.get("number", "")),
-                placeholder="Call",
-            )
+            _call_button(TOP + 470, _GREEN, lambda: self.call(self.fields.get("number", "")), ref="phone.call", desc="Call")
         )
         return views
 
@@ -311,18 +306,6 @@ class PhoneApp(App):
                     color=WHITE,
                 )
             )
-        views.append(
-            View(
-                (146, TOP + 560, 214, TOP + 628),
-                kind="icon",
-                icon="phone",
-                icon_color=WHITE,
-                fill=RED,
-                radius=34,
-                ref="phone.end",
-                on_tap=self.end_call,
-                placeholder="End call",
-            )
-        )
+        views.append(_call_button(TOP + 560, RED, self.end_call, ref="phone.end", desc="End call"))
         views[-1].fg = TEXT
         return views

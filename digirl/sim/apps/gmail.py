@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
-from digirl.sim.apps.base import App, app_bar, fab
+from digirl.sim.apps.base import App, app_bar, fab, letter_tile
 from digirl.sim.content import stable_rng
 from digirl.sim.ui import (
     BOTTOM,
@@ -19,7 +19,6 @@ from digirl.sim.ui import (
     View,
     box,
     icon_button,
-    input_field,
     label,
     scroll_list,
 )
@@ -161,19 +160,7 @@ class Gmail(App):
             y = 32 + 84 * i
             row = box((0, y, 360, y + 84), self.bg, ref=f"gmail.mail.{i}", on_tap=partial(self._open, i), kind="list_item")
             col = stable_rng("avatar", sender).choice(((66, 133, 244), (52, 168, 83), (251, 140, 0), (142, 36, 170)))
-            row.children.append(
-                View(
-                    (12, y + 14, 52, y + 54),
-                    kind="text",
-                    text=sender[:1],
-                    fill=col,
-                    fg=WHITE,
-                    radius=20,
-                    size=18,
-                    align="center",
-                    element=False,
-                )
-            )
+            row.children.append(letter_tile((12, y + 14, 52, y + 54), sender[:1], col, radius=20, size=18))
             row.children.append(label((64, y + 8, 270, y + 30), sender, size=15, bold=i < 3))
             row.children.append(label((272, y + 8, 348, y + 30), when, size=11, fg=SUBTLE, align="right"))
             row.children.append(label((64, y + 30, 348, y + 52), subject, size=13, bold=i < 3))
@@ -201,19 +188,7 @@ class Gmail(App):
                 color=TEXT,
             )
         )
-        bar.children.append(
-            View(
-                (300, TOP + 16, 336, TOP + 52),
-                kind="text",
-                text="M",
-                fill=(142, 36, 170),
-                fg=WHITE,
-                radius=18,
-                size=15,
-                align="center",
-                element=False,
-            )
-        )
+        bar.children.append(letter_tile((300, TOP + 16, 336, TOP + 52), "M", (142, 36, 170), radius=18, size=15))
         head.children.append(bar)
         views.append(head)
         views.append(fab("mail", self._compose_open, ref="gmail.compose", desc="Compose", color=(194, 231, 255), text="Compose"))
@@ -290,17 +265,8 @@ class Gmail(App):
         for i, (f, ph) in enumerate((("to", "To"), ("subject", "Subject"), ("body", "Compose email"))):
             y = TOP + 64 + 56 * i
             views.append(
-                input_field(
-                    (8, y, 352, y + 52),
-                    self.fields.get(f, ""),
-                    placeholder=ph,
-                    focused=self.focused == f,
-                    on_tap=self.tap_field(f),
-                    ref=f"gmail.compose.{f}",
-                    radius=0,
-                    border=None,
-                    icon="",
-                    fill=WHITE,
+                self.text_input(
+                    (8, y, 352, y + 52), f, placeholder=ph, ref=f"gmail.compose.{f}", clear=False, radius=0, border=None, icon=""
                 )
             )
             views.append(box((16, y + 52, 344, y + 53), FAINT))

@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 from digirl.core.actions import SwipeDirection
-from digirl.sim.apps.base import App
+from digirl.sim.apps.base import FIELD_FILL, App, letter_tile
 from digirl.sim.content import stable_rng
 from digirl.sim.ui import (
     BOTTOM,
@@ -19,7 +19,6 @@ from digirl.sim.ui import (
     SystemTap,
     View,
     box,
-    input_field,
     label,
     scroll_list,
     shared_ops_view,
@@ -69,20 +68,7 @@ def app_icon_view(
             )
         )
     elif app.icon == "letter":
-        cell.children.append(
-            View(
-                circle,
-                kind="text",
-                text=app.label[:1].upper(),
-                fill=app.color,
-                fg=WHITE,
-                radius=size // 2,
-                size=22,
-                align="center",
-                bold=True,
-                element=False,
-            )
-        )
+        cell.children.append(letter_tile(circle, app.label[:1].upper(), app.color, radius=size // 2, size=22, bold=True))
     else:
         cell.children.append(
             View(
@@ -228,15 +214,12 @@ class Launcher(App):
                 WHITE,
                 blocker=True,
                 children=[
-                    input_field(
+                    self.text_input(
                         (16, TOP + 12, 344, TOP + 60),
-                        self.fields.get("drawer", ""),
+                        "drawer",
                         placeholder=phone.dyn.text("search_apps", "Search your apps"),
-                        focused=self.focused == "drawer",
-                        on_tap=self.tap_field("drawer"),
                         ref="drawer.search",
-                        on_clear=self.clear_field("drawer"),
-                        fill=(241, 243, 244),
+                        fill=FIELD_FILL,
                         border=None,
                     )
                 ],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from digirl.sim.apps.base import ScreenStackApp
+from digirl.sim.apps.base import FIELD_FILL, ScreenStackApp, tab_label
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import Place, places, stable_rng
 from digirl.sim.ui import (
@@ -31,6 +31,23 @@ _LAND = (232, 234, 237)
 _ROAD = (255, 255, 255)
 _WATER = (170, 218, 255)
 _PARK = (197, 232, 197)
+
+
+def _route_end(y: float, text: str, *, ref: str) -> View:
+    """A read-only box of the directions header: where the route starts or ends."""
+    return input_field(
+        (52, y, 348, y + 40),
+        text,
+        placeholder="",
+        focused=False,
+        on_tap=None,
+        ref=ref,
+        icon="",
+        radius=8,
+        fill=FIELD_FILL,
+        border=None,
+        size=14,
+    )
 
 
 def place_query(q: str) -> str:
@@ -246,48 +263,10 @@ class Maps(ScreenStackApp):
                 (4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="maps.directions.back", desc="Back", color=TEXT
             )
         )
-        head.children.append(
-            input_field(
-                (52, TOP + 8, 348, TOP + 48),
-                "Your location",
-                placeholder="",
-                focused=False,
-                on_tap=None,
-                ref="maps.from",
-                icon="",
-                radius=8,
-                fill=(241, 243, 244),
-                border=None,
-                size=14,
-            )
-        )
-        head.children.append(
-            input_field(
-                (52, TOP + 56, 348, TOP + 96),
-                p.name,
-                placeholder="",
-                focused=False,
-                on_tap=None,
-                ref="maps.to",
-                icon="",
-                radius=8,
-                fill=(241, 243, 244),
-                border=None,
-                size=14,
-            )
-        )
+        head.children.append(_route_end(TOP + 8, "Your location", ref="maps.from"))
+        head.children.append(_route_end(TOP + 56, p.name, ref="maps.to"))
         for i, mode in enumerate(("Drive", "Transit", "Walk", "Bike")):
-            head.children.append(
-                View(
-                    (52 + 74 * i, TOP + 98, 120 + 74 * i, TOP + 118),
-                    kind="tab",
-                    text=mode,
-                    size=12,
-                    fg=BLUE if i == 0 else SUBTLE,
-                    bold=i == 0,
-                    align="center",
-                )
-            )
+            head.children.append(tab_label((52 + 74 * i, TOP + 98, 120 + 74 * i, TOP + 118), mode, i == 0, BLUE, size=12))
         views.append(head)
         mins = r.randint(3, 40)
         sheet = box((0, BOTTOM - 150, 360, BOTTOM), WHITE, radius=16, ref="maps.route")

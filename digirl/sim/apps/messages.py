@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
-from digirl.sim.apps.base import App, app_bar, fab, person_row
+from digirl.sim.apps.base import FIELD_FILL, App, app_bar, fab, person_row
 from digirl.sim.device import find_contacts
 from digirl.sim.ui import (
     BLUE,
@@ -19,7 +19,6 @@ from digirl.sim.ui import (
     View,
     box,
     icon_button,
-    input_field,
     label,
     scroll_list,
 )
@@ -141,15 +140,8 @@ class Messages(App):
             app_bar("New conversation", back=self.phone.key_back, ref="messages.newbar"),
         ]
         views.append(
-            input_field(
-                (12, TOP + 64, 348, TOP + 112),
-                self.fields.get("to", ""),
-                placeholder="To: type a name or number",
-                focused=self.focused == "to",
-                on_tap=self.tap_field("to"),
-                ref="messages.to",
-                on_clear=self.clear_field("to"),
-                icon="person",
+            self.text_input(
+                (12, TOP + 64, 348, TOP + 112), "to", placeholder="To: type a name or number", ref="messages.to", icon="person"
             )
         )
         for i, (name, sub) in enumerate(self.recipients()):
@@ -179,15 +171,14 @@ class Messages(App):
         bar = box((0, BOTTOM - 64, 360, BOTTOM), WHITE, blocker=True)
         bar.children.append(box((0, BOTTOM - 64, 360, BOTTOM - 63), FAINT))
         bar.children.append(
-            input_field(
+            self.text_input(
                 (12, BOTTOM - 56, 296, BOTTOM - 8),
-                text,
+                "compose",
                 placeholder="Text message",
-                focused=self.focused == "compose",
-                on_tap=self.tap_field("compose"),
                 ref="messages.compose",
+                clear=False,
                 icon="",
-                fill=(241, 243, 244),
+                fill=FIELD_FILL,
                 border=None,
             )
         )

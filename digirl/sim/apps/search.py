@@ -10,7 +10,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from digirl.sim.apps.base import App
+from digirl.sim.apps.base import FIELD_FILL, App, tab_label
 from digirl.sim.content import Card, answer_card, suggestions, web_results
 from digirl.sim.perturb import Dynamics
 from digirl.sim.ui import (
@@ -50,6 +50,14 @@ def google_logo(cx: float, y: float, size: int = 34) -> list[View]:
     return out
 
 
+def google_start(y: float, on_tap: Callable[[], None], *, ref: str, placeholder: str = "Search") -> list[View]:
+    """The Google logo over a box that starts a search when tapped (the Google app's feed, Chrome's new tab)."""
+    return [
+        *google_logo(180, y),
+        input_field((20, y + 70, 340, y + 118), "", placeholder=placeholder, focused=False, on_tap=on_tap, ref=ref),
+    ]
+
+
 def app_search_screen(
     app: Any,
     *,
@@ -57,7 +65,7 @@ def app_search_screen(
     back_ref: str,
     placeholder: str,
     height: float = 64,
-    fill: tuple[int, int, int] = (241, 243, 244),
+    fill: tuple[int, int, int] = FIELD_FILL,
 ) -> list[View]:
     """The search screen every app with a search box shares: back button, query field, suggestions."""
     bar = box((0, TOP, 360, TOP + height), WHITE, blocker=True)
@@ -66,14 +74,11 @@ def app_search_screen(
         icon_button((4, TOP + pad, 44, TOP + height - pad), "back", app.phone.key_back, ref=back_ref, desc="Back", color=TEXT)
     )
     bar.children.append(
-        input_field(
+        app.text_input(
             (48, TOP + 8, 352, TOP + height - 8),
-            app.fields.get("q", ""),
+            "q",
             placeholder=placeholder,
-            focused=app.focused == "q",
-            on_tap=app.tap_field("q"),
             ref=f"{ref}.query",
-            on_clear=app.clear_field("q"),
             fill=fill,
             border=None,
             icon="",
@@ -271,17 +276,7 @@ class GoogleApp(App):
         views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
         editing = self.focused == "q"
         if self.mode == "feed":
-            views += google_logo(180, TOP + 60)
-            views.append(
-                input_field(
-                    (20, TOP + 130, 340, TOP + 178),
-                    "",
-                    placeholder="Search",
-                    focused=False,
-                    on_tap=self.start_search,
-                    ref="gapp.box",
-                )
-            )
+            views += google_start(TOP + 60, self.start_search, ref="gapp.box")
             for i, (t, s) in enumerate(
                 (
                     ("Trending: weather this weekend", "Discover · 2h"),
@@ -298,16 +293,8 @@ class GoogleApp(App):
         top = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
         top.children.append(icon_button((4, TOP + 10, 48, TOP + 54), "back", phone.key_back, ref="gapp.back", desc="Back"))
         top.children.append(
-            input_field(
-                (52, TOP + 8, 348, TOP + 56),
-                self.fields.get("q", ""),
-                placeholder="Search or type URL",
-                focused=editing,
-                on_tap=self.tap_field("q"),
-                ref="gapp.box",
-                on_clear=self.clear_field("q"),
-                fill=(241, 243, 244),
-                border=None,
+            self.text_input(
+                (52, TOP + 8, 348, TOP + 56), "q", placeholder="Search or type URL", ref="gapp.box", fill=FIELD_FILL, border=None
             )
         )
         if self.mode == "results" and not editing:
@@ -317,14 +304,11 @@ class GoogleApp(App):
             tabs = box((0, TOP + 64, 360, TOP + 108), WHITE, blocker=True)
             for i, t in enumerate(("All", "Images", "News", "Videos", "Maps")):
                 tabs.children.append(
-                    View(
+                    tab_label(
                         (12 + 68 * i, TOP + 70, 76 + 68 * i, TOP + 102),
-                        kind="tab",
-                        text=t,
-                        size=13,
-                        align="center",
-                        fg=BLUE if i == 0 else SUBTLE,
-                        bold=i == 0,
+                        t,
+                        i == 0,
+                        BLUE,
                         ref=f"gapp.tab.{t.lower()}",
                         on_tap=(lambda: None) if i else None,
                     )

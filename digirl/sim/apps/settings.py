@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import App, app_bar
+from digirl.sim.apps.base import App, app_bar, letter_tile
 from digirl.sim.content import stable_rng
 from digirl.sim.device import get_setting, set_setting
 from digirl.sim.ui import (
@@ -217,17 +217,7 @@ class Settings(App):
         a = p.apps[key]
         on = p.notifications.get(key, True)
         rows: list[View] = [
-            View(
-                (148, 8, 212, 72),
-                kind="text",
-                text=a.label[:1].upper(),
-                fill=a.color if a.color != WHITE else BLUE,
-                fg=WHITE,
-                radius=32,
-                size=26,
-                align="center",
-                element=False,
-            ),
+            letter_tile((148, 8, 212, 72), a.label[:1].upper(), a.color if a.color != WHITE else BLUE, radius=32, size=26),
             label((16, 80, 344, 110), a.label, size=22, align="center", ref="settings.appinfo.name"),
             button((40, 124, 172, 164), "Open", lambda: p.launch(key), ref="settings.appinfo.open", style="tonal"),
             button((188, 124, 320, 164), "Force stop", lambda: None, ref="settings.appinfo.stop", style="tonal"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import ScreenStackApp, dialog
+from digirl.sim.apps.base import ScreenStackApp, dialog, letter_tile, tab_label
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import StoreApp, norm_name, stable_rng, store_apps
 from digirl.sim.ui import (
@@ -34,17 +34,8 @@ def _app_tile(x0: float, y0: float, size: float, name: str) -> View:
     col = stable_rng("appcol", norm_name(name)).choice(
         ((66, 133, 244), (234, 67, 53), (251, 140, 0), (52, 168, 83), (142, 36, 170), (0, 172, 193))
     )
-    return View(
-        (x0, y0, x0 + size, y0 + size),
-        kind="text",
-        text=name[:1].upper(),
-        fill=col,
-        fg=WHITE,
-        radius=int(size * 0.22),
-        size=int(size * 0.42),
-        align="center",
-        bold=True,
-        element=False,
+    return letter_tile(
+        (x0, y0, x0 + size, y0 + size), name[:1].upper(), col, radius=int(size * 0.22), size=int(size * 0.42), bold=True
     )
 
 
@@ -254,16 +245,8 @@ class PlayStore(ScreenStackApp):
         head.children.append(self._searchbar(""))
         for i, t in enumerate(("For you", "Top charts", "Kids", "Categories")):
             head.children.append(
-                View(
-                    (8 + 88 * i, TOP + 64, 92 + 88 * i, TOP + 104),
-                    kind="tab",
-                    text=t,
-                    size=13,
-                    align="center",
-                    fg=_ACCENT if i == 0 else SUBTLE,
-                    bold=i == 0,
-                    on_tap=lambda: None,
-                    ref=f"store.tab.{i}",
+                tab_label(
+                    (8 + 88 * i, TOP + 64, 92 + 88 * i, TOP + 104), t, i == 0, _ACCENT, ref=f"store.tab.{i}", on_tap=lambda: None
                 )
             )
         views.append(head)

@@ -13,7 +13,8 @@ from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote_plus, urlsplit
 
-from digirl.sim.apps.search import google_logo, results_list, suggestion_list
+from digirl.sim.apps.base import FIELD_FILL, letter_tile
+from digirl.sim.apps.search import google_logo, google_start, results_list, suggestion_list
 from digirl.sim.content import Product, products, site_headlines, stable_rng
 from digirl.sim.intents import SHOP_SITES
 from digirl.sim.ui import (
@@ -29,7 +30,6 @@ from digirl.sim.ui import (
     box,
     button,
     icon_button,
-    input_field,
     label,
     scroll_list,
 )
@@ -158,17 +158,7 @@ def _newtab(b: Browser, page: Page) -> list[View]:
         )
         return [v]
     views = [box((0, PAGE_TOP, 360, BOTTOM), WHITE, ref="ntp")]
-    views += google_logo(180, PAGE_TOP + 50)
-    views.append(
-        input_field(
-            (20, PAGE_TOP + 120, 340, PAGE_TOP + 168),
-            "",
-            placeholder="Search or type web address",
-            focused=False,
-            on_tap=b.edit_url,
-            ref="ntp.box",
-        )
-    )
+    views += google_start(PAGE_TOP + 50, b.edit_url, ref="ntp.box", placeholder="Search or type web address")
     for i, site in enumerate(("youtube.com", "reddit.com", "ebay.com", "espn.com")):
         cx = 54 + 84 * i
         tile = View(
@@ -179,16 +169,8 @@ def _newtab(b: Browser, page: Page) -> list[View]:
             on_tap=partial(b.open_url, site),
         )
         tile.children.append(
-            View(
-                (cx - 24, PAGE_TOP + 206, cx + 24, PAGE_TOP + 254),
-                kind="text",
-                text=site[0].upper(),
-                fill=(241, 243, 244),
-                radius=24,
-                size=20,
-                align="center",
-                fg=BLUE,
-                element=False,
+            letter_tile(
+                (cx - 24, PAGE_TOP + 206, cx + 24, PAGE_TOP + 254), site[0].upper(), FIELD_FILL, radius=24, size=20, fg=BLUE
             )
         )
         tile.children.append(
@@ -202,17 +184,7 @@ def _google(b: Browser, page: Page) -> list[View]:
     views = [box((0, PAGE_TOP, 360, BOTTOM), WHITE, ref="google.home")]
     views += google_logo(180, PAGE_TOP + 70)
     focused = b.focused == "gq"
-    views.append(
-        input_field(
-            (20, PAGE_TOP + 140, 340, PAGE_TOP + 188),
-            b.fields.get("gq", ""),
-            placeholder="Search",
-            focused=focused,
-            on_tap=b.tap_field("gq"),
-            ref="google.box",
-            on_clear=b.clear_field("gq"),
-        )
-    )
+    views.append(b.text_input((20, PAGE_TOP + 140, 340, PAGE_TOP + 188), "gq", placeholder="Search", ref="google.box"))
     if focused:
         views.append(suggestion_list(PAGE_TOP + 192, b.fields.get("gq", ""), b.google_search, ref="google.sugg"))
     return views
@@ -226,14 +198,12 @@ def _serp(b: Browser, page: Page) -> list[View]:
     top = box((0, PAGE_TOP, 360, PAGE_TOP + 64), WHITE, blocker=True)
     top.children.append(View((8, PAGE_TOP + 12, 48, PAGE_TOP + 52), kind="icon", icon="google", element=False))
     top.children.append(
-        input_field(
+        b.text_input(
             (52, PAGE_TOP + 8, 348, PAGE_TOP + 56),
-            b.fields.get("gq", page.query),
+            "gq",
             placeholder="Search",
-            focused=focused,
-            on_tap=b.tap_field("gq"),
             ref="google.box",
-            on_clear=b.clear_field("gq"),
+            text=b.fields.get("gq", page.query),
         )
     )
     views.append(top)
@@ -302,19 +272,14 @@ def _site_header(b: Browser, site: str, query: str) -> tuple[list[View], float]:
     views = [header]
     by = y0 + 54 if in_header else y0 + h + 6
     area = header if in_header else box((0, y0 + h, 360, y0 + h + 58), BG, blocker=True, ref=f"{site}.searchbar")
-    focused = b.focused == "site"
-    text = b.fields.get("site", query)
     area.children.append(
-        input_field(
+        b.text_input(
             (12, by, 300, by + 44),
-            text,
+            "site",
             placeholder=f"Search {style.name.title()}",
-            focused=focused,
-            on_tap=b.tap_field("site"),
             ref="site.search",
-            on_clear=b.clear_field("site"),
+            text=b.fields.get("site", query),
             radius=8,
-            fill=WHITE,
             icon="",
         )
     )
@@ -406,6 +371,115 @@ def _dress_product(row: View, p: Product, style: SiteStyle) -> None:
     row.children.append(box((12, y + 115, 348, y + 116), FAINT))
 
 
+def _shop_home_rows(
+    b: Browser, page: Page, style: SiteStyle, y: float, tall: int, rows: list[View], shown: dict[int, Product]
+) -> None:
+    """A shop's home page below its header: deals banner, categories, best sellers (``shown``: row → product)."""
+    site = page.domain
+    dyn = b.phone.dyn
+    banner = box((12, y, 348, y + 120), style.accent, radius=14, ref=f"{site}.banner")
+    banner.children.append(label((28, y + 16, 330, y + 50), "Deals of the week", size=22, fg=WHITE, bold=True))
+    banner.children.append(label((28, y + 56, 330, y + 80), "Save big on top brands", size=14, fg=WHITE))
+    rows.append(banner)
+    y += 136
+    rows.append(label((16, y, 344, y + 28), "Shop by category", size=17, bold=True))
+    y += 36
+    for i, cat in enumerate(("TVs", "Laptops", "Phones", "Kitchen", "Toys", "Furniture")):
+        cx, cy = 12 + 114 * (i % 3), y + 60 * (i // 3)
+        rows.append(
+            button(
+                (cx, cy, cx + 106, cy + 50),
+                cat,
+                partial(b.open_url, f"{site}/search?q={quote_plus(cat.lower())}"),
+                ref=f"{site}.cat.{i}",
+                style="tonal",
+                radius=10,
+                color=style.accent,
+            )
+        )
+    y += 130
+    for i, p in enumerate(products(site, "best sellers", dyn.world_version, n=4)):
+        shown[len(rows)] = p
+        rows.append(_product_row(y, 100 + i, partial(b.open_url, f"{site}/product/{p.pid}?q=best+sellers&rank=-1"), tall))
+        y += tall
+
+
+def _shop_results_rows(
+    b: Browser, page: Page, style: SiteStyle, y: float, tall: int, rows: list[View], shown: dict[int, Product]
+) -> None:
+    """A shop's search results: title, filters (card layout), a sponsored ad, the products (``shown``: row → product)."""
+    site = page.domain
+    dyn = b.phone.dyn
+    rows.append(label((16, y, 344, y + 30), f'Results for "{page.query}"', size=15, bold=True, ref="site.results_title"))
+    y += 34
+    if dyn.shop_cards:
+        rows.append(_filter_bar(y, style.accent))
+        y += 52
+    if dyn.has_ad("shop", site, page.query.lower()):
+        ad = box((12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.shop", on_tap=lambda: b.open_url("ad.example/promo"))
+        ad.children.append(label((24, y + 6, 336, y + 24), "Sponsored", size=11, fg=SUBTLE))
+        ad.children.append(label((24, y + 26, 336, y + 54), f"Top pick: {page.query.title()} Ultra — 30% off", size=15, fg=BLUE))
+        rows.append(ad)
+        y += 76
+    for rank, p in enumerate(shop_results(b, site, page.query)):
+        url = f"{site}/product/{p.pid}?q={quote_plus(page.query)}&rank={rank}"
+        shown[len(rows)] = p
+        rows.append(_product_row(y, rank, partial(b.open_url, url), tall))
+        y += tall
+
+
+def _product_rows(b: Browser, page: Page, style: SiteStyle, y: float, rows: list[View]) -> None:
+    """A product page: picture, title, rating, price, seller, Add to cart and Buy now."""
+    site = page.domain
+    dyn = b.phone.dyn
+    item = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid), None)
+    if item is None:
+        rows.append(label((16, y + 40, 344, y + 80), "Item not found", size=18, align="center"))
+        return
+    rows.append(
+        box(
+            (40, y + 8, 320, y + 248),
+            (236, 239, 244),
+            radius=12,
+            ref="product.image",
+            children=[View((140, y + 88, 220, y + 168), kind="icon", icon="image", icon_color=(150, 156, 170), element=False)],
+        )
+    )
+    y += 260
+    rows.append(label((16, y, 344, y + 50), item.title, size=17, lines=2, ref="product.title"))
+    rows.append(
+        label(
+            (16, y + 52, 344, y + 72),
+            f"{_stars(item.rating)} {item.rating} ({item.reviews:,} reviews)",
+            size=13,
+            fg=(240, 150, 0),
+        )
+    )
+    rows.append(label((16, y + 76, 344, y + 108), f"${item.price:,.2f}", size=24, bold=True, ref="product.price"))
+    rows.append(label((16, y + 110, 344, y + 130), item.seller, size=12, fg=SUBTLE))
+    rows.append(
+        button(
+            (16, y + 140, 344, y + 188),
+            "Added to cart" if any(x[:2] == (site, item.pid) for x in b.cart) else dyn.text("add_to_cart", "Add to cart"),
+            partial(b.add_to_cart, page),
+            ref="product.add_to_cart",
+            color=style.accent,
+            radius=24,
+        )
+    )
+    rows.append(
+        button(
+            (16, y + 196, 344, y + 244),
+            "Buy now",
+            lambda: None,
+            ref="product.buy",
+            style="outlined",
+            color=style.accent,
+            radius=24,
+        )
+    )
+
+
 def _shop(b: Browser, page: Page) -> list[View]:
     site = page.domain
     style = SITE_STYLES[site]
@@ -417,101 +491,11 @@ def _shop(b: Browser, page: Page) -> list[View]:
     y = float(dyn.list_offset)
     tall = 132 if dyn.shop_cards else 116
     if page.kind == "shop_home":
-        banner = box((12, y, 348, y + 120), style.accent, radius=14, ref=f"{site}.banner")
-        banner.children.append(label((28, y + 16, 330, y + 50), "Deals of the week", size=22, fg=WHITE, bold=True))
-        banner.children.append(label((28, y + 56, 330, y + 80), "Save big on top brands", size=14, fg=WHITE))
-        rows.append(banner)
-        y += 136
-        rows.append(label((16, y, 344, y + 28), "Shop by category", size=17, bold=True))
-        y += 36
-        for i, cat in enumerate(("TVs", "Laptops", "Phones", "Kitchen", "Toys", "Furniture")):
-            cx, cy = 12 + 114 * (i % 3), y + 60 * (i // 3)
-            rows.append(
-                button(
-                    (cx, cy, cx + 106, cy + 50),
-                    cat,
-                    partial(b.open_url, f"{site}/search?q={quote_plus(cat.lower())}"),
-                    ref=f"{site}.cat.{i}",
-                    style="tonal",
-                    radius=10,
-                    color=style.accent,
-                )
-            )
-        y += 130
-        for i, p in enumerate(products(site, "best sellers", dyn.world_version, n=4)):
-            shown[len(rows)] = p
-            rows.append(_product_row(y, 100 + i, partial(b.open_url, f"{site}/product/{p.pid}?q=best+sellers&rank=-1"), tall))
-            y += tall
+        _shop_home_rows(b, page, style, y, tall, rows, shown)
     elif page.kind == "shop_results":
-        rows.append(label((16, y, 344, y + 30), f'Results for "{page.query}"', size=15, bold=True, ref="site.results_title"))
-        y += 34
-        if dyn.shop_cards:
-            rows.append(_filter_bar(y, style.accent))
-            y += 52
-        if dyn.has_ad("shop", site, page.query.lower()):
-            ad = box(
-                (12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.shop", on_tap=lambda: b.open_url("ad.example/promo")
-            )
-            ad.children.append(label((24, y + 6, 336, y + 24), "Sponsored", size=11, fg=SUBTLE))
-            ad.children.append(
-                label((24, y + 26, 336, y + 54), f"Top pick: {page.query.title()} Ultra — 30% off", size=15, fg=BLUE)
-            )
-            rows.append(ad)
-            y += 76
-        for rank, p in enumerate(shop_results(b, site, page.query)):
-            url = f"{site}/product/{p.pid}?q={quote_plus(page.query)}&rank={rank}"
-            shown[len(rows)] = p
-            rows.append(_product_row(y, rank, partial(b.open_url, url), tall))
-            y += tall
+        _shop_results_rows(b, page, style, y, tall, rows, shown)
     else:
-        item = next((x for x in products(site, page.query or "best sellers", dyn.world_version) if x.pid == page.pid), None)
-        if item is None:
-            rows.append(label((16, y + 40, 344, y + 80), "Item not found", size=18, align="center"))
-        else:
-            rows.append(
-                box(
-                    (40, y + 8, 320, y + 248),
-                    (236, 239, 244),
-                    radius=12,
-                    ref="product.image",
-                    children=[
-                        View((140, y + 88, 220, y + 168), kind="icon", icon="image", icon_color=(150, 156, 170), element=False)
-                    ],
-                )
-            )
-            y += 260
-            rows.append(label((16, y, 344, y + 50), item.title, size=17, lines=2, ref="product.title"))
-            rows.append(
-                label(
-                    (16, y + 52, 344, y + 72),
-                    f"{_stars(item.rating)} {item.rating} ({item.reviews:,} reviews)",
-                    size=13,
-                    fg=(240, 150, 0),
-                )
-            )
-            rows.append(label((16, y + 76, 344, y + 108), f"${item.price:,.2f}", size=24, bold=True, ref="product.price"))
-            rows.append(label((16, y + 110, 344, y + 130), item.seller, size=12, fg=SUBTLE))
-            rows.append(
-                button(
-                    (16, y + 140, 344, y + 188),
-                    "Added to cart" if any(x[:2] == (site, item.pid) for x in b.cart) else dyn.text("add_to_cart", "Add to cart"),
-                    partial(b.add_to_cart, page),
-                    ref="product.add_to_cart",
-                    color=style.accent,
-                    radius=24,
-                )
-            )
-            rows.append(
-                button(
-                    (16, y + 196, 344, y + 244),
-                    "Buy now",
-                    lambda: None,
-                    ref="product.buy",
-                    style="outlined",
-                    color=style.accent,
-                    radius=24,
-                )
-            )
+        _product_rows(b, page, style, y, rows)
 
     def dress(i: int, row: View) -> None:
         if i in shown:
@@ -527,20 +511,7 @@ def _shop(b: Browser, page: Page) -> list[View]:
 # ---------------------------------------------------------------- reddit and any other site
 def _reddit(b: Browser, page: Page) -> list[View]:
     head = box((0, PAGE_TOP, 360, PAGE_TOP + 52), WHITE, blocker=True, ref="reddit.header")
-    head.children.append(
-        View(
-            (12, PAGE_TOP + 10, 44, PAGE_TOP + 42),
-            kind="text",
-            text="r",
-            fill=(255, 69, 0),
-            fg=WHITE,
-            radius=16,
-            size=18,
-            bold=True,
-            align="center",
-            element=False,
-        )
-    )
+    head.children.append(letter_tile((12, PAGE_TOP + 10, 44, PAGE_TOP + 42), "r", (255, 69, 0), radius=16, size=18, bold=True))
     head.children.append(label((52, PAGE_TOP, 200, PAGE_TOP + 52), "reddit", size=22, bold=True, ref="reddit.logo"))
     rows = []
     y = 8.0

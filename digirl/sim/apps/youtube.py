@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import ScreenStackApp
+from digirl.sim.apps.base import ScreenStackApp, letter_tile, tab_label
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import (
     Video,
@@ -35,6 +35,8 @@ from digirl.sim.ui import (
 __all__ = ["YouTube"]
 
 Screen = tuple[str, object]
+#: A channel's avatar colour.
+_CHANNEL_RED = (204, 0, 0)
 
 
 def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> View:
@@ -175,19 +177,7 @@ class YouTube(ScreenStackApp):
             y += 76
         name = title_case(q)
         ch = box((0, y, 360, y + 88), WHITE, ref="yt.channel_result", on_tap=lambda: self.push("channel", name), kind="list_item")
-        ch.children.append(
-            View(
-                (20, y + 12, 84, y + 76),
-                kind="text",
-                text=name[:1].upper(),
-                fill=(204, 0, 0),
-                fg=WHITE,
-                radius=32,
-                size=26,
-                align="center",
-                element=False,
-            )
-        )
+        ch.children.append(letter_tile((20, y + 12, 84, y + 76), name[:1].upper(), _CHANNEL_RED, radius=32, size=26))
         ch.children.append(label((100, y + 14, 350, y + 38), name, size=16, bold=True))
         subs = stable_rng("subs", norm_name(q)).randint(2, 900)
         ch.children.append(
@@ -227,18 +217,7 @@ class YouTube(ScreenStackApp):
         rows.append(label((16, 98, 250, 122), name, size=18, bold=True, ref="yt.channel.name"))
         rows.append(self._subscribe_button((260, 96, 348, 128), name, "yt.channel.subscribe"))
         for i, t in enumerate(("Home", "Videos", "Shorts", "Playlists")):
-            rows.append(
-                View(
-                    (12 + 84 * i, 136, 92 + 84 * i, 172),
-                    kind="tab",
-                    text=t,
-                    size=13,
-                    align="center",
-                    fg=TEXT if t == "Videos" else SUBTLE,
-                    bold=t == "Videos",
-                    element=True,
-                )
-            )
+            rows.append(tab_label((12 + 84 * i, 136, 92 + 84 * i, 172), t, t == "Videos", TEXT, element=True))
         rows.append(box((96, 170, 176, 173), TEXT))
         y = 180.0
         for i, v in enumerate(vids):
@@ -256,19 +235,7 @@ class YouTube(ScreenStackApp):
         views.append(label((12, TOP + 210, 348, TOP + 258), v.title, size=16, bold=True, lines=2, ref="yt.watch.title"))
         views.append(label((12, TOP + 260, 348, TOP + 280), f"{v.views} · {video_age(v)}", size=12, fg=SUBTLE))
         chan = box((0, TOP + 288, 360, TOP + 340), WHITE, ref="yt.watch.channel", on_tap=lambda: self.push("channel", v.channel))
-        chan.children.append(
-            View(
-                (12, TOP + 294, 52, TOP + 334),
-                kind="text",
-                text=v.channel[:1],
-                fill=(204, 0, 0),
-                fg=WHITE,
-                radius=20,
-                size=18,
-                align="center",
-                element=False,
-            )
-        )
+        chan.children.append(letter_tile((12, TOP + 294, 52, TOP + 334), v.channel[:1], _CHANNEL_RED, radius=20, size=18))
         chan.children.append(label((62, TOP + 288, 250, TOP + 340), v.channel, size=15, bold=True))
         chan.children.append(self._subscribe_button((260, TOP + 298, 348, TOP + 330), v.channel, "yt.subscribe"))
         views.append(chan)
