@@ -13,10 +13,12 @@ from types import FrameType
 from typing import Any
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
 def add_parser(sub: Any, name: str, help: str, example: str, **kw: Any) -> argparse.ArgumentParser:
     """A subcommand parser whose ``--help`` ends with a copy-paste example."""
-    from digirl.cli.main import HelpFormatter
-
     return sub.add_parser(name, help=help, description=help, epilog=f"example:\n  {example}", formatter_class=HelpFormatter, **kw)  # type: ignore[no-any-return]
 
 

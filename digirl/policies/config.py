@@ -27,7 +27,7 @@ __all__ = [
 #: The keys of ``policy.<kind>`` that say how a saved policy runs or samples, not what it is: a run may
 #: set them on a loaded policy (``policy.init`` = a saved folder, or a resumed checkpoint). Every other
 #: key is fixed by the saved ``policy.json``, and a run that asks for another value is an error
-#: (:func:`digirl.policies.registry.settle_loaded_policy`). ``None``: every key (an endpoint's settings;
+#: (:func:`digirl.policies.settle.settle_loaded_policy`). ``None``: every key (an endpoint's settings;
 #: no weights depend on them). ``policy.device``, ``temperature`` and ``tap_epsilon`` are run options of
 #: every kind. The default policy's ``dropout`` and ``word_dropout`` are saved with it: set them when it is made.
 RUNTIME_KEYS: dict[str, tuple[str, ...] | None] = {
