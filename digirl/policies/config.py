@@ -8,8 +8,8 @@ local folder. This module imports nothing heavy, so configs load without torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, TypeVar
 
 from digirl.core.errors import DataError
 
@@ -437,3 +437,16 @@ KIND_CONFIGS: dict[str, tuple[str, type]] = {
     "autoui": ("autoui", AutoUIPolicyConfig),
     "api": ("api", APIPolicyConfig),
 }
+
+
+_Cfg = TypeVar("_Cfg")
+
+
+def with_overrides(saved: _Cfg, given: _Cfg | None) -> _Cfg:
+    """``saved`` (a loaded policy's sub-config) with every field of ``given`` that differs from the
+    default (an explicit override); ``given`` is of the same dataclass."""
+    if given is None:
+        return saved
+    default: Any = type(saved)()
+    changes = {f.name: getattr(given, f.name) for f in fields(default) if getattr(given, f.name) != getattr(default, f.name)}
+    return replace(saved, **changes) if changes else saved  # type: ignore[type-var]

@@ -19,7 +19,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from digirl.core.errors import ConfigError, DataError
 
@@ -36,8 +36,10 @@ __all__ = [
     "load_policy",
     "policy_class",
     "policy_kinds",
+    "read_policy_meta",
     "register_policy_kind",
     "resolve_device",
+    "saved_kind_config",
     "saved_policy_kind",
 ]
 
@@ -45,6 +47,7 @@ log = logging.getLogger(__name__)
 
 #: The file that marks a saved policy folder and names its kind.
 POLICY_FILE = "policy.json"
+_C = TypeVar("_C")
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,30 @@ def saved_policy_kind(path: str | Path) -> str | None:
     if not isinstance(kind, str):
         raise DataError(f"{meta_path}: no 'kind' (not a digirl policy folder)")
     return kind
+
+
+def read_policy_meta(path: str | Path, kind: str) -> dict[str, Any]:
+    """The ``policy.json`` of the saved ``kind`` policy in the folder ``path``: a DataError naming the
+    file when it is missing, not JSON, or of another kind."""
+    meta_path = Path(path) / POLICY_FILE
+    try:
+        meta = json.loads(meta_path.read_text())
+    except FileNotFoundError:
+        raise DataError(f"{meta_path}: missing (not a saved policy folder)") from None
+    except (OSError, ValueError) as e:
+        raise DataError(f"{meta_path}: not valid JSON ({e})") from e
+    if not isinstance(meta, dict) or meta.get("kind") != kind:
+        raise DataError(f"{meta_path}: policy kind {meta.get('kind') if isinstance(meta, dict) else None!r} is not {kind!r}")
+    return meta
+
+
+def saved_kind_config(path: str | Path, meta: dict[str, Any], cls: type[_C], kind: str) -> _C:
+    """The ``config`` of a saved ``kind`` policy's ``meta`` as ``cls`` (its ``from_dict``); a DataError
+    naming the folder's ``policy.json`` when it does not fit."""
+    try:
+        return cls.from_dict(dict(meta.get("config") or {}))  # type: ignore[attr-defined,no-any-return]
+    except (TypeError, ValueError) as e:
+        raise DataError(f"{Path(path) / POLICY_FILE}: bad {kind} policy config ({e})") from e
 
 
 def load_policy(path: str | Path, *, device: str | torch.device = "cpu", cfg: PolicyConfig | None = None) -> ActingPolicy:
