@@ -76,6 +76,16 @@ class CollectorSpec:
     #: Backend-specific options (``env.ray.*`` for Ray; the browser's ``torch_threads``).
     options: dict[str, Any] = field(default_factory=dict)
 
+    def episode_runner_kwargs(self) -> dict[str, Any]:
+        """The keywords the episode runners (process/inline, Ray) take from the spec. ``deterministic``:
+        waiting for every reset makes each policy batch hold every active episode, so batches (and the
+        actions sampled) no longer depend on timing; it costs little unless resets are slow (emulators)."""
+        return {
+            "step_timeout_s": self.step_timeout_s,
+            "max_episode_retries": self.max_episode_retries,
+            "reset_batch_wait_s": float("inf") if self.deterministic else 1.0,
+        }
+
 
 class CollectorFactory(Protocol):
     """The one signature of a collector backend's factory (what :func:`register_collector` registers)."""
@@ -147,13 +157,4 @@ def _vector_collector(spec: CollectorSpec) -> Collector:
     if spec.options:
         raise ValueError(f"the {spec.runner} runner takes no options, got {sorted(spec.options)}")
     mode: Literal["process", "inline"] = "inline" if spec.runner == "inline" else "process"
-    return VectorRunner(
-        env_factory(spec.env_id, **spec.env_kwargs),
-        spec.num_envs,
-        mode=mode,
-        step_timeout_s=spec.step_timeout_s,
-        max_episode_retries=spec.max_episode_retries,
-        # Waiting for every reset makes each policy batch hold every active episode: batches, and so
-        # sampled actions, no longer depend on timing. Costs little unless resets are slow (emulators).
-        reset_batch_wait_s=float("inf") if spec.deterministic else 1.0,
-    )
+    return VectorRunner(env_factory(spec.env_id, **spec.env_kwargs), spec.num_envs, mode=mode, **spec.episode_runner_kwargs())
