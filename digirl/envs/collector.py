@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -19,7 +20,15 @@ if TYPE_CHECKING:
     from digirl.core.types import Trajectory
     from digirl.envs.vector import EpisodeJob, RunnerStats
 
-__all__ = ["Collector", "CollectorFactory", "CollectorSpec", "collector_names", "make_collector", "register_collector"]
+__all__ = [
+    "Collector",
+    "CollectorFactory",
+    "CollectorSpec",
+    "CollectorWrapper",
+    "collector_names",
+    "make_collector",
+    "register_collector",
+]
 
 
 @runtime_checkable
@@ -58,6 +67,44 @@ class Collector(Protocol):
     def close(self) -> None:
         """Release every environment (and worker). Safe to call twice."""
         ...
+
+
+class CollectorWrapper:
+    """A :class:`Collector` over another one, ``inner``, that it hands everything to; a subclass
+    changes what it needs, e.g. what every run happens inside (:meth:`_running`)."""
+
+    def __init__(self, inner: Collector) -> None:
+        self.inner = inner
+
+    @property
+    def num_envs(self) -> int:
+        return self.inner.num_envs
+
+    @property
+    def stats(self) -> RunnerStats:
+        return self.inner.stats
+
+    def _running(self) -> AbstractContextManager[object]:
+        """Entered for the whole of each run (until its last trajectory is taken or the iterator is closed)."""
+        return nullcontext()
+
+    def run(
+        self,
+        act_fn: ActFn | None,
+        jobs: Sequence[EpisodeJob],
+        *,
+        expert: bool = False,
+        expert_eps: float = 0.0,
+        expert_seed: int = 0,
+        expert_text: Callable[[Action], str] | None = None,
+    ) -> Iterator[Trajectory]:
+        with self._running():
+            yield from self.inner.run(
+                act_fn, jobs, expert=expert, expert_eps=expert_eps, expert_seed=expert_seed, expert_text=expert_text
+            )
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 @dataclass(frozen=True)
