@@ -14,7 +14,7 @@ With Gymnasium installed, every id also works with ``gymnasium.make`` (see ``dig
 
 from __future__ import annotations
 
-from typing import Any
+from digirl.utils.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -34,12 +34,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'digirl' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:  # the lazy names too, for completion in a REPL

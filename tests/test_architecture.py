@@ -118,6 +118,124 @@ def test_training_does_not_import_experiments() -> None:
     assert not bad, "digirl.training must not import digirl.experiments (experiments import training):\n" + "\n".join(bad)
 
 
+# --------------------------------------------------------------------------- (b2) no import cycles
+# Cycles known when this test was written, in packages other sessions own: a cycle found must lie inside
+# one of these (breaking them only shrinks what is found). Modules of digirl.sim.apps may import each
+# other freely (the apps share screens and state). Each entry: the cycle's modules outside sim.apps.
+KNOWN_CYCLES: tuple[frozenset[str], ...] = (
+    # base -> configs -> registry -> base: the algorithm registry builds configs, configs validate names
+    frozenset({"digirl.algorithms.base", "digirl.algorithms.configs", "digirl.algorithms.registry"}),
+    # render draws the keyboard, the keyboard measures text with render's fonts
+    frozenset({"digirl.sim.keyboard", "digirl.sim.render"}),
+    # phone <-> apps, expert <-> families <-> predicates, and the task parser <-> compound rules
+    frozenset(
+        {
+            "digirl.sim.device",
+            "digirl.sim.expert",
+            "digirl.sim.families",
+            "digirl.sim.families.comms",
+            "digirl.sim.families.compound",
+            "digirl.sim.families.spec",
+            "digirl.sim.families.state",
+            "digirl.sim.families.surface",
+            "digirl.sim.phone",
+            "digirl.sim.predicates",
+            "digirl.sim.tasks.compound_rules",
+            "digirl.sim.tasks.extra_rules",
+            "digirl.sim.tasks.parser",
+        }
+    ),
+)
+FREE_CYCLES = "digirl.sim.apps"
+
+
+def _type_only_lines(tree: ast.Module) -> set[int]:
+    """Lines inside ``if TYPE_CHECKING:`` blocks: imports there never run, so they make no cycle."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for stmt in node.body:
+                lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return lines
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the digirl modules it imports when it runs: at module level or inside functions (an
+    import deferred into a function still needs the other module, so it still ties the two together),
+    not under ``if TYPE_CHECKING``. ``from pkg.mod import name`` is an edge to ``pkg.mod``."""
+    files = {_module_name(p): p for p in _py_files()}
+
+    def owner(name: str) -> str | None:  # the longest prefix of a dotted name that is a module
+        parts = name.split(".")
+        while parts and ".".join(parts) not in files:
+            parts.pop()
+        return ".".join(parts) or None
+
+    graph: dict[str, set[str]] = {}
+    for mod, path in files.items():
+        skip = _type_only_lines(ast.parse(path.read_text(encoding="utf-8")))
+        targets = {owner(name) for line, name in _imports(path) if line not in skip and name.startswith("digirl")}
+        graph[mod] = {t for t in targets if t is not None and t != mod}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp: set[str] = set()
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    comp.add(m)
+                    if m == node:
+                        break
+                if len(comp) > 1:
+                    found.append(comp)
+    return found
+
+
+def test_cycle_finder_finds_cycles_and_only_them() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    assert sorted(sorted(c) for c in _cycles(graph)) == [["a", "b", "c"], ["d", "e"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles_outside_sim_apps() -> None:
+    bad = []
+    for comp in _cycles(_import_graph()):
+        rest = {m for m in comp if not (m == FREE_CYCLES or m.startswith(FREE_CYCLES + "."))}
+        if rest and not any(rest <= known for known in KNOWN_CYCLES):
+            bad.append(", ".join(sorted(comp)))
+    assert not bad, "modules that import each other (move the shared part into a lower module):\n" + "\n".join(bad)
+
+
 # --------------------------------------------------------------------------- (c) no print in the library
 def test_no_print_outside_cli() -> None:
     bad = []

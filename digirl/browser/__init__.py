@@ -6,8 +6,7 @@ See docs/browser.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from digirl.utils.lazy import lazy_attributes
 
 _EXPORTS = {
     "BrowserConfig": "digirl.browser.pool",
@@ -27,8 +26,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    mod = _EXPORTS.get(name)
-    if mod is None:
-        raise AttributeError(f"module 'digirl.browser' has no attribute {name!r}")
-    return getattr(importlib.import_module(mod), name)
+__getattr__ = lazy_attributes(__name__, _EXPORTS)

@@ -28,6 +28,7 @@ from playwright.async_api import Browser, BrowserContext, CDPSession, Page, Play
 from playwright.async_api import Error as PlaywrightError
 
 from digirl.core.errors import ConfigError, EnvFailure
+from digirl.utils.shared import SharedInstances
 
 __all__ = [
     "DEFAULT_ARGS",
@@ -196,8 +197,7 @@ class BrowserPool:
     closes when the last env releases it), or create a private one and :meth:`close` it yourself.
     """
 
-    _shared: dict[BrowserConfig, BrowserPool] = {}
-    _shared_lock = threading.Lock()
+    _shared: SharedInstances[BrowserConfig, BrowserPool] = SharedInstances()
 
     def __init__(self, config: BrowserConfig | None = None) -> None:
         self.config = config or BrowserConfig()
@@ -209,7 +209,6 @@ class BrowserPool:
         self._browser: Browser | None = None
         self._launch_lock: asyncio.Lock | None = None
         self._roots: set[int] = set()  # browser (root) pids launched by this pool
-        self._refs = 0
         self._closed = False
         #: Incremented on every (re)launch; sessions opened under an older generation are stale.
         self.generation = 0
@@ -220,23 +219,11 @@ class BrowserPool:
     @classmethod
     def shared(cls, config: BrowserConfig | None = None) -> BrowserPool:
         """The process-wide pool for ``config``, with its reference count incremented."""
-        config = config or BrowserConfig()
-        with cls._shared_lock:
-            pool = cls._shared.get(config)
-            if pool is None or pool._closed:
-                pool = cls(config)
-                cls._shared[config] = pool
-            pool._refs += 1
-            return pool
+        return cls._shared.acquire(config or BrowserConfig(), cls)
 
     def release(self) -> None:
         """Drop one reference taken by :meth:`shared`; the last one closes the pool."""
-        with self._shared_lock:
-            self._refs -= 1
-            last = self._refs <= 0
-            if last and self._shared.get(self.config) is self:
-                del self._shared[self.config]
-        if last:
+        if self._shared.release(self.config, self):
             self.close()
 
     # ------------------------------------------------------------------ running coroutines

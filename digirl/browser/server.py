@@ -9,6 +9,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from digirl.utils.shared import SharedInstances
+
 __all__ = ["StaticServer"]
 
 log = logging.getLogger(__name__)
@@ -29,8 +31,7 @@ class StaticServer:
     Use as a context manager, or :meth:`shared` for a process-wide, reference-counted instance.
     """
 
-    _shared: dict[Path, StaticServer] = {}
-    _lock = threading.Lock()
+    _shared: SharedInstances[Path, StaticServer] = SharedInstances()
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
@@ -42,7 +43,6 @@ class StaticServer:
         self.port = int(self._httpd.server_address[1])
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="digirl-static-http", daemon=True)
         self._thread.start()
-        self._refs = 0
         self._closed = False
 
     @property
@@ -52,22 +52,14 @@ class StaticServer:
 
     @classmethod
     def shared(cls, root: str | Path) -> StaticServer:
-        key = Path(root).resolve()
-        with cls._lock:
-            srv = cls._shared.get(key)
-            if srv is None or srv._closed:
-                srv = cls(key)
-                cls._shared[key] = srv
-            srv._refs += 1
-            return srv
+        return cls._shared.acquire(Path(root).resolve(), cls)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def release(self) -> None:
-        with self._lock:
-            self._refs -= 1
-            last = self._refs <= 0
-            if last and self._shared.get(self.root) is self:
-                del self._shared[self.root]
-        if last:
+        if self._shared.release(self.root, self):
             self.close()
 
     def close(self) -> None:

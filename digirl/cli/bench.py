@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, add_group, arg, emit_json
 from digirl.experiments.subruns import children_stop_with_me
+
+
+def _show(args: argparse.Namespace, summary: dict[str, Any], name: str, written: str | None) -> int:
+    """A driver's result: its summary as JSON, or its NAME.md table and, given ``written``, what it wrote."""
+    if args.json:
+        emit_json(summary)
+    else:
+        print((Path(args.out) / f"{name}.md").read_text())
+        if written is not None:
+            print(f"wrote {args.out}/{name}.md, {written} ({summary['wall_s']:.0f} s)")
+    return 0
 
 
 def _run_table1_driver(args: argparse.Namespace, name: str) -> int:
     """``bench table1`` and ``bench online``: the Table 1 driver, its table written as NAME.md / NAME.json."""
-    from pathlib import Path
-
     from digirl.config.core import load_config
     from digirl.experiments.table1 import Table1Config, run_table1
 
@@ -21,12 +31,7 @@ def _run_table1_driver(args: argparse.Namespace, name: str) -> int:
         raise SystemExit("digirl bench online: no online method among the variants (see --preset bench-online)")
     with children_stop_with_me():
         summary = run_table1(cfg, args.out, report_only=args.report_only, name=name)
-    if args.json:
-        emit_json(summary)
-    else:
-        print((Path(args.out) / f"{name}.md").read_text())
-        print(f"wrote {args.out}/{name}.md, {name}.json and the curves ({summary['wall_s']:.0f} s)")
-    return 0
+    return _show(args, summary, name, f"{name}.json and the curves")
 
 
 def _cmd_table1(args: argparse.Namespace) -> int:
@@ -56,11 +61,7 @@ def _cmd_nonstationary(args: argparse.Namespace) -> int:
     cfg = load_config(NonStationaryConfig, overrides=args.overrides)
     with children_stop_with_me():
         summary = run_nonstationary(cfg, args.out)
-    if args.json:
-        emit_json(summary)
-    else:
-        print((__import__("pathlib").Path(args.out) / "nonstationary.md").read_text())
-    return 0
+    return _show(args, summary, "nonstationary", None)
 
 
 def _cmd_digiq(args: argparse.Namespace) -> int:
@@ -70,12 +71,51 @@ def _cmd_digiq(args: argparse.Namespace) -> int:
     cfg = load_config(DigiQBenchConfig, preset=args.preset, overrides=args.overrides)
     with children_stop_with_me():
         summary = run_digiq_bench(cfg, args.out)
-    if args.json:
-        emit_json(summary)
-    else:
-        print((__import__("pathlib").Path(args.out) / "digiq.md").read_text())
-        print(f"wrote {args.out}/digiq.md, digiq.json and curves.png ({summary['wall_s']:.0f} s)")
-    return 0
+    return _show(args, summary, "digiq", "digiq.json and curves.png")
+
+
+_OVERRIDES = arg("overrides", nargs="*", metavar="key=value")
+
+
+def _add_table1_drivers(bsub: Any) -> None:
+    """``bench table1`` and ``bench online``: one driver, two method sets."""
+    add_command(
+        bsub,
+        "table1",
+        "SFT / Filtered BC / DigiRL, offline and off-to-online, mean ± std over seeds",
+        "digirl bench table1 runs/table1 --preset table1-smoke",
+        _cmd_table1,
+        arg("out", help="output folder (runs, table1.md, table1.json, curves.png)"),
+        arg(
+            "--preset",
+            help="table1-gpu (one H100/H200 + 16 CPU cores), table1-smoke (CI), or the best measured recipes at "
+            "3,072 online trajectories: table1-recipe-general, table1-recipe-webshop (5 seeds, ~16 / ~25 min on one GPU host)",
+        ),
+        _OVERRIDES,
+        arg(
+            "--report-only",
+            action="store_true",
+            help="run nothing: write the table of the runs OUT holds and list the unfinished ones "
+            "(the same command without this flag finishes them; finished runs are always read back)",
+        ),
+    )
+    add_command(
+        bsub,
+        "online",
+        "DigiRL / Filtered BC / GRPO / PPO / branching online from one SFT policy, at equal trajectories and equal env steps",
+        "digirl bench online runs/online --preset bench-online-smoke",
+        _cmd_online,
+        arg("out", help="output folder (runs, online.md, online.json, curves.png, curves_env_steps.png)"),
+        arg(
+            "--preset",
+            default="bench-online",
+            help="bench-online (default: both sets, 5 seeds, 3,072 trajectories a run, pixels only; resumable, several "
+            "GPU sessions) or bench-online-smoke (CPU, minutes); key=value overrides change either "
+            "(sets=[general] seeds=[0,1,2])",
+        ),
+        _OVERRIDES,
+        arg("--report-only", action="store_true", help="run nothing: the table of the runs OUT holds"),
+    )
 
 
 def add_commands(sub: Any) -> None:
@@ -86,82 +126,42 @@ def add_commands(sub: Any) -> None:
         "digirl bench table1 runs/table1 --preset table1-gpu seeds=[0]",
         metavar="BENCH",
     )
-    t = add_parser(
-        bsub,
-        "table1",
-        "SFT / Filtered BC / DigiRL, offline and off-to-online, mean ± std over seeds",
-        "digirl bench table1 runs/table1 --preset table1-smoke",
-    )
-    t.add_argument("out", help="output folder (runs, table1.md, table1.json, curves.png)")
-    t.add_argument(
-        "--preset",
-        help="table1-gpu (one H100/H200 + 16 CPU cores), table1-smoke (CI), or the best measured recipes at "
-        "3,072 online trajectories: table1-recipe-general, table1-recipe-webshop (5 seeds, ~16 / ~25 min on one GPU host)",
-    )
-    t.add_argument("overrides", nargs="*", metavar="key=value")
-    t.add_argument(
-        "--report-only",
-        action="store_true",
-        help="run nothing: write the table of the runs OUT holds and list the unfinished ones "
-        "(the same command without this flag finishes them; finished runs are always read back)",
-    )
-    add_json_flag(t)
-    t.set_defaults(func=_cmd_table1)
-    o = add_parser(
-        bsub,
-        "online",
-        "DigiRL / Filtered BC / GRPO / PPO / branching online from one SFT policy, at equal trajectories and equal env steps",
-        "digirl bench online runs/online --preset bench-online-smoke",
-    )
-    o.add_argument("out", help="output folder (runs, online.md, online.json, curves.png, curves_env_steps.png)")
-    o.add_argument(
-        "--preset",
-        default="bench-online",
-        help="bench-online (default: both sets, 5 seeds, 3,072 trajectories a run, pixels only; resumable, several "
-        "GPU sessions) or bench-online-smoke (CPU, minutes); key=value overrides change either (sets=[general] seeds=[0,1,2])",
-    )
-    o.add_argument("overrides", nargs="*", metavar="key=value")
-    o.add_argument("--report-only", action="store_true", help="run nothing: the table of the runs OUT holds")
-    add_json_flag(o)
-    o.set_defaults(func=_cmd_online)
-    c = add_parser(
+    _add_table1_drivers(bsub)
+    add_command(
         bsub,
         "compare",
         "paired comparisons across two Table 1 runs, seed by seed (A − B with its 95 percent t-interval), and what differs",
         "digirl bench compare runs/ablations runs/baseline --rows digirl_off2on_mc:digirl_off2on",
+        _cmd_compare,
+        arg("a", help="run A: a table1.json or the folder holding it"),
+        arg("b", help="run B: a table1.json or the folder holding it"),
+        arg(
+            "--rows", nargs="+", metavar="KEY[:KEY_B]", help="rows to compare (default: every row key in both runs, with itself)"
+        ),
+        arg(
+            "--at",
+            type=int,
+            metavar="N",
+            help="compare test success at the evaluation after N online trajectories instead of the final one "
+            "(how fast rows learn; the runs' eval_every sets which N exist)",
+        ),
     )
-    c.add_argument("a", help="run A: a table1.json or the folder holding it")
-    c.add_argument("b", help="run B: a table1.json or the folder holding it")
-    c.add_argument(
-        "--rows", nargs="+", metavar="KEY[:KEY_B]", help="rows to compare (default: every row key in both runs, with itself)"
-    )
-    c.add_argument(
-        "--at",
-        type=int,
-        metavar="N",
-        help="compare test success at the evaluation after N online trajectories instead of the final one "
-        "(how fast rows learn; the runs' eval_every sets which N exist)",
-    )
-    add_json_flag(c)
-    c.set_defaults(func=_cmd_compare)
-    n = add_parser(
+    add_command(
         bsub,
         "nonstationary",
         "the world shifts (simulator world_version): a frozen policy vs the same run trained on (DigiRL Fig. 4)",
         "digirl bench nonstationary runs/ns run=runs/digirl versions=[0,1,2] iterations=4",
+        _cmd_nonstationary,
+        arg("out", help="output folder (nonstationary.md / .json, eval reports, the continued run)"),
+        _OVERRIDES,
     )
-    n.add_argument("out", help="output folder (nonstationary.md / .json, eval reports, the continued run)")
-    n.add_argument("overrides", nargs="*", metavar="key=value")
-    add_json_flag(n)
-    n.set_defaults(func=_cmd_nonstationary)
-    q = add_parser(
+    add_command(
         bsub,
         "digiq",
         "Digi-Q vs SFT / offline Filtered BC / offline DigiRL on the same SFT rollouts, ablations, critic vs ground truth",
         "digirl bench digiq runs/digiq-bench --preset digiq-smoke",
+        _cmd_digiq,
+        arg("out", help="output folder (runs, digiq.md, digiq.json, curves.png)"),
+        arg("--preset", help="digiq-gpu (one H200 + 16 CPU cores, both sets, 3 seeds) or digiq-smoke (CPU, CI)"),
+        _OVERRIDES,
     )
-    q.add_argument("out", help="output folder (runs, digiq.md, digiq.json, curves.png)")
-    q.add_argument("--preset", help="digiq-gpu (one H200 + 16 CPU cores, both sets, 3 seeds) or digiq-smoke (CPU, CI)")
-    q.add_argument("overrides", nargs="*", metavar="key=value")
-    add_json_flag(q)
-    q.set_defaults(func=_cmd_digiq)

@@ -7,16 +7,19 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
 def add_parser(sub: Any, name: str, help: str, example: str, **kw: Any) -> argparse.ArgumentParser:
     """A subcommand parser whose ``--help`` ends with a copy-paste example."""
-    from digirl.cli.main import HelpFormatter
-
     return sub.add_parser(name, help=help, description=help, epilog=f"example:\n  {example}", formatter_class=HelpFormatter, **kw)  # type: ignore[no-any-return]
 
 
@@ -34,8 +37,60 @@ def add_group(sub: Any, name: str, help: str, example: str, *, metavar: str = "S
     return p.add_subparsers(dest=f"{name}_command", metavar=metavar, **kw)
 
 
-def add_json_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+@dataclass(frozen=True)
+class Arg:
+    """One argument of a command, declared with the command (:func:`add_command`); ``group``: the
+    title of the help section it is listed under (default: argparse's own sections)."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+    group: str | None = None
+
+
+def arg(*flags: str, group: str | None = None, **options: Any) -> Arg:
+    """An :class:`Arg`: the same words as ``parser.add_argument``."""
+    return Arg(flags, options, group)
+
+
+#: ``--json``: the commands' machine-readable output, listed last unless a command says otherwise.
+JSON_FLAG = arg("--json", action="store_true", help="print one JSON object instead of tables")
+
+#: ``--host`` of the commands that serve over HTTP (``view``, ``serve``): this machine only unless asked.
+LOCAL_HOST = arg("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+
+
+#: ``--families`` of the simulator commands: task families of the user's, registered before the command runs.
+FAMILY_FILES = arg(
+    "--families",
+    metavar="SPEC",
+    action="append",
+    default=[],
+    help="YAML file of user-defined task families to register first (repeatable; see docs/tasks.md)",
+)
+
+
+def register_family_files(paths: list[str]) -> None:
+    """Register the task families of each ``--families`` file, in order."""
+    if paths:
+        from digirl.sim.families.spec import load_family_file
+
+        for path in paths:
+            load_family_file(path)
+
+
+def add_command(
+    sub: Any, name: str, help: str, example: str, func: Callable[[argparse.Namespace], int], *args: Arg, json: bool = True
+) -> argparse.ArgumentParser:
+    """A subcommand (see :func:`add_parser`) with ``args`` in order, ``--json`` last unless ``json`` is
+    false, running ``func``."""
+    p = add_parser(sub, name, help, example)
+    groups: dict[str, Any] = {}
+    for a in (*args, JSON_FLAG) if json else args:
+        if a.group is not None and a.group not in groups:
+            groups[a.group] = p.add_argument_group(a.group)
+        (p if a.group is None else groups[a.group]).add_argument(*a.flags, **a.options)
+    p.set_defaults(func=func)
+    return p
 
 
 def one_line_error(e: BaseException) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, add_group, arg, emit_json
 
 
 class _OverridesParser(argparse.ArgumentParser):
@@ -21,6 +21,9 @@ class _OverridesParser(argparse.ArgumentParser):
         return ns, extras
 
 
+_SCHEMA = arg("schema", metavar="NAME", help="config schema name (e.g. train)")
+
+
 def add_commands(sub: Any) -> None:
     csub = add_group(
         sub,
@@ -30,43 +33,36 @@ def add_commands(sub: Any) -> None:
         parser_class=_OverridesParser,
     )
 
-    ps = add_parser(
+    add_command(
         csub,
         "show",
         "Print the resolved config of a schema as YAML (secrets are never shown); save it with > file.yaml.",
         "digirl config show train --preset toy algo.lr=3e-4 > my_run.yaml",
+        cmd_show,
+        _SCHEMA,
+        arg("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. algo.lr=3e-4"),
+        arg("-p", "--preset", default=None, help="preset name or YAML file applied before overrides"),
+        arg("--no-comments", action="store_true", help="omit the help text comments"),
     )
-    ps.add_argument("schema", metavar="NAME", help="config schema name (e.g. train)")
-    ps.add_argument("overrides", nargs="*", metavar="KEY=VALUE", help="dotted overrides, e.g. algo.lr=3e-4")
-    ps.add_argument("-p", "--preset", default=None, help="preset name or YAML file applied before overrides")
-    ps.add_argument("--no-comments", action="store_true", help="omit the help text comments")
-    add_json_flag(ps)
-    ps.set_defaults(func=cmd_show)
-
-    pk = add_parser(
+    add_command(
         csub,
         "keys",
         "List the keys of a schema with their type, default and help (all, or those matching a filter).",
         "digirl config keys train algo.critic     # keys containing 'algo.critic'; --search TEXT also reads help",
+        cmd_keys,
+        _SCHEMA,
+        arg(
+            "filter",
+            nargs="?",
+            default=None,
+            metavar="FILTER",
+            help="only keys containing this (any case), e.g. a prefix like eval.",
+        ),
+        arg("-s", "--search", default=None, metavar="TEXT", help="only keys whose name or help text contains TEXT (any case)"),
     )
-    pk.add_argument("schema", metavar="NAME", help="config schema name (e.g. train)")
-    pk.add_argument(
-        "filter", nargs="?", default=None, metavar="FILTER", help="only keys containing this (any case), e.g. a prefix like eval."
+    add_command(
+        csub, "presets", "List the presets found in the registered preset directories.", "digirl config presets", cmd_presets
     )
-    pk.add_argument(
-        "-s", "--search", default=None, metavar="TEXT", help="only keys whose name or help text contains TEXT (any case)"
-    )
-    add_json_flag(pk)
-    pk.set_defaults(func=cmd_keys)
-
-    pp = add_parser(
-        csub,
-        "presets",
-        "List the presets found in the registered preset directories.",
-        "digirl config presets",
-    )
-    add_json_flag(pp)
-    pp.set_defaults(func=cmd_presets)
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -5,89 +5,81 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, add_group, arg, emit_json
+
+_DATASET = arg("path", help="dataset folder (holds meta.json)")
 
 
 def add_commands(sub: Any) -> None:
     """Register ``digirl data info | check | export-hf | export-video | import-legacy``."""
     dsub = add_group(sub, "data", "inspect, validate and export trajectory datasets", "digirl data info runs/demo/data")
-
-    info = add_parser(
+    add_command(
         dsub,
         "info",
         "summarize a dataset: trajectories, steps, success rate, env failures, families, tasks, size; "
         "warns, and exits with code 1, on what `data check` would fail that shows without reading images "
         "(an unreadable or truncated shard, a traj_id stored twice); the summary then covers the sound shards",
         "digirl data info runs/demo/data --top 5",
+        _info,
+        _DATASET,
+        arg("--top", type=int, default=10, help="how many tasks to list (default 10)"),
     )
-    info.add_argument("path", help="dataset folder (holds meta.json)")
-    info.add_argument("--top", type=int, default=10, help="how many tasks to list (default 10)")
-    add_json_flag(info)
-    info.set_defaults(func=_info)
-
-    check = add_parser(
+    add_command(
         dsub,
         "check",
         "validate every shard, row and screenshot; exit code 1 if anything is wrong",
         "digirl data check runs/demo/data",
+        _check,
+        _DATASET,
     )
-    check.add_argument("path", help="dataset folder (holds meta.json)")
-    add_json_flag(check)
-    check.set_defaults(func=_check)
-
-    exp = add_parser(
+    add_command(
         dsub,
         "export-hf",
         "export as a Hugging Face datasets folder (one row per step, embedded screenshots)",
         "digirl data export-hf runs/demo/data exports/demo-hf",
+        _export,
+        _DATASET,
+        arg("out", help="output folder (must not exist or be empty)"),
+        arg("--exclude-failures", action="store_true", help="leave env-failure trajectories out"),
+        arg("--rows-per-file", type=int, default=2000, help="steps per Parquet file (default 2000)"),
     )
-    exp.add_argument("path", help="dataset folder (holds meta.json)")
-    exp.add_argument("out", help="output folder (must not exist or be empty)")
-    exp.add_argument("--exclude-failures", action="store_true", help="leave env-failure trajectories out")
-    exp.add_argument("--rows-per-file", type=int, default=2000, help="steps per Parquet file (default 2000)")
-    add_json_flag(exp)
-    exp.set_defaults(func=_export)
-
-    vid = add_parser(
+    add_command(
         dsub,
         "export-video",
         "write episodes as GIF or MP4: each step's screenshot with its action drawn, the instruction as caption",
         "digirl data export-video runs/demo/data --episodes 0:3,failures --format mp4 --out videos/",
+        _export_video,
+        _DATASET,
+        arg(
+            "--episodes",
+            default="0:5",
+            help="comma-separated traj_ids, 0-based indices, A:B ranges, 'failures', 'successes' or 'all' (default 0:5)",
+        ),
+        arg("--format", choices=("gif", "mp4"), default="gif", help="gif (imageio + Pillow) or mp4 (H.264 via PyAV)"),
+        arg("--out", required=True, help="folder for the videos (TRAJ_ID.gif / .mp4)"),
+        arg("--fps", type=float, default=1.0, help="frames (steps) per second (default 1)"),
+        arg("--limit", type=int, default=50, help="write at most this many videos (default 50)"),
     )
-    vid.add_argument("path", help="dataset folder (holds meta.json)")
-    vid.add_argument(
-        "--episodes",
-        default="0:5",
-        help="comma-separated traj_ids, 0-based indices, A:B ranges, 'failures', 'successes' or 'all' (default 0:5)",
-    )
-    vid.add_argument("--format", choices=("gif", "mp4"), default="gif", help="gif (imageio + Pillow) or mp4 (H.264 via PyAV)")
-    vid.add_argument("--out", required=True, help="folder for the videos (TRAJ_ID.gif / .mp4)")
-    vid.add_argument("--fps", type=float, default=1.0, help="frames (steps) per second (default 1)")
-    vid.add_argument("--limit", type=int, default=50, help="write at most this many videos (default 50)")
-    add_json_flag(vid)
-    vid.set_defaults(func=_export_video)
-
-    imp = add_parser(
+    add_command(
         dsub,
         "import-legacy",
         "import a DigiRL / Digi-Q released trajectory file (.pt pickle) safely: an allowlist loader, never their code",
         "digirl data import-legacy general_offline.pt --images aitw_images/ data/general-offline --family general",
+        _import_legacy,
+        arg("file", help="the released .pt (torch.save) or pickle file: a list of trajectories of step dicts"),
+        arg("out", help="dataset folder to create (or append to)"),
+        arg("--images", required=True, help="folder holding the screenshots; image paths are matched by file name"),
+        arg("--family", default="", help="task family written for every trajectory (e.g. general, webshop)"),
+        arg("--split", default="", help="task split written for every trajectory (e.g. train)"),
+        arg("--env-id", default="", help="env id written into the tasks (default: none)"),
+        arg(
+            "--missing",
+            choices=("skip", "blank"),
+            default="skip",
+            help="a trajectory with a missing or unreadable screenshot: skip it (default) or put a black frame there",
+        ),
+        arg("--max-side", type=int, default=None, help="downscale screenshots whose longer side exceeds this"),
     )
-    imp.add_argument("file", help="the released .pt (torch.save) or pickle file: a list of trajectories of step dicts")
-    imp.add_argument("out", help="dataset folder to create (or append to)")
-    imp.add_argument("--images", required=True, help="folder holding the screenshots; image paths are matched by file name")
-    imp.add_argument("--family", default="", help="task family written for every trajectory (e.g. general, webshop)")
-    imp.add_argument("--split", default="", help="task split written for every trajectory (e.g. train)")
-    imp.add_argument("--env-id", default="", help="env id written into the tasks (default: none)")
-    imp.add_argument(
-        "--missing",
-        choices=("skip", "blank"),
-        default="skip",
-        help="a trajectory with a missing or unreadable screenshot: skip it (default) or put a black frame there",
-    )
-    imp.add_argument("--max-side", type=int, default=None, help="downscale screenshots whose longer side exceeds this")
-    add_json_flag(imp)
-    imp.set_defaults(func=_import_legacy)
 
 
 def _human_bytes(n: int) -> str:

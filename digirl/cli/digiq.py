@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import JSON_FLAG, add_command, add_group, arg, emit_json
 
 _EXAMPLE = "digirl digiq {cmd} runs/digiq offline_dataset=runs/offline policy.init=runs/sft/policy"
 
@@ -97,12 +97,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _common(p: argparse.ArgumentParser, config: bool = True) -> None:
-    p.add_argument("run_dir", help="the Digi-Q run folder (its config.yaml is reused when it exists)")
-    if config:
-        p.add_argument("--preset", help="YAML preset name or file (first call only)")
-        p.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. algo.digiq.candidates=8")
-    add_json_flag(p)
+_RUN_DIR = arg("run_dir", help="the Digi-Q run folder (its config.yaml is reused when it exists)")
+# Every stage's first arguments: the run, how to configure it, and --json (before any stage's own options).
+_STAGE_ARGS = (
+    _RUN_DIR,
+    arg("--preset", help="YAML preset name or file (first call only)"),
+    arg("overrides", nargs="*", metavar="key=value", help="config overrides, e.g. algo.digiq.candidates=8"),
+    JSON_FLAG,
+)
 
 
 def add_commands(sub: Any) -> None:
@@ -120,33 +122,46 @@ def add_commands(sub: Any) -> None:
         "featurize": "f(s, a) of every candidate and φ(s) of every state, once, into float16 sidecars",
     }
     for name, text in helps.items():
-        s = add_parser(dsub, name, text + " (runs the stages before it when missing)", _EXAMPLE.format(cmd=name))
-        _common(s)
-        s.set_defaults(func=_stage(name))
-    t = add_parser(
-        dsub, "train", "every missing stage, then the offline training loop (algo.name=digiq)", _EXAMPLE.format(cmd="train")
+        add_command(
+            dsub,
+            name,
+            text + " (runs the stages before it when missing)",
+            _EXAMPLE.format(cmd=name),
+            _stage(name),
+            *_STAGE_ARGS,
+            json=False,
+        )
+    add_command(
+        dsub,
+        "train",
+        "every missing stage, then the offline training loop (algo.name=digiq)",
+        _EXAMPLE.format(cmd="train"),
+        _cmd_train,
+        *_STAGE_ARGS,
+        json=False,
     )
-    _common(t)
-    t.set_defaults(func=_cmd_train)
-    o = add_parser(
+    add_command(
         dsub,
         "oracle",
         "critic quality against ground truth: true values of held-out candidates vs the run's learned Q",
         "digirl digiq oracle runs/digiq --states 400",
+        _cmd_oracle,
+        *_STAGE_ARGS,
+        arg("--continuation", choices=("expert", "policy"), default="expert", help="who acts after the candidate"),
+        arg("--rollouts", type=int, default=4, help="rollouts per candidate with continuation=policy"),
+        arg("--states", type=int, default=400, help="held-out states evaluated (at least 200 recommended)"),
+        json=False,
     )
-    _common(o)
-    o.add_argument("--continuation", choices=("expert", "policy"), default="expert", help="who acts after the candidate")
-    o.add_argument("--rollouts", type=int, default=4, help="rollouts per candidate with continuation=policy")
-    o.add_argument("--states", type=int, default=400, help="held-out states evaluated (at least 200 recommended)")
-    o.set_defaults(func=_cmd_oracle)
-    r = add_parser(
+    add_command(
         dsub,
         "report",
         "static HTML + PNG: per step V, Q, Q − V and the candidates on the screenshot",
         "digirl digiq report runs/digiq",
+        _cmd_report,
+        _RUN_DIR,
+        JSON_FLAG,
+        arg("--out", help="output folder (default RUN/digiq-report)"),
+        arg("--trajectories", type=int, default=6, help="trajectories shown (held-out first)"),
+        arg("--dataset", help="the offline dataset (default: the run's offline_dataset)"),
+        json=False,
     )
-    _common(r, config=False)
-    r.add_argument("--out", help="output folder (default RUN/digiq-report)")
-    r.add_argument("--trajectories", type=int, default=6, help="trajectories shown (held-out first)")
-    r.add_argument("--dataset", help="the offline dataset (default: the run's offline_dataset)")
-    r.set_defaults(func=_cmd_report)

@@ -8,7 +8,7 @@ import importlib.util
 import time
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, add_group, arg, emit_json
 from digirl.envs.registry import BACKENDS
 
 # The module whose presence means an extra is installed (an unknown extra is looked up by its own name).
@@ -33,32 +33,27 @@ def extra_installed(extra: str) -> bool:
 def add_commands(sub: Any) -> None:
     esub = add_group(sub, "envs", "List registered environments or check one.", "digirl envs list --json")
 
-    pl = add_parser(
+    add_command(
         esub,
         "list",
         "List the registered environment ids (all, or those matching a filter).",
         "digirl envs list --backend sim        # or: digirl envs list click --backend browser",
+        cmd_list,
+        arg("pattern", nargs="?", default=None, metavar="PATTERN", help="only ids or descriptions containing this (any case)"),
+        arg("--backend", choices=BACKENDS, default=None, help="only envs of this backend"),
+        arg("--installed", action="store_true", help="only envs whose extra is installed (ready to run)"),
     )
-    pl.add_argument(
-        "pattern", nargs="?", default=None, metavar="PATTERN", help="only ids or descriptions containing this (any case)"
-    )
-    pl.add_argument("--backend", choices=BACKENDS, default=None, help="only envs of this backend")
-    pl.add_argument("--installed", action="store_true", help="only envs whose extra is installed (ready to run)")
-    add_json_flag(pl)
-    pl.set_defaults(func=cmd_list)
-
-    pc = add_parser(
+    add_command(
         esub,
         "check",
         "Run the conformance checker on one environment (spaces, seeded determinism, expert success).",
         "digirl envs check digirl/toy-tap-v0 --episodes 2 --json",
+        cmd_check,
+        arg("env_id", metavar="ENV_ID", help="a registered id (see `digirl envs list`)"),
+        arg("--episodes", type=int, default=2, help="seeded episodes per check (seeds 0..N-1; default 2)"),
+        arg("--max-tasks", type=int, default=5, help="tasks whose expert is replayed (default 5)"),
+        arg("--no-expert", action="store_true", help="skip replaying the scripted expert (cheat())"),
     )
-    pc.add_argument("env_id", metavar="ENV_ID", help="a registered id (see `digirl envs list`)")
-    pc.add_argument("--episodes", type=int, default=2, help="seeded episodes per check (seeds 0..N-1; default 2)")
-    pc.add_argument("--max-tasks", type=int, default=5, help="tasks whose expert is replayed (default 5)")
-    pc.add_argument("--no-expert", action="store_true", help="skip replaying the scripted expert (cheat())")
-    add_json_flag(pc)
-    pc.set_defaults(func=cmd_check)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -6,43 +6,53 @@ import argparse
 import os
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import Arg, add_command, add_group, arg, emit_json
+
+_ENDPOINT = "judge endpoint (any OpenAI-compatible chat-completions API)"
 
 
-def _judge_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("judge endpoint (any OpenAI-compatible chat-completions API)")
-    g.add_argument(
-        "--base-url",
-        default=os.environ.get("DIGIRL_JUDGE_BASE_URL"),
-        help="API base URL including the version, e.g. https://api.openai.com/v1 (default: $DIGIRL_JUDGE_BASE_URL)",
-    )
-    g.add_argument(
-        "--model",
-        default=os.environ.get("DIGIRL_JUDGE_MODEL"),
-        help="model name (default: $DIGIRL_JUDGE_MODEL)",
-    )
-    g.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        help="name of the environment variable holding the API key (the key itself is never a flag)",
-    )
-    g.add_argument("--votes", type=int, default=1, help="k-vote majority per judgement")
-    g.add_argument("--max-concurrency", type=int, default=4, help="requests in flight at most")
-    g.add_argument("--max-retries", type=int, default=6, help="retries on 429/409/5xx/timeouts")
-    g.add_argument("--timeout-s", type=float, default=60.0, help="per-request timeout")
-    g.add_argument(
-        "--examples",
-        choices=("auto", "text", "none"),
-        default="auto",
-        help="few-shot examples: screenshots from the simulator (auto), text only, or none",
-    )
-    g.add_argument("--call-log", default=None, help="append every request's record to this JSONL file")
-    g.add_argument("--cache-size", type=int, default=4096, help="(task, screen) verdicts kept; 0 disables the cache")
-    g.add_argument(
-        "--local",
-        default=None,
-        metavar="FOLDER",
-        help="judge with a `digirl vlm pretrain` folder loaded here instead of an endpoint (no server, no key)",
+def _judge_options() -> tuple[Arg, ...]:
+    """Both subcommands' first options: how to reach the judge (or load one locally). A function:
+    the defaults read the environment when the parser is built."""
+    return (
+        arg(
+            "--base-url",
+            group=_ENDPOINT,
+            default=os.environ.get("DIGIRL_JUDGE_BASE_URL"),
+            help="API base URL including the version, e.g. https://api.openai.com/v1 (default: $DIGIRL_JUDGE_BASE_URL)",
+        ),
+        arg(
+            "--model",
+            group=_ENDPOINT,
+            default=os.environ.get("DIGIRL_JUDGE_MODEL"),
+            help="model name (default: $DIGIRL_JUDGE_MODEL)",
+        ),
+        arg(
+            "--api-key-env",
+            group=_ENDPOINT,
+            default="OPENAI_API_KEY",
+            help="name of the environment variable holding the API key (the key itself is never a flag)",
+        ),
+        arg("--votes", group=_ENDPOINT, type=int, default=1, help="k-vote majority per judgement"),
+        arg("--max-concurrency", group=_ENDPOINT, type=int, default=4, help="requests in flight at most"),
+        arg("--max-retries", group=_ENDPOINT, type=int, default=6, help="retries on 429/409/5xx/timeouts"),
+        arg("--timeout-s", group=_ENDPOINT, type=float, default=60.0, help="per-request timeout"),
+        arg(
+            "--examples",
+            group=_ENDPOINT,
+            choices=("auto", "text", "none"),
+            default="auto",
+            help="few-shot examples: screenshots from the simulator (auto), text only, or none",
+        ),
+        arg("--call-log", group=_ENDPOINT, default=None, help="append every request's record to this JSONL file"),
+        arg("--cache-size", group=_ENDPOINT, type=int, default=4096, help="(task, screen) verdicts kept; 0 disables the cache"),
+        arg(
+            "--local",
+            group=_ENDPOINT,
+            default=None,
+            metavar="FOLDER",
+            help="judge with a `digirl vlm pretrain` folder loaded here instead of an endpoint (no server, no key)",
+        ),
     )
 
 
@@ -146,34 +156,31 @@ def add_commands(sub: Any) -> None:
         "digirl judge audit --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-VL-7B-Instruct",
     )
 
-    a = add_parser(
+    add_command(
         jsub,
         "audit",
         "Judge simulator screens whose ground truth is known (expert successes and early stops); "
         "report accuracy, precision, recall, undecided rate, calls, tokens, latency and cost",
         "digirl judge audit --base-url https://api.openai.com/v1 --model gpt-4o-mini --episodes 40 "
         "--price-in-per-1k 0.00015 --price-out-per-1k 0.0006 --json",
+        _audit,
+        *_judge_options(),
+        arg("--env", default="digirl/sim-general-v0", help="env whose scripted expert makes the cases"),
+        arg("--episodes", type=int, default=20, help="number of judged screens (half early stops)"),
+        arg("--seed", type=int, default=0),
+        arg("--price-in-per-1k", type=float, default=None, help="USD per 1k prompt tokens"),
+        arg("--price-out-per-1k", type=float, default=None, help="USD per 1k completion tokens"),
+        arg("--per-case", action="store_true", help="also list every case and its verdict"),
     )
-    _judge_options(a)
-    a.add_argument("--env", default="digirl/sim-general-v0", help="env whose scripted expert makes the cases")
-    a.add_argument("--episodes", type=int, default=20, help="number of judged screens (half early stops)")
-    a.add_argument("--seed", type=int, default=0)
-    a.add_argument("--price-in-per-1k", type=float, default=None, help="USD per 1k prompt tokens")
-    a.add_argument("--price-out-per-1k", type=float, default=None, help="USD per 1k completion tokens")
-    a.add_argument("--per-case", action="store_true", help="also list every case and its verdict")
-    add_json_flag(a)
-    a.set_defaults(func=_audit)
-
-    q = add_parser(
+    add_command(
         jsub,
         "ask",
         "Ask the judge once whether a screenshot shows a task done (exit 3 if undecided)",
         'digirl judge ask --image shot.png --task "Open the settings" --model gpt-4o-mini --base-url https://api.openai.com/v1',
+        _ask,
+        *_judge_options(),
+        arg("--image", required=True, help="PNG/JPEG screenshot to judge"),
+        arg("--previous", default=None, help="optional screenshot before the last action"),
+        arg("--task", required=True, help="the task instruction"),
+        arg("--family", default="general", choices=("general", "webshop", "webapp"), help="prompt family"),
     )
-    _judge_options(q)
-    q.add_argument("--image", required=True, help="PNG/JPEG screenshot to judge")
-    q.add_argument("--previous", default=None, help="optional screenshot before the last action")
-    q.add_argument("--task", required=True, help="the task instruction")
-    q.add_argument("--family", default="general", choices=("general", "webshop", "webapp"), help="prompt family")
-    add_json_flag(q)
-    q.set_defaults(func=_ask)

@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from digirl.cli.common import Terminated, one_line_error, stop_on_signals
+from digirl.cli.common import HelpFormatter, Terminated, one_line_error, stop_on_signals
 
 # Order here is the order shown by --help.
 _COMMAND_MODULES = (
@@ -40,10 +40,6 @@ EPILOG = """examples:
   digirl config show train algo.name=digirl
   digirl data info runs/demo/data        # summarize a trajectory dataset
 """
-
-
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    pass
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, add_group, arg, emit_json
 
 
 def _cmd_merge(args: argparse.Namespace) -> int:
@@ -59,20 +59,21 @@ def add_commands(sub: Any) -> None:
         "digirl policy merge runs/lora/policy runs/merged",
         metavar="COMMAND",
     )
-    m = add_parser(
+    add_command(
         psub,
         "merge",
         "fold a LoRA policy's adapters into its base weights: one self-contained checkpoint (also a plain HF folder)",
         "digirl policy merge runs/lora/policy runs/merged && digirl eval runs/merged",
+        _cmd_merge,
+        arg("src", help="a saved hf policy folder (LoRA or full)"),
+        arg("dst", help="new folder for the merged policy"),
+        arg("--device", default="cpu", help="where to merge (cpu, cuda)"),
     )
-    m.add_argument("src", help="a saved hf policy folder (LoRA or full)")
-    m.add_argument("dst", help="new folder for the merged policy")
-    m.add_argument("--device", default="cpu", help="where to merge (cpu, cuda)")
-    add_json_flag(m)
-    m.set_defaults(func=_cmd_merge)
-    i = add_parser(
-        psub, "info", "what a policy folder (or Hugging Face model folder) holds", "digirl policy info runs/sft/policy"
+    add_command(
+        psub,
+        "info",
+        "what a policy folder (or Hugging Face model folder) holds",
+        "digirl policy info runs/sft/policy",
+        _cmd_info,
+        arg("path", help="a saved policy folder or a Hugging Face model folder"),
     )
-    i.add_argument("path", help="a saved policy folder or a Hugging Face model folder")
-    add_json_flag(i)
-    i.set_defaults(func=_cmd_info)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, arg, emit_json
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -39,24 +39,23 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    add_command(
         sub,
         "quickstart",
         "expert demos → SFT → DigiRL off-to-online on the simulator (CPU, ~10 min); prints SFT vs DigiRL",
         "digirl quickstart --out runs/quickstart",
+        _cmd,
+        arg("--out", default="runs/quickstart", help="output folder"),
+        arg(
+            "--budget",
+            default="default",
+            choices=["tiny", "default", "long"],
+            help="tiny: ~20-30 s on 2 cores; every stage at toy size, shows an untrained policy vs SFT on 8 test tasks "
+            "(the one online iteration is a smoke test of the RL stage, too short to improve on SFT); default: ~10 min on "
+            "2 cores, SFT then DigiRL improving it on 48 test tasks; long: the same on 96 test tasks",
+        ),
+        arg("--env", default="digirl/sim-general-v0", help="simulator env id"),
+        arg("--seed", type=int, default=0),
+        arg("--algo", default="digirl", choices=["digirl", "filtered_bc"], help="the RL algorithm of the last stage"),
+        arg("--num-envs", type=int, default=2, help="simulator worker processes"),
     )
-    p.add_argument("--out", default="runs/quickstart", help="output folder")
-    p.add_argument(
-        "--budget",
-        default="default",
-        choices=["tiny", "default", "long"],
-        help="tiny: ~20-30 s on 2 cores; every stage at toy size, shows an untrained policy vs SFT on 8 test tasks "
-        "(the one online iteration is a smoke test of the RL stage, too short to improve on SFT); default: ~10 min on "
-        "2 cores, SFT then DigiRL improving it on 48 test tasks; long: the same on 96 test tasks",
-    )
-    p.add_argument("--env", default="digirl/sim-general-v0", help="simulator env id")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--algo", default="digirl", choices=["digirl", "filtered_bc"], help="the RL algorithm of the last stage")
-    p.add_argument("--num-envs", type=int, default=2, help="simulator worker processes")
-    add_json_flag(p)
-    p.set_defaults(func=_cmd)

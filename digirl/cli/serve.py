@@ -10,55 +10,56 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_parser, stop_on_signals
+from digirl.cli.common import LOCAL_HOST, add_command, arg, stop_on_signals
 
 TOKEN_ENV = "DIGIRL_SERVE_TOKEN"
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    add_command(
         sub,
         "serve",
         "serve a policy over an OpenAI-compatible /v1/chat/completions API (screenshot + instruction in, action out)",
         "digirl serve runs/digirl/policy --port 8000   # then: OpenAI(base_url='http://127.0.0.1:8000/v1', api_key='-')",
+        _serve,
+        arg("policy", help="a saved policy folder of any kind (policy.json names it), or a model folder with policy.kind=KIND"),
+        LOCAL_HOST,
+        arg("--port", type=int, default=8000, help="port (0 = any free port; the URL is printed)"),
+        arg("--model-name", help="model id clients send (default: the policy folder's name); 'digirl' is always accepted too"),
+        arg(
+            "--content",
+            default="raw",
+            choices=("raw", "json", "autoui", "cogagent"),
+            help="message content: the policy's own text (raw) or the action in this codec",
+        ),
+        arg("--max-batch", type=int, default=32, help="most observations in one forward pass (default 32)"),
+        arg("--max-wait-ms", type=float, default=5.0, help="how long the first request waits for others to join its batch"),
+        arg(
+            "--max-connections",
+            type=int,
+            default=256,
+            help="connections served at once (default 256); more get 503 + Retry-After",
+        ),
+        arg(
+            "--max-inflight-mb",
+            type=float,
+            default=512.0,
+            help="MiB that all requests in flight may hold (bodies, decoded screenshots; default 512); "
+            "past it, 503 + Retry-After",
+        ),
+        arg(
+            "--allow-missing-elements",
+            action="store_true",
+            help="answer requests without digirl.elements even when the policy reads UI elements (it then taps grid cells only)",
+        ),
+        arg(
+            "--token-env",
+            default=TOKEN_ENV,
+            help=f"env var holding a bearer token that clients must send (default {TOKEN_ENV}; unset = no token)",
+        ),
+        arg("overrides", nargs="*", metavar="key=value", help="policy options, e.g. policy.kind=hf policy.device=cpu"),
+        json=False,
     )
-    p.add_argument(
-        "policy", help="a saved policy folder of any kind (policy.json names it), or a model folder with policy.kind=KIND"
-    )
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8000, help="port (0 = any free port; the URL is printed)")
-    p.add_argument(
-        "--model-name", help="model id clients send (default: the policy folder's name); 'digirl' is always accepted too"
-    )
-    p.add_argument(
-        "--content",
-        default="raw",
-        choices=("raw", "json", "autoui", "cogagent"),
-        help="message content: the policy's own text (raw) or the action in this codec",
-    )
-    p.add_argument("--max-batch", type=int, default=32, help="most observations in one forward pass (default 32)")
-    p.add_argument("--max-wait-ms", type=float, default=5.0, help="how long the first request waits for others to join its batch")
-    p.add_argument(
-        "--max-connections", type=int, default=256, help="connections served at once (default 256); more get 503 + Retry-After"
-    )
-    p.add_argument(
-        "--max-inflight-mb",
-        type=float,
-        default=512.0,
-        help="MiB that all requests in flight may hold (bodies, decoded screenshots; default 512); past it, 503 + Retry-After",
-    )
-    p.add_argument(
-        "--allow-missing-elements",
-        action="store_true",
-        help="answer requests without digirl.elements even when the policy reads UI elements (it then taps grid cells only)",
-    )
-    p.add_argument(
-        "--token-env",
-        default=TOKEN_ENV,
-        help=f"env var holding a bearer token that clients must send (default {TOKEN_ENV}; unset = no token)",
-    )
-    p.add_argument("overrides", nargs="*", metavar="key=value", help="policy options, e.g. policy.kind=hf policy.device=cpu")
-    p.set_defaults(func=_serve)
 
 
 def _is_loopback(host: str) -> bool:

@@ -8,12 +8,30 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import FAMILY_FILES, add_command, add_group, arg, emit_json, register_family_files
 
 __all__ = ["add_commands", "parse_command"]
 
 _HELP_PLAY = """commands: tap X Y | swipe up|down|left|right | type TEXT | back | home | enter | complete |
           impossible | expert | elements | state | quit — or an action in JSON or Auto-UI text"""
+
+
+# The simulated phone each command builds (see _make_env).
+_ENV_ARGS = (
+    arg(
+        "--taskset",
+        choices=("general", "webshop", "phone", "compound"),
+        default=None,
+        help="task set (default: inferred from the instruction)",
+    ),
+    arg("--seed", type=int, default=0, help="episode seed (default: 0)"),
+    arg("--perturbation", type=int, choices=(0, 1, 2), default=1, help="pop-ups, ads, slow loads, layout jitter (default: 1)"),
+    arg("--world-version", type=int, default=0, help="shift layouts and content (default: 0)"),
+    arg("--width", type=int, default=270, help="screenshot width in pixels (default: 270)"),
+    arg("--height", type=int, default=600, help="screenshot height in pixels (default: 600)"),
+    arg("--generic", action="store_true", help="unknown instructions become a web search instead of an error"),
+    FAMILY_FILES,
+)
 
 
 def add_commands(sub: Any) -> None:
@@ -24,30 +42,29 @@ def add_commands(sub: Any) -> None:
         example='digirl sim render --task "Set an alarm for 7:30 am" --out frames/',
     )
 
-    r = add_parser(
+    add_command(
         ss,
         "render",
-        help="run the scripted expert on a task; save every frame (PNG) and a GIF",
-        example="digirl sim render --task \"Go to costco.com, search for 'tv'\" --out frames/ --seed 3",
+        "run the scripted expert on a task; save every frame (PNG) and a GIF",
+        "digirl sim render --task \"Go to costco.com, search for 'tv'\" --out frames/ --seed 3",
+        _cmd_render,
+        *_ENV_ARGS,
+        arg("--task", required=True, help="instruction (parsed into a task) or a task id of the task set"),
+        arg("--out", required=True, type=Path, help="directory for frame_NNN.png and episode.gif"),
+        arg("--noise", type=float, default=0.0, help="probability of a random action instead of the expert's"),
+        arg("--gif-ms", type=int, default=700, help="GIF frame duration in ms (default: 700)"),
     )
-    _env_args(r)
-    r.add_argument("--task", required=True, help="instruction (parsed into a task) or a task id of the task set")
-    r.add_argument("--out", required=True, type=Path, help="directory for frame_NNN.png and episode.gif")
-    r.add_argument("--noise", type=float, default=0.0, help="probability of a random action instead of the expert's")
-    r.add_argument("--gif-ms", type=int, default=700, help="GIF frame duration in ms (default: 700)")
-    add_json_flag(r)
-    r.set_defaults(func=_cmd_render)
-
-    pl = add_parser(
+    add_command(
         ss,
         "play",
-        help="drive the simulated phone from the terminal (screenshot written each step)",
-        example='digirl sim play --task "Check my email" --out /tmp/phone',
+        "drive the simulated phone from the terminal (screenshot written each step)",
+        'digirl sim play --task "Check my email" --out /tmp/phone',
+        _cmd_play,
+        *_ENV_ARGS,
+        arg("--task", default=None, help="instruction; default: a random task of the task set"),
+        arg("--out", type=Path, default=Path("sim_play"), help="where screen.png is written each step"),
+        json=False,
     )
-    _env_args(pl)
-    pl.add_argument("--task", default=None, help="instruction; default: a random task of the task set")
-    pl.add_argument("--out", type=Path, default=Path("sim_play"), help="where screen.png is written each step")
-    pl.set_defaults(func=_cmd_play)
 
     try:
         from digirl.cli.sim_coverage import add_coverage_parser
@@ -58,40 +75,12 @@ def add_commands(sub: Any) -> None:
         add_coverage_parser(ss)
 
 
-def _env_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--taskset",
-        choices=("general", "webshop", "phone", "compound"),
-        default=None,
-        help="task set (default: inferred from the instruction)",
-    )
-    p.add_argument("--seed", type=int, default=0, help="episode seed (default: 0)")
-    p.add_argument(
-        "--perturbation", type=int, choices=(0, 1, 2), default=1, help="pop-ups, ads, slow loads, layout jitter (default: 1)"
-    )
-    p.add_argument("--world-version", type=int, default=0, help="shift layouts and content (default: 0)")
-    p.add_argument("--width", type=int, default=270, help="screenshot width in pixels (default: 270)")
-    p.add_argument("--height", type=int, default=600, help="screenshot height in pixels (default: 600)")
-    p.add_argument("--generic", action="store_true", help="unknown instructions become a web search instead of an error")
-    p.add_argument(
-        "--families",
-        metavar="SPEC",
-        action="append",
-        default=[],
-        help="YAML file of user-defined task families to register first (repeatable; see docs/tasks.md)",
-    )
-
-
 def _make_env(args: argparse.Namespace, task: str | None) -> tuple[Any, Any]:
     """Build the env (task set inferred from the instruction when not given) and the task to reset with."""
     from digirl.sim.env import SimEnv
     from digirl.sim.intents import Intent
 
-    if args.families:
-        from digirl.sim.families.spec import load_family_file
-
-        for spec_file in args.families:
-            load_family_file(spec_file)
+    register_family_files(args.families)
     taskset = args.taskset
     spec: Any = task
     if task is not None and taskset is None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import FAMILY_FILES, add_command, arg, emit_json, register_family_files
 from digirl.sim.coverage import coverage_report_file
 from digirl.sim.tasks.tasksets import TASKSET_DIR, TASKSETS
 
@@ -15,40 +15,28 @@ from digirl.sim.tasks.tasksets import TASKSET_DIR, TASKSETS
 # --------------------------------------------------------------------------- CLI
 def add_coverage_parser(sim_subparsers: Any) -> argparse.ArgumentParser:
     """Add ``digirl sim coverage`` to the ``digirl sim`` subparsers."""
-    p = add_parser(
+    return add_command(
         sim_subparsers,
         "coverage",
-        help="how many instructions of a task file the simulator parses and its scripted expert solves",
-        example="digirl sim coverage --task-file my_tasks.txt --perturbation 1",
+        "how many instructions of a task file the simulator parses and its scripted expert solves",
+        "digirl sim coverage --task-file my_tasks.txt --perturbation 1",
+        _cmd_coverage,
+        arg(
+            "--task-file",
+            required=True,
+            metavar="FILE",
+            help="text file, one instruction per line (# comments and blank lines skipped); a .tsv file "
+            "'family<TAB>instruction[<TAB>slot=value;...]' also measures right-family placement; a .yaml "
+            "file may define families; a shipped set may be named as general_test, phone_train, ...",
+        ),
+        FAMILY_FILES,
+        arg("--perturbation", type=int, default=1, help="simulator perturbation level (default: 1)"),
+        arg("--seeds", default="0", help="comma-separated reset seeds; a line counts as solved on all (default: 0)"),
+        arg("--taskset", choices=TASKSETS, help="run every line in this task set's env (default: per intent)"),
+        arg("--max-lines", type=int, help="only the first N instructions"),
+        arg("--no-expert", action="store_true", help="parse coverage only; do not run the scripted expert"),
+        arg("--show", type=int, default=20, help="how many unsupported/failing lines to list (default: 20)"),
     )
-    p.add_argument(
-        "--task-file",
-        required=True,
-        metavar="FILE",
-        help="text file, one instruction per line (# comments and blank lines skipped); a .tsv file "
-        "'family<TAB>instruction[<TAB>slot=value;...]' also measures right-family placement; a .yaml "
-        "file may define families; a shipped set may be named as general_test, phone_train, ...",
-    )
-    p.add_argument(
-        "--families",
-        metavar="SPEC",
-        action="append",
-        default=[],
-        help="YAML file of user-defined task families to register first (repeatable; see docs/tasks.md)",
-    )
-    p.add_argument("--perturbation", type=int, default=1, help="simulator perturbation level (default: 1)")
-    p.add_argument(
-        "--seeds",
-        default="0",
-        help="comma-separated reset seeds; a line counts as solved on all (default: 0)",
-    )
-    p.add_argument("--taskset", choices=TASKSETS, help="run every line in this task set's env (default: per intent)")
-    p.add_argument("--max-lines", type=int, help="only the first N instructions")
-    p.add_argument("--no-expert", action="store_true", help="parse coverage only; do not run the scripted expert")
-    p.add_argument("--show", type=int, default=20, help="how many unsupported/failing lines to list (default: 20)")
-    add_json_flag(p)
-    p.set_defaults(func=_cmd_coverage)
-    return p
 
 
 def _resolve_task_file(arg: str) -> Path:
@@ -67,11 +55,7 @@ def _cmd_coverage(args: argparse.Namespace) -> int:
         seeds = [int(s) for s in str(args.seeds).split(",") if s.strip()]
     except ValueError:
         raise ValueError(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
-    if args.families:
-        from digirl.sim.families.spec import load_family_file
-
-        for spec in args.families:
-            load_family_file(spec)
+    register_family_files(args.families)
     report = coverage_report_file(
         path,
         perturbation=args.perturbation,

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, add_group, arg, emit_json
 
 __all__ = ["add_commands", "summarize"]
 
@@ -113,28 +113,24 @@ def add_commands(sub: Any) -> None:
     tsub = add_group(
         sub, "tasks", "The simulator's task sets: families, slots, split sizes and example lines.", "digirl tasks show set_alarm"
     )
-
-    pl = add_parser(
+    add_command(
         tsub,
         "list",
         "Every task set with its split sizes, and every family with its lines per split and its slots.",
         "digirl tasks list --taskset phone",
+        cmd_list,
+        arg("--taskset", default=None, help="only this task set (general, webshop, phone)"),
     )
-    pl.add_argument("--taskset", default=None, help="only this task set (general, webshop, phone)")
-    add_json_flag(pl)
-    pl.set_defaults(func=cmd_list)
-
-    ps = add_parser(
+    add_command(
         tsub,
         "show",
         "One task set, family or task id: what it asks, its slots with example values, and example lines per split.",
         "digirl tasks show webshop --examples 3",
+        cmd_show,
+        arg("name", metavar="NAME", help="a task set (general), a family (set_alarm) or a task id (general-test-0007)"),
+        arg("-n", "--examples", type=int, default=5, help="example lines per split (default 5)"),
+        arg("--split", default=None, help="only this split (train, test, validation)"),
     )
-    ps.add_argument("name", metavar="NAME", help="a task set (general), a family (set_alarm) or a task id (general-test-0007)")
-    ps.add_argument("-n", "--examples", type=int, default=5, help="example lines per split (default 5)")
-    ps.add_argument("--split", default=None, help="only this split (train, test, validation)")
-    add_json_flag(ps)
-    ps.set_defaults(func=cmd_show)
 
 
 def _n(k: int, one: str, many: str) -> str:

@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, arg, emit_json
 
-
-def _config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--preset", help="YAML preset name (see `digirl config presets`) or file")
-    p.add_argument("overrides", nargs="*", metavar="key=value", help="dotted config overrides, e.g. algo.lr=3e-4")
-    add_json_flag(p)
+_CONFIG_ARGS = (
+    arg("--preset", help="YAML preset name (see `digirl config presets`) or file"),
+    arg("overrides", nargs="*", metavar="key=value", help="dotted config overrides, e.g. algo.lr=3e-4"),
+)
 
 
 def _load(cls: type, args: argparse.Namespace, existing: Path | None = None, extra: list[str] | None = None) -> Any:
@@ -142,53 +141,47 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    add_command(
         sub,
         "sft",
         "supervised fine-tuning from expert demos (or a dataset) → a starting policy",
         "digirl sft runs/sft --preset sft-general sft.demos=64",
+        _cmd_sft,
+        arg("out", help="output folder (policy/ is written inside)"),
+        *_CONFIG_ARGS,
     )
-    p.add_argument("out", help="output folder (policy/ is written inside)")
-    _config_args(p)
-    p.set_defaults(func=_cmd_sft)
-
-    p = add_parser(
+    add_command(
         sub,
         "collect",
         "roll out a policy (or the expert) on the train split into a dataset",
         "digirl collect runs/offline policy.init=runs/sft/policy trajectories=256",
+        _cmd_collect,
+        arg("out", help="dataset folder to create or append to"),
+        *_CONFIG_ARGS,
     )
-    p.add_argument("out", help="dataset folder to create or append to")
-    _config_args(p)
-    p.set_defaults(func=_cmd_collect)
-
-    p = add_parser(
+    add_command(
         sub,
         "train",
         "train with Filtered BC or DigiRL (offline / online / off2on); resumes an existing run folder",
         "digirl train runs/digirl --preset digirl-general policy.init=runs/sft/policy offline_dataset=runs/offline",
+        _cmd_train,
+        arg("run_dir", help="run folder; if it holds a run, training resumes where it stopped"),
+        *_CONFIG_ARGS,
     )
-    p.add_argument("run_dir", help="run folder; if it holds a run, training resumes where it stopped")
-    _config_args(p)
-    p.set_defaults(func=_cmd_train)
-
-    p = add_parser(
+    add_command(
         sub,
         "eval",
         "evaluate a saved policy with DigiRL's protocol (first N test tasks in order)",
         "digirl eval runs/digirl/policy eval.test_tasks=96 eval.train_tasks=32",
+        _cmd_eval,
+        arg("policy", help="a saved policy folder of any kind (policy.json names it), or a model folder with policy.kind=KIND"),
+        arg("--out", help="where eval.json / eval.md go (default: next to the policy)"),
+        arg(
+            "--failure-gifs",
+            type=int,
+            default=0,
+            metavar="N",
+            help="also write GIFs of N failed episodes per task family, linked from eval.md (needs the video extra)",
+        ),
+        *_CONFIG_ARGS,
     )
-    p.add_argument(
-        "policy",
-        help="a saved policy folder of any kind (policy.json names it), or a model folder with policy.kind=KIND",
-    )
-    p.add_argument("--out", help="where eval.json / eval.md go (default: next to the policy)")
-    p.add_argument(
-        "--failure-gifs",
-        type=int,
-        default=0,
-        metavar="N",
-        help="also write GIFs of N failed episodes per task family, linked from eval.md (needs the video extra)",
-    )
-    _config_args(p)
-    p.set_defaults(func=_cmd_eval)

@@ -7,26 +7,27 @@ import os
 import sys
 from typing import Any
 
-from digirl.cli.common import add_parser
+from digirl.cli.common import LOCAL_HOST, add_command, arg
 
 AUTH_ENV = "DIGIRL_VIEW_AUTH"
 
 
 def add_commands(sub: Any) -> None:
-    p = add_parser(
+    add_command(
         sub,
         "view",
         "web viewer of a run folder or dataset: trajectories, screenshots with actions, V / Q / advantage / kept",
         "digirl view runs/digirl          # then open http://127.0.0.1:7860",
+        _view,
+        arg("path", help="a run folder (digirl train output) or a dataset folder (holds meta.json)"),
+        LOCAL_HOST,
+        arg("--port", type=int, default=7860, help="port (default 7860)"),
+        arg(
+            "--auth",
+            help=f"require a login, USER:PASSWORD (or set {AUTH_ENV}; the flag is visible to other users of this machine)",
+        ),
+        json=False,
     )
-    p.add_argument("path", help="a run folder (digirl train output) or a dataset folder (holds meta.json)")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=7860, help="port (default 7860)")
-    p.add_argument(
-        "--auth",
-        help=f"require a login, USER:PASSWORD (or set {AUTH_ENV}; the flag is visible to other users of this machine)",
-    )
-    p.set_defaults(func=_view)
 
 
 def parse_auth(value: str | None) -> tuple[str, str] | None:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from digirl.cli.common import add_group, add_json_flag, add_parser, emit_json
+from digirl.cli.common import add_command, add_group, arg, emit_json
 
 
 def _config(args: argparse.Namespace, folder: Path) -> Any:
@@ -74,27 +74,23 @@ def add_commands(sub: Any) -> None:
         "digirl vlm pretrain models/screen-vlm --preset small",
         metavar="COMMAND",
     )
-    t = add_parser(
+    add_command(
         vsub,
         "pretrain",
         "pretrain a screen VLM from scratch on simulator data into OUT (a plain Hugging Face folder); "
         "run it again on OUT to resume after a crash",
         "digirl vlm pretrain models/screen-vlm --preset small steps=8000",
+        _cmd_pretrain,
+        arg("out", help="output folder (model, processor, model card, pretrain.json)"),
+        arg("--preset", choices=sorted(PRESETS), help="model size and schedule: tiny (CPU, seconds), small (one GPU), base"),
+        arg("overrides", nargs="*", help="key=value settings (digirl.vlm.config.PretrainConfig)"),
     )
-    t.add_argument("out", help="output folder (model, processor, model card, pretrain.json)")
-    t.add_argument(
-        "--preset", choices=sorted(PRESETS), help="model size and schedule: tiny (CPU, seconds), small (one GPU), base"
-    )
-    t.add_argument("overrides", nargs="*", help="key=value settings (digirl.vlm.config.PretrainConfig)")
-    add_json_flag(t)
-    t.set_defaults(func=_cmd_pretrain)
-    e = add_parser(
+    add_command(
         vsub,
         "eval",
         "held-out quality of a pretrained folder: grounding, reading, action match, typing, judge",
         "digirl vlm eval models/screen-vlm --n 200",
+        _cmd_eval,
+        arg("folder", help="a folder written by digirl vlm pretrain"),
+        arg("--n", type=int, default=None, help="examples per metric (default: the run's eval_examples)"),
     )
-    e.add_argument("folder", help="a folder written by digirl vlm pretrain")
-    e.add_argument("--n", type=int, default=None, help="examples per metric (default: the run's eval_examples)")
-    add_json_flag(e)
-    e.set_defaults(func=_cmd_eval)

@@ -5,7 +5,7 @@ Attributes load lazily so that ``import digirl.data.replay`` does not pull in py
 
 from __future__ import annotations
 
-from typing import Any
+from digirl.utils.lazy import lazy_attributes
 
 _LAZY = {
     "TrajectoryStore": "digirl.data.store",
@@ -14,12 +14,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'digirl.data' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = sorted(_LAZY)

@@ -387,12 +387,4 @@ def make_ray_collector(spec: CollectorSpec) -> Collector:
         cfg = RayConfig(**spec.options)
     except TypeError as e:
         raise ValueError(f"unknown env.ray option: {e}") from None
-    return RayRunner(
-        env_factory(spec.env_id, **spec.env_kwargs),
-        spec.num_envs,
-        options=cfg,
-        step_timeout_s=spec.step_timeout_s,
-        max_episode_retries=spec.max_episode_retries,
-        # As the process runner: waiting for every reset makes policy batches independent of timing.
-        reset_batch_wait_s=float("inf") if spec.deterministic else 1.0,
-    )
+    return RayRunner(env_factory(spec.env_id, **spec.env_kwargs), spec.num_envs, options=cfg, **spec.episode_runner_kwargs())

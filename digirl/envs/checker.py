@@ -107,72 +107,15 @@ def check_env(env: DeviceEnv, *, seeds: Sequence[int] = (0, 1), check_expert: bo
     if not seeds:
         raise ValueError("check_env needs at least one seed")
     report = CheckReport(env=type(env).__name__)
-    ok = report.passed.append
-
-    _require(
-        hasattr(env, "observation_space") and hasattr(env.observation_space, "screenshot"),
-        "env.observation_space with a .screenshot ImageSpace is missing",
-    )
-    _require(
-        hasattr(env, "action_space") and callable(getattr(env.action_space, "sample", None)),
-        "env.action_space with .sample(rng) is missing",
-    )
-    ok("spaces")
-
-    out = env.reset(seed=seeds[0])
-    _require(isinstance(out, tuple) and len(out) == 2, "reset() must return (observation, info)")
-    obs0, info0 = out
-    _check_obs(env, obs0, "reset()", 0)
-    _require(isinstance(info0, dict), f"reset() info must be a dict, got {type(info0).__name__}")
-    _require(isinstance(env.task, TaskSpec), f"env.task must be a TaskSpec after reset, got {type(env.task).__name__}")
-    _require(env.horizon >= 1, f"env.horizon must be >= 1, got {env.horizon}")
-    ok("reset")
-
-    kept = obs0.screenshot.copy()
-    step_out = _check_step_tuple(env, env.step(env.action_space.sample(np.random.default_rng(seeds[0]))), 1)
-    _require(
-        np.array_equal(kept, obs0.screenshot),
-        "step() mutated the screenshot array of an earlier observation; return a new array each time",
-    )
-    _require(step_out[0].screenshot is not obs0.screenshot, "step() returned the same screenshot array object as reset()")
-    ok("step")
-
-    # Invalid actions: nothing happens, the step is spent, so the horizon truncates the episode.
-    env.reset(seed=seeds[0])
-    horizon = env.horizon
-    for t in range(1, horizon + 1):
-        _o, _r, term, trunc, info = _check_step_tuple(env, env.step(Action.invalid("garbage", "not an action")), t)
-        _require(bool(info.get("invalid_action")), f"an invalid action must set info['invalid_action'] (step {t})")
-        _require(not term, f"an invalid action ended the episode (terminated at step {t}); it must only spend the step")
-        _require(trunc == (t == horizon), f"truncated is {trunc} at step {t}, horizon {horizon}: expected {t == horizon}")
-    ok("invalid actions and horizon truncation")
-    try:
-        env.step(Action.invalid("garbage"))
-    except Exception:
-        ok("step after the end raises")
-    else:
-        raise AssertionError("check_env: step() after the episode ended must raise (call reset() first)")
-
-    env.reset(seed=seeds[0])
-    try:
-        parsed = env.parse_action("garbage")
-    except ModuleNotFoundError as e:  # no codec module in this build: nothing to parse text with
-        report.skipped.append(f"text action 'garbage': {e}")
-    else:
-        _require(isinstance(parsed, Action) and not parsed.is_valid, "parse_action('garbage') must give an invalid Action")
-        _o, _r, term, _tr, info = _check_step_tuple(env, env.step("garbage"), 1)
-        _require(
-            bool(info.get("invalid_action")) and not term, "step('garbage') must set info['invalid_action'] and not terminate"
-        )
-        ok("text action 'garbage' is an invalid action")
-
-    for seed in seeds:
-        a, b = _rollout(env, seed, None), _rollout(env, seed, None)
-        for t, (x, y) in enumerate(zip(a, b)):
-            _require(x == y, f"not deterministic: seed {seed}, same actions, different screenshot/reward/flags at step {t}")
-        _require(len(a) == len(b), f"not deterministic: seed {seed} gave episodes of {len(a) - 1} and {len(b) - 1} steps")
-    ok(f"seeded determinism (seeds {list(seeds)})")
-
+    _check_spaces(env)
+    report.passed.append("spaces")
+    obs0 = _check_reset(env, seeds[0])
+    report.passed.append("reset")
+    _check_first_step(env, obs0, seeds[0])
+    report.passed.append("step")
+    _check_invalid_actions(env, seeds[0], report)
+    _check_determinism(env, seeds)
+    report.passed.append(f"seeded determinism (seeds {list(seeds)})")
     if not check_expert:
         report.skipped.append("scripted expert: check_expert=False")
         return report
@@ -181,26 +124,103 @@ def check_env(env: DeviceEnv, *, seeds: Sequence[int] = (0, 1), check_expert: bo
         report.skipped.append("scripted expert: cheat() returned None")
         return report
     for seed, task in _expert_tasks(env, seeds, max_tasks):
-        obs, _ = env.reset(seed=seed, options={"task": task})
-        tid = (env.task.task_id if env.task is not None else "") or obs.instruction
-        total, actions = 0.0, []
-        for _ in range(env.horizon):
-            action = env.cheat()
-            _require(
-                isinstance(action, Action) and action.is_valid,
-                f"cheat() must return a valid Action mid-episode on task {tid!r}, got {action!r}",
-            )
-            assert isinstance(action, Action)
-            actions.append(str(action))
-            _o, reward, term, trunc, _info = env.step(action)
-            total += float(reward)
-            if term or trunc:
-                break
-        _require(
-            total > 0,
-            f"scripted expert failed task {tid!r} (seed {seed}): reward {total} after "
-            f"{len(actions)} steps (horizon {env.horizon}); actions: {actions}",
-        )
+        tid, total = _check_expert_episode(env, seed, task)
         report.expert_rewards[tid] = total
-    ok(f"scripted expert solves {len(report.expert_rewards)} tasks")
+    report.passed.append(f"scripted expert solves {len(report.expert_rewards)} tasks")
     return report
+
+
+def _check_spaces(env: DeviceEnv) -> None:
+    _require(
+        hasattr(env, "observation_space") and hasattr(env.observation_space, "screenshot"),
+        "env.observation_space with a .screenshot ImageSpace is missing",
+    )
+    _require(
+        hasattr(env, "action_space") and callable(getattr(env.action_space, "sample", None)),
+        "env.action_space with .sample(rng) is missing",
+    )
+
+
+def _check_reset(env: DeviceEnv, seed: int) -> Observation:
+    out = env.reset(seed=seed)
+    _require(isinstance(out, tuple) and len(out) == 2, "reset() must return (observation, info)")
+    obs0, info0 = out
+    _check_obs(env, obs0, "reset()", 0)
+    _require(isinstance(info0, dict), f"reset() info must be a dict, got {type(info0).__name__}")
+    _require(isinstance(env.task, TaskSpec), f"env.task must be a TaskSpec after reset, got {type(env.task).__name__}")
+    _require(env.horizon >= 1, f"env.horizon must be >= 1, got {env.horizon}")
+    return obs0
+
+
+def _check_first_step(env: DeviceEnv, obs0: Observation, seed: int) -> None:
+    """One random step after reset: the typed 5-tuple, and the reset observation left as it was."""
+    kept = obs0.screenshot.copy()
+    step_out = _check_step_tuple(env, env.step(env.action_space.sample(np.random.default_rng(seed))), 1)
+    _require(
+        np.array_equal(kept, obs0.screenshot),
+        "step() mutated the screenshot array of an earlier observation; return a new array each time",
+    )
+    _require(step_out[0].screenshot is not obs0.screenshot, "step() returned the same screenshot array object as reset()")
+
+
+def _check_invalid_actions(env: DeviceEnv, seed: int, report: CheckReport) -> None:
+    """Invalid actions: nothing happens, the step is spent, so the horizon truncates the episode;
+    stepping past the end raises; the text ``"garbage"`` parses to an invalid action."""
+    env.reset(seed=seed)
+    horizon = env.horizon
+    for t in range(1, horizon + 1):
+        _o, _r, term, trunc, info = _check_step_tuple(env, env.step(Action.invalid("garbage", "not an action")), t)
+        _require(bool(info.get("invalid_action")), f"an invalid action must set info['invalid_action'] (step {t})")
+        _require(not term, f"an invalid action ended the episode (terminated at step {t}); it must only spend the step")
+        _require(trunc == (t == horizon), f"truncated is {trunc} at step {t}, horizon {horizon}: expected {t == horizon}")
+    report.passed.append("invalid actions and horizon truncation")
+    try:
+        env.step(Action.invalid("garbage"))
+    except Exception:
+        report.passed.append("step after the end raises")
+    else:
+        raise AssertionError("check_env: step() after the episode ended must raise (call reset() first)")
+
+    env.reset(seed=seed)
+    try:
+        parsed = env.parse_action("garbage")
+    except ModuleNotFoundError as e:  # no codec module in this build: nothing to parse text with
+        report.skipped.append(f"text action 'garbage': {e}")
+        return
+    _require(isinstance(parsed, Action) and not parsed.is_valid, "parse_action('garbage') must give an invalid Action")
+    _o, _r, term, _tr, info = _check_step_tuple(env, env.step("garbage"), 1)
+    _require(bool(info.get("invalid_action")) and not term, "step('garbage') must set info['invalid_action'] and not terminate")
+    report.passed.append("text action 'garbage' is an invalid action")
+
+
+def _check_determinism(env: DeviceEnv, seeds: Sequence[int]) -> None:
+    for seed in seeds:
+        a, b = _rollout(env, seed, None), _rollout(env, seed, None)
+        for t, (x, y) in enumerate(zip(a, b)):
+            _require(x == y, f"not deterministic: seed {seed}, same actions, different screenshot/reward/flags at step {t}")
+        _require(len(a) == len(b), f"not deterministic: seed {seed} gave episodes of {len(a) - 1} and {len(b) - 1} steps")
+
+
+def _check_expert_episode(env: DeviceEnv, seed: int, task: TaskSpec | None) -> tuple[str, float]:
+    """The scripted expert on one task: valid actions throughout and reward > 0 within the horizon."""
+    obs, _ = env.reset(seed=seed, options={"task": task})
+    tid = (env.task.task_id if env.task is not None else "") or obs.instruction
+    total, actions = 0.0, []
+    for _ in range(env.horizon):
+        action = env.cheat()
+        _require(
+            isinstance(action, Action) and action.is_valid,
+            f"cheat() must return a valid Action mid-episode on task {tid!r}, got {action!r}",
+        )
+        assert isinstance(action, Action)
+        actions.append(str(action))
+        _o, reward, term, trunc, _info = env.step(action)
+        total += float(reward)
+        if term or trunc:
+            break
+    _require(
+        total > 0,
+        f"scripted expert failed task {tid!r} (seed {seed}): reward {total} after "
+        f"{len(actions)} steps (horizon {env.horizon}); actions: {actions}",
+    )
+    return tid, total

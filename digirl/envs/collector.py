@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -19,7 +20,15 @@ if TYPE_CHECKING:
     from digirl.core.types import Trajectory
     from digirl.envs.vector import EpisodeJob, RunnerStats
 
-__all__ = ["Collector", "CollectorFactory", "CollectorSpec", "collector_names", "make_collector", "register_collector"]
+__all__ = [
+    "Collector",
+    "CollectorFactory",
+    "CollectorSpec",
+    "CollectorWrapper",
+    "collector_names",
+    "make_collector",
+    "register_collector",
+]
 
 
 @runtime_checkable
@@ -60,6 +69,44 @@ class Collector(Protocol):
         ...
 
 
+class CollectorWrapper:
+    """A :class:`Collector` over another one, ``inner``, that it hands everything to; a subclass
+    changes what it needs, e.g. what every run happens inside (:meth:`_running`)."""
+
+    def __init__(self, inner: Collector) -> None:
+        self.inner = inner
+
+    @property
+    def num_envs(self) -> int:
+        return self.inner.num_envs
+
+    @property
+    def stats(self) -> RunnerStats:
+        return self.inner.stats
+
+    def _running(self) -> AbstractContextManager[object]:
+        """Entered for the whole of each run (until its last trajectory is taken or the iterator is closed)."""
+        return nullcontext()
+
+    def run(
+        self,
+        act_fn: ActFn | None,
+        jobs: Sequence[EpisodeJob],
+        *,
+        expert: bool = False,
+        expert_eps: float = 0.0,
+        expert_seed: int = 0,
+        expert_text: Callable[[Action], str] | None = None,
+    ) -> Iterator[Trajectory]:
+        with self._running():
+            yield from self.inner.run(
+                act_fn, jobs, expert=expert, expert_eps=expert_eps, expert_seed=expert_seed, expert_text=expert_text
+            )
+
+    def close(self) -> None:
+        self.inner.close()
+
+
 @dataclass(frozen=True)
 class CollectorSpec:
     """What every collector backend is built from: :func:`make_collector`'s arguments, settled."""
@@ -75,6 +122,16 @@ class CollectorSpec:
     deterministic: bool = False
     #: Backend-specific options (``env.ray.*`` for Ray; the browser's ``torch_threads``).
     options: dict[str, Any] = field(default_factory=dict)
+
+    def episode_runner_kwargs(self) -> dict[str, Any]:
+        """The keywords the episode runners (process/inline, Ray) take from the spec. ``deterministic``:
+        waiting for every reset makes each policy batch hold every active episode, so batches (and the
+        actions sampled) no longer depend on timing; it costs little unless resets are slow (emulators)."""
+        return {
+            "step_timeout_s": self.step_timeout_s,
+            "max_episode_retries": self.max_episode_retries,
+            "reset_batch_wait_s": float("inf") if self.deterministic else 1.0,
+        }
 
 
 class CollectorFactory(Protocol):
@@ -147,13 +204,4 @@ def _vector_collector(spec: CollectorSpec) -> Collector:
     if spec.options:
         raise ValueError(f"the {spec.runner} runner takes no options, got {sorted(spec.options)}")
     mode: Literal["process", "inline"] = "inline" if spec.runner == "inline" else "process"
-    return VectorRunner(
-        env_factory(spec.env_id, **spec.env_kwargs),
-        spec.num_envs,
-        mode=mode,
-        step_timeout_s=spec.step_timeout_s,
-        max_episode_retries=spec.max_episode_retries,
-        # Waiting for every reset makes each policy batch hold every active episode: batches, and so
-        # sampled actions, no longer depend on timing. Costs little unless resets are slow (emulators).
-        reset_batch_wait_s=float("inf") if spec.deterministic else 1.0,
-    )
+    return VectorRunner(env_factory(spec.env_id, **spec.env_kwargs), spec.num_envs, mode=mode, **spec.episode_runner_kwargs())

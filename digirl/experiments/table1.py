@@ -14,6 +14,7 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from digirl.experiments import table1_resume as resume
 from digirl.experiments.env_steps import equal_steps_comparison, equal_steps_markdown
 from digirl.experiments.stats import interval_text, paired_difference
 from digirl.experiments.subruns import run_all, run_cli, run_threads, visible_gpus
+from digirl.experiments.table1_curves import draw_curves
 from digirl.experiments.table1_partial import partial_comparison, partial_curves, partial_markdown
 from digirl.experiments.table1_sampled import Curves, sampled_comparison, sampled_markdown
 from digirl.training.task_sampling import DemoSampling
@@ -288,11 +290,6 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False,
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     cells = [(s, seed) for s in cfg.sets for seed in cfg.seeds]
-    n_gpu = visible_gpus(cfg)
-
-    def gpu_of(i: int) -> int | None:
-        return i % n_gpu if n_gpu > 1 else None
-
     resume.check_config(out, cfg.__dict__, create=not report_only, defaults=Table1Config().__dict__)
     machine = machine_info()  # this invocation's host: recorded with every run it finishes and with the table
     jobs = [(c, key, algo, mode, extra) for c in cells for key, _, algo, mode, extra in methods(cfg) if algo and mode]
@@ -305,20 +302,10 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False,
     missing = [(c, key) for c, key, *_ in jobs if (c, key) not in done]
     todo = [] if report_only else missing
     unfinished = sorted(f"{c[0]}-s{c[1]}/{key}" for c, key in missing) if report_only else []
-    pending_cells = {c for c, _ in todo}
-
-    def prepare(ic: tuple[int, tuple[str, int]]) -> dict[str, Any]:
-        i, (tset, seed) = ic
-        return _prepare(cfg, out, tset, seed, gpu_of(i), runs_pending=(tset, seed) in pending_cells, report_only=report_only)
-
-    preps = dict(zip(cells, run_all(prepare, enumerate(cells), cfg.parallel // 2)))
+    gpu_of = _gpu_of(cfg)
+    preps = _prepare_cells(cfg, out, cells, {c for c, _ in todo}, gpu_of, report_only=report_only)
     log.info("prepared %d (set, seed) cells in %.0f s", len(cells), time.time() - t0)
-
-    def train(ij: tuple[int, tuple[tuple[str, int], str]]) -> dict[str, Any] | None:
-        i, (c, key) = ij
-        return _train(cfg, out, preps[c]["dir"], key, args[c, key], machine, gpu_of(i))
-
-    done.update(zip(todo, run_all(train, enumerate(todo), cfg.parallel)))
+    done.update(_train_runs(cfg, out, todo, preps, args, machine, gpu_of))
     results = [done.get((c, key)) for c, key, *_ in jobs]
     failed = [f"{c[0]}-s{c[1]}/{key}" for (c, key, _, _, _), res in zip(jobs, results) if res is None]
     failed = [f for f in failed if f not in unfinished]
@@ -359,6 +346,48 @@ def run_table1(cfg: Table1Config, out: str | Path, *, report_only: bool = False,
     }
     _write(out, summary, cfg, name)
     return summary
+
+
+def _gpu_of(cfg: Table1Config) -> Callable[[int], int | None]:
+    """Job ``i``'s GPU: round-robin over the visible ones; ``None`` (the default device) with one or none."""
+    n_gpu = visible_gpus(cfg)
+    return lambda i: i % n_gpu if n_gpu > 1 else None
+
+
+def _prepare_cells(
+    cfg: Table1Config,
+    out: Path,
+    cells: list[tuple[str, int]],
+    pending: set[tuple[str, int]],
+    gpu_of: Callable[[int], int | None],
+    *,
+    report_only: bool,
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """Each (set, seed) cell's SFT policy and data, half as many cells at a time as runs."""
+
+    def prepare(ic: tuple[int, tuple[str, int]]) -> dict[str, Any]:
+        i, (tset, seed) = ic
+        return _prepare(cfg, out, tset, seed, gpu_of(i), runs_pending=(tset, seed) in pending, report_only=report_only)
+
+    return dict(zip(cells, run_all(prepare, enumerate(cells), cfg.parallel // 2)))
+
+
+def _train_runs(
+    cfg: Table1Config,
+    out: Path,
+    todo: list[tuple[tuple[str, int], str]],
+    preps: dict[tuple[str, int], dict[str, Any]],
+    args: dict[tuple[tuple[str, int], str], list[str]],
+    machine: dict[str, Any],
+    gpu_of: Callable[[int], int | None],
+) -> dict[tuple[tuple[str, int], str], dict[str, Any] | None]:
+    """Train the ``todo`` runs, ``cfg.parallel`` at a time; ``None`` for a run that failed."""
+
+    def train(ij: tuple[int, tuple[tuple[str, int], str]]) -> dict[str, Any] | None:
+        i, (c, key) = ij
+        return _train(cfg, out, preps[c]["dir"], key, args[c, key], machine, gpu_of(i))
+
+    return dict(zip(todo, run_all(train, enumerate(todo), cfg.parallel)))
 
 
 def _read_back(
@@ -549,45 +578,3 @@ def table_markdown(raw: dict[str, dict[str, dict[str, list[float]]]], cfg: Table
         + "."
     )
     return "\n".join(lines) + "\n"
-
-
-def draw_curves(
-    curves: dict[str, dict[str, list[list[tuple[int, float]]]]],
-    raw: dict[str, Any],
-    path: Path,
-    x_label: str = "online trajectories",
-) -> None:
-    """Test success vs online trajectories (or ``x_label``), one panel per task set (matplotlib when available)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ModuleNotFoundError:
-        from digirl.training.plot import line_chart
-
-        series = {f"{s}/{k}": _mean_curve(v) for s, d in curves.items() for k, v in d.items()}
-        line_chart(series, path, x_label=x_label, y_label="test success")
-        return
-    fig, axes = plt.subplots(1, max(1, len(curves)), figsize=(5 * max(1, len(curves)), 3.6), squeeze=False)
-    for ax, (s, d) in zip(axes[0], sorted(curves.items())):
-        for key, runs in sorted(d.items()):
-            xs, ys = zip(*_mean_curve(runs)) if runs and runs[0] else ((), ())
-            ax.plot(xs, [100 * y for y in ys], marker="o", label=key)
-        sft = raw.get(s, {}).get("sft", {}).get("test")
-        if sft:
-            ax.axhline(100 * float(np.mean(sft)), color="grey", ls="--", label="SFT")
-        ax.set_title(f"{s} (test)")
-        ax.set_xlabel(x_label)
-        ax.set_ylabel("success %")
-        ax.grid(alpha=0.3)
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def _mean_curve(runs: list[list[tuple[int, float]]]) -> list[tuple[int, float]]:
-    n = min(len(r) for r in runs) if runs else 0
-    # x is the mean over seeds too: equal for trajectories, not for env steps
-    return [(round(float(np.mean([r[i][0] for r in runs]))), float(np.mean([r[i][1] for r in runs]))) for i in range(n)]

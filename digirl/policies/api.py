@@ -20,17 +20,18 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.core.codecs import parse_action
-from digirl.core.errors import ConfigError, DataError
+from digirl.core.errors import ConfigError
 from digirl.core.types import Observation
 from digirl.policies.base import ActOutput
-from digirl.policies.config import APIPolicyConfig
+from digirl.policies.config import APIPolicyConfig, with_overrides
 from digirl.policies.prompts import ChatTemplate, autoui_prompt, history_text, template_for
+from digirl.policies.registry import read_policy_meta, saved_kind_config
 from digirl.utils.openai_chat import ChatClient, ChatClientError, ChatUnavailable, image_data_url
 
 if TYPE_CHECKING:
@@ -107,20 +108,8 @@ class APIPolicy:
     def load(cls, path: str | Path, *, device: torch.device | str | None = None, cfg: PolicyConfig | None = None) -> APIPolicy:
         """A policy saved by :meth:`save`. Settings in ``cfg.api`` that differ from the defaults (given on
         the command line) override the saved ones, e.g. ``policy.api.max_concurrency=32``."""
-        meta_path = Path(path) / "policy.json"
-        try:
-            meta = json.loads(meta_path.read_text())
-        except FileNotFoundError:
-            raise DataError(f"{meta_path}: missing (not a saved policy folder)") from None
-        except (OSError, json.JSONDecodeError) as e:
-            raise DataError(f"{meta_path}: not valid JSON ({e})") from e
-        if not isinstance(meta, dict) or meta.get("kind") != cls.kind:
-            raise DataError(f"{meta_path}: policy kind {meta.get('kind') if isinstance(meta, dict) else None!r} is not 'api'")
-        try:
-            saved = APIPolicyConfig.from_dict(dict(meta.get("config") or {}))
-        except (TypeError, ValueError) as e:
-            raise DataError(f"{meta_path}: bad api policy config ({e})") from e
-        return cls(_with_overrides(saved, cfg.api if cfg is not None else None))
+        saved = saved_kind_config(path, read_policy_meta(path, cls.kind), APIPolicyConfig, cls.kind)
+        return cls(with_overrides(saved, cfg.api if cfg is not None else None))
 
     def save(self, path: str | Path) -> None:
         """``policy.json`` with the endpoint settings; the key's variable name, never the key."""
@@ -189,14 +178,3 @@ class APIPolicy:
     def stats(self) -> dict[str, Any]:
         """Requests, retries, tokens and latency over the call log, and actions lost to endpoint failures."""
         return {**self.client.stats(), "failed_actions": self._failed}
-
-
-def _with_overrides(saved: APIPolicyConfig, given: APIPolicyConfig | None) -> APIPolicyConfig:
-    """``saved`` with every field of ``given`` that differs from the default (an explicit override)."""
-    if given is None:
-        return saved
-    default = APIPolicyConfig()
-    changes = {
-        f.name: getattr(given, f.name) for f in fields(APIPolicyConfig) if getattr(given, f.name) != getattr(default, f.name)
-    }
-    return replace(saved, **changes) if changes else saved

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,9 +35,10 @@ from digirl.core.errors import ConfigError, DataError
 from digirl.core.types import Observation
 from digirl.policies.autoui_features import Blip2VisionFeatures, FeatureFile, ImageFeatures
 from digirl.policies.autoui_model import TOKENIZER_FILES, WEIGHT_FILES, AutoUIModel, autoui_state_dict, load_autoui_model
-from digirl.policies.base import ActOutput
-from digirl.policies.config import AutoUIPolicyConfig
+from digirl.policies.base import ActOutput, LogProbFromMask
+from digirl.policies.config import AutoUIPolicyConfig, with_overrides
 from digirl.policies.prompts import autoui_prompt
+from digirl.policies.registry import POLICY_FILE, read_policy_meta, saved_kind_config
 
 if TYPE_CHECKING:
     from digirl.policies.config import PolicyConfig
@@ -46,7 +47,6 @@ __all__ = ["AutoUIPolicy", "check_autoui_folder"]
 
 log = logging.getLogger(__name__)
 
-_POLICY_FILE = "policy.json"
 _WEIGHTS = "model.safetensors"
 
 
@@ -72,18 +72,7 @@ def _dtype(name: str, device: torch.device) -> torch.dtype:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16}[name]
 
 
-def _with_overrides(saved: AutoUIPolicyConfig, given: AutoUIPolicyConfig | None) -> AutoUIPolicyConfig:
-    """``saved`` with every field of ``given`` that differs from the default (an explicit override)."""
-    if given is None:
-        return saved
-    default = AutoUIPolicyConfig()
-    changes = {
-        f.name: getattr(given, f.name) for f in fields(AutoUIPolicyConfig) if getattr(given, f.name) != getattr(default, f.name)
-    }
-    return replace(saved, **changes) if changes else saved
-
-
-class AutoUIPolicy:
+class AutoUIPolicy(LogProbFromMask):
     """The Auto-UI multimodal T5 as a :class:`~digirl.policies.base.Policy` (see module docstring)."""
 
     kind = "autoui"
@@ -179,21 +168,9 @@ class AutoUIPolicy:
     def load(cls, path: str | Path, *, device: str | torch.device = "cpu", cfg: PolicyConfig | None = None) -> AutoUIPolicy:
         """A folder written by :meth:`save`. Options in ``cfg.autoui`` that differ from the defaults (given on
         the command line, e.g. a new ``vision_encoder`` path) override the saved ones."""
-        meta_path = Path(path) / _POLICY_FILE
-        try:
-            meta = json.loads(meta_path.read_text())
-        except FileNotFoundError:
-            raise DataError(f"{meta_path}: missing (not a saved policy folder)") from None
-        except (OSError, ValueError) as e:
-            raise DataError(f"{meta_path}: not valid JSON ({e})") from e
-        if not isinstance(meta, dict) or meta.get("kind") != cls.kind:
-            raise DataError(f"{meta_path}: policy kind {meta.get('kind') if isinstance(meta, dict) else None!r} is not 'autoui'")
-        try:
-            saved = AutoUIPolicyConfig.from_dict(dict(meta.get("config") or {}))
-        except (TypeError, ValueError) as e:
-            raise DataError(f"{meta_path}: bad autoui policy config ({e})") from e
+        saved = saved_kind_config(path, read_policy_meta(path, cls.kind), AutoUIPolicyConfig, cls.kind)
         dev = torch.device(device)
-        return cls.from_pretrained(path, _with_overrides(saved, cfg.autoui if cfg is not None else None), device=dev)
+        return cls.from_pretrained(path, with_overrides(saved, cfg.autoui if cfg is not None else None), device=dev)
 
     def save(self, path: str | Path) -> None:
         """An Auto-UI-Base-style folder (config.json, model.safetensors, tokenizer) plus policy.json.
@@ -210,8 +187,8 @@ class AutoUIPolicy:
         (p / "config.json").write_text(json.dumps(self.config_dict, indent=2))  # as read: portable across versions
         self.tokenizer.save_pretrained(str(p))
         meta = {"kind": self.kind, "config": asdict(self.cfg)}
-        (p / (_POLICY_FILE + ".tmp")).write_text(json.dumps(meta, indent=2))
-        (p / (_POLICY_FILE + ".tmp")).replace(p / _POLICY_FILE)
+        (p / (POLICY_FILE + ".tmp")).write_text(json.dumps(meta, indent=2))
+        (p / (POLICY_FILE + ".tmp")).replace(p / POLICY_FILE)
 
     # ------------------------------------------------------------------ Policy protocol
     def parameters(self) -> Iterator[nn.Parameter]:
@@ -312,8 +289,3 @@ class AutoUIPolicy:
         lp = (tok_lp * lmask).sum(1)
         valid = torch.tensor([ok for _, ok in targets], dtype=torch.bool, device=self.device)
         return lp, valid
-
-    def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
-        """log π(a|s) [B]; NaN where the action is not expressible."""
-        lp, valid = self.log_prob_with_mask(observations, actions)
-        return lp.masked_fill(~valid, float("nan"))

@@ -20,7 +20,16 @@ from digirl.core.types import Observation
 if TYPE_CHECKING:  # torch stays out of light imports (collectors import this module)
     import torch
 
-__all__ = ["ActFn", "ActOutput", "ActingPolicy", "OwnSampler", "Policy", "as_act_output", "is_trainable"]
+__all__ = [
+    "ActFn",
+    "ActOutput",
+    "ActingPolicy",
+    "LogProbFromMask",
+    "OwnSampler",
+    "Policy",
+    "as_act_output",
+    "is_trainable",
+]
 
 
 @runtime_checkable
@@ -72,6 +81,21 @@ class Policy(ActingPolicy, Protocol):
     def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
         """log π(a|s) [B]; NaN where the action is not expressible."""
         ...
+
+
+class LogProbFromMask:
+    """``log_prob`` for a policy that defines ``log_prob_with_mask``: the same log-probabilities, NaN
+    where the action is not expressible (one rule for every learning kind)."""
+
+    def log_prob_with_mask(
+        self, observations: Sequence[Observation], actions: Sequence[Action]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        raise NotImplementedError
+
+    def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
+        """log π(a|s) [B]; NaN where the action is not expressible."""
+        lp, valid = self.log_prob_with_mask(observations, actions)
+        return lp.masked_fill(~valid, float("nan"))
 
 
 @runtime_checkable

@@ -8,8 +8,8 @@ local folder. This module imports nothing heavy, so configs load without torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, TypeVar
 
 from digirl.core.errors import DataError
 
@@ -27,7 +27,7 @@ __all__ = [
 #: The keys of ``policy.<kind>`` that say how a saved policy runs or samples, not what it is: a run may
 #: set them on a loaded policy (``policy.init`` = a saved folder, or a resumed checkpoint). Every other
 #: key is fixed by the saved ``policy.json``, and a run that asks for another value is an error
-#: (:func:`digirl.policies.registry.settle_loaded_policy`). ``None``: every key (an endpoint's settings;
+#: (:func:`digirl.policies.settle.settle_loaded_policy`). ``None``: every key (an endpoint's settings;
 #: no weights depend on them). ``policy.device``, ``temperature`` and ``tap_epsilon`` are run options of
 #: every kind. The default policy's ``dropout`` and ``word_dropout`` are saved with it: set them when it is made.
 RUNTIME_KEYS: dict[str, tuple[str, ...] | None] = {
@@ -437,3 +437,16 @@ KIND_CONFIGS: dict[str, tuple[str, type]] = {
     "autoui": ("autoui", AutoUIPolicyConfig),
     "api": ("api", APIPolicyConfig),
 }
+
+
+_Cfg = TypeVar("_Cfg")
+
+
+def with_overrides(saved: _Cfg, given: _Cfg | None) -> _Cfg:
+    """``saved`` (a loaded policy's sub-config) with every field of ``given`` that differs from the
+    default (an explicit override); ``given`` is of the same dataclass."""
+    if given is None:
+        return saved
+    default: Any = type(saved)()
+    changes = {f.name: getattr(given, f.name) for f in fields(default) if getattr(given, f.name) != getattr(default, f.name)}
+    return replace(saved, **changes) if changes else saved  # type: ignore[type-var]

@@ -29,7 +29,7 @@ from torch import nn
 from digirl.core.actions import Action
 from digirl.core.errors import DataError
 from digirl.core.types import Observation
-from digirl.policies.base import ActOutput
+from digirl.policies.base import ActOutput, LogProbFromMask
 from digirl.policies.config import EncoderConfig, PolicyNetConfig
 from digirl.policies.features import (
     ELEMENT_KINDS,
@@ -41,6 +41,7 @@ from digirl.policies.features import (
     featurize,
 )
 from digirl.policies.regions import CROP_SIZE as REGION_CROP
+from digirl.policies.registry import POLICY_FILE, read_policy_meta
 
 if TYPE_CHECKING:
     from digirl.policies.config import PolicyConfig
@@ -207,7 +208,7 @@ class _PolicyNet(nn.Module):
         return {"kind": kind, "element": ptr, "grid": self.grid_head(cls), "type": typ}
 
 
-class DefaultPolicy:
+class DefaultPolicy(LogProbFromMask):
     """The default from-scratch policy (see module docstring). Implements ``digirl.policies.base.Policy``."""
 
     kind = "default"
@@ -330,11 +331,6 @@ class DefaultPolicy:
         return k, e, c, torch.bernoulli(torch.sigmoid(type_logit), generator=g)
 
     # ------------------------------------------------------------------ scoring
-    def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
-        """Log-probabilities [B] of the given actions; actions the policy cannot express get NaN."""
-        lp, valid = self.log_prob_with_mask(observations, actions)
-        return lp.masked_fill(~valid, float("nan"))
-
     def log_prob_with_mask(
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -389,16 +385,10 @@ class DefaultPolicy:
         from safetensors.torch import load_file
 
         p = Path(path)
-        meta_path, weights = p / "policy.json", p / "model.safetensors"
-        for f in (meta_path, weights):
-            if not f.is_file():
-                raise DataError(f"{f}: missing (not a saved policy folder)")
-        try:
-            meta = json.loads(meta_path.read_text())
-        except json.JSONDecodeError as e:
-            raise DataError(f"{meta_path}: not valid JSON ({e})") from e
-        if meta.get("kind") != cls.kind:
-            raise DataError(f"{meta_path}: policy kind {meta.get('kind')!r} is not {cls.kind!r}")
+        meta_path, weights = p / POLICY_FILE, p / "model.safetensors"
+        if meta_path.is_file() and not weights.is_file():  # policy.json is reported first when both are missing
+            raise DataError(f"{weights}: missing (not a saved policy folder)")
+        meta = read_policy_meta(p, cls.kind)
         try:
             net_cfg = EncoderConfig.from_dict(meta.get("config", {}))
         except (TypeError, ValueError) as e:

@@ -30,6 +30,7 @@ from digirl.serve.batcher import Batcher
 from digirl.serve.body import BODY_COST, ByteBudget, Reservation, decode_json
 from digirl.serve.connections import BoundedHTTPServer, describe
 from digirl.serve.protocol import CONTENT_MODES, Limits, RequestError, completion, parse_request
+from digirl.utils.http import send_json
 
 __all__ = ["DEFAULT_ALIAS", "PolicyServer", "ServeConfig"]
 
@@ -113,14 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
     def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, json.dumps(body).encode(), headers)
 
     def _error(self, e: RequestError) -> None:
         headers = {"WWW-Authenticate": "Bearer"} if e.status == 401 else {}

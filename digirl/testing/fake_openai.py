@@ -18,6 +18,8 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from digirl.utils.http import send_json
+
 Behaviour = Any
 
 USAGE = {"prompt_tokens": 1200, "completion_tokens": 30, "total_tokens": 1230}
@@ -84,13 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self._finish()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, status, body, headers)
 
     def do_POST(self) -> None:
         srv = self.server

@@ -42,7 +42,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -52,53 +52,29 @@ import torch
 from digirl.algorithms.functional import replay_priority, truncated_importance_weights, vtrace
 from digirl.core.actions import Action
 from digirl.core.types import Observation, Trajectory
-from digirl.envs.collector import Collector
+from digirl.envs.collector import Collector, CollectorWrapper
 from digirl.policies.base import ActOutput, Policy
 from digirl.training.config import TrainConfig
 from digirl.training.run import Run, iteration_jobs, rollout_metrics, store_iteration
 
 if TYPE_CHECKING:
-    from digirl.core.acting import ActFn
     from digirl.distributed.acting import PolicyActing
-    from digirl.envs.vector import EpisodeJob, RunnerStats
+    from digirl.envs.vector import EpisodeJob
 
 __all__ = ["AsynchronousDriver", "SharedCollector", "off_policy_weights", "split_stale"]
 
 log = logging.getLogger(__name__)
 
 
-class SharedCollector:
+class SharedCollector(CollectorWrapper):
     """A collector two threads take turns on: one ``run`` at a time, the other waits for it to finish."""
 
     def __init__(self, inner: Collector) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self._lock = threading.Lock()
 
-    @property
-    def num_envs(self) -> int:
-        return self.inner.num_envs
-
-    @property
-    def stats(self) -> RunnerStats:
-        return self.inner.stats
-
-    def run(
-        self,
-        act_fn: ActFn | None,
-        jobs: Sequence[EpisodeJob],
-        *,
-        expert: bool = False,
-        expert_eps: float = 0.0,
-        expert_seed: int = 0,
-        expert_text: Callable[[Action], str] | None = None,
-    ) -> Iterator[Trajectory]:
-        with self._lock:
-            yield from self.inner.run(
-                act_fn, jobs, expert=expert, expert_eps=expert_eps, expert_seed=expert_seed, expert_text=expert_text
-            )
-
-    def close(self) -> None:
-        self.inner.close()
+    def _running(self) -> threading.Lock:
+        return self._lock
 
 
 # --------------------------------------------------------------------------- pure pieces

@@ -237,6 +237,16 @@ def map_jobs(fn: Any, jobs: list[tuple[Any, ...]], workers: int) -> Iterator[Any
             yield f.result()
 
 
+def replay_results(
+    fn: Any, jobs: list[tuple[Any, ...]], workers: int, failed: list[str]
+) -> Iterator[tuple[list[dict[str, Any]], tuple[Any, ...]]]:
+    """:func:`map_jobs` over replay jobs: each job with the results of its trajectories that replayed;
+    the ids of those that did not (a result ``{"failed": traj_id}``) are appended to ``failed``."""
+    for res, job in zip(map_jobs(fn, jobs, workers), jobs):
+        failed.extend(r["failed"] for r in res if "failed" in r)
+        yield [r for r in res if "failed" not in r], job
+
+
 def label_exact(cfg: TrainConfig, trajs: Sequence[Trajectory], sidecar: Sidecar) -> dict[str, float]:
     """Exact Yes/No labels of every candidate by replaying the simulator (see the module docstring)."""
     from digirl.algorithms.digiq.stages import label_meta, load_candidates
@@ -255,12 +265,9 @@ def label_exact(cfg: TrainConfig, trajs: Sequence[Trajectory], sidecar: Sidecar)
         chunk = 8
         jobs = [(env_id, env_kwargs, [_payload(t, cands) for t in todo[i : i + chunk]]) for i in range(0, len(todo), chunk)]
         with progress(len(todo), "digiq label (exact)") as bar:
-            for res, job in zip(map_jobs(_exact_labels_job, jobs, dq.workers), jobs):
+            for res, job in replay_results(_exact_labels_job, jobs, dq.workers, failed):
                 rows: dict[str, list[Any]] = {"traj_id": [], "step": [], "cand": [], "label": [], "method": [], "score": []}
                 for r in res:
-                    if "failed" in r:
-                        failed.append(r["failed"])
-                        continue
                     for k in ("traj_id", "step", "cand", "label"):
                         rows[k].append(r[k])
                     rows["method"].append("exact")

@@ -124,7 +124,7 @@ def oracle_values(
     trajectories, in dataset order) into the sidecar stage ``oracle/<continuation>``."""
     from digirl.algorithms.digiq.algorithm import critic_trains_on, fold_of
     from digirl.algorithms.digiq.stages import load_candidates
-    from digirl.training.digiq import _payload, load_dataset, map_jobs, replay_env_config, sidecar_of
+    from digirl.training.digiq import _payload, load_dataset, replay_env_config, replay_results, sidecar_of
     from digirl.utils.progress import progress
 
     cfg = sidecar_of(cfg, run_dir)
@@ -167,12 +167,9 @@ def oracle_values(
                 payloads.append(p)
             jobs.append((env_id, env_kwargs, payloads, cfg.algo.gamma, continuation, cfg.policy.init, rollouts, cfg.seed + i))
         with progress(sum(len(hs) for _, hs in todo), f"digiq oracle ({continuation})") as bar:
-            for res, job in zip(map_jobs(_oracle_job, jobs, dq.workers), jobs):
+            for res, job in replay_results(_oracle_job, jobs, dq.workers, failed):
                 rows: dict[str, list[Any]] = {"traj_id": [], "step": [], "cand": [], "value": [], "success": [], "rollouts": []}
                 for r in res:
-                    if "failed" in r:
-                        failed.append(r["failed"])
-                        continue
                     for k in rows:
                         rows[k].append(r[k])
                 stage.write_rows(rows)

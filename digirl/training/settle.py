@@ -160,7 +160,7 @@ def settle_run_config(
     the policy is checked against the run's latest checkpoint (else ``policy.init``) and the critics
     against the saved config. Raises :class:`ConfigError` before anything is created. ``follow_policy=False``
     (a config built in Python: which keys were set is unknown) leaves the critics' flags as they are."""
-    from digirl.policies.registry import settle_loaded_policy
+    from digirl.policies.settle import settle_loaded_policy
 
     resumed = run_dir is not None and (Path(run_dir) / "config.yaml").is_file()
     given = given_keys(None if resumed else preset, overrides)

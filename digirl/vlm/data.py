@@ -19,6 +19,7 @@ same data. Instructions come from the ``train`` split only; held-out evaluation 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,13 +29,25 @@ import numpy as np
 
 from digirl.core.actions import Action, ActionType
 from digirl.core.codecs import CoordFrame, get_codec
+from digirl.core.errors import ConfigError
 from digirl.core.types import Observation, UIElement
 from digirl.policies.hf.prompt import render_prompt
 
 if TYPE_CHECKING:
     from digirl.sim.env import SimEnv
+    from digirl.vlm.config import PretrainConfig
 
-__all__ = ["OBJECTIVES", "DataSpec", "Example", "ExampleSource", "iter_examples", "judge_prompt", "point_text", "rename_words"]
+__all__ = [
+    "OBJECTIVES",
+    "DataSpec",
+    "Example",
+    "ExampleSource",
+    "data_spec",
+    "iter_examples",
+    "judge_prompt",
+    "point_text",
+    "rename_words",
+]
 
 OBJECTIVES = ("act", "ground", "read", "list", "effect", "judge")
 _CODEC = get_codec("json", CoordFrame(1.0, 1.0))  # the hf policy's default text: JSON, normalized points
@@ -322,3 +335,31 @@ def iter_examples(spec: DataSpec, n: int, *, start: int = 0, batch: int = 32) ->
             yield ex
             made += 1
         b += 1
+
+
+def data_spec(cfg: PretrainConfig, *, split: str = "train", stream: int = 0) -> DataSpec:
+    """The examples of ``cfg``'s mix (``split=test``, ``stream=1``: the held-out evaluation data)."""
+    weights = dict.fromkeys(OBJECTIVES, 0.0)
+    for part in cfg.objectives.split(","):
+        name, _, w = part.partition("=")
+        name = name.strip()
+        if name not in weights:
+            raise ConfigError(f"objectives: unknown objective {name!r}; choose from {', '.join(OBJECTIVES)}")
+        try:
+            weights[name] = float(w)
+        except ValueError:
+            raise ConfigError(f"objectives: {part!r} is not objective=weight") from None
+        if not math.isfinite(weights[name]) or weights[name] < 0:
+            raise ConfigError(f"objectives: the weight of {name} must be a finite number >= 0")
+    if sum(weights.values()) <= 0:
+        raise ConfigError("objectives: at least one weight must be > 0")
+    tasksets = tuple(t.strip() for t in cfg.tasksets.split(",") if t.strip())
+    return DataSpec(
+        seed=cfg.seed,
+        tasksets=tasksets,
+        split=split,
+        noise=cfg.noise,
+        rename=cfg.rename,
+        weights=tuple(weights[o] for o in OBJECTIVES),
+        stream=stream,
+    )

@@ -26,7 +26,7 @@ from digirl.core.actions import ActionType
 from digirl.core.codecs import CoordFrame, get_codec
 from digirl.core.matching import actions_match
 from digirl.vlm.config import PretrainConfig
-from digirl.vlm.data import OBJECTIVES, Example, iter_examples
+from digirl.vlm.data import OBJECTIVES, Example, data_spec, iter_examples
 from digirl.vlm.model import Collator
 
 __all__ = ["evaluate", "generate_answers", "heldout_examples"]
@@ -37,8 +37,6 @@ _BATCH = 32
 def heldout_examples(cfg: PretrainConfig, objective: str, n: int, keep: Callable[[Example], bool] | None = None) -> list[Example]:
     """``n`` examples of one objective from test-split tasks on unseen screens, as they are (no renamed
     words); ``keep``: only examples it accepts (drawn from at most 40·n examples)."""
-    from digirl.vlm.pretrain import data_spec
-
     weights = tuple(1.0 if o == objective else 0.0 for o in OBJECTIVES)
     spec = replace(data_spec(cfg, split="test", stream=1), weights=weights, noise=0.25, rename=0.0)
     out = []

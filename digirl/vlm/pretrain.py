@@ -30,7 +30,7 @@ from digirl.config.core import config_to_dict, save_config
 from digirl.core.errors import ConfigError, DataError
 from digirl.policies.hf.vision import enable_fast_vision_attention
 from digirl.vlm.config import RUNTIME_KEYS, PretrainConfig
-from digirl.vlm.data import OBJECTIVES, DataSpec, ExampleSource, iter_examples
+from digirl.vlm.data import DataSpec, ExampleSource, data_spec, iter_examples
 from digirl.vlm.model import Batch, Collator, build_model, build_processor, corpus_of
 
 __all__ = ["data_spec", "pretrain"]
@@ -39,34 +39,6 @@ log = logging.getLogger(__name__)
 _STATE = ".pretrain"
 #: Dense bf16 peak of the cards MFU is reported against (FLOP/s, from the vendors' data sheets).
 _PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12, "L40S": 362e12, "A10G": 125e12}
-
-
-def data_spec(cfg: PretrainConfig, *, split: str = "train", stream: int = 0) -> DataSpec:
-    """The examples of ``cfg``'s mix (``split=test``, ``stream=1``: the held-out evaluation data)."""
-    weights = dict.fromkeys(OBJECTIVES, 0.0)
-    for part in cfg.objectives.split(","):
-        name, _, w = part.partition("=")
-        name = name.strip()
-        if name not in weights:
-            raise ConfigError(f"objectives: unknown objective {name!r}; choose from {', '.join(OBJECTIVES)}")
-        try:
-            weights[name] = float(w)
-        except ValueError:
-            raise ConfigError(f"objectives: {part!r} is not objective=weight") from None
-        if not math.isfinite(weights[name]) or weights[name] < 0:
-            raise ConfigError(f"objectives: the weight of {name} must be a finite number >= 0")
-    if sum(weights.values()) <= 0:
-        raise ConfigError("objectives: at least one weight must be > 0")
-    tasksets = tuple(t.strip() for t in cfg.tasksets.split(",") if t.strip())
-    return DataSpec(
-        seed=cfg.seed,
-        tasksets=tasksets,
-        split=split,
-        noise=cfg.noise,
-        rename=cfg.rename,
-        weights=tuple(weights[o] for o in OBJECTIVES),
-        stream=stream,
-    )
 
 
 def _validate(cfg: PretrainConfig) -> None:

@@ -36,12 +36,13 @@ from digirl.core.actions import Action
 from digirl.core.codecs import ActionCodec, get_codec
 from digirl.core.errors import ConfigError, DataError
 from digirl.core.types import Observation
-from digirl.policies.base import ActOutput
+from digirl.policies.base import ActOutput, LogProbFromMask
 from digirl.policies.config import RUNTIME_KEYS, HFPolicyConfig
 from digirl.policies.hf.geometry import ImageGeometry, crops_center, model_image_size, prepare_image
 from digirl.policies.hf.loading import check_model_folder, load_model, load_processor, resolve_dtype
 from digirl.policies.hf.lora import apply_lora, set_trainable, vision_frozen
 from digirl.policies.hf.prompt import messages, render_prompt
+from digirl.policies.registry import read_policy_meta
 from digirl.utils.transfer import to_device
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def observation_key(obs: Observation) -> str:
     return h.hexdigest()
 
 
-class HFPolicy:
+class HFPolicy(LogProbFromMask):
     """A Hugging Face vision-language policy (see the module docstring). Implements ``Policy``."""
 
     kind = "hf"
@@ -182,7 +183,7 @@ class HFPolicy:
         """A policy written by :meth:`save`. ``cfg`` supplies the run-time options (:data:`RUNTIME_FIELDS`)
         and, for a fully fine-tuned policy, ``policy.hf.lora_r`` > 0 starts fresh adapters on top of it."""
         p = Path(path)
-        meta = _read_meta(p)
+        meta = read_policy_meta(p, HFPolicy.kind)
         try:
             saved = HFPolicyConfig.from_dict(meta.get("config", {}))
         except (TypeError, ValueError) as e:
@@ -426,11 +427,6 @@ class HFPolicy:
         return results
 
     # ------------------------------------------------------------------ scoring
-    def log_prob(self, observations: Sequence[Observation], actions: Sequence[Action]) -> torch.Tensor:
-        """log π(a|s) [B]; NaN where the action has no text form within the generation cap."""
-        lp, valid = self.log_prob_with_mask(observations, actions)
-        return lp.masked_fill(~valid, float("nan"))
-
     def log_prob_with_mask(
         self, observations: Sequence[Observation], actions: Sequence[Action]
     ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -571,19 +567,6 @@ def _checkpoint_vision(model: Any) -> None:
         raise ConfigError("policy.hf.vision_checkpointing: this model's vision tower does not support checkpointing")
     for m in towers[:1]:
         m.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-
-
-def _read_meta(p: Path) -> dict[str, Any]:
-    f = p / "policy.json"
-    if not f.is_file():
-        raise DataError(f"{f}: missing (not a saved policy folder)")
-    try:
-        meta = json.loads(f.read_text())
-    except json.JSONDecodeError as e:
-        raise DataError(f"{f}: not valid JSON ({e})") from e
-    if not isinstance(meta, dict) or meta.get("kind") != HFPolicy.kind:
-        raise DataError(f"{f}: policy kind {meta.get('kind') if isinstance(meta, dict) else None!r} is not 'hf'")
-    return meta
 
 
 def _fingerprint(base: Path) -> str:
