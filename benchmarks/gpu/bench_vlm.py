@@ -555,7 +555,11 @@ def bench_vision_tower(
     return out
 
 
-def bench_acting(policy: Any, n_envs: int, size: tuple[int, int], episodes_per_env: int) -> dict[str, Any]:
+def bench_acting(
+    policy: Any, n_envs: int, size: tuple[int, int], episodes_per_env: int, *, greedy: bool = False
+) -> dict[str, Any]:
+    """Env steps/s and act latency of ``policy`` on ``n_envs`` simulator processes (sampled, as in
+    collection; ``greedy`` decodes as evaluation does)."""
     from digirl.envs.collector import make_collector
     from digirl.envs.vector import EpisodeJob
     from digirl.sim.tasks.tasksets import load_taskset
@@ -565,7 +569,7 @@ def bench_acting(policy: Any, n_envs: int, size: tuple[int, int], episodes_per_e
 
     def act(obs: Any) -> Any:
         t0 = time.perf_counter()
-        out = policy.act(obs, greedy=False, temperature=1.0)
+        out = policy.act(obs, greedy=greedy, temperature=1.0)
         lat.append(time.perf_counter() - t0)
         return out
 
@@ -585,6 +589,7 @@ def bench_acting(policy: Any, n_envs: int, size: tuple[int, int], episodes_per_e
     steps = sum(t.length for t in trajs)
     return {
         "envs": n_envs,
+        "decoding": "greedy" if greedy else "sampled",
         "episodes": len(trajs),
         "env_steps": steps,
         "seconds": dt,

@@ -86,13 +86,21 @@ def shard(items: Sequence[T]) -> list[T]:
     return list(items[lo:hi])
 
 
+def _reducible(t: torch.Tensor) -> torch.Tensor:
+    """``t``, or a copy on this rank's GPU when the group is NCCL's, which reduces GPU tensors only
+    (host scalars such as a count of dropped samples, CPU critics beside a GPU policy)."""
+    if t.is_cuda or dist.get_backend() != "nccl":
+        return t
+    return t.to(torch.device("cuda", torch.cuda.current_device()))
+
+
 def all_sum(t: torch.Tensor) -> torch.Tensor:
     """The sum of ``t`` over ranks (``t`` itself in one process); differentiable ``t`` is detached."""
     if not _active():
         return t
-    out = t.detach().clone()
+    out = _reducible(t.detach().clone())
     dist.all_reduce(out, op=dist.ReduceOp.SUM)
-    return out
+    return out.to(t.device)
 
 
 def sum_grads(params: Iterable[torch.nn.Parameter]) -> None:
@@ -110,7 +118,7 @@ def sum_grads(params: Iterable[torch.nn.Parameter]) -> None:
                 p.grad = torch.zeros_like(p)
             groups.setdefault((p.grad.dtype, p.grad.device), []).append(p)
     for ps in groups.values():
-        flat = torch.cat([p.grad.reshape(-1) for p in ps if p.grad is not None])
+        flat = _reducible(torch.cat([p.grad.reshape(-1) for p in ps if p.grad is not None]))
         dist.all_reduce(flat, op=dist.ReduceOp.SUM)
         pos = 0
         for p in ps:
@@ -126,4 +134,8 @@ def broadcast_parameters(params: Iterable[torch.Tensor]) -> None:
         return
     with torch.no_grad():
         for p in params:
-            dist.broadcast(p.data, src=0)
+            data = p.data
+            buf = _reducible(data)
+            dist.broadcast(buf, src=0)
+            if buf is not data:
+                data.copy_(buf)
