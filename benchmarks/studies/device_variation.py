@@ -34,12 +34,12 @@ and ``device_variation.md`` in ``--out``.
 Presets (``--preset``; any flag given overrides the preset's value):
 
 - ``smoke``: 1 seed, a tiny SFT (4 demos, 5 steps) and one online iteration of 4 trajectories, 6 test
-  and 4 validation tasks per pool: about a minute on 2 CPU cores (the test runs it end to end).
+  and 4 validation tasks per pool, envs inline: ~25 s on 2 shared CPU cores (the test runs it end to end).
 - ``gpu``: one H200 + 16 CPU cores, 3 seeds at once, the whole study in <= ~500 s wall. No pixels-only
   GPU run is recorded yet (benchmarks/results/time_to_target/ holds element-reading runs only), so the
   sizes come from the element-reading H200 recipe run (``general_h200_recipe_69e543f.json``: SFT of 24
-  demos x 150 steps in 33 s, 128 SFT rollouts in 16 s, ~7 s per online iteration of 64 trajectories on
-  16 envs, alone on the host) scaled for 3 runs sharing it (5 envs each, ~3x slower per run), and from
+  demos x 150 steps in 33 s, 128 SFT rollouts in 16 s, ~25 s per 4 online iterations of 64 trajectories
+  and a 96-task evaluation on 16 envs, alone on the host) scaled for 3 runs sharing it (5 envs each, ~3x slower per run), and from
   the pixels-only CPU study (docs/results.md, "Pixels-only pointer over detected regions": 32 stratified
   demos, ``max_elements=48``, the General actor steps 20 / 10): SFT 32 demos x 150 steps (batch 64),
   64 SFT rollouts offline, 8 iterations x 64 = 512 online trajectories, first 96 test and 48 validation
@@ -148,7 +148,7 @@ def _episode_rows(env_cfg: Any, trajs: list[Any], seed0: int) -> list[dict[str, 
     try:
         for t in sorted(trajs, key=lambda t: int(t.seed)):
             obs, _ = env.reset(seed=int(t.seed), options={"task": t.task})
-            state = getattr(env, "state_summary", dict)()
+            state: dict[str, Any] = getattr(env, "state_summary", dict)()
             first = t.steps[0].observation.screenshot if t.steps else None
             rows.append(
                 {
@@ -401,6 +401,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     for key, value in PRESETS[a.preset].items():
         if getattr(a, key) is None:
             setattr(a, key, value)
+    if a.test_tasks < 1 or a.val_tasks < 1:
+        ap.error("the study reads both splits: --test-tasks and --val-tasks must be >= 1")
     if a.hard_s < a.budget_s:
         ap.error(f"--hard-s ({a.hard_s:g}) must not be below --budget-s ({a.budget_s:g})")
     a.threads = max(1, (machine_info()["cpus"] or 1) // max(1, a.workers))
