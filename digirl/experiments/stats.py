@@ -12,7 +12,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["PairedDifference", "interval_text", "paired_difference", "t_quantile_975"]
+__all__ = [
+    "PairedDifference",
+    "interval_text",
+    "mcnemar_exact",
+    "paired_bootstrap",
+    "paired_difference",
+    "t_quantile_975",
+]
 
 # Two-sided 95% quantiles of Student's t (0.975 quantile) for 1..30 degrees of freedom.
 _T975 = (
@@ -67,3 +74,51 @@ def paired_difference(a: Sequence[float], b: Sequence[float]) -> PairedDifferenc
 def interval_text(row: dict[str, Any]) -> str:
     """A paired difference's 95% interval in points (``PairedDifference.to_dict()`` form); "–" for one pair."""
     return "–" if row["n"] < 2 else f"{100 * row['ci_low']:+.1f} … {100 * row['ci_high']:+.1f}"
+
+
+def paired_bootstrap(
+    a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], *, reps: int = 10_000, seed: int = 0
+) -> dict[str, Any]:
+    """Paired bootstrap of two conditions' per-episode outcomes: ``a[s][i]`` and ``b[s][i]`` are task ``i``
+    played by seed ``s``'s policy under condition a and b (the same tasks and env seeds). Each replicate
+    draws the task indices with replacement once and uses that draw for every seed and both conditions,
+    so the correlation between the pairs and across seeds stays in. Returns the point estimates and 95%
+    percentile intervals of the difference ``mean(b) - mean(a)`` and the ratio ``mean(b) / mean(a)``
+    (the ratio's interval leaves out replicates with ``mean(a) = 0``; ``None`` when none is left)."""
+    import numpy as np
+
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if xa.shape != xb.shape or xa.ndim != 2 or xa.shape[1] == 0:
+        raise ValueError(f"paired outcomes must be two equal (seeds x tasks) arrays, got {xa.shape} and {xb.shape}")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, xa.shape[1], size=(reps, xa.shape[1]))
+    ma, mb = xa[:, idx].mean(axis=(0, 2)), xb[:, idx].mean(axis=(0, 2))  # one mean per replicate
+    diff = mb - ma
+    ok = ma > 0
+    ratios = mb[ok] / ma[ok]
+    pa, pb = float(xa.mean()), float(xb.mean())
+    return {
+        "pairs": int(xa.size),
+        "mean_a": pa,
+        "mean_b": pb,
+        "difference": pb - pa,
+        "difference_ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
+        "ratio": pb / pa if pa > 0 else None,
+        "ratio_ci95": [float(np.quantile(ratios, 0.025)), float(np.quantile(ratios, 0.975))] if ratios.size else None,
+        "ratio_replicates_used": int(ratios.size),
+        "reps": reps,
+        "seed": seed,
+    }
+
+
+def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> dict[str, Any]:
+    """Exact McNemar test of paired binary outcomes: under "no difference" each discordant pair is
+    as likely to favour a as b, so the count of pairs won by b is Binomial(discordant, 1/2); the
+    two-sided p-value doubles the smaller tail (capped at 1)."""
+    if len(a) != len(b):
+        raise ValueError(f"paired outcomes must have equal length, got {len(a)} and {len(b)}")
+    only_a = sum(bool(x) and not bool(y) for x, y in zip(a, b))
+    only_b = sum(bool(y) and not bool(x) for x, y in zip(a, b))
+    n = only_a + only_b
+    tail = sum(math.comb(n, k) for k in range(min(only_a, only_b) + 1)) / 2**n if n else 1.0
+    return {"pairs": len(a), "only_a": only_a, "only_b": only_b, "p_value": min(1.0, 2 * tail)}

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,12 +51,14 @@ def run_cli(
     threads: int | None = None,
     timeout: float | None = None,
     grace_s: float = 60.0,
+    program: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """``digirl ARGS --json`` in a child process (stderr to ``log_file``); its last stdout line, parsed.
     After ``timeout`` seconds the run gets SIGTERM (``digirl`` then leaves as on Ctrl-C, closing its
     env workers; SIGINT would do nothing in a shell's background job), SIGKILL after ``grace_s``
-    more, and :class:`subprocess.TimeoutExpired` is raised."""
-    cmd = [sys.executable, "-m", "digirl", *args, "--json"]
+    more, and :class:`subprocess.TimeoutExpired` is raised. ``program`` replaces ``python -m digirl``
+    (a study's own stage, e.g. ``[sys.executable, SCRIPT]``), stopped with the benchmark as well."""
+    cmd = [*(program or (sys.executable, "-m", "digirl")), *args, "--json"]
     with open(log_file, "w") as fh:
         with _lock:  # checked under the lock, so a stop cannot miss a child that is starting
             if _stopping.is_set():

@@ -65,6 +65,7 @@ __all__ = [
     "evaluate_policy",
     "evaluate_sampled",
     "iteration_jobs",
+    "play_evaluation",
     "rollout_metrics",
     "store_iteration",
 ]
@@ -123,6 +124,30 @@ def store_iteration(store: TrajectoryStore, trajs: list[Trajectory], it: int, po
     return trajs
 
 
+def play_evaluation(
+    policy: ActingPolicy,
+    runner: Collector,
+    tasks: dict[str, list[TaskSpec | None]],
+    *,
+    greedy: bool,
+    temperature: float,
+    seed: int,
+    loop_escape: bool = False,
+) -> dict[str, list[Trajectory]]:
+    """Play every split's tasks once, task ``i`` of a split with env seed ``seed + i``: the episodes
+    :func:`evaluate_policy` reports on, for callers that compare them one by one (paired studies).
+    With ``loop_escape`` (greedy only), actions that would go round a cycle again are sampled, with
+    the random streams put back afterwards (training's draws stay where they were)."""
+    played: dict[str, list[Trajectory]] = {}
+    escape = greedy and loop_escape
+    act = policy_act_fn(policy, greedy=greedy, temperature=temperature, loop_escape=escape)
+    with preserved_sampling(policy) if escape else nullcontext():
+        for split, ts in tasks.items():
+            seeds = [seed + i for i in range(len(ts))]
+            played[split] = list(runner.run(act, jobs_for(ts, seeds)))
+    return played
+
+
 def evaluate_policy(
     policy: ActingPolicy,
     runner: Collector,
@@ -133,18 +158,9 @@ def evaluate_policy(
     seed: int,
     loop_escape: bool = False,
 ) -> list[EvalReport]:
-    """Play every split's tasks once and report. With ``loop_escape`` (greedy only), actions that would
-    go round a cycle again are sampled, with the random streams put back afterwards (training's draws
-    stay where they were)."""
-    reports = []
-    escape = greedy and loop_escape
-    act = policy_act_fn(policy, greedy=greedy, temperature=temperature, loop_escape=escape)
-    with preserved_sampling(policy) if escape else nullcontext():
-        for split, ts in tasks.items():
-            seeds = [seed + i for i in range(len(ts))]
-            trajs = list(runner.run(act, jobs_for(ts, seeds)))
-            reports.append(summarize(trajs, split))
-    return reports
+    """Play every split's tasks once (:func:`play_evaluation`) and report."""
+    played = play_evaluation(policy, runner, tasks, greedy=greedy, temperature=temperature, seed=seed, loop_escape=loop_escape)
+    return [summarize(trajs, split) for split, trajs in played.items()]
 
 
 def evaluate_sampled(

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from digirl.experiments.stats import paired_difference, t_quantile_975
+from digirl.experiments.stats import mcnemar_exact, paired_bootstrap, paired_difference, t_quantile_975
 
 
 def test_paired_difference_by_hand():
@@ -33,3 +33,36 @@ def test_t_quantiles_and_errors():
         t_quantile_975(0)
     with pytest.raises(ValueError, match="equal length"):
         paired_difference([1.0], [1.0, 2.0])
+
+
+def test_mcnemar_exact_by_hand():
+    # 5 discordant pairs, all won by b: 2 * (1/2)^5 = 0.0625; concordant pairs do not count
+    r = mcnemar_exact([True, False, False, False, False, False, True], [True, True, True, True, True, True, True])
+    assert (r["only_a"], r["only_b"], r["pairs"]) == (0, 5, 7) and r["p_value"] == pytest.approx(0.0625)
+    # one each way: (C(2,0) + C(2,1)) / 4 = 3/4, doubled and capped at 1
+    assert mcnemar_exact([True, False], [False, True])["p_value"] == 1.0
+    assert mcnemar_exact([True], [True])["p_value"] == 1.0
+    with pytest.raises(ValueError):
+        mcnemar_exact([True], [True, False])
+
+
+def test_paired_bootstrap_draws_tasks_once_for_every_seed():
+    # each task is won by exactly one seed under a and by the other under b: with one task draw
+    # shared by both seeds and both conditions, every replicate has mean(a) == mean(b)
+    a, b = [[1, 0, 1, 0], [0, 1, 0, 1]], [[0, 1, 0, 1], [1, 0, 1, 0]]
+    r = paired_bootstrap(a, b, reps=500, seed=1)
+    assert r["difference"] == 0.0 and r["difference_ci95"] == [0.0, 0.0]
+    assert r["ratio"] == 1.0 and r["ratio_ci95"] == [1.0, 1.0] and r["pairs"] == 8
+
+
+def test_paired_bootstrap_shift_and_ratio():
+    a = [[1, 1, 1, 1, 0, 0, 0, 0]]
+    b = [[1, 1, 0, 0, 0, 0, 0, 0]]  # b keeps half of a's successes, on the same tasks
+    r = paired_bootstrap(a, b, reps=2000, seed=0)
+    assert r["mean_a"] == 0.5 and r["mean_b"] == 0.25 and r["difference"] == -0.25 and r["ratio"] == 0.5
+    lo, hi = r["difference_ci95"]
+    assert -1.0 <= lo < -0.25 < hi <= 0.0  # b never beats a on a task: the difference is never positive
+    assert r["ratio_ci95"] is not None and r["ratio_ci95"][0] <= 0.5 <= r["ratio_ci95"][1] <= 1.0
+    assert paired_bootstrap(a, b, reps=2000, seed=0) == r  # seeded
+    with pytest.raises(ValueError):
+        paired_bootstrap([[1, 0]], [[1]])

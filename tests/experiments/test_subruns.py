@@ -163,3 +163,11 @@ def test_a_killed_benchmark_takes_its_runs_with_it(tmp_path, sig):
     assert all(_gone(p) for p in pids)
     time.sleep(0.3)
     assert len(_started(tmp_path)) == 2  # the two queued runs never started
+
+
+def test_run_cli_runs_another_program_with_json(tmp_path: Path) -> None:
+    """``program`` replaces ``python -m digirl``: its arguments and ``--json`` follow it, its last line is the answer."""
+    script = tmp_path / "stage.py"
+    script.write_text("import json, sys\nprint('noise')\nprint(json.dumps({'argv': sys.argv[1:]}))\n")
+    out = subruns.run_cli(["evaluate", "x=1"], tmp_path / "log", program=[sys.executable, str(script)])
+    assert out == {"argv": ["evaluate", "x=1", "--json"]}
