@@ -129,8 +129,8 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
         return _parse_one(f"search for {q}")
     if ctx.app == "contacts":
         return Intent("app_search", {"app": "contacts", "query": q})
-    if ctx.app == "playstore":
-        return Intent("app_search", {"app": "playstore", "query": q})
+    if ctx.app in ("playstore", "gmail", "settings"):
+        return Intent("app_search", {"app": ctx.app, "query": q})
     if ctx.last is not None and ctx.last.family in _NAVIGATION:
         # "open Gmail and search for invoices": a search inside an app the phone cannot search
         # there; it is not a web search, so this grouping fails.
@@ -194,7 +194,7 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         from digirl.sim.families.surface import calc_intent
 
         return calc_intent(text)
-    if ctx.app not in ("clock", "phone", "camera", "calendar", "files"):
+    if ctx.app not in ("clock", "phone", "camera", "calendar", "files", "gmail", "youtube"):
         return None
     from digirl.sim.families.surface import APP_PAGES, _month_page
 

@@ -1,0 +1,65 @@
+"""Phrasings of the surfaces added in round 3's last pass (issue 42): search inside Gmail and
+Settings (``app_search``), Gmail's folders and YouTube's tabs (``app_page``). They join
+:data:`~digirl.sim.tasks.app_rules.APPS_EARLY`, before the AitW rules, which would read "search my
+email for X" as a web search; the shipped task sets parse as before (tests/sim/test_sim_compound.py
+checks every shipped line)."""
+
+from __future__ import annotations
+
+from digirl.sim.intents import Intent
+from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
+
+__all__: list[str] = []
+
+_MAIL = "(?:my~|the~)?(?:gmail|e-?mails?|mails?|inbox|mailbox)(?:~app|~inbox)?"
+_SETTINGS = "(?:the~|my~)?(?:phone's~|phone~|system~|android~)?settings(?:~app)?"
+
+
+def _search(app: str, q: str, most_words: int = 6) -> Intent | None:
+    q = unquote(q)
+    return Intent("app_search", {"app": app, "query": q}) if q and len(q.split()) <= most_words else None
+
+
+@APPS_EARLY.rule(
+    f"(?:search|look)~(?:in~|through~|inside~)?{_MAIL}~for~{{q}}",
+    f"(?:search|look)~(?:for~|up~)?{{q}}~(?:in|inside|within)~{_MAIL}",
+    "(?:find|show|search~for|look~for)(?:~me)?~(?:my~|the~|all~(?:my~|the~)?)?(?:e-?mails?|mails?)~(?:from|about|with)~{q}",
+    "find~{q}~in~(?:my~|the~)?(?:gmail|e-?mails?|mails?|inbox)",
+)
+def _mail_search(g: dict[str, str]) -> Intent | None:
+    return _search("gmail", g["q"])
+
+
+@APPS_EARLY.rule(
+    f"(?:search|look)~(?:in~|through~|inside~)?{_SETTINGS}~for~{{q}}",
+    f"(?:search|look)~(?:for~|up~)?{{q}}~(?:in|inside|within)~{_SETTINGS}",
+    f"find~{{q}}~in~{_SETTINGS}",
+)
+def _settings_search(g: dict[str, str]) -> Intent | None:
+    return _search("settings", g["q"], 4)
+
+
+_MAIL_FOLDER = {"sent": "Sent", "starred": "Starred", "drafts": "Drafts", "spam": "Spam", "trash": "Trash", "snoozed": "Snoozed"}
+
+
+@APPS_EARLY.rule(
+    "(?:open|show|check|view|go~to)(?:~me)?~(?:my~|the~)?(?P<f>sent|starred|drafts|spam|trash|snoozed)"
+    "(?:~(?:e-?mails?|mails?|messages|folder|box))?(?:~(?:in|on|of)~(?:my~|the~)?(?:gmail|e-?mail|mail)(?:~app)?)?",
+    "(?:open|show|check|view|go~to)(?:~me)?~(?:my~|the~)?(?:gmail|e-?mail|mail)(?:'s)?~(?P<f>sent|starred|drafts|spam|trash|snoozed)"
+    "(?:~folder)?",
+)
+def _mail_folder(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "gmail", "page": _MAIL_FOLDER[g["f"].lower()]})
+
+
+_YT_TAB = {"subscriptions": "Subscriptions", "subs": "Subscriptions", "library": "Library", "shorts": "Shorts"}
+
+
+@APPS_EARLY.rule(
+    "(?:open|show|check|view|go~to|take~me~to)(?:~me)?~(?:my~|the~)?(?:youtube|yt)(?:'s)?~(?P<t>subscriptions|subs|library|shorts)"
+    "(?:~(?:tab|page|feed))?",
+    "(?:open|show|check|view|go~to|take~me~to)(?:~me)?~(?:my~|the~)?(?P<t>subscriptions|subs|library|shorts)"
+    "(?:~(?:tab|page|feed))?~(?:on|in|of)~(?:the~)?(?:youtube|yt)(?:~app)?",
+)
+def _youtube_tab(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "youtube", "page": _YT_TAB[g["t"].lower()]})
