@@ -175,3 +175,57 @@ def test_shipped_families_keep_the_pinned_screens() -> None:
     env = _env(Intent("youtube_play", {"channel": "Adele", "kind": "new"}))
     env.phone.fg = "youtube"
     assert _find(env, "yt.feed.0") is not None and env.phone.find("yt.tabs") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "family", "slots"),
+    [
+        ("search amazon.com for running shoes", "site_search", {"site": "amazon.com", "query": "running shoes"}),
+        ("Search Wikipedia for octopus", "site_search", {"site": "wikipedia.org", "query": "octopus"}),
+        ("look for standing desks on reddit.com", "site_search", {"site": "reddit.com", "query": "standing desks"}),
+        ("find a blender on ebay", "shop_search", {"site": "ebay.com", "query": "blender"}),
+    ],
+)
+def test_phrasings_of_site_search(text: str, family: str, slots: dict[str, str]) -> None:
+    assert explain_instruction(text).intent == Intent(family, slots)
+
+
+def test_an_app_name_is_not_a_site_to_search() -> None:
+    found = explain_instruction("search youtube for jazz")
+    assert found.intent is not None and found.intent.family == "youtube_video"
+
+
+@pytest.mark.parametrize(
+    "text", ["search wikipedia for octopus", "Go to amazon.com and search for headphones", "Open reddit.com and search for memes"]
+)
+@pytest.mark.parametrize("level", [0, 2])
+def test_the_expert_solves_site_search(text: str, level: int) -> None:
+    env = SimEnv("phone", perturbation=level)
+    for seed in (0, 1):
+        ok, _, why = run_expert_episode(env, task_from_instruction(text), seed)
+        assert ok, (text, seed, why)
+
+
+def test_site_search_needs_that_site_and_the_query() -> None:
+    env = _env(Intent("site_search", {"site": "reddit.com", "query": "memes"}))
+    browser: Any = env.phone.apps["chrome"]
+    env.phone.fg = "chrome"
+    browser.open_url("reddit.com")
+    assert _find(env, "site.search") is not None and not check(env.phone, env.ctx)  # the front page
+    browser.open_url("wikipedia.org/search?q=memes")
+    assert browser.page.kind == "site_results" and not check(env.phone, env.ctx)  # another site
+    browser.open_url("reddit.com/search?q=cats")
+    assert not check(env.phone, env.ctx)  # another query
+    browser.open_url("reddit.com")
+    _find(env, "site.search").on_tap()
+    browser.type_text("memes")
+    browser.press_key("enter")
+    assert browser.page.kind == "site_results" and check(env.phone, env.ctx)
+    first = _find(env, "site.result.0")
+    assert first is not None and any("memes" in c.text.lower() for c in first.children)
+
+
+def test_the_pinned_sites_have_no_search_row() -> None:
+    env = _env(Intent("open_site", {"site": "reddit.com"}))
+    _run(env)
+    assert env.success and _find(env, "site.search") is None

@@ -13,6 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote_plus, urlsplit
 
+from digirl.sim.apps import sitesearch
 from digirl.sim.apps.search import google_logo, results_list, suggestion_list
 from digirl.sim.content import Product, products, site_headlines, stable_rng
 from digirl.sim.intents import SHOP_SITES
@@ -96,6 +97,8 @@ def parse_url(url: str) -> Page:
                 rank = -1
             return Page(url, "product", domain, q, path.split("/")[2], rank)
         return Page(url, "shop_home", domain)
+    if path == "/search" and q and domain:  # another site's own search (:mod:`.sitesearch`)
+        return Page(url, "site_results", domain, q)
     if domain == "reddit.com":
         return Page(url, "reddit", domain)
     return Page(url, "site", domain)
@@ -118,6 +121,7 @@ def page_views(b: Browser, page: Page) -> list[View]:
         "shop_results": _shop,
         "product": _shop,
         "reddit": _reddit,
+        "site_results": lambda b, p: sitesearch.site_results_views(b, p, PAGE_TOP),
     }.get(page.kind, _site)
     return builder(b, page)
 
@@ -556,7 +560,12 @@ def _reddit(b: Browser, page: Page) -> list[View]:
         )
         rows.append(card)
         y += 112
-    return [scroll_list(f"page:{page.url}", (0, PAGE_TOP + 52, 360, BOTTOM), rows, b.phone.scroll, fill=(218, 224, 230)), head]
+    body = PAGE_TOP + 52
+    extra: list[View] = []
+    if b.phone.surfaces:  # the site's own search row (:mod:`.sitesearch`)
+        extra = sitesearch.search_extra(b, body, (255, 69, 0))
+        body += sitesearch.SEARCH_ROW_H
+    return [scroll_list(f"page:{page.url}", (0, body, 360, BOTTOM), rows, b.phone.scroll, fill=(218, 224, 230)), head, *extra]
 
 
 def _site(b: Browser, page: Page) -> list[View]:
@@ -577,7 +586,12 @@ def _site(b: Browser, page: Page) -> list[View]:
         item.children.append(box((16, y + 83, 344, y + 84), FAINT))
         rows.append(item)
         y += 84
-    return [scroll_list(f"page:{page.url}", (0, PAGE_TOP + 56, 360, BOTTOM), rows, b.phone.scroll, fill=WHITE), head]
+    body = PAGE_TOP + 56
+    extra: list[View] = []
+    if b.phone.surfaces and page.domain != "ad.example":  # the site's own search row (:mod:`.sitesearch`)
+        extra = sitesearch.search_extra(b, body, color)
+        body += sitesearch.SEARCH_ROW_H
+    return [scroll_list(f"page:{page.url}", (0, body, 360, BOTTOM), rows, b.phone.scroll, fill=WHITE), head, *extra]
 
 
 def is_shop(domain: str) -> bool:

@@ -1,5 +1,7 @@
 """``app_search`` inside Gmail and Settings (:mod:`digirl.sim.apps.insearch`): success and the
-expert's steps; :mod:`.compound` hands these two apps over here.
+expert's steps; :mod:`.compound` hands these two apps over here. And ``site_search`` (``site``,
+``query``): a website other than the six shops shows its own results page for the query
+(:mod:`digirl.sim.apps.sitesearch`).
 
 - Gmail: success when Gmail shows the results of a *submitted* search whose query holds the query's
   terms (a mail opened from them, the search screen or its suggestions are not results).
@@ -13,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.content import terms_in
-from digirl.sim.expert import ExpertStep
+from digirl.sim.expert import ExpertStep, to_site
+from digirl.sim.families import builtin_family
 from digirl.sim.intents import Intent
-from digirl.sim.predicates import query_terms
+from digirl.sim.predicates import TaskContext, browser_page, query_terms, site_domain
 
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
@@ -59,3 +62,32 @@ def in_app_search_plan(e: ExpertStep) -> Action:
     if a.top[0] != "main":
         return Action.back()
     return e.goto("settings.search") or Action.back()
+
+
+# ---------------------------------------------------------------- site_search
+def _site_searched(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    page = browser_page(phone)
+    return bool(
+        page is not None
+        and page.kind == "site_results"
+        and page.domain == site_domain(intent.get("site"))
+        and terms_in(query_terms(intent), page.query)
+    )
+
+
+@builtin_family(
+    "site_search", "phone", predicate=_site_searched, doc="the site (not one of the shops) shows its results for the query"
+)
+def _site_search_plan(e: ExpertStep) -> Action:
+    if not e.phone.surfaces:  # the pinned sites have no search row
+        return Action.impossible()
+    step = to_site(e, site_domain(e.intent.get("site")))
+    if step is not None:
+        return step
+    b: Any = e.phone.apps["chrome"]
+    q = e.intent.get("query")
+    if b.focused == "site":
+        return e.type_into(b, "site", "site.search", q)
+    if b.focused is not None:
+        return Action.back()
+    return e.goto("site.search") or Action.back()

@@ -129,8 +129,13 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
         return _parse_one(f"search for {q}")
     if ctx.app == "contacts":
         return Intent("app_search", {"app": "contacts", "query": q})
-    if ctx.app in ("playstore", "gmail", "settings"):
+    if ctx.app == "playstore":
+        return Intent("app_search", {"app": "playstore", "query": q})
+    if ctx.app in ("gmail", "settings") and ctx.last is not None and ctx.last.family in ("open_app", "app_page"):
+        # Only right after opening the app: "check my inbox and search for hotels" stays a web search.
         return Intent("app_search", {"app": ctx.app, "query": q})
+    if ctx.app == "chrome" and ctx.site:  # on another site: its own search ("go to reddit.com and search for memes")
+        return Intent("site_search", {"site": ctx.site, "query": q})
     if ctx.last is not None and ctx.last.family in _NAVIGATION:
         # "open Gmail and search for invoices": a search inside an app the phone cannot search
         # there; it is not a web search, so this grouping fails.
@@ -381,7 +386,7 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
     if fam == "open_app":
         ctx.app = resolve_app(intent.get("app"))
         ctx.site = ""
-    elif fam in ("open_site", "shop_goto", "shop_search", "shop_select", "add_to_cart", "bookmark_site"):
+    elif fam in ("open_site", "shop_goto", "shop_search", "shop_select", "add_to_cart", "bookmark_site", "site_search"):
         ctx.app, ctx.site = "chrome", intent.get("site") or ctx.site
     elif fam in ("browser_tab", "close_tabs", "browser_page"):
         ctx.app, ctx.site = "chrome", ""
@@ -391,7 +396,7 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
         ctx.app, ctx.site = intent.get("app"), ""
     elif fam == "calculate":
         ctx.app, ctx.site = "calculator", ""
-    if fam in ("shop_search", "web_search", "maps_search", "youtube_video", "app_search"):
+    if fam in ("shop_search", "web_search", "maps_search", "youtube_video", "app_search", "site_search"):
         ctx.query = intent.get("query")
     for slot in _ENTITY_SLOTS:
         v = intent.get(slot)

@@ -6,6 +6,8 @@ checks every shipped line)."""
 
 from __future__ import annotations
 
+import re
+
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
 
@@ -63,3 +65,35 @@ _YT_TAB = {"subscriptions": "Subscriptions", "subs": "Subscriptions", "library":
 )
 def _youtube_tab(g: dict[str, str]) -> Intent:
     return Intent("app_page", {"app": "youtube", "page": _YT_TAB[g["t"].lower()]})
+
+
+def _site_of(name: str) -> str | None:
+    """The domain a search names: a written domain ("amazon.com"), or a site's name that is not also
+    an app of the phone ("reddit", "wikipedia"; "YouTube" is the app's own search)."""
+    from digirl.sim.phone import resolve_app
+    from digirl.sim.tasks.normalize import canonical_shop_site, canonical_site
+
+    shop = canonical_shop_site(name)
+    if shop:  # a shop's domain is the shipped phrasings' ("search for X on target.com"); its bare name is not
+        return None if "." in name else shop
+    site = canonical_site(name)
+    if site is None or site == "google.com":
+        return None
+    if "." not in name and not resolve_app(name).startswith("x."):
+        return None
+    return site
+
+
+@APPS_EARLY.rule(
+    "search~(?:on~|in~)?{site}~for~{q}",
+    "(?:search|look)~for~{q}~(?:on|at)~{site}",
+    "find~{q}~on~{site}",
+)
+def _site_search(g: dict[str, str]) -> Intent | None:
+    from digirl.sim.intents import SHOP_SITES
+
+    site = _site_of(unquote(g["site"]))
+    q = re.sub(r"^(?:a|an|the|some)\s+", "", unquote(g["q"]), flags=re.I)
+    if site is None or not q or len(q.split()) > 6:
+        return None
+    return Intent("shop_search" if site in SHOP_SITES else "site_search", {"site": site, "query": q})
