@@ -131,10 +131,12 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
         return Intent("app_search", {"app": "contacts", "query": q})
     if ctx.app == "playstore":
         return Intent("app_search", {"app": "playstore", "query": q})
+    from digirl.sim.tasks.surface_rules import plain_query
+
     if ctx.app in ("gmail", "settings") and ctx.last is not None and ctx.last.family in ("open_app", "app_page"):
         # Only right after opening the app: "check my inbox and search for hotels" stays a web search.
-        return Intent("app_search", {"app": ctx.app, "query": q})
-    if ctx.app == "chrome" and ctx.site:  # on another site: its own search ("go to reddit.com and search for memes")
+        return Intent("app_search", {"app": ctx.app, "query": q}) if plain_query(q) else None
+    if ctx.app == "chrome" and ctx.site and plain_query(q):  # another site's own search ("go to reddit.com and search for memes")
         return Intent("site_search", {"site": ctx.site, "query": q})
     if ctx.last is not None and ctx.last.family in _NAVIGATION:
         # "open Gmail and search for invoices": a search inside an app the phone cannot search

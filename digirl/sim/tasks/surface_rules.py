@@ -11,15 +11,21 @@ import re
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
 
-__all__: list[str] = []
+__all__ = ["plain_query"]
 
 _MAIL = "(?:my~|the~)?(?:gmail|e-?mails?|mails?|inbox|mailbox)(?:~app|~inbox)?"
 _SETTINGS = "(?:the~|my~)?(?:phone's~|phone~|system~|android~)?settings(?:~app)?"
 
 
+def plain_query(q: str) -> bool:
+    """Whether a search's text is only a query: no second request in it ('"notes", then open the
+    first', 'tickets and star the first one') and no other place to search ("google for news")."""
+    return bool(q) and not re.search(r"[,;\"“”]|\b(?:then|and)\b", q, re.I) and not re.match(r"^\S+\s+for\s", q, re.I)
+
+
 def _search(app: str, q: str, most_words: int = 6) -> Intent | None:
     q = unquote(q)
-    return Intent("app_search", {"app": app, "query": q}) if q and len(q.split()) <= most_words else None
+    return Intent("app_search", {"app": app, "query": q}) if plain_query(q) and len(q.split()) <= most_words else None
 
 
 @APPS_EARLY.rule(
@@ -94,6 +100,6 @@ def _site_search(g: dict[str, str]) -> Intent | None:
 
     site = _site_of(unquote(g["site"]))
     q = re.sub(r"^(?:a|an|the|some)\s+", "", unquote(g["q"]), flags=re.I)
-    if site is None or not q or len(q.split()) > 6:
+    if site is None or not plain_query(q) or len(q.split()) > 6:
         return None
     return Intent("shop_search" if site in SHOP_SITES else "site_search", {"site": site, "query": q})
