@@ -55,12 +55,16 @@ def search_row(b: Browser, y: float, accent: Color, query: str = "") -> View:
     return row
 
 
-def search_extra(b: Browser, y: float, accent: Color) -> list[View]:
-    """A site's search row at y and, while its field is focused, the suggestions under it."""
+def search_extra(b: Browser, y: float, accent: Color) -> tuple[float, list[View]]:
+    """Where a site's page body starts below its header (at y) and the views above it: with
+    ``phone.surfaces``, the search row and, while its field is focused, the suggestions under it;
+    otherwise none (the pinned page; the interstitial ad has no search either)."""
+    if not b.phone.surfaces or b.page.domain == "ad.example":
+        return y, []
     out = [search_row(b, y, accent)]
     if b.focused == "site":
         out.append(suggestion_list(y + SEARCH_ROW_H, b.fields.get("site", ""), b.site_search_text, ref="site.sugg"))
-    return out
+    return y + SEARCH_ROW_H, out
 
 
 def site_result_titles(domain: str, query: str, world_version: int = 0, n: int = 6) -> list[tuple[str, str]]:

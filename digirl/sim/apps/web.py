@@ -121,7 +121,7 @@ def page_views(b: Browser, page: Page) -> list[View]:
         "shop_results": _shop,
         "product": _shop,
         "reddit": _reddit,
-        "site_results": lambda b, p: sitesearch.site_results_views(b, p, PAGE_TOP),
+        "site_results": _site_results,
     }.get(page.kind, _site)
     return builder(b, page)
 
@@ -560,11 +560,7 @@ def _reddit(b: Browser, page: Page) -> list[View]:
         )
         rows.append(card)
         y += 112
-    body = PAGE_TOP + 52
-    extra: list[View] = []
-    if b.phone.surfaces:  # the site's own search row (:mod:`.sitesearch`)
-        extra = sitesearch.search_extra(b, body, (255, 69, 0))
-        body += sitesearch.SEARCH_ROW_H
+    body, extra = sitesearch.search_extra(b, PAGE_TOP + 52, (255, 69, 0))  # none on the pinned screens
     return [scroll_list(f"page:{page.url}", (0, body, 360, BOTTOM), rows, b.phone.scroll, fill=(218, 224, 230)), head, *extra]
 
 
@@ -586,12 +582,12 @@ def _site(b: Browser, page: Page) -> list[View]:
         item.children.append(box((16, y + 83, 344, y + 84), FAINT))
         rows.append(item)
         y += 84
-    body = PAGE_TOP + 56
-    extra: list[View] = []
-    if b.phone.surfaces and page.domain != "ad.example":  # the site's own search row (:mod:`.sitesearch`)
-        extra = sitesearch.search_extra(b, body, color)
-        body += sitesearch.SEARCH_ROW_H
+    body, extra = sitesearch.search_extra(b, PAGE_TOP + 56, color)  # none on the pinned screens
     return [scroll_list(f"page:{page.url}", (0, body, 360, BOTTOM), rows, b.phone.scroll, fill=WHITE), head, *extra]
+
+
+def _site_results(b: Browser, page: Page) -> list[View]:
+    return sitesearch.site_results_views(b, page, PAGE_TOP)
 
 
 def is_shop(domain: str) -> bool:
