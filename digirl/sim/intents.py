@@ -95,7 +95,9 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: expression and its result) and ``app_page`` (``app``, ``page``: a tab of the Clock or Phone app is
 #: shown; these two in :mod:`digirl.sim.families.surface`). They are not in :data:`FAMILIES`, so the
 #: shipped sets and their tests keep their meaning.
-EXTRA_FAMILIES = ("compound", "go_home", "add_to_cart", "app_search", "calculate", "app_page")
+#: ``site_search`` (``site``, ``query``: a site other than the six shops shows its own results for the
+#: query; :mod:`digirl.sim.families.insearch`) came with the last surfaces of round 3.
+EXTRA_FAMILIES = ("compound", "go_home", "add_to_cart", "app_search", "calculate", "app_page", "site_search")
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)
 SHOP_SITES = ("costco.com", "bestbuy.com", "target.com", "walmart.com", "newegg.com", "ebay.com")

@@ -72,6 +72,11 @@ def resolve_app(name: str) -> str:
 class Phone:
     """A simulated phone. Build one per episode (cheap) with the episode's :class:`Dynamics`."""
 
+    #: The surfaces added after the shipped task sets were pinned (search in Gmail and Settings,
+    #: YouTube's tabs: :mod:`digirl.sim.apps.insearch`). Off, the screens are the pinned ones; the
+    #: env turns it on for tasks of families outside the shipped sets.
+    surfaces = False
+
     def __init__(
         self,
         dyn: Dynamics | None = None,

@@ -159,7 +159,8 @@ def test_a_message_body_keeps_its_commas_and_a_search_its_and() -> None:
 
 
 def test_a_swallowed_request_no_family_does_is_rejected_with_the_step() -> None:
-    found = explain_instruction("Open Gmail and search for invoices")
+    # (Gmail's search became a surface in round 3's last pass: a store app's search is still not one.)
+    found = explain_instruction("Open Spotify and search for invoices")
     assert found.intent is None
     assert "'and search for invoices'" in found.reason
     # Nor does the question fallback turn two requests into one search.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+from digirl.sim.apps import insearch
 from digirl.sim.apps.base import App, app_bar, fab, letter_tile
 from digirl.sim.content import stable_rng
 from digirl.sim.ui import (
@@ -82,6 +83,8 @@ class Gmail(App):
         self.drawer = False
         self.compose = False
         self.sent: list[Mail] = []
+        #: Search in mail (:mod:`.insearch`, with ``phone.surfaces``): ("search", "") or ("results", query).
+        self.search: tuple[str, str] | None = None
 
     def emails(self, folder: str | None = None) -> list[tuple[str, str, str, str]]:
         f = folder or self.folder
@@ -109,6 +112,8 @@ class Gmail(App):
             return "drawer"
         if self.open_mail is not None:
             return "email"
+        if self.search is not None:
+            return self.search[0]
         return "inbox" if self.folder == "Inbox" else "folder"
 
     def state(self) -> dict[str, object]:
@@ -121,6 +126,8 @@ class Gmail(App):
             self.drawer = False
         elif self.open_mail is not None:
             self.open_mail = None
+        elif self.search is not None:
+            insearch.mail_back(self)
         elif self.folder != "Inbox":
             self.folder = "Inbox"
         else:
@@ -135,12 +142,15 @@ class Gmail(App):
         self.folder = folder
         self.drawer = False
         self.open_mail = None
+        self.search = None
 
     def build(self) -> list[View]:
         if self.compose:
             return self._compose()
         if self.open_mail is not None:
             return self._read(self.open_mail)
+        if self.search is not None:
+            return insearch.mail_views(self)
         views = self._list()
         if self.drawer:
             views.append(self._drawer())
@@ -177,6 +187,7 @@ class Gmail(App):
             icon="",
             ref="gmail.search",
             size=15,
+            on_tap=partial(insearch.start_mail_search, self) if self.phone.surfaces else None,
         )
         bar.children.append(
             icon_button(
@@ -280,7 +291,13 @@ class Gmail(App):
         self.compose = False
         self.blur()
 
+    def run_query(self, q: str) -> None:
+        insearch.run_mail_query(self, q)
+
     def submit(self, name: str) -> None:
+        if name == "q":
+            self.run_query(self.fields.get("q", ""))
+            return
         order = ("to", "subject", "body")
         if name in order[:-1]:
             self.focus(order[order.index(name) + 1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from digirl.sim.apps import insearch
 from digirl.sim.apps.base import App, app_bar, letter_tile
 from digirl.sim.content import stable_rng
 from digirl.sim.device import get_setting, set_setting
@@ -72,11 +73,17 @@ class Settings(App):
     def back(self) -> bool:
         if len(self.stack) > 1:
             self.stack.pop()
+            self.blur()  # the search page's keyboard goes with it
             return True
         return False
 
+    def submit(self, name: str) -> None:
+        self.blur()  # the search list filters as one types: enter only hides the keyboard
+
     def build(self) -> list[View]:
         s, arg = self.top
+        if s == "search":
+            return insearch.settings_search_views(self)
         builder = {
             "main": self._main,
             "network": self._network,
@@ -113,6 +120,7 @@ class Settings(App):
                 icon="search",
                 ref="settings.search",
                 size=15,
+                on_tap=partial(insearch.start_settings_search, self) if self.phone.surfaces else None,
             )
         ]
         dyn = self.phone.dyn

@@ -13,6 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, quote_plus, urlsplit
 
+from digirl.sim.apps import sitesearch
 from digirl.sim.apps.base import FIELD_FILL, letter_tile
 from digirl.sim.apps.search import google_logo, google_start, results_list, suggestion_list
 from digirl.sim.content import Product, products, site_headlines, stable_rng
@@ -96,6 +97,8 @@ def parse_url(url: str) -> Page:
                 rank = -1
             return Page(url, "product", domain, q, path.split("/")[2], rank)
         return Page(url, "shop_home", domain)
+    if path == "/search" and q and domain:  # another site's own search (:mod:`.sitesearch`)
+        return Page(url, "site_results", domain, q)
     if domain == "reddit.com":
         return Page(url, "reddit", domain)
     return Page(url, "site", domain)
@@ -118,6 +121,7 @@ def page_views(b: Browser, page: Page) -> list[View]:
         "shop_results": _shop,
         "product": _shop,
         "reddit": _reddit,
+        "site_results": _site_results,
     }.get(page.kind, _site)
     return builder(b, page)
 
@@ -527,7 +531,8 @@ def _reddit(b: Browser, page: Page) -> list[View]:
         )
         rows.append(card)
         y += 112
-    return [scroll_list(f"page:{page.url}", (0, PAGE_TOP + 52, 360, BOTTOM), rows, b.phone.scroll, fill=(218, 224, 230)), head]
+    body, extra = sitesearch.search_extra(b, PAGE_TOP + 52, (255, 69, 0))  # none on the pinned screens
+    return [scroll_list(f"page:{page.url}", (0, body, 360, BOTTOM), rows, b.phone.scroll, fill=(218, 224, 230)), head, *extra]
 
 
 def _site(b: Browser, page: Page) -> list[View]:
@@ -548,7 +553,12 @@ def _site(b: Browser, page: Page) -> list[View]:
         item.children.append(box((16, y + 83, 344, y + 84), FAINT))
         rows.append(item)
         y += 84
-    return [scroll_list(f"page:{page.url}", (0, PAGE_TOP + 56, 360, BOTTOM), rows, b.phone.scroll, fill=WHITE), head]
+    body, extra = sitesearch.search_extra(b, PAGE_TOP + 56, color)  # none on the pinned screens
+    return [scroll_list(f"page:{page.url}", (0, body, 360, BOTTOM), rows, b.phone.scroll, fill=WHITE), head, *extra]
+
+
+def _site_results(b: Browser, page: Page) -> list[View]:
+    return sitesearch.site_results_views(b, page, PAGE_TOP)
 
 
 def is_shop(domain: str) -> bool:

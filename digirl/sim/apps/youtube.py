@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from digirl.sim.apps import yttabs
 from digirl.sim.apps.base import ScreenStackApp, letter_tile, tab_label
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import (
@@ -64,9 +65,20 @@ class YouTube(ScreenStackApp):
         self.stack: list[Screen] = [("home", None)]
         #: Channels subscribed to during the episode (``norm_name`` of the channel).
         self.subscriptions: set[str] = set()
+        #: The bottom navigation's tab (:mod:`.yttabs`, with ``phone.surfaces``), the subscribed
+        #: channels' names as shown, and the channels of the videos watched (the Library's history).
+        self.tab = "Home"
+        self.channel_names: dict[str, str] = {}
+        self.history: list[str] = []
 
     def toggle_subscription(self, channel: str) -> None:
         self.subscriptions ^= {norm_name(channel)}
+        self.channel_names[norm_name(channel)] = channel
+
+    def push(self, name: str, arg: object = None) -> None:
+        super().push(name, arg)
+        if name == "watch" and isinstance(arg, Video):
+            self.history.append(arg.channel)
 
     def _subscribe_button(self, rect: tuple[float, float, float, float], channel: str, ref: str) -> View:
         on = norm_name(channel) in self.subscriptions
@@ -158,6 +170,9 @@ class YouTube(ScreenStackApp):
     def _home(self) -> list[View]:
         feed = youtube_results("trending music", self.phone.dyn.world_version)
         rows = [self._video_row(8 + 100 * i, v, f"yt.feed.{i}") for i, v in enumerate(feed)]
+        if self.phone.surfaces:  # the bottom navigation (Home, Shorts, Subscriptions, Library)
+            feed_list = scroll_list("yt.home", (0, TOP + 52, 360, BOTTOM - 64), rows, self.phone.scroll, fill=WHITE)
+            return yttabs.tab_views(self, [feed_list, self._bar()])
         return [scroll_list("yt.home", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), self._bar()]
 
     def _search(self) -> list[View]:

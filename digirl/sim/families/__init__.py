@@ -46,7 +46,7 @@ Predicate = Callable[["Phone", Intent, "TaskContext"], bool]
 Plan = Callable[["ExpertStep"], "Action"]
 Setup = Callable[["Phone", Intent, "TaskContext", "np.random.Generator"], None]
 
-_BUILTIN_MODULES = ("aitw", "device", "clock", "comms", "media", "web", "compound", "surface")
+_BUILTIN_MODULES = ("aitw", "device", "clock", "comms", "media", "web", "compound", "surface", "insearch")
 
 
 @dataclass(frozen=True)

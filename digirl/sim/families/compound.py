@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from digirl.core.actions import Action
 from digirl.sim.expert import ExpertStep, _to_shop_results
 from digirl.sim.families import builtin_family, get_family
+from digirl.sim.families.insearch import IN_APP_SEARCH, in_app_search_plan, in_app_searched
 from digirl.sim.intents import HORIZONS, Intent
 from digirl.sim.predicates import TaskContext, check, query_terms, site_domain
 
@@ -229,7 +230,7 @@ def _cart_plan(e: ExpertStep) -> Action:
 
 # ---------------------------------------------------------------- app_search
 #: Apps whose own search ``app_search`` covers (YouTube, Maps and Chrome have their families).
-SEARCHABLE_APPS = ("playstore", "contacts")
+SEARCHABLE_APPS = ("playstore", "contacts", "gmail", "settings")
 
 
 def _app_results(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
@@ -238,6 +239,8 @@ def _app_results(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     app = intent.get("app")
     if app not in SEARCHABLE_APPS or phone.fg != app:
         return False
+    if app in IN_APP_SEARCH:
+        return in_app_searched(phone, intent)
     a: Any = phone.apps[app]
     if app == "contacts":  # the list filters as one types: the search box holds the query
         return bool(a.page == "list" and terms_in(query_terms(intent), a.fields.get("q", "")))
@@ -260,6 +263,8 @@ def _app_search_plan(e: ExpertStep) -> Action:
     app = e.intent.get("app")
     if app not in SEARCHABLE_APPS:
         return Action.impossible()
+    if app in IN_APP_SEARCH:
+        return in_app_search_plan(e)
     step = e.open_app(app)
     if step is not None:
         return step

@@ -23,6 +23,7 @@ from digirl.sim.apps.clock import TABS as CLOCK_TABS
 from digirl.sim.apps.simple import FILE_FOLDERS, Calculator
 from digirl.sim.expert import ExpertStep, in_app
 from digirl.sim.families import builtin_family
+from digirl.sim.families.pages import SURFACE_PAGE_KINDS
 from digirl.sim.intents import Intent
 from digirl.sim.predicates import TaskContext
 
@@ -188,6 +189,7 @@ APP_PAGE_KINDS: dict[str, dict[str, Any]] = {
         "ref": _calendar_ref,
     },
     "files": {"pages": tuple(f[0] for f in FILE_FOLDERS), "current": lambda a: a.folder or "", "ref": _files_ref},
+    **SURFACE_PAGE_KINDS,
 }
 #: Tab names of the apps with a fixed set (the phrasings and compound steps read them).
 APP_PAGES: dict[str, tuple[str, ...]] = {k: v["pages"] for k, v in APP_PAGE_KINDS.items() if v["pages"]}
@@ -225,6 +227,10 @@ def _page_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.G
         raise ValueError(f"{app!r} has no page {page!r}; known: {APP_PAGES} and calendar months (YYYY-MM)")
     a: Any = phone.apps[app]
     if app == "files":  # the app opens on its browse list
+        return
+    custom = APP_PAGE_KINDS[app].get("setup")
+    if custom is not None:
+        custom(a, page, rng)
         return
     if app == "calendar":
         y, m = (int(x) for x in page.split("-"))

@@ -131,6 +131,13 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
         return Intent("app_search", {"app": "contacts", "query": q})
     if ctx.app == "playstore":
         return Intent("app_search", {"app": "playstore", "query": q})
+    from digirl.sim.tasks.surface_rules import plain_query
+
+    if ctx.app in ("gmail", "settings") and ctx.last is not None and ctx.last.family in ("open_app", "app_page"):
+        # Only right after opening the app: "check my inbox and search for hotels" stays a web search.
+        return Intent("app_search", {"app": ctx.app, "query": q}) if plain_query(q) else None
+    if ctx.app == "chrome" and ctx.site and plain_query(q):  # another site's own search ("go to reddit.com and search for memes")
+        return Intent("site_search", {"site": ctx.site, "query": q})
     if ctx.last is not None and ctx.last.family in _NAVIGATION:
         # "open Gmail and search for invoices": a search inside an app the phone cannot search
         # there; it is not a web search, so this grouping fails.
@@ -194,7 +201,7 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         from digirl.sim.families.surface import calc_intent
 
         return calc_intent(text)
-    if ctx.app not in ("clock", "phone", "camera", "calendar", "files"):
+    if ctx.app not in ("clock", "phone", "camera", "calendar", "files", "gmail", "youtube"):
         return None
     from digirl.sim.families.surface import APP_PAGES, _month_page
 
@@ -387,7 +394,7 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
     if fam == "open_app":
         ctx.app = resolve_app(intent.get("app"))
         ctx.site = ""
-    elif fam in ("open_site", "shop_goto", "shop_search", "shop_select", "add_to_cart", "bookmark_site"):
+    elif fam in ("open_site", "shop_goto", "shop_search", "shop_select", "add_to_cart", "bookmark_site", "site_search"):
         ctx.app, ctx.site = "chrome", intent.get("site") or ctx.site
     elif fam in ("browser_tab", "close_tabs", "browser_page"):
         ctx.app, ctx.site = "chrome", ""
@@ -397,7 +404,7 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
         ctx.app, ctx.site = intent.get("app"), ""
     elif fam == "calculate":
         ctx.app, ctx.site = "calculator", ""
-    if fam in ("shop_search", "web_search", "maps_search", "youtube_video", "app_search"):
+    if fam in ("shop_search", "web_search", "maps_search", "youtube_video", "app_search", "site_search"):
         ctx.query = intent.get("query")
     for slot in _ENTITY_SLOTS:
         v = intent.get(slot)

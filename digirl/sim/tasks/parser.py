@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from digirl.sim.intents import Intent
 from digirl.sim.tasks import extra_rules as _extra_rules  # noqa: F401  (adds its rules to the app tables)
+from digirl.sim.tasks import surface_rules as _surface_rules  # noqa: F401  (adds its rules to the app tables)
 from digirl.sim.tasks import web_rules as _web_rules  # noqa: F401  (adds its rules to the app tables)
 from digirl.sim.tasks.aitw_rules import AITW
 from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE

@@ -1,0 +1,132 @@
+"""YouTube's bottom navigation (issue 42), shown when ``phone.surfaces`` is on: Home (the feed),
+Shorts (one full-screen short), Subscriptions (the channels subscribed to this episode and their
+newest uploads, or an empty state) and Library (history, the episode's watched videos, and fixed
+playlists). The tab lives in ``YouTube.tab``; it shows on the bottom screen of the app's stack only,
+as on the phone, where pushing a video or a search covers it."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from digirl.sim.content import channel_videos, stable_rng, title_case
+from digirl.sim.ui import BOTTOM, SUBTLE, TEXT, TOP, WHITE, View, box, label, list_row, scroll_list
+
+if TYPE_CHECKING:
+    from digirl.sim.apps.youtube import YouTube
+
+__all__ = ["YT_TABS", "tab_views"]
+
+YT_TABS = ("Home", "Shorts", "Subscriptions", "Library")
+_ICONS = {"Home": "home", "Shorts": "play", "Subscriptions": "video", "Library": "folder"}
+_NAV = 64  # the bottom bar's height
+_RED = (204, 0, 0)
+
+
+def select_tab(yt: YouTube, tab: str) -> None:
+    yt.tab = tab
+    yt.blur()
+
+
+def _nav(yt: YouTube) -> View:
+    bar = box((0, BOTTOM - _NAV, 360, BOTTOM), WHITE, blocker=True, ref="yt.tabs")
+    bar.children.append(box((0, BOTTOM - _NAV, 360, BOTTOM - _NAV + 1), (229, 229, 229)))
+    for i, t in enumerate(YT_TABS):
+        sel = t == yt.tab
+        x0 = 90 * i
+        item = View(
+            (x0, BOTTOM - _NAV, x0 + 90, BOTTOM),
+            kind="tab",
+            ref=f"yt.tab.{t.lower()}",
+            placeholder=t,
+            on_tap=partial(select_tab, yt, t),
+        )
+        item.children.append(
+            View((x0 + 33, BOTTOM - 58, x0 + 57, BOTTOM - 34), kind="icon", icon=_ICONS[t], icon_color=TEXT, element=False)
+        )
+        item.children.append(label((x0, BOTTOM - 30, x0 + 90, BOTTOM - 10), t, size=11, align="center", bold=sel))
+        bar.children.append(item)
+    return bar
+
+
+def tab_views(yt: YouTube, home: list[View]) -> list[View]:
+    """The bottom screen's views for the current tab (``home``: the feed's views) and the nav bar."""
+    if yt.tab == "Shorts":
+        views = _shorts(yt)
+    elif yt.tab == "Subscriptions":
+        views = _subscriptions(yt)
+    elif yt.tab == "Library":
+        views = _library(yt)
+    else:
+        views = home
+    return [*views, _nav(yt)]
+
+
+def _shorts(yt: YouTube) -> list[View]:
+    r = stable_rng("yt-short", yt.phone.dyn.world_version)
+    who = r.choice(("DailyLaughs", "ChefInAMinute", "TechTips", "PetPals", "StreetDance"))
+    low = BOTTOM - _NAV
+    # Children of the dark player, as the watch page's player: text and icon are drawn on its fill.
+    player = box((0, TOP, 360, low), (18, 18, 18), ref="yt.short")
+    player.children.append(label((16, TOP + 12, 200, TOP + 40), "Shorts", size=19, fg=WHITE, bold=True))
+    player.children.append(View((156, TOP + 236, 204, TOP + 284), kind="icon", icon="pause", icon_color=WHITE, element=False))
+    player.children.append(label((16, low - 92, 280, low - 68), f"@{who}", size=15, fg=WHITE, bold=True))
+    player.children.append(label((16, low - 66, 300, low - 20), "Wait for the end #shorts", size=14, fg=WHITE, lines=2))
+    return [player]
+
+
+def _subscriptions(yt: YouTube) -> list[View]:
+    names = sorted(yt.channel_names[c] for c in yt.subscriptions if c in yt.channel_names)
+    rows: list[View] = []
+    if not names:
+        rows.append(label((24, 40, 336, 72), "No subscriptions yet", size=18, bold=True, align="center"))
+        rows.append(
+            label(
+                (24, 76, 336, 124),
+                "Subscribe to channels to see their newest videos here",
+                size=14,
+                fg=SUBTLE,
+                align="center",
+                lines=2,
+            )
+        )
+    else:
+        for i, n in enumerate(names[:5]):
+            x0 = 12 + 68 * i
+            rows.append(
+                View(
+                    (x0 + 8, 8, x0 + 56, 56),
+                    kind="text",
+                    text=n[:1].upper(),
+                    fill=_RED,
+                    fg=WHITE,
+                    radius=24,
+                    size=20,
+                    align="center",
+                    element=False,
+                )
+            )
+            rows.append(label((x0, 58, x0 + 64, 76), n, size=11, align="center", ref=f"yt.subs.channel.{i}"))
+        y = 88.0
+        vids = sorted((v for n in names for v in channel_videos(n, yt.phone.dyn.world_version)[:2]), key=lambda v: v.age_days)
+        for i, v in enumerate(vids):
+            rows.append(yt._video_row(y, v, f"yt.subs.video.{i}"))
+            y += 100
+    head = box((0, TOP, 360, TOP + 52), WHITE, blocker=True)
+    head.children.append(label((16, TOP, 300, TOP + 52), "Subscriptions", size=19, bold=True, ref="yt.subs.title"))
+    return [scroll_list("yt.subs", (0, TOP + 52, 360, BOTTOM - _NAV), rows, yt.phone.scroll, fill=WHITE), head]
+
+
+def _library(yt: YouTube) -> list[View]:
+    rows: list[View] = []
+    watched = list(dict.fromkeys(title_case(c) for c in yt.history))
+    rows.append(label((16, 0, 344, 32), "History", size=16, bold=True))
+    if watched:
+        rows.append(label((16, 32, 344, 56), "Watched today: " + ", ".join(watched[:3]), size=13, fg=SUBTLE))
+    else:
+        rows.append(label((16, 32, 344, 56), "Videos you watch will show up here", size=13, fg=SUBTLE))
+    for i, (t, icon) in enumerate((("Your videos", "video"), ("Watch later", "clock"), ("Liked videos", "star"))):
+        rows.append(list_row(64 + 64 * i, 64, t, ref=f"yt.library.{i}", icon=icon, icon_color=TEXT, divider=False))
+    head = box((0, TOP, 360, TOP + 52), WHITE, blocker=True)
+    head.children.append(label((16, TOP, 300, TOP + 52), "Library", size=19, bold=True, ref="yt.library.title"))
+    return [scroll_list("yt.library", (0, TOP + 52, 360, BOTTOM - _NAV), rows, yt.phone.scroll, fill=WHITE), head]

@@ -1,0 +1,56 @@
+"""``app_page`` kinds of the surfaces added in round 3's last pass (issue 42), merged into
+:data:`digirl.sim.families.surface.APP_PAGE_KINDS`: Gmail's folders (through the navigation drawer,
+which the shipped screens already had) and YouTube's bottom tabs (:mod:`digirl.sim.apps.yttabs`,
+shown with ``phone.surfaces``). Each kind: its page names, the page shown (``""`` while a dialog,
+a mail or a pushed screen hides the pages), the ref to tap next, and the task's start state."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from digirl.sim.apps.yttabs import YT_TABS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["MAIL_FOLDERS", "SURFACE_PAGE_KINDS"]
+
+#: Gmail's drawer folders an ``app_page`` task may ask for.
+MAIL_FOLDERS = ("Inbox", "Starred", "Snoozed", "Sent", "Drafts", "Spam", "Trash")
+
+
+def _mail_current(a: Any) -> str:
+    return str(a.folder) if a.screen() in ("inbox", "folder") else ""
+
+
+def _mail_ref(a: Any, page: str) -> str:
+    return f"gmail.folder.{page.lower()}" if a.drawer else "gmail.menu"
+
+
+def _mail_setup(a: Any, page: str, rng: np.random.Generator) -> None:
+    """Gmail opens on the inbox; a task for the inbox starts in another folder."""
+    if page == "Inbox":
+        others = MAIL_FOLDERS[1:]
+        a.folder = others[int(rng.integers(len(others)))]
+
+
+def _yt_current(a: Any) -> str:
+    return str(a.tab) if a.phone.surfaces and len(a.stack) == 1 else ""
+
+
+def _yt_setup(a: Any, page: str, rng: np.random.Generator) -> None:
+    """YouTube opens on Home; a task for Home starts on another tab."""
+    if page == "Home":
+        others = YT_TABS[1:]
+        a.tab = others[int(rng.integers(len(others)))]
+
+
+SURFACE_PAGE_KINDS: dict[str, dict[str, Any]] = {
+    "gmail": {"pages": MAIL_FOLDERS, "current": _mail_current, "ref": _mail_ref, "setup": _mail_setup},
+    "youtube": {
+        "pages": YT_TABS,
+        "current": _yt_current,
+        "ref": lambda a, p: f"yt.tab.{p.lower()}",
+        "setup": _yt_setup,
+    },
+}
