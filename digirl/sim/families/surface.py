@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from digirl.core.actions import Action
 from digirl.sim.apps.clock import TABS as CLOCK_TABS
 from digirl.sim.apps.simple import FILE_FOLDERS, Calculator
-from digirl.sim.expert import ExpertStep, in_app
-from digirl.sim.families import builtin_family
 from digirl.sim.families.pages import SURFACE_PAGE_KINDS
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext
 from digirl.sim.intents import Intent
-from digirl.sim.predicates import TaskContext
+from digirl.sim.plans import ExpertStep, in_app
 
 if TYPE_CHECKING:
     import numpy as np
