@@ -39,6 +39,7 @@ User-defined families are declared with :func:`declare_family`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -173,3 +174,16 @@ class Intent:
     @property
     def taskset(self) -> str:
         return family_taskset(self.family)
+
+
+def parse_time(text: str) -> tuple[int, int]:
+    """``"07:30"`` / ``"7:30 pm"`` / ``"19:05"`` → (hour 0-23, minute)."""
+    m = re.match(r"^\s*(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?\s*$", text.lower())
+    if not m:
+        raise ValueError(f"not a time: {text!r} (expected HH:MM)")
+    h, mi = int(m.group(1)), int(m.group(2) or 0)
+    if m.group(3):
+        h = h % 12 + (12 if m.group(3).startswith("p") else 0)
+    if not (0 <= h <= 23 and 0 <= mi <= 59):
+        raise ValueError(f"not a time: {text!r}")
+    return h, mi

@@ -9,16 +9,14 @@ app, then leaves it; HOME returns to the launcher; ENTER submits the focused inp
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
-from digirl.sim.apps import ALIASES, BUILTIN, EXTRA_APPS, SYSTEM_UI, GenericApp
+from digirl.sim.apps import BUILTIN, EXTRA_APPS, SYSTEM_UI, GenericApp, resolve_app
 from digirl.sim.apps.base import App, dialog
-from digirl.sim.content import norm_name
 from digirl.sim.device import DEFAULT_CONTACTS, DeviceSettings, default_gallery, default_notices
 from digirl.sim.keyboard import keyboard_view
 from digirl.sim.perturb import Dynamics
@@ -53,20 +51,6 @@ class Popup:
     title: str
     body: str
     buttons: list[tuple[str, str, Callable[[], None]]] = field(default_factory=list)
-
-
-@functools.lru_cache(maxsize=4096)
-def resolve_app(name: str) -> str:
-    """The app key for a user-facing name (``"Google Maps"`` → ``maps``; unknown → ``x.<name>``)."""
-    # Cached: every reset installs the same extra apps, and predicates resolve the same names.
-    n = norm_name(name)
-    if n.endswith("app") and n[:-3] in ALIASES:
-        n = n[:-3]
-    if n in ALIASES:
-        return ALIASES[n]
-    if n.endswith("app") and len(n) > 3:
-        n = n[:-3]
-    return "x." + n
 
 
 class Phone:

@@ -382,3 +382,29 @@ def test_tasks_from_instructions_keep_working_across_families() -> None:
     env = SimEnv(taskset="phone")
     env.reset(seed=0, options={"task": spec})
     assert env.horizon == 15 and not get_setting(env.phone, "wifi")
+
+
+# Each entry point, imported alone in a fresh process, finds every built-in family and every rule
+# (registration happens on import of the public modules, never by another module's accident).
+_ALONE = {
+    "check": "from digirl.sim.predicates import check, TaskContext\nfrom digirl.sim.phone import Phone\n"
+    "print(check(Phone(), TaskContext(Intent('open_app', {'app': 'YouTube'}))))",
+    "expert": "from digirl.sim.expert import expert_action\nfrom digirl.sim.goals import TaskContext\n"
+    "from digirl.sim.phone import Phone\nprint(expert_action(Phone(), TaskContext(Intent('set_alarm', {'time': '07:30'}))).type)",
+    "names": "from digirl.sim.families import family_names\nprint(len(family_names()))",
+    "compound": "from digirl.sim.tasks.compound_rules import parse_compound\n"
+    "print([i.family for i in parse_compound('open youtube, then turn the wifi back on') or []])",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ALONE))
+def test_entry_points_register_what_they_use_when_imported_alone(name: str) -> None:
+    code = "from digirl.sim.intents import Intent\n" + _ALONE[name]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
+    want = {
+        "check": "False",
+        "expert": "ActionType.DUAL_POINT",
+        "names": str(len(family_names())),
+        "compound": "['open_app', 'toggle_setting']",
+    }
+    assert out.strip() == want[name]

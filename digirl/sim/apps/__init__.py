@@ -4,6 +4,8 @@ here, add it to :data:`BUILTIN` (and its names to :data:`ALIASES`); the phone, t
 
 from __future__ import annotations
 
+import functools
+
 from digirl.sim.apps.base import App
 from digirl.sim.apps.browser import Browser
 from digirl.sim.apps.calendar import Calendar
@@ -21,8 +23,9 @@ from digirl.sim.apps.shade import Shade
 from digirl.sim.apps.simple import Calculator, Files, GenericApp, Music
 from digirl.sim.apps.store import PlayStore
 from digirl.sim.apps.youtube import YouTube
+from digirl.sim.content import norm_name
 
-__all__ = ["ALIASES", "BUILTIN", "EXTRA_APPS", "SYSTEM_UI", "App", "GenericApp"]
+__all__ = ["ALIASES", "BUILTIN", "EXTRA_APPS", "SYSTEM_UI", "App", "GenericApp", "resolve_app"]
 
 #: key → class, in home-screen-independent order. "launcher" is the home screen.
 BUILTIN: dict[str, type[App]] = {
@@ -73,3 +76,17 @@ _NAMES: dict[str, tuple[str, ...]] = {
 }
 #: normalized name (lower-case alphanumerics) → builtin app key.
 ALIASES: dict[str, str] = {alias: key for key, names in _NAMES.items() for alias in names}
+
+
+@functools.lru_cache(maxsize=4096)
+def resolve_app(name: str) -> str:
+    """The app key for a user-facing name (``"Google Maps"`` → ``maps``; unknown → ``x.<name>``)."""
+    # Cached: every reset installs the same extra apps, and predicates resolve the same names.
+    n = norm_name(name)
+    if n.endswith("app") and n[:-3] in ALIASES:
+        n = n[:-3]
+    if n in ALIASES:
+        return ALIASES[n]
+    if n.endswith("app") and len(n) > 3:
+        n = n[:-3]
+    return "x." + n

@@ -56,7 +56,7 @@ class Event:
 
 def parse_clock_time(text: str) -> str | None:
     """ "15:00", "3:00 PM", "3pm", "noon" → "HH:MM" (24 h); ``None`` if not a time."""
-    from digirl.sim.predicates import parse_time
+    from digirl.sim.intents import parse_time
 
     t = text.strip().lower()
     if t in ("noon", "midday"):

@@ -265,7 +265,7 @@ class GenericApp(App):
 def _generic_identity(name: str) -> tuple[str, str, Color]:
     """Label, key and brand colour of an app by name; cached because every reset installs the same
     extra apps (a stable-hash RNG per app is most of a phone's construction time)."""
-    from digirl.sim.phone import resolve_app
+    from digirl.sim.apps import resolve_app
 
     key = resolve_app(name)
     color = stable_rng("generic", key).choice(

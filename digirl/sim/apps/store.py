@@ -144,7 +144,7 @@ class PlayStore(ScreenStackApp):
                 return v
             return button(rect, "Update", lambda: self.update(a.name), ref=ref + ".update", color=_ACCENT, size=size, radius=18)
         if self.phone.is_installed(a.name):
-            from digirl.sim.phone import resolve_app
+            from digirl.sim.apps import resolve_app
 
             return button(
                 rect,
@@ -336,7 +336,7 @@ class PlayStore(ScreenStackApp):
         return views
 
     def _system(self, name: str) -> bool:
-        from digirl.sim.phone import resolve_app
+        from digirl.sim.apps import resolve_app
 
         return not resolve_app(name).startswith("x.")
 

@@ -1,9 +1,10 @@
 """Task families: what a task of the family asks (a predicate on the phone's state), how the
 scripted expert does it (a closed-loop plan) and the initial state it needs (a setup).
 
-One registry holds them all: the AitW General / Web Shopping families (:mod:`.aitw`), the phone
-families (:mod:`.device`, :mod:`.clock`, :mod:`.comms`, :mod:`.media`, :mod:`.web`) and any
-family a user adds (:func:`register_family`, or a YAML spec: :mod:`.spec`, docs/tasks.md).
+One registry (:mod:`digirl.sim.family_registry`) holds them all: the AitW General / Web Shopping
+families (:mod:`.aitw`), the phone families (:mod:`.device`, :mod:`.clock`, :mod:`.comms`,
+:mod:`.media`, :mod:`.web`) and any family a user adds (:func:`register_family`, or a YAML spec:
+:mod:`.spec`, docs/tasks.md). Importing this package registers every built-in family.
 
 A predicate reads state only (settings, alarms, sent messages, the page shown, ...), never the
 actions taken, so an agent succeeds by doing the task however it likes. :func:`~digirl.sim.predicates.check`
@@ -13,20 +14,26 @@ adds one rule for every family: nothing succeeds while the screen shows "Loading
 from __future__ import annotations
 
 import importlib
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from digirl.sim.intents import Intent, declare_family, known_families
+from digirl.sim.family_registry import (
+    Plan,
+    Predicate,
+    Setup,
+    TaskFamily,
+    builtin_family,
+    family_names,
+    family_source,
+    get_family,
+    register_family,
+    unregister_family,
+)
 
-if TYPE_CHECKING:
-    import numpy as np
+# isort: off
+# Every built-in family registers as its module loads, in this order (``family_names`` lists them so).
+from digirl.sim.families import aitw, device, clock, comms, media, web, compound, surface, insearch  # noqa: F401
 
-    from digirl.core.actions import Action
-    from digirl.sim.expert import ExpertStep
-    from digirl.sim.phone import Phone
-    from digirl.sim.predicates import TaskContext
+# isort: on
 
 __all__ = [
     "Plan",
@@ -42,170 +49,10 @@ __all__ = [
     "unregister_family",
 ]
 
-Predicate = Callable[["Phone", Intent, "TaskContext"], bool]
-Plan = Callable[["ExpertStep"], "Action"]
-Setup = Callable[["Phone", Intent, "TaskContext", "np.random.Generator"], None]
-
-_BUILTIN_MODULES = ("aitw", "device", "clock", "comms", "media", "web", "compound", "surface", "insearch")
-
-
-@dataclass(frozen=True)
-class TaskFamily:
-    """One task family.
-
-    - ``predicate(phone, intent, ctx)``: whether the task is done, from the phone's state;
-    - ``plan(step)``: the expert's next action (an :class:`~digirl.sim.expert.ExpertStep` gives the
-      phone, the intent and helpers: ``open_app``, ``goto(ref)``, ``type_into``, ``wait``); it is
-      called again after every step, so it decides from what is on screen now;
-    - ``setup(phone, intent, ctx, rng)``: puts the phone in the task's initial state after the
-      shared one is drawn (make the target alarm exist, turn the setting to its opposite, ...)
-      and may record it in ``ctx.initial``;
-    - ``prepare``: like ``setup`` but before the shared initial state (the AitW app families use
-      it, so their episodes stay the same as before the phone families existed);
-    - ``observe(phone, intent, ctx)``: called by the env after every step, before the predicate;
-      the one place a family may keep progress in ``ctx`` (a compound task's sub-goals reached so
-      far), so predicates and plans stay pure;
-    - ``horizon(intent)``: the fewest steps the task may get (a compound task's scales with its
-      plan); ``None`` keeps the task set's horizon.
-    """
-
-    name: str
-    predicate: Predicate
-    plan: Plan
-    setup: Setup | None = None
-    prepare: Setup | None = None
-    taskset: str = "general"
-    doc: str = ""
-    observe: Callable[[Phone, Intent, TaskContext], None] | None = None
-    horizon: Callable[[Intent], int] | None = None
-
-
-_REGISTRY: dict[str, TaskFamily] = {}
-#: How to rebuild a user family in another process: {"spec": dict} or {"module": name}.
-_SOURCES: dict[str, dict[str, Any]] = {}
-_loaded = False
-
-
-def _load_builtins() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for mod in _BUILTIN_MODULES:
-            importlib.import_module(f"{__name__}.{mod}")
-
-
-def register_family(
-    family: TaskFamily,
-    *,
-    phrasings: Sequence[str] = (),
-    parse: Callable[[dict[str, str]], dict[str, str] | None] | None = None,
-    replace: bool = False,
-    source: dict[str, Any] | None = None,
-) -> TaskFamily:
-    """Add a family to the registry (and, for a new one, to the valid intent families).
-
-    ``phrasings`` are templates with ``{slot}`` placeholders ("turn {state} data saver"); an
-    instruction matching one becomes ``Intent(family.name, slots)``. They are tried before the
-    built-in phrasings (docs/tasks.md has the template syntax). ``parse`` may clean the slots or
-    return ``None`` to reject a match. ``replace`` allows re-registering a user family.
-    """
-    from digirl.sim.intents import EXTRA_FAMILIES, FAMILIES
-
-    builtin = family.name in FAMILIES or family.name in EXTRA_FAMILIES
-    if family.name in _REGISTRY and not replace:
-        raise ValueError(f"task family {family.name!r} is already registered (pass replace=True to redefine it)")
-    if builtin and phrasings:
-        raise ValueError(f"{family.name!r} is a built-in family: add phrasings to a new family instead")
-    if not builtin and family.name not in known_families():
-        declare_family(family.name, family.taskset)
-    _REGISTRY[family.name] = family
-    if not builtin:
-        module = getattr(family.plan, "__module__", "")
-        _SOURCES[family.name] = source or ({"module": module} if module and module != "__main__" else {})
-    if phrasings:
-        _add_phrasings(family.name, phrasings, parse)
-    return family
-
-
-class _UserPhrasing:
-    """Builds the intent of a user family from a matched phrasing's slots."""
-
-    def __init__(self, family: str, parse: Callable[[dict[str, str]], dict[str, str] | None] | None) -> None:
-        self.family, self.parse = family, parse
-
-    def __call__(self, groups: dict[str, str]) -> Intent | None:
-        slots = {k: re.sub(r"\s+", " ", v).strip(" \"'") for k, v in groups.items()}
-        if self.parse is not None:
-            cleaned = self.parse(slots)
-            if cleaned is None:
-                return None
-            slots = {str(k): str(v) for k, v in cleaned.items()}
-        return Intent(self.family, slots)
-
-
-def _add_phrasings(name: str, phrasings: Sequence[str], parse: Callable[[dict[str, str]], dict[str, str] | None] | None) -> None:
-    from digirl.sim.tasks.parser import USER_RULES
-    from digirl.sim.tasks.rules import template_regex
-
-    # A re-registered family replaces its phrasings.
-    USER_RULES.rules = [r for r in USER_RULES.rules if not (isinstance(r[1], _UserPhrasing) and r[1].family == name)]
-    handler = _UserPhrasing(name, parse)
-    for t in phrasings:
-        if not isinstance(t, str) or not t.strip():
-            raise ValueError(f"family {name!r}: a phrasing must be non-empty text, got {t!r}")
-        USER_RULES.add(template_regex(user_template(t)), handler)
-
-
-def user_template(phrasing: str) -> str:
-    """A user phrasing as a rule template: ``{slot}`` is a slot, ``(a|b)`` alternatives, ``(a|)``
-    optional; everything else is literal text, matched ignoring case, with a space meaning one or
-    more spaces ("turn (on|off) data saver", "set the font size to {size}")."""
-    out, pos = [], 0
-    text = phrasing.strip().rstrip(".?! ")
-    for m in re.finditer(r"\{\w+\}|\([^()]*\)", text):
-        out.append(_literal(text[pos : m.start()]))
-        tok = m.group(0)
-        if tok.startswith("{"):
-            out.append(tok)
-        else:
-            alts = [_literal(a.strip()) for a in tok[1:-1].split("|")]
-            out.append("(?:" + "|".join(a for a in alts if a) + ")" + ("?" if "" in alts else ""))
-        pos = m.end()
-    out.append(_literal(text[pos:]))
-    pat = re.sub(r"~+", "~", "".join(out)).strip("~")
-    # An optional word next to spaces: one of the two spaces goes with it ("turn (the|) wifi").
-    pat = re.sub(r"~(\(\?:[^()]*\)\?)~", r" \1~", pat)
-    return re.sub(r"~(\(\?:[^()]*\)\?)$", r" \1", re.sub(r"^(\(\?:[^()]*\)\?)~", r"\1 ", pat))
-
-
-def _literal(text: str) -> str:
-    # Lower-case so that no literal reads as a template macro (WHATS, @ON, ...).
-    words = "~".join(re.escape(w) for w in text.lower().split())
-    return ("~" if text[:1].isspace() else "") + words + ("~" if text[-1:].isspace() and words else "")
-
-
-def unregister_family(name: str) -> None:
-    """Remove user family ``name`` (its phrasings too); built-in families cannot be removed."""
-    from digirl.sim.intents import EXTRA_FAMILIES, FAMILIES, forget_family
-    from digirl.sim.tasks.parser import USER_RULES
-
-    if name in FAMILIES or name in EXTRA_FAMILIES:
-        raise ValueError(f"{name!r} is a built-in family")
-    _REGISTRY.pop(name, None)
-    _SOURCES.pop(name, None)
-    forget_family(name)
-    USER_RULES.rules = [r for r in USER_RULES.rules if not (isinstance(r[1], _UserPhrasing) and r[1].family == name)]
-
-
-def family_source(name: str) -> dict[str, Any] | None:
-    """How to rebuild user family ``name`` elsewhere (``None`` for built-in families)."""
-    return _SOURCES.get(name) or None
-
 
 def ensure_family(name: str, source: dict[str, Any] | None) -> None:
     """Make user family ``name`` available in this process from its ``source`` (see :func:`family_source`)."""
-    _load_builtins()
-    if name in _REGISTRY or not source:
+    if name in family_names() or not source:
         return
     if "spec" in source:
         from digirl.sim.families.spec import register_spec
@@ -213,28 +60,3 @@ def ensure_family(name: str, source: dict[str, Any] | None) -> None:
         register_spec(source["spec"], source="task parameters")
     elif "module" in source:
         importlib.import_module(str(source["module"]))
-
-
-def get_family(name: str) -> TaskFamily:
-    """The registered family ``name`` (built-in families are loaded on first use)."""
-    _load_builtins()
-    fam = _REGISTRY.get(name)
-    if fam is None:
-        raise KeyError(f"no task family {name!r} is registered; known: {', '.join(sorted(_REGISTRY))}")
-    return fam
-
-
-def family_names() -> list[str]:
-    """Every registered family, built-in first."""
-    _load_builtins()
-    return list(_REGISTRY)
-
-
-def builtin_family(name: str, taskset: str, **kw: Any) -> Callable[[Plan], Plan]:
-    """Decorator for the built-in modules: register ``name`` with the decorated plan and ``kw``."""
-
-    def deco(plan: Plan) -> Plan:
-        register_family(TaskFamily(name, plan=plan, taskset=taskset, **kw))
-        return plan
-
-    return deco

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.errors import UnsupportedInstructionError
-from digirl.sim.expert import PLANS
-from digirl.sim.families import Setup, TaskFamily, register_family
-from digirl.sim.intents import GENERAL_FAMILIES, WEBSHOP_FAMILIES, Intent
-from digirl.sim.predicates import PREDICATES, TaskContext, parse_time
+from digirl.sim.family_registry import Setup, TaskFamily, register_family
+from digirl.sim.goals import PREDICATES, TaskContext
+from digirl.sim.intents import GENERAL_FAMILIES, WEBSHOP_FAMILIES, Intent, parse_time
+from digirl.sim.plans import PLANS
 
 if TYPE_CHECKING:
     import numpy as np

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.apps.clock import Alarm, timer_digits
-from digirl.sim.expert import ExpertStep
-from digirl.sim.families import builtin_family
-from digirl.sim.intents import Intent
-from digirl.sim.predicates import TaskContext, parse_time
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext
+from digirl.sim.intents import Intent, parse_time
+from digirl.sim.plans import ExpertStep
 
 if TYPE_CHECKING:
     import numpy as np

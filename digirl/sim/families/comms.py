@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from digirl.core.actions import Action
 from digirl.sim.content import key_terms, stable_rng, terms_in
 from digirl.sim.device import Contact, find_contacts, same_person
-from digirl.sim.expert import ExpertStep, in_app
-from digirl.sim.families import builtin_family
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext
 from digirl.sim.intents import TODAY, Intent
-from digirl.sim.predicates import TaskContext
+from digirl.sim.plans import ExpertStep, in_app
 
 if TYPE_CHECKING:
     import numpy as np

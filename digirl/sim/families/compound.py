@@ -27,11 +27,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.expert import ExpertStep, _to_shop_results
-from digirl.sim.families import builtin_family, get_family
 from digirl.sim.families.insearch import IN_APP_SEARCH, in_app_search_plan, in_app_searched
+from digirl.sim.family_registry import builtin_family, get_family
+from digirl.sim.goals import TaskContext, check, query_terms, site_domain
 from digirl.sim.intents import HORIZONS, Intent
-from digirl.sim.predicates import TaskContext, check, query_terms, site_domain
+from digirl.sim.plans import ExpertStep, _to_shop_results
 
 if TYPE_CHECKING:
     import numpy as np

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.device import LEVEL_STEP, SETTING_NAMES, get_setting, set_setting
-from digirl.sim.expert import ExpertStep
-from digirl.sim.families import builtin_family
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext
 from digirl.sim.intents import Intent
-from digirl.sim.predicates import TaskContext
+from digirl.sim.plans import ExpertStep
 
 if TYPE_CHECKING:
     import numpy as np

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.content import terms_in
-from digirl.sim.expert import ExpertStep, to_site
-from digirl.sim.families import builtin_family
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext, browser_page, query_terms, site_domain
 from digirl.sim.intents import Intent
-from digirl.sim.predicates import TaskContext, browser_page, query_terms, site_domain
+from digirl.sim.plans import ExpertStep, to_site
 
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone

@@ -8,10 +8,10 @@ from digirl.core.actions import Action
 from digirl.sim.apps.camera import photo_matches
 from digirl.sim.content import norm_name, store_apps, terms_in, youtube_results
 from digirl.sim.device import Photo
-from digirl.sim.expert import ExpertStep, in_app, on_youtube_channel
-from digirl.sim.families import builtin_family
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext, query_terms
 from digirl.sim.intents import Intent
-from digirl.sim.predicates import TaskContext, query_terms
+from digirl.sim.plans import ExpertStep, in_app, on_youtube_channel
 
 if TYPE_CHECKING:
     import numpy as np

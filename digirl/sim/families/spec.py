@@ -26,16 +26,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.families import TaskFamily, register_family
 from digirl.sim.families.state import STATE_NAMES, device_state
+from digirl.sim.family_registry import TaskFamily, register_family
 from digirl.sim.intents import FAMILIES, TASKSET_FAMILIES, Intent
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from digirl.sim.expert import ExpertStep
+    from digirl.sim.goals import TaskContext
     from digirl.sim.phone import Phone
-    from digirl.sim.predicates import TaskContext
+    from digirl.sim.plans import ExpertStep
 
 __all__ = ["FamilySpecError", "load_family_file", "register_spec"]
 

@@ -59,7 +59,7 @@ STATE_NAMES = (
 
 def device_state(phone: Phone) -> dict[str, Any]:
     """The values of :data:`STATE_NAMES` on ``phone`` now."""
-    from digirl.sim.predicates import shown_search_query
+    from digirl.sim.goals import shown_search_query
 
     a: Any = phone.apps
     clock, chrome, yt, store = a["clock"], a["chrome"], a["youtube"], a["playstore"]

@@ -19,13 +19,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
+from digirl.sim.apps.calendar import _MONTHS
 from digirl.sim.apps.clock import TABS as CLOCK_TABS
 from digirl.sim.apps.simple import FILE_FOLDERS, Calculator
-from digirl.sim.expert import ExpertStep, in_app
-from digirl.sim.families import builtin_family
 from digirl.sim.families.pages import SURFACE_PAGE_KINDS
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext
 from digirl.sim.intents import Intent
-from digirl.sim.predicates import TaskContext
+from digirl.sim.plans import ExpertStep, in_app
 
 if TYPE_CHECKING:
     import numpy as np
@@ -140,22 +141,6 @@ def _month_page(text: str) -> str | None:
     mo = hits[0] + 1
     y = int(m.group(2)) if m.group(2) else (TODAY.year if mo >= TODAY.month else TODAY.year + 1)
     return f"{y}-{mo:02d}"
-
-
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 
 def _files_ref(a: Any, page: str) -> str:

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.apps.browser import Tab
-from digirl.sim.expert import ExpertStep, in_app, to_site
-from digirl.sim.families import builtin_family
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext, site_domain
 from digirl.sim.intents import Intent
-from digirl.sim.predicates import TaskContext, site_domain
+from digirl.sim.plans import ExpertStep, in_app, to_site
 
 if TYPE_CHECKING:
     import numpy as np

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from digirl.sim.intents import SHOP_SITES, Intent
+from digirl.sim.tasks.matching import match_single
 
 __all__ = ["CONTEXT_RULES", "FALLBACK_RULES", "MAX_PIECES", "Context", "parse_compound", "second_request", "swallowed_connective"]
 
@@ -111,7 +112,7 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
             v = play.group("v")
             if ctx.entity:  # "search for Taylor Swift and play her latest video"
                 v = re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", v, count=1, flags=re.I)
-            got = _parse_one(f"play {v} on YouTube")
+            got = match_single(f"play {v} on YouTube")
             return got if _usable(got) else None
     m = _SEARCH.match(text)
     if m is None or not ctx.app:
@@ -120,13 +121,13 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
     if not q or q.lower() in _PRONOUNS:
         return None
     if ctx.app == "youtube":
-        return _parse_one(f"search YouTube for {q}")
+        return match_single(f"search YouTube for {q}")
     if ctx.app == "maps":
         return Intent("maps_search", {"query": q})
     if ctx.app == "chrome" and _shop_site(ctx):
         return Intent("shop_search", {"site": _shop_site(ctx), "query": q})
     if ctx.app in ("chrome", "google") and ctx.site in ("", "google.com"):
-        return _parse_one(f"search for {q}")
+        return match_single(f"search for {q}")
     if ctx.app == "contacts":
         return Intent("app_search", {"app": "contacts", "query": q})
     if ctx.app == "playstore":
@@ -172,11 +173,11 @@ def _settings_page(text: str, ctx: Context) -> Intent | None:
     name = re.sub(r"\s+(?:settings?|page|menu|section)$", "", name, flags=re.I)
     if not name or len(name.split()) > 3:
         return None
-    got = _parse_one(f"open {name} settings")
+    got = match_single(f"open {name} settings")
     if got is not None and got.family in ("settings_page", "app_settings"):
         return got
     if ctx.last is not None and ctx.last.family == "settings_page" and ctx.last.get("page") == "apps":
-        got = _parse_one(f"open the app info for {name}")
+        got = match_single(f"open the app info for {name}")
         return got if got is not None and got.family == "app_settings" else None
     return None
 
@@ -185,7 +186,7 @@ def _ellipsis(text: str, ctx: Context) -> Intent | None:
     """A bare name after a request carries its verb: "turn off bluetooth, then wifi"."""
     if not ctx.verb or _VERB.match(text) or len(text.split()) > 3:
         return None
-    got = _parse_one(f"{ctx.verb} {text}")
+    got = match_single(f"{ctx.verb} {text}")
     if got is None:
         return None
     if got.family == "open_app" and not _known_app(got.get("app")):
@@ -266,7 +267,7 @@ def _reworded(text: str, pattern: str, phrase: str, family: str) -> Intent | Non
     m = re.fullmatch(pattern, text.strip(), re.I)
     if m is None:
         return None
-    got = _parse_one(phrase.format(rest=m.group("rest")))
+    got = match_single(phrase.format(rest=m.group("rest")))
     return got if got is not None and got.family == family else None
 
 
@@ -283,13 +284,6 @@ def _known_app(name: str) -> bool:
     from digirl.sim.phone import resolve_app
 
     return not resolve_app(name).startswith("x.") or norm_name(name) in {norm_name(a) for a in EXTRA_APPS}
-
-
-def _parse_one(text: str) -> Intent | None:
-    """A single-family parse of ``text`` by a phrasing (no question fallback, no compounds)."""
-    from digirl.sim.tasks.parser import match_single
-
-    return match_single(text)
 
 
 def _has_pronoun_slot(intent: Intent) -> bool:
@@ -333,11 +327,11 @@ def _resolve_group(text: str, ctx: Context) -> Intent | None:
             return got
     if ctx.last is not None and ctx.last.family in _ONE_NOUN and _ONE.search(text):
         text = _ONE.sub(_ONE_NOUN[ctx.last.family], text, count=1)  # "set another one for 6:15am"
-    got = _parse_one(text)
+    got = match_single(text)
     if not _usable(got) and ctx.entity and _PRONOUN.search(text):
-        got = _parse_one(_PRONOUN.sub(ctx.entity, text, count=1))  # "text her that …"
+        got = match_single(_PRONOUN.sub(ctx.entity, text, count=1))  # "text her that …"
         if not _usable(got):  # "play her latest video"
-            got = _parse_one(re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", text, count=1, flags=re.I))
+            got = match_single(re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", text, count=1, flags=re.I))
     if not _usable(got) and _LOOKUP.match(text):
         from digirl.sim.tasks.questions import question_search
 

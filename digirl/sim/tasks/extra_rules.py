@@ -13,6 +13,7 @@ import re
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
 from digirl.sim.tasks.normalize import canonical_shop_site
+from digirl.sim.tasks.rules import reparse
 
 __all__: list[str] = []
 
@@ -120,15 +121,9 @@ def _calendar_month(g: dict[str, str]) -> Intent | None:
 
 
 # ---- everyday wordings of the shipped families (only what no earlier phrasing takes) ------------
-def _reparse(text: str) -> Intent | None:
-    from digirl.sim.tasks.parser import match_single
-
-    return match_single(text)
-
-
 @APPS_EARLY.rule("(?:turn|switch|put)~{x}~back~(?P<state>on|off)")
 def _back_on(g: dict[str, str]) -> Intent | None:
-    got = _reparse(f"turn {g['state']} {g['x']}")
+    got = reparse(f"turn {g['state']} {g['x']}")
     return got if got is not None and got.family == "toggle_setting" else None
 
 
@@ -137,7 +132,7 @@ def _back_on(g: dict[str, str]) -> Intent | None:
     "(?:screen~|media~|phone~)?(?P<what>brightness|volume)(?:~level)?~to~(?P<n>\\d{1,3})(?:\\s*%|~percent)?",
 )
 def _level_to(g: dict[str, str]) -> Intent | None:
-    got = _reparse(f"set the {g['what']} to {g['n']}%")
+    got = reparse(f"set the {g['what']} to {g['n']}%")
     return got if got is not None and got.family in ("set_brightness", "set_volume") else None
 
 
@@ -153,7 +148,7 @@ def _inbox(g: dict[str, str]) -> Intent:
 
 @APPS_EARLY.rule("(?:open|show|go~to)(?:~me)?~(?:the~)?notification~settings~(?:for|of)~(?:the~)?{app}")
 def _notification_settings(g: dict[str, str]) -> Intent | None:
-    got = _reparse(f"open the app info for {g['app']}")
+    got = reparse(f"open the app info for {g['app']}")
     return got if got is not None and got.family == "app_settings" else None
 
 

@@ -26,13 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from digirl.sim.intents import Intent
-from digirl.sim.tasks import extra_rules as _extra_rules  # noqa: F401  (adds its rules to the app tables)
-from digirl.sim.tasks import surface_rules as _surface_rules  # noqa: F401  (adds its rules to the app tables)
-from digirl.sim.tasks import web_rules as _web_rules  # noqa: F401  (adds its rules to the app tables)
-from digirl.sim.tasks.aitw_rules import AITW
-from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE
 from digirl.sim.tasks.compound_rules import second_request, swallowed_connective
-from digirl.sim.tasks.device_rules import DEVICE, DEVICE_REJECTS
+from digirl.sim.tasks.matching import USER_RULES, match_rules, match_single
 from digirl.sim.tasks.normalize import (
     canonical_app,
     canonical_shop_site,
@@ -45,7 +40,7 @@ from digirl.sim.tasks.normalize import (
     strip_politeness,
 )
 from digirl.sim.tasks.questions import question_search, unplaceable_reason
-from digirl.sim.tasks.rules import Reject, RuleTable
+from digirl.sim.tasks.rules import Reject
 
 __all__ = [
     "USER_RULES",
@@ -61,9 +56,6 @@ __all__ = [
     "query_terms",
 ]
 
-#: Phrasings of user-defined families (filled by :func:`digirl.sim.families.register_family`).
-USER_RULES = RuleTable("user")
-_TABLES = (USER_RULES, DEVICE, APPS_EARLY, AITW, APPS_LATE, DEVICE_REJECTS)
 MAX_CHARS = 300
 
 
@@ -80,32 +72,6 @@ class ParseResult:
     intent: Intent | None
     reason: str = ""
     how: str = ""
-
-
-def _match(text: str) -> Intent | Reject | None:
-    reject: Reject | None = None
-    for table in _TABLES:
-        out = table.match(text)
-        if isinstance(out, Intent):
-            return out
-        if out is not None and reject is None:
-            reject = out
-    return reject
-
-
-def match_single(text: str) -> Intent | None:
-    """One family's intent for ``text`` by a phrasing, as written or normalized (no question
-    fallback, no compound): what each sub-task of a compound instruction must parse to."""
-    cleaned = clean_text(text)
-    if not cleaned:
-        return None
-    cleaned = strip_politeness(cleaned) or cleaned
-    found = _match(cleaned)
-    if isinstance(found, Intent):
-        return found
-    normalized = normalize_request(cleaned)
-    found = _match(normalized) if normalized and normalized != cleaned else None
-    return found if isinstance(found, Intent) else None
 
 
 def _compound(text: str) -> Intent | None:
@@ -141,11 +107,11 @@ def explain_instruction(text: str) -> ParseResult:
         return ParseResult(None, f"longer than {MAX_CHARS} characters")
     # Politeness is dropped before any rule sees the text: "call dad please" must not call "Dad Please".
     cleaned = strip_politeness(cleaned) or cleaned
-    first = _match(cleaned)
+    first = match_rules(cleaned)
     if isinstance(first, Intent):
         return _single_or_compound(first, cleaned, "rule")
     normalized = normalize_request(cleaned)
-    second = _match(normalized) if normalized and normalized != cleaned else None
+    second = match_rules(normalized) if normalized and normalized != cleaned else None
     if isinstance(second, Intent):
         return _single_or_compound(second, cleaned, "normalized")
     plan = _compound(cleaned)

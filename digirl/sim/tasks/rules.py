@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from digirl.sim.intents import Intent
 
-__all__ = ["MACROS", "Handler", "Reject", "RuleTable", "template_regex"]
+__all__ = ["MACROS", "USER_RULES", "Handler", "Reject", "RuleTable", "reparse", "set_single_matcher", "template_regex"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +81,26 @@ class RuleTable:
             if isinstance(out, Reject) and reject is None:
                 reject = out
         return reject
+
+
+#: Phrasings of user-defined families (filled by :func:`digirl.sim.families.register_family`); the
+#: parser tries them before any built-in table.
+USER_RULES = RuleTable("user")
+
+# The single-family matcher (:func:`digirl.sim.tasks.matching.match_single`), set when that module loads:
+# rules in the tables it matches re-read a reworded request through it ("turn wifi back on" as "turn on wifi").
+_SINGLE: list[Callable[[str], Intent | None]] = []
+
+
+def set_single_matcher(match: Callable[[str], Intent | None]) -> None:
+    """Install :func:`digirl.sim.tasks.matching.match_single` (that module calls this as it loads)."""
+    _SINGLE[:] = [match]
+
+
+def reparse(text: str) -> Intent | None:
+    """One family's intent for ``text`` by a phrasing (:func:`digirl.sim.tasks.matching.match_single`).
+
+    The rules calling this only run while :mod:`digirl.sim.tasks.matching` matches a text, so it is loaded."""
+    if not _SINGLE:
+        raise RuntimeError("the rule tables are not loaded: import digirl.sim.tasks.matching")
+    return _SINGLE[0](text)
