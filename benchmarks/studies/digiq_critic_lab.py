@@ -46,11 +46,11 @@ from digirl.algorithms.registry import make_algorithm
 from digirl.config.core import load_config
 from digirl.data.store import TrajectoryStore
 from digirl.envs.registry import make
+from digirl.experiments.digiq_oracle import load_oracle, oracle_metrics, oracle_values
 from digirl.policies.registry import load_policy
 from digirl.sim.tasks.tasksets import load_taskset
 from digirl.training.config import CollectConfig, SFTRunConfig, TrainConfig
 from digirl.training.digiq import run_stages
-from digirl.training.digiq_oracle import load_oracle, oracle_metrics, oracle_values
 from digirl.training.loop import train
 from digirl.training.sft import collect, sft
 from digirl.utils.provenance import result_metadata

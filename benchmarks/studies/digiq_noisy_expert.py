@@ -43,10 +43,10 @@ from digirl.algorithms.digiq.stages import load_candidates, load_labels
 from digirl.config.core import load_config
 from digirl.data.store import TrajectoryStore
 from digirl.envs.registry import make
+from digirl.experiments.digiq_oracle import learned_q, load_oracle, oracle_metrics, oracle_values
 from digirl.policies.registry import load_policy
 from digirl.training.config import CollectConfig, SFTRunConfig, TrainConfig
 from digirl.training.digiq import train_digiq
-from digirl.training.digiq_oracle import learned_q, load_oracle, oracle_metrics, oracle_values
 from digirl.training.loop import train
 from digirl.training.sft import collect, sft
 

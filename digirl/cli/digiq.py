@@ -78,7 +78,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_oracle(args: argparse.Namespace) -> int:
-    from digirl.training.digiq_oracle import evaluate_run
+    from digirl.experiments.digiq_oracle import evaluate_run
 
     cfg = _config(args)
     res = evaluate_run(cfg, args.run_dir, continuation=args.continuation, rollouts=args.rollouts, max_states=args.states)
@@ -87,7 +87,7 @@ def _cmd_oracle(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from digirl.training.digiq_report import write_report
+    from digirl.experiments.digiq_report import write_report
 
     path = write_report(args.run_dir, out=args.out, trajectories=args.trajectories, dataset=args.dataset)
     if args.json:

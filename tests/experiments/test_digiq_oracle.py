@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from digirl.training.digiq_oracle import oracle_metrics, rank_average, spearman
+from digirl.experiments.digiq_oracle import oracle_metrics, rank_average, spearman
 
 
 def test_rank_average_and_spearman():

@@ -134,7 +134,7 @@ def write_report(
         by_traj.setdefault(a.traj_id, []).append(a)
     oracle: dict[tuple[str, int, int], float] = {}
     if cfg is not None and cfg.algo.digiq.data and (Path(cfg.algo.digiq.data) / "oracle" / "expert").is_dir():
-        from digirl.training.digiq_oracle import load_oracle
+        from digirl.experiments.digiq_oracle import load_oracle
 
         oracle = load_oracle(Sidecar(cfg.algo.digiq.data), "expert")
     order = sorted(by_traj, key=lambda t: not any(a.extra.get("heldout") for a in by_traj[t]))[:trajectories]
