@@ -123,8 +123,6 @@ def test_training_does_not_import_experiments() -> None:
 # one of these (breaking them only shrinks what is found). Modules of digirl.sim.apps may import each
 # other freely (the apps share screens and state). Each entry: the cycle's modules outside sim.apps.
 KNOWN_CYCLES: tuple[frozenset[str], ...] = (
-    # base -> configs -> registry -> base: the algorithm registry builds configs, configs validate names
-    frozenset({"digirl.algorithms.base", "digirl.algorithms.configs", "digirl.algorithms.registry"}),
     # render draws the keyboard, the keyboard measures text with render's fonts
     frozenset({"digirl.sim.keyboard", "digirl.sim.render"}),
     # phone <-> apps, expert <-> families <-> predicates, and the task parser <-> compound rules
