@@ -22,12 +22,11 @@ The HTTP side (retries, concurrency, call log, key handling) is the shared
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +44,11 @@ from digirl.judge.prompts import (
     text_examples,
 )
 from digirl.utils.openai_chat import ChatClient, ChatClientError, ChatUnavailable
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from digirl.utils.openai_chat import ChatClientOptions
 
 __all__ = ["SIM_EXAMPLE_ENVS", "VLMJudge"]
 
@@ -67,47 +71,22 @@ class VLMJudge:
         base_url: str,
         model: str,
         *,
-        api_key_env: str = "OPENAI_API_KEY",
-        max_concurrency: int = 4,
-        max_retries: int = 6,
-        timeout_s: float = 60.0,
         votes: int = 1,
         temperature: float = 0.0,
         vote_temperature: float = 0.7,
         max_tokens: int = 200,
-        backoff_base_s: float = 1.0,
-        backoff_max_s: float = 60.0,
-        retry_after_max_s: float = 300.0,
         cache_size: int = 4096,
         image_max_side: int | None = 768,
         send_previous: bool = True,
         examples: str | ExampleProvider = "auto",
-        call_log_path: str | os.PathLike[str] | None = None,
-        call_log_size: int = 10_000,
-        seed: int | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **client: Unpack[ChatClientOptions],
     ) -> None:
         if votes < 1:
             raise ValueError("votes must be >= 1")
-        self.client = ChatClient(
-            base_url,
-            model,
-            api_key_env=api_key_env,
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
-            timeout_s=timeout_s,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-            retry_after_max_s=retry_after_max_s,
-            call_log_path=call_log_path,
-            call_log_size=call_log_size,
-            seed=seed,
-            sleep=sleep,
-            name="judge",
-        )
+        self.client = ChatClient(base_url, model, name="judge", **client)
         self.base_url = self.client.base_url
         self.model = model
-        self.api_key_env = api_key_env
+        self.api_key_env = self.client.api_key_env
         self.votes = votes
         self.temperature = temperature
         self.vote_temperature = vote_temperature
