@@ -32,7 +32,7 @@ import numpy as np
 
 from digirl.core.actions import Action
 from digirl.core.types import TaskSpec
-from digirl.judge.base import JudgeError, JudgeUnavailable, JudgeVerdict
+from digirl.judge.base import BaseJudge, JudgeError, JudgeQuery, JudgeUnavailable, JudgeVerdict
 from digirl.judge.images import png_data_url, screen_hash
 from digirl.judge.prompts import (
     ExampleProvider,
@@ -58,7 +58,7 @@ log = logging.getLogger(__name__)
 SIM_EXAMPLE_ENVS = {"general": "digirl/sim-general-v0", "webshop": "digirl/sim-webshop-v0"}
 
 
-class VLMJudge:
+class VLMJudge(BaseJudge):
     """Judge task success from screenshots with a VLM behind ``{base_url}/chat/completions``.
 
     ``base_url`` includes the API version (``https://api.openai.com/v1``, ``http://localhost:8000/v1``).
@@ -184,17 +184,10 @@ class VLMJudge:
         return reply.text, reply.usage, reply.attempts
 
     # ------------------------------------------------------------------ judging
-    def judge(
-        self,
-        task: TaskSpec | str,
-        screenshot: np.ndarray,
-        *,
-        previous: np.ndarray | None = None,
-        actions: Sequence[Action | str] = (),
-        episode_id: str | None = None,
-    ) -> JudgeVerdict:
-        """Judge whether ``screenshot`` shows ``task`` accomplished. Thread-safe."""
-        instruction = task if isinstance(task, str) else task.instruction
+    def _verdict(self, query: JudgeQuery) -> JudgeVerdict:
+        """Whether the query's screenshot shows its task accomplished. Thread-safe."""
+        task, screenshot, episode_id = query.task, query.screenshot, query.episode_id
+        instruction = query.instruction
         family = task_family(task)
         h = screen_hash(screenshot)
         key = (family, instruction, h)
@@ -211,7 +204,7 @@ class VLMJudge:
                 if episode_id is not None:
                     self._remember(episode_id, h, hit)
                 return _as_cached(hit)
-        verdict = self._judge_uncached(instruction, family, screenshot, previous, actions, task, episode_id)
+        verdict = self._judge_uncached(instruction, family, screenshot, query.previous, query.actions, task, episode_id)
         with self._lock:
             self._counts["judged"] += 1
             if verdict.success is None:
