@@ -2,7 +2,7 @@
 
 Every algorithm reads only its own class: :class:`FilteredBCConfig`, :class:`DigiRLConfig`,
 :class:`DigiQAlgoConfig` (each an :class:`ActorConfig`, the options of the behaviour-cloning actor
-update they share). The registry (:mod:`digirl.algorithms.registry`) pairs each algorithm with its
+update they share). The name table (:mod:`digirl.algorithms.catalog`) pairs each algorithm with its
 class, and :func:`~digirl.algorithms.registry.make_algorithm` hands an algorithm its own config.
 
 The user writes one ``algo`` section (``algo.name=…``, ``algo.lam=…``): :class:`AlgoConfig`, every
@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal, TypeVar
 
+from digirl.algorithms.catalog import algorithm_names
 from digirl.algorithms.digiq.config import DigiQConfig
 from digirl.algorithms.encoder_config import CriticEncoderConfig
 
@@ -306,8 +307,6 @@ class _Named:
     name: str = _f("digirl", "algorithm: filtered_bc, digirl, or another registered name (`digirl config keys train`)")
 
     def __post_init__(self) -> None:
-        from digirl.algorithms.registry import algorithm_names
-
         if self.name not in algorithm_names():
             raise ValueError(f"algo.name {self.name!r} is not registered; known: {', '.join(algorithm_names())}")
 

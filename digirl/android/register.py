@@ -11,23 +11,21 @@ _META = {
     "state_clone": False,  # a phone's state cannot be copied: branching scores actions with a critic
 }
 
-register(
-    "digirl/android-general-v0",
-    "digirl.android.env:AndroidEnv",
-    description="AitW General instructions on an Android device/emulator over adb, VLM-judged (horizon 10)",
-    requires="android",
-    metadata=_META,
-    taskset="general",
-    horizon=10,
-    env_id="digirl/android-general-v0",
+# (task set, its name in the description, where it runs, horizon)
+_TASKSETS = (
+    ("general", "General", "an Android device/emulator", 10),
+    ("webshop", "Web Shopping", "an Android device", 20),
 )
-register(
-    "digirl/android-webshop-v0",
-    "digirl.android.env:AndroidEnv",
-    description="AitW Web Shopping instructions on an Android device over adb, VLM-judged (horizon 20)",
-    requires="android",
-    metadata=_META,
-    taskset="webshop",
-    horizon=20,
-    env_id="digirl/android-webshop-v0",
-)
+
+for _taskset, _title, _where, _horizon in _TASKSETS:
+    _env_id = f"digirl/android-{_taskset}-v0"
+    register(
+        _env_id,
+        "digirl.android.env:AndroidEnv",
+        description=f"AitW {_title} instructions on {_where} over adb, VLM-judged (horizon {_horizon})",
+        requires="android",
+        metadata=_META,
+        taskset=_taskset,
+        horizon=_horizon,
+        env_id=_env_id,
+    )

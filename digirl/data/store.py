@@ -26,19 +26,22 @@ import shutil
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from digirl.core.errors import DataError, StorageError
 from digirl.core.types import SCHEMA_VERSION, Trajectory
 from digirl.data import schema as sc
 from digirl.data import shard as sh
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no cross-process lock
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["OnError", "TrajectoryStore", "open_input_dataset"]
+__all__ = ["OnError", "ReadOptions", "TrajectoryStore", "open_input_dataset"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +54,15 @@ _SHARD_RE = re.compile(r"^\d{6,}$")
 _NO_DIR_FLOCK = {errno.EBADF, errno.EINVAL, errno.ENOLCK, errno.EOPNOTSUPP, errno.EISDIR}
 
 OnError = Literal["raise", "skip"]
+
+
+class ReadOptions(TypedDict, total=False):
+    """Keywords of :meth:`TrajectoryStore.iter_trajectories`, which :meth:`TrajectoryStore.load` passes on."""
+
+    include_failures: bool
+    load_images: bool
+    shards: Iterable[str] | None
+    on_error: OnError
 
 
 def atomic_write_json(path: Path, obj: Any) -> None:
@@ -433,18 +445,9 @@ class TrajectoryStore:
                 raise
             yield from trajs
 
-    def load(
-        self,
-        *,
-        include_failures: bool = True,
-        load_images: bool = True,
-        shards: Iterable[str] | None = None,
-        on_error: OnError = "raise",
-    ) -> list[Trajectory]:
-        """All (selected) trajectories in storage order; see :meth:`iter_trajectories`."""
-        return list(
-            self.iter_trajectories(include_failures=include_failures, load_images=load_images, shards=shards, on_error=on_error)
-        )
+    def load(self, **options: Unpack[ReadOptions]) -> list[Trajectory]:
+        """All (selected) trajectories in storage order; ``options`` as :meth:`iter_trajectories` takes them."""
+        return list(self.iter_trajectories(**options))
 
     # ------------------------------------------------------------------ checking / summary
     def check(self) -> list[str]:

@@ -12,9 +12,11 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from digirl.core.acting import ActFn
     from digirl.core.actions import Action
     from digirl.core.types import Trajectory
@@ -25,10 +27,20 @@ __all__ = [
     "CollectorFactory",
     "CollectorSpec",
     "CollectorWrapper",
+    "RunOptions",
     "collector_names",
     "make_collector",
     "register_collector",
 ]
+
+
+class RunOptions(TypedDict, total=False):
+    """The keywords of :meth:`Collector.run` (defaults there), for collectors that pass them on."""
+
+    expert: bool
+    expert_eps: float
+    expert_seed: int
+    expert_text: Callable[[Action], str] | None
 
 
 @runtime_checkable
@@ -88,20 +100,9 @@ class CollectorWrapper:
         """Entered for the whole of each run (until its last trajectory is taken or the iterator is closed)."""
         return nullcontext()
 
-    def run(
-        self,
-        act_fn: ActFn | None,
-        jobs: Sequence[EpisodeJob],
-        *,
-        expert: bool = False,
-        expert_eps: float = 0.0,
-        expert_seed: int = 0,
-        expert_text: Callable[[Action], str] | None = None,
-    ) -> Iterator[Trajectory]:
+    def run(self, act_fn: ActFn | None, jobs: Sequence[EpisodeJob], **options: Unpack[RunOptions]) -> Iterator[Trajectory]:
         with self._running():
-            yield from self.inner.run(
-                act_fn, jobs, expert=expert, expert_eps=expert_eps, expert_seed=expert_seed, expert_text=expert_text
-            )
+            yield from self.inner.run(act_fn, jobs, **options)
 
     def close(self) -> None:
         self.inner.close()

@@ -16,7 +16,17 @@ from digirl.core.actions import Action
 from digirl.core.errors import EnvFailure
 from digirl.core.types import TaskSpec
 
-__all__ = ["FunctionJudge", "JudgeError", "JudgeFunction", "JudgeUnavailable", "JudgeVerdict", "SuccessJudge", "as_success_judge"]
+__all__ = [
+    "BaseJudge",
+    "FunctionJudge",
+    "JudgeError",
+    "JudgeFunction",
+    "JudgeQuery",
+    "JudgeUnavailable",
+    "JudgeVerdict",
+    "SuccessJudge",
+    "as_success_judge",
+]
 
 
 class JudgeError(EnvFailure):
@@ -98,13 +108,24 @@ class JudgeFunction(Protocol):
     def __call__(self, task: TaskSpec, screenshot: np.ndarray, **kwargs: Any) -> bool | None: ...
 
 
-class FunctionJudge:
-    """A :class:`JudgeFunction` as a :class:`SuccessJudge`: ``history`` is the episode's actions, plus
-    the ``context`` the env gives (e.g. the page's ``url``); its answer becomes the verdict."""
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
+class JudgeQuery:
+    """One :meth:`SuccessJudge.judge` call's arguments, as :class:`BaseJudge` hands them to ``_verdict``."""
 
-    def __init__(self, fn: JudgeFunction, context: Mapping[str, Any] | None = None) -> None:
-        self.fn = fn
-        self.context = dict(context or {})
+    task: TaskSpec | str
+    screenshot: np.ndarray
+    previous: np.ndarray | None = None
+    actions: Sequence[Action | str] = ()
+    episode_id: str | None = None
+
+    @property
+    def instruction(self) -> str:
+        return self.task if isinstance(self.task, str) else self.task.instruction
+
+
+class BaseJudge:
+    """A :class:`SuccessJudge` whose subclass only decides: :meth:`judge` (the protocol's signature,
+    written once here) packs its arguments into a :class:`JudgeQuery` for ``_verdict``."""
 
     def judge(
         self,
@@ -115,15 +136,31 @@ class FunctionJudge:
         actions: Sequence[Action | str] = (),
         episode_id: str | None = None,
     ) -> JudgeVerdict:
+        return self._verdict(JudgeQuery(task, screenshot, previous, actions, episode_id))
+
+    def _verdict(self, query: JudgeQuery) -> JudgeVerdict:
+        raise NotImplementedError
+
+    def end_episode(self, episode_id: str) -> None:
+        """Forget per-episode state; none unless a subclass keeps some."""
+
+
+class FunctionJudge(BaseJudge):
+    """A :class:`JudgeFunction` as a :class:`SuccessJudge`: ``history`` is the episode's actions, plus
+    the ``context`` the env gives (e.g. the page's ``url``); its answer becomes the verdict."""
+
+    def __init__(self, fn: JudgeFunction, context: Mapping[str, Any] | None = None) -> None:
+        self.fn = fn
+        self.context = dict(context or {})
+
+    def _verdict(self, query: JudgeQuery) -> JudgeVerdict:
+        task = query.task
         if isinstance(task, str):
             task = TaskSpec(instruction=task, task_id=task)
-        answer = self.fn(task, screenshot, history=tuple(actions), **self.context)
+        answer = self.fn(task, query.screenshot, history=tuple(query.actions), **self.context)
         if answer is not None and not isinstance(answer, bool | np.bool_):
             raise TypeError(f"a judge function returns True, False or None, got {type(answer).__name__}")
         return JudgeVerdict(None if answer is None else bool(answer), reason="judge function")
-
-    def end_episode(self, episode_id: str) -> None:
-        pass  # a function keeps no per-episode state here
 
     def __repr__(self) -> str:
         return f"FunctionJudge({getattr(self.fn, '__qualname__', repr(self.fn))})"

@@ -22,18 +22,17 @@ The HTTP side (retries, concurrency, call log, key handling) is the shared
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from digirl.core.actions import Action
 from digirl.core.types import TaskSpec
-from digirl.judge.base import JudgeError, JudgeUnavailable, JudgeVerdict
+from digirl.judge.base import BaseJudge, JudgeError, JudgeQuery, JudgeUnavailable, JudgeVerdict
 from digirl.judge.images import png_data_url, screen_hash
 from digirl.judge.prompts import (
     ExampleProvider,
@@ -46,6 +45,11 @@ from digirl.judge.prompts import (
 )
 from digirl.utils.openai_chat import ChatClient, ChatClientError, ChatUnavailable
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from digirl.utils.openai_chat import ChatClientOptions
+
 __all__ = ["SIM_EXAMPLE_ENVS", "VLMJudge"]
 
 log = logging.getLogger(__name__)
@@ -54,7 +58,7 @@ log = logging.getLogger(__name__)
 SIM_EXAMPLE_ENVS = {"general": "digirl/sim-general-v0", "webshop": "digirl/sim-webshop-v0"}
 
 
-class VLMJudge:
+class VLMJudge(BaseJudge):
     """Judge task success from screenshots with a VLM behind ``{base_url}/chat/completions``.
 
     ``base_url`` includes the API version (``https://api.openai.com/v1``, ``http://localhost:8000/v1``).
@@ -67,47 +71,22 @@ class VLMJudge:
         base_url: str,
         model: str,
         *,
-        api_key_env: str = "OPENAI_API_KEY",
-        max_concurrency: int = 4,
-        max_retries: int = 6,
-        timeout_s: float = 60.0,
         votes: int = 1,
         temperature: float = 0.0,
         vote_temperature: float = 0.7,
         max_tokens: int = 200,
-        backoff_base_s: float = 1.0,
-        backoff_max_s: float = 60.0,
-        retry_after_max_s: float = 300.0,
         cache_size: int = 4096,
         image_max_side: int | None = 768,
         send_previous: bool = True,
         examples: str | ExampleProvider = "auto",
-        call_log_path: str | os.PathLike[str] | None = None,
-        call_log_size: int = 10_000,
-        seed: int | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **client: Unpack[ChatClientOptions],
     ) -> None:
         if votes < 1:
             raise ValueError("votes must be >= 1")
-        self.client = ChatClient(
-            base_url,
-            model,
-            api_key_env=api_key_env,
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
-            timeout_s=timeout_s,
-            backoff_base_s=backoff_base_s,
-            backoff_max_s=backoff_max_s,
-            retry_after_max_s=retry_after_max_s,
-            call_log_path=call_log_path,
-            call_log_size=call_log_size,
-            seed=seed,
-            sleep=sleep,
-            name="judge",
-        )
+        self.client = ChatClient(base_url, model, name="judge", **client)
         self.base_url = self.client.base_url
         self.model = model
-        self.api_key_env = api_key_env
+        self.api_key_env = self.client.api_key_env
         self.votes = votes
         self.temperature = temperature
         self.vote_temperature = vote_temperature
@@ -205,17 +184,10 @@ class VLMJudge:
         return reply.text, reply.usage, reply.attempts
 
     # ------------------------------------------------------------------ judging
-    def judge(
-        self,
-        task: TaskSpec | str,
-        screenshot: np.ndarray,
-        *,
-        previous: np.ndarray | None = None,
-        actions: Sequence[Action | str] = (),
-        episode_id: str | None = None,
-    ) -> JudgeVerdict:
-        """Judge whether ``screenshot`` shows ``task`` accomplished. Thread-safe."""
-        instruction = task if isinstance(task, str) else task.instruction
+    def _verdict(self, query: JudgeQuery) -> JudgeVerdict:
+        """Whether the query's screenshot shows its task accomplished. Thread-safe."""
+        task, screenshot, episode_id = query.task, query.screenshot, query.episode_id
+        instruction = query.instruction
         family = task_family(task)
         h = screen_hash(screenshot)
         key = (family, instruction, h)
@@ -232,7 +204,7 @@ class VLMJudge:
                 if episode_id is not None:
                     self._remember(episode_id, h, hit)
                 return _as_cached(hit)
-        verdict = self._judge_uncached(instruction, family, screenshot, previous, actions, task, episode_id)
+        verdict = self._judge_uncached(instruction, family, screenshot, query.previous, query.actions, task, episode_id)
         with self._lock:
             self._counts["judged"] += 1
             if verdict.success is None:

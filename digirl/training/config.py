@@ -38,7 +38,7 @@ def _sub(cls: type, help: str) -> Any:
     return field(default_factory=cls, metadata={"help": help})
 
 
-#: Help texts shared by every run config (train, sft, collect, eval).
+#: Options every run config (train, sft, collect, eval) has, declared once.
 _DETERMINISTIC_HELP = (
     "same command, same machine -> same numbers: lock-step policy batches, trajectories in job order, "
     "deterministic torch kernels (slower on GPU); false lets quick envs start without waiting for slow resets"
@@ -49,6 +49,14 @@ _OBSERVATION_HELP = (
     "together (an explicit one that disagrees is an error). auto: what the policy sees (a loaded policy: as "
     "saved), critics alike unless given; the settled value is saved and written into every result JSON"
 )
+
+
+def _deterministic() -> Any:
+    return _f(True, _DETERMINISTIC_HELP)
+
+
+def _observation() -> Any:
+    return _f("auto", _OBSERVATION_HELP)
 
 
 @dataclass
@@ -227,16 +235,10 @@ class TrainConfig:
     offline_dataset: str | None = _f(None, "stored dataset for the offline phase (required for offline and off2on)")
     replay_capacity: int = _f(2000, "trajectories kept for training (FIFO; released code: 2000)")
     seed: int = _f(0, "seed of everything in the run")
-    deterministic: bool = _f(
-        True,
-        _DETERMINISTIC_HELP,
-    )
+    deterministic: bool = _deterministic()
     checkpoint_keep: int = _f(2, "checkpoints kept on disk")
     env: EnvConfig = _sub(EnvConfig, "environment")
-    observation: str = _f(
-        "auto",
-        _OBSERVATION_HELP,
-    )
+    observation: str = _observation()
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     algo: AlgoConfig = _sub(AlgoConfig, "algorithm")
     eval: EvalConfig = _sub(EvalConfig, "evaluation")
@@ -273,15 +275,9 @@ class SFTRunConfig:
     """Supervised fine-tuning: ``digirl sft OUT_DIR key=value ...``."""
 
     seed: int = _f(0, "seed")
-    deterministic: bool = _f(
-        True,
-        _DETERMINISTIC_HELP,
-    )
+    deterministic: bool = _deterministic()
     env: EnvConfig = _sub(EnvConfig, "environment the demos come from")
-    observation: str = _f(
-        "auto",
-        _OBSERVATION_HELP,
-    )
+    observation: str = _observation()
     policy: PolicyConfig = _sub(PolicyConfig, "policy network")
     sft: SFTConfig = _sub(SFTConfig, "supervised fine-tuning")
 
@@ -292,10 +288,7 @@ class CollectConfig:
 
     trajectories: int = _f(256, "trajectories to collect")
     seed: int = _f(0, "seed")
-    deterministic: bool = _f(
-        True,
-        _DETERMINISTIC_HELP,
-    )
+    deterministic: bool = _deterministic()
     expert: bool = _f(False, "use the env's scripted expert instead of a policy")
     expert_noise: float = _f(0.0, "expert only: probability of a random action per step")
     expert_noise_sticky: bool = _f(
@@ -305,10 +298,7 @@ class CollectConfig:
     )
     shard_size: int = _f(64, "trajectories per stored shard: a killed collect loses (and re-collects) at most this many")
     env: EnvConfig = _sub(EnvConfig, "environment")
-    observation: str = _f(
-        "auto",
-        _OBSERVATION_HELP,
-    )
+    observation: str = _observation()
     policy: PolicyConfig = _sub(PolicyConfig, "policy (policy.init = a saved policy folder)")
 
     def __post_init__(self) -> None:
@@ -322,15 +312,9 @@ class CollectConfig:
 class EvalRunConfig:
     """Evaluation: ``digirl eval POLICY_DIR key=value ...``."""
 
-    deterministic: bool = _f(
-        True,
-        _DETERMINISTIC_HELP,
-    )
+    deterministic: bool = _deterministic()
 
     env: EnvConfig = _sub(EnvConfig, "environment")
     eval: EvalConfig = _sub(EvalConfig, "evaluation protocol")
-    observation: str = _f(
-        "auto",
-        _OBSERVATION_HELP,
-    )
+    observation: str = _observation()
     policy: PolicyConfig = _sub(PolicyConfig, "policy options (device, temperature)")

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -55,6 +55,8 @@ from digirl.training.task_sampling import family_outcomes, family_weights
 from digirl.utils import distributed as dist
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from digirl.data.replay import ReplayBuffer
     from digirl.data.store import TrajectoryStore
 
@@ -124,6 +126,18 @@ def store_iteration(store: TrajectoryStore, trajs: list[Trajectory], it: int, po
     return trajs
 
 
+class _PlayRequired(TypedDict):
+    greedy: bool
+    temperature: float
+    seed: int
+
+
+class PlayOptions(_PlayRequired, total=False):
+    """The keywords of :func:`play_evaluation`, which :func:`evaluate_policy` passes on."""
+
+    loop_escape: bool
+
+
 def play_evaluation(
     policy: ActingPolicy,
     runner: Collector,
@@ -149,17 +163,10 @@ def play_evaluation(
 
 
 def evaluate_policy(
-    policy: ActingPolicy,
-    runner: Collector,
-    tasks: dict[str, list[TaskSpec | None]],
-    *,
-    greedy: bool,
-    temperature: float,
-    seed: int,
-    loop_escape: bool = False,
+    policy: ActingPolicy, runner: Collector, tasks: dict[str, list[TaskSpec | None]], **play: Unpack[PlayOptions]
 ) -> list[EvalReport]:
-    """Play every split's tasks once (:func:`play_evaluation`) and report."""
-    played = play_evaluation(policy, runner, tasks, greedy=greedy, temperature=temperature, seed=seed, loop_escape=loop_escape)
+    """Play every split's tasks once (:func:`play_evaluation`, which takes ``play``) and report."""
+    played = play_evaluation(policy, runner, tasks, **play)
     return [summarize(trajs, split) for split, trajs in played.items()]
 
 

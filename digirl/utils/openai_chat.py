@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from digirl.core.errors import DigirlError
 __all__ = [
     "ChatClient",
     "ChatClientError",
+    "ChatClientOptions",
     "ChatReply",
     "ChatUnavailable",
     "encode_image",
@@ -143,6 +144,23 @@ def image_data_url(img: np.ndarray, fmt: str = "png", max_side: int | None = Non
     """``data:image/...;base64,...`` for an OpenAI-style ``image_url`` content part."""
     data = base64.b64encode(encode_image(img, fmt, max_side, jpeg_quality)).decode("ascii")
     return f"data:image/{fmt};base64,{data}"
+
+
+class ChatClientOptions(TypedDict, total=False):
+    """:class:`ChatClient`'s connection options, for classes that build one and pass them on
+    (``**options: Unpack[ChatClientOptions]``); the defaults are :class:`ChatClient`'s."""
+
+    api_key_env: str
+    max_concurrency: int
+    max_retries: int
+    timeout_s: float
+    backoff_base_s: float
+    backoff_max_s: float
+    retry_after_max_s: float
+    call_log_path: str | os.PathLike[str] | None
+    call_log_size: int
+    seed: int | None
+    sleep: Callable[[float], None]
 
 
 class ChatClient:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +18,13 @@ import numpy as np
 import torch
 
 from digirl.core.actions import Action
-from digirl.core.types import TaskSpec
-from digirl.judge.base import JudgeVerdict
+from digirl.judge.base import BaseJudge, JudgeQuery, JudgeVerdict
 from digirl.vlm.data import judge_prompt
 
 __all__ = ["PretrainedJudge"]
 
 
-class PretrainedJudge:
+class PretrainedJudge(BaseJudge):
     """Judges with the model in ``folder`` (a ``digirl vlm pretrain`` output or any folder trained on
     the same question), greedy, on ``device`` (default: CUDA when available)."""
 
@@ -43,23 +41,14 @@ class PretrainedJudge:
         self._lock = threading.Lock()  # one generation at a time: audits call from several threads
         self._latencies: list[float] = []  # seconds per call, lock wait included
 
-    def judge(
-        self,
-        task: TaskSpec | str,
-        screenshot: np.ndarray,
-        *,
-        previous: np.ndarray | None = None,
-        actions: Sequence[Action | str] = (),
-        episode_id: str | None = None,
-    ) -> JudgeVerdict:
+    def _verdict(self, query: JudgeQuery) -> JudgeVerdict:
         from digirl.core.codecs import parse_action
 
-        instruction = task.instruction if isinstance(task, TaskSpec) else str(task)
-        history = [a if isinstance(a, Action) else parse_action(str(a)) for a in actions]
-        prompt = judge_prompt(instruction, history)
+        history = [a if isinstance(a, Action) else parse_action(str(a)) for a in query.actions]
+        prompt = judge_prompt(query.instruction, history)
         t0 = time.perf_counter()
         with self._lock:
-            answer = self._generate(prompt, screenshot)
+            answer = self._generate(prompt, query.screenshot)
             self._latencies.append(time.perf_counter() - t0)
         success = {"yes": True, "no": False}.get(answer.strip().lower())
         reason = "" if success is not None else f"answer {answer!r} is neither yes nor no"
@@ -81,9 +70,6 @@ class PretrainedJudge:
             )
         text: str = self.processor.tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
         return text.strip()
-
-    def end_episode(self, episode_id: str) -> None:
-        """Nothing is kept per episode."""
 
     def stats(self) -> dict[str, Any]:
         lat = sorted(self._latencies)
