@@ -6,24 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    FAINT,
-    SCRIM,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    Color,
-    Rect,
-    View,
-    box,
-    button,
-    icon_button,
-    input_field,
-    label,
-)
+from digirl.sim import ui
 
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
@@ -43,7 +26,7 @@ __all__ = [
 ]
 
 #: The grey of borderless inputs (search boxes, the compose box).
-FIELD_FILL: Color = (241, 243, 244)
+FIELD_FILL: ui.Color = (241, 243, 244)
 
 
 class App:
@@ -56,13 +39,13 @@ class App:
     key = "app"
     label = "App"
     icon = "apps"
-    color: Color = (95, 99, 104)
-    icon_fg: Color = WHITE
+    color: ui.Color = (95, 99, 104)
+    icon_fg: ui.Color = ui.WHITE
     #: May show a "rate this app" pop-up on first launch (a perturbation).
     rates = False
-    bg: Color = WHITE
+    bg: ui.Color = ui.WHITE
     #: Status bar background (None: same as the app's first view).
-    status_color: Color = WHITE
+    status_color: ui.Color = ui.WHITE
 
     def __init__(self, phone: Phone) -> None:
         self.phone = phone
@@ -76,9 +59,9 @@ class App:
     def on_launch(self) -> None:
         """Called each time the app comes to the foreground."""
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         """The app's views for the content area (between status bar and navigation bar)."""
-        return [label((0, TOP, 360, BOTTOM), self.label, size=22, align="center")]
+        return [ui.label((0, ui.TOP, 360, ui.BOTTOM), self.label, size=22, align="center")]
 
     def back(self) -> bool:
         """Handle the back key; return False to let the phone leave the app."""
@@ -169,23 +152,23 @@ class App:
 
     def text_input(
         self,
-        rect: Rect,
+        rect: ui.Rect,
         name: str,
         *,
         placeholder: str,
         ref: str,
         text: str | None = None,
         clear: bool = True,
-        fill: Color = WHITE,
+        fill: ui.Color = ui.WHITE,
         radius: int = 22,
-        border: Color | None = FAINT,
+        border: ui.Color | None = ui.FAINT,
         icon: str = "search",
         size: int = 15,
-    ) -> View:
+    ) -> ui.View:
         """An input bound to ``fields[name]`` (or showing ``text``): a tap focuses it, its × (with ``clear``) empties it.
 
         The style defaults are :func:`~digirl.sim.ui.input_field`'s."""
-        return input_field(
+        return ui.input_field(
             rect,
             self.fields.get(name, "") if text is None else text,
             placeholder=placeholder,
@@ -226,25 +209,27 @@ def app_bar(
     title: str,
     *,
     back: Callable[[], None] | None = None,
-    actions: list[View] | None = None,
-    fill: Color = WHITE,
-    fg: Color = TEXT,
+    actions: list[ui.View] | None = None,
+    fill: ui.Color = ui.WHITE,
+    fg: ui.Color = ui.TEXT,
     ref: str = "appbar",
     height: int = 56,
     size: int = 20,
-) -> View:
+) -> ui.View:
     """A top app bar (blocks taps that miss its buttons)."""
-    bar = box((0, TOP, 360, TOP + height), fill, blocker=True, ref=ref)
+    bar = ui.box((0, ui.TOP, 360, ui.TOP + height), fill, blocker=True, ref=ref)
     x = 16
     if back is not None:
         bar.children.append(
-            icon_button((4, TOP + 4, 52, TOP + height - 4), "back", back, ref=f"{ref}.back", desc="Navigate up", color=fg)
+            ui.icon_button(
+                (4, ui.TOP + 4, 52, ui.TOP + height - 4), "back", back, ref=f"{ref}.back", desc="Navigate up", color=fg
+            )
         )
         x = 60
     right = 360 - 48 * len(actions or [])
-    bar.children.append(label((x, TOP, right, TOP + height), title, size=size, fg=fg, ref=f"{ref}.title"))
+    bar.children.append(ui.label((x, ui.TOP, right, ui.TOP + height), title, size=size, fg=fg, ref=f"{ref}.title"))
     for i, a in enumerate(actions or []):
-        a.rect = (right + 48 * i, TOP + 4, right + 48 * (i + 1), TOP + height - 4)
+        a.rect = (right + 48 * i, ui.TOP + 4, right + 48 * (i + 1), ui.TOP + height - 4)
         bar.children.append(a)
     return bar
 
@@ -256,11 +241,11 @@ def tab_bar(
     on_select: Callable[[str], None],
     *,
     ref: str,
-    fill: Color = WHITE,
-    color: Color = BLUE,
+    fill: ui.Color = ui.WHITE,
+    color: ui.Color = ui.BLUE,
     height: int = 44,
-) -> View:
-    bar = box((0, y, 360, y + height), fill, blocker=True)
+) -> ui.View:
+    bar = ui.box((0, y, 360, y + height), fill, blocker=True)
     w = 360 / len(names)
     for i, n in enumerate(names):
         sel = n == current
@@ -268,24 +253,24 @@ def tab_bar(
             tab_label((i * w, y, (i + 1) * w, y + height), n, sel, color, ref=f"{ref}.{n.lower()}", on_tap=partial(on_select, n))
         )
         if sel:
-            bar.children.append(box((i * w + 12, y + height - 3, (i + 1) * w - 12, y + height), color))
+            bar.children.append(ui.box((i * w + 12, y + height - 3, (i + 1) * w - 12, y + height), color))
     return bar
 
 
 def tab_label(
-    rect: Rect,
+    rect: ui.Rect,
     text: str,
     selected: bool,
-    color: Color,
+    color: ui.Color,
     *,
     ref: str = "",
     on_tap: Callable[[], None] | None = None,
     size: int = 13,
-    idle: Color = SUBTLE,
+    idle: ui.Color = ui.SUBTLE,
     element: bool | None = None,
-) -> View:
+) -> ui.View:
     """One tab of a row of tabs: bold in ``color`` when selected, else in ``idle``."""
-    return View(
+    return ui.View(
         rect,
         kind="tab",
         text=text,
@@ -300,26 +285,35 @@ def tab_label(
 
 
 def fab(
-    icon: str, on_tap: Callable[[], None], *, ref: str, desc: str, color: Color = BLUE, y: float = BOTTOM - 88, text: str = ""
-) -> View:
+    icon: str,
+    on_tap: Callable[[], None],
+    *,
+    ref: str,
+    desc: str,
+    color: ui.Color = ui.BLUE,
+    y: float = ui.BOTTOM - 88,
+    text: str = "",
+) -> ui.View:
     """A floating action button (bottom right)."""
     if text:
-        return View(
+        return ui.View(
             (360 - 24 - 140, y, 360 - 24, y + 56),
             kind="button",
             icon=icon,
             text=text,
             ref=ref,
             fill=color,
-            fg=WHITE,
-            icon_color=WHITE,
+            fg=ui.WHITE,
+            icon_color=ui.WHITE,
             radius=16,
             on_tap=on_tap,
             bold=True,
             size=14,
             align="center",
         )
-    return icon_button((360 - 24 - 56, y, 360 - 24, y + 56), icon, on_tap, ref=ref, desc=desc, color=WHITE, fill=color, radius=16)
+    return ui.icon_button(
+        (360 - 24 - 56, y, 360 - 24, y + 56), icon, on_tap, ref=ref, desc=desc, color=ui.WHITE, fill=color, radius=16
+    )
 
 
 def dialog(
@@ -329,26 +323,26 @@ def dialog(
     *,
     ref: str,
     height: int = 200,
-    extra: list[View] | None = None,
-) -> View:
+    extra: list[ui.View] | None = None,
+) -> ui.View:
     """A modal dialog over a scrim: blocks every tap outside its buttons."""
-    scrim = box((0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref=f"{ref}.scrim")
-    top = (TOP + BOTTOM) / 2 - height / 2
-    card = box((24, top, 336, top + height), WHITE, radius=24, blocker=True, ref=ref, kind="dialog")
-    card.children.append(label((48, top + 20, 312, top + 52), title, size=19, bold=True, ref=f"{ref}.title"))
+    scrim = ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.SCRIM, blocker=True, ref=f"{ref}.scrim")
+    top = (ui.TOP + ui.BOTTOM) / 2 - height / 2
+    card = ui.box((24, top, 336, top + height), ui.WHITE, radius=24, blocker=True, ref=ref, kind="dialog")
+    card.children.append(ui.label((48, top + 20, 312, top + 52), title, size=19, bold=True, ref=f"{ref}.title"))
     if body:
-        card.children.append(label((48, top + 56, 312, top + height - 64), body, size=14, fg=SUBTLE, lines=4))
+        card.children.append(ui.label((48, top + 56, 312, top + height - 64), body, size=14, fg=ui.SUBTLE, lines=4))
     x = 312
     for text, bref, fn in reversed(buttons):
         w = max(64, 10 * len(text) + 24)
-        card.children.append(button((x - w, top + height - 56, x, top + height - 16), text, fn, ref=bref, style="text"))
+        card.children.append(ui.button((x - w, top + height - 56, x, top + height - 16), text, fn, ref=bref, style="text"))
         x -= w + 8
     card.children.extend(extra or [])
     scrim.children.append(card)
     return scrim
 
 
-def avatar(x: float, y: float, name: str, size: float = 40) -> View:
+def avatar(x: float, y: float, name: str, size: float = 40) -> ui.View:
     """A round avatar with the name's initial, coloured by a hash of the name."""
     from digirl.sim.content import stable_rng
 
@@ -356,19 +350,20 @@ def avatar(x: float, y: float, name: str, size: float = 40) -> View:
     return letter_tile((x, y, x + size, y + size), name[:1].upper(), col, radius=int(size / 2), size=int(size * 0.45))
 
 
-def letter_tile(rect: Rect, text: str, fill: Color, *, radius: int, size: int, fg: Color = WHITE, bold: bool = False) -> View:
+def letter_tile(
+    rect: ui.Rect, text: str, fill: ui.Color, *, radius: int, size: int, fg: ui.Color = ui.WHITE, bold: bool = False
+) -> ui.View:
     """A filled tile with a letter or two: an avatar, an app's or a channel's icon, a site's logo (a picture, not an element)."""
-    return View(
+    return ui.View(
         rect, kind="text", text=text, fill=fill, fg=fg, radius=radius, size=size, bold=bold, align="center", element=False
     )
 
 
 def person_row(
     y: float, h: float, name: str, *, sub: str = "", ref: str, on_tap: Callable[[], None] | None, size: float = 40
-) -> View:
+) -> ui.View:
     """A list row for a person: their avatar, then the name (and a subtitle)."""
-    from digirl.sim.ui import list_row
 
-    row = list_row(y, h, name, sub=sub, ref=ref, icon="person", on_tap=on_tap, divider=False)
+    row = ui.list_row(y, h, name, sub=sub, ref=ref, icon="person", on_tap=on_tap, divider=False)
     row.children[0] = avatar(12, y + (h - size) / 2, name, size)
     return row
