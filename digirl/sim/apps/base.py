@@ -54,6 +54,10 @@ class App:
         #: Fields whose whole text is selected (the next typed text replaces it).
         self.selected: set[str] = set()
         self.launched = False
+        self.init_state()
+
+    def init_state(self) -> None:
+        """Set the app's own screen state (``phone`` and the text fields are set by then)."""
 
     # ---------------------------------------------------------------- lifecycle
     def on_launch(self) -> None:

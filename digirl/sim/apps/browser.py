@@ -76,8 +76,7 @@ class Browser(App):
     color = ui.WHITE
     rates = False
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.tabs: list[Tab] = [Tab(0, history=["google.com"])]
         self.cur = 0
         self.mode = "page"  # page | urlbar | tabs | menu | tabs_menu | history | bookmarks | downloads

@@ -68,8 +68,7 @@ class Calendar(App):
     icon = "calendar"
     color = (26, 115, 232)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.month = (TODAY.year, TODAY.month)
         self.day = TODAY
         self.editing = False

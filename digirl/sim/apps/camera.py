@@ -29,8 +29,7 @@ class Camera(App):
     bg = (0, 0, 0)
     status_color = (0, 0, 0)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.mode = "Photo"
         self.front = False
         self.recording = False
@@ -140,8 +139,7 @@ class Photos(App):
     icon = "photos"
     color = ui.WHITE
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.viewing: Photo | None = None
 
     @property

@@ -64,8 +64,7 @@ class Clock(App):
     bg = _BG
     status_color = _BG
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.tab = "Alarm"
         self.alarms: list[Alarm] = [Alarm(7, 0, False, "Weekdays"), Alarm(8, 30, True, "")]
         self.picker: Picker | None = None

@@ -18,8 +18,7 @@ class Contacts(App):
     icon = "person"
     color = (26, 115, 232)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.page = "list"  # list | detail | edit
         self.shown: Contact | None = None
         self.error = ""

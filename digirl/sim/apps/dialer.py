@@ -53,8 +53,7 @@ class PhoneApp(App):
     icon = "phone"
     color = _GREEN
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.tab = "Keypad"
         self.calls: list[Call] = []
         self.in_call: Call | None = None

@@ -62,8 +62,7 @@ class Gmail(App):
     bg = (246, 248, 252)
     status_color = (246, 248, 252)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.folder = "Inbox"
         self.open_mail: int | None = None
         self.drawer = False

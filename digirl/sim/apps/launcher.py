@@ -88,8 +88,7 @@ class Launcher(App):
     key = "launcher"
     label = "Home"
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.page = "home"
 
     @property

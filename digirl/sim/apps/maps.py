@@ -64,8 +64,7 @@ class Maps(ScreenStackApp):
     color = (52, 168, 83)
     rates = True
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
 
     def screen(self) -> str:

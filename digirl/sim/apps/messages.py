@@ -38,8 +38,7 @@ class Messages(App):
     icon = "message"
     color = (26, 115, 232)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         #: Conversation name (a contact's name, else a number) → messages, oldest first.
         self.threads: dict[str, list[Msg]] = {c.name: [Msg(t, False)] for c, t in zip(self.phone.contacts[:8], _INBOX)}
         self.order: list[str] = list(self.threads)

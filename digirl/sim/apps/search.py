@@ -203,8 +203,7 @@ class GoogleApp(App):
     color = ui.WHITE
     rates = False
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.mode = "feed"  # feed | search | results
         self.query = ""
         self.history: list[str] = []

@@ -39,8 +39,7 @@ class Settings(App):
     bg = _BG
     status_color = _BG
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.stack: list[tuple[str, str]] = [("main", "")]
 
     @property

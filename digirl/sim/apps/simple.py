@@ -19,8 +19,7 @@ class Calculator(App):
     icon = "calc"
     color = (60, 64, 67)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.expr = ""
         self.result = ""
 
@@ -129,8 +128,7 @@ class Files(App):
     icon = "folder"
     color = (26, 115, 232)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         #: The folder open (None: the browse list).
         self.folder: str | None = None
 
@@ -180,8 +178,7 @@ class Music(App):
     icon = "music"
     color = (230, 81, 0)
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.playing = ""
 
     def screen(self) -> str:

@@ -31,8 +31,7 @@ class PlayStore(ScreenStackApp):
     color = ui.WHITE
     rates = True
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
         #: app name → steps of download left.
         self.installing: dict[str, int] = {}

@@ -45,8 +45,7 @@ class YouTube(ScreenStackApp):
     color = ui.WHITE
     rates = True
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.stack: list[Screen] = [("home", None)]
         #: Channels subscribed to during the episode (``norm_name`` of the channel).
         self.subscriptions: set[str] = set()
