@@ -47,6 +47,27 @@ class App:
     #: Status bar background (None: same as the app's first view).
     status_color: ui.Color = ui.WHITE
 
+    def __init_subclass__(
+        cls,
+        *,
+        key: str | None = None,
+        label: str | None = None,
+        icon: str | None = None,
+        color: ui.Color | None = None,
+        rates: bool | None = None,
+        bg: ui.Color | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``class Maps(App, key="maps", label="Maps", icon="pin", ...)``: the app's identity in its class
+        line; ``bg`` also paints the status bar (apps with a tinted background tint both)."""
+        super().__init_subclass__(**kwargs)
+        given = {"key": key, "label": label, "icon": icon, "color": color, "rates": rates, "bg": bg}
+        for name, value in given.items():
+            if value is not None:
+                setattr(cls, name, value)
+        if bg is not None:
+            cls.status_color = bg
+
     def __init__(self, phone: Phone) -> None:
         self.phone = phone
         self.fields: dict[str, str] = {}

@@ -69,13 +69,7 @@ def _menu_over(scrim: ui.View, items: tuple[tuple[str, str, Callable[[], None]],
     return scrim
 
 
-class Browser(App):
-    key = "chrome"
-    label = "Chrome"
-    icon = "chrome"
-    color = ui.WHITE
-    rates = False
-
+class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
     def init_state(self) -> None:
         self.tabs: list[Tab] = [Tab(0, history=["google.com"])]
         self.cur = 0

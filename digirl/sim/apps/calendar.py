@@ -62,12 +62,7 @@ def _fmt(hhmm: str) -> str:
     return f"{(h % 12) or 12}:{m:02d} {'AM' if h < 12 else 'PM'}"
 
 
-class Calendar(App):
-    key = "calendar"
-    label = "Calendar"
-    icon = "calendar"
-    color = (26, 115, 232)
-
+class Calendar(App, key="calendar", label="Calendar", icon="calendar", color=(26, 115, 232)):
     def init_state(self) -> None:
         self.month = (TODAY.year, TODAY.month)
         self.day = TODAY

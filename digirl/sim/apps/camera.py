@@ -21,14 +21,7 @@ def photo_matches(p: Photo, query: str) -> bool:
     return bool(words) and any(w in tags for w in words)
 
 
-class Camera(App):
-    key = "camera"
-    label = "Camera"
-    icon = "camera"
-    color = (60, 64, 67)
-    bg = (0, 0, 0)
-    status_color = (0, 0, 0)
-
+class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67), bg=(0, 0, 0)):
     def init_state(self) -> None:
         self.mode = "Photo"
         self.front = False
@@ -133,12 +126,7 @@ class Camera(App):
         return views
 
 
-class Photos(App):
-    key = "photos"
-    label = "Photos"
-    icon = "photos"
-    color = ui.WHITE
-
+class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
     def init_state(self) -> None:
         self.viewing: Photo | None = None
 

@@ -56,14 +56,7 @@ class Picker:
     error: str = ""
 
 
-class Clock(App):
-    key = "clock"
-    label = "Clock"
-    icon = "alarm"
-    color = (26, 115, 232)
-    bg = _BG
-    status_color = _BG
-
+class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232), bg=_BG):
     def init_state(self) -> None:
         self.tab = "Alarm"
         self.alarms: list[Alarm] = [Alarm(7, 0, False, "Weekdays"), Alarm(8, 30, True, "")]

@@ -12,12 +12,7 @@ from digirl.sim.device import Contact, find_contacts
 __all__ = ["Contacts"]
 
 
-class Contacts(App):
-    key = "contacts"
-    label = "Contacts"
-    icon = "person"
-    color = (26, 115, 232)
-
+class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 115, 232)):
     def init_state(self) -> None:
         self.page = "list"  # list | detail | edit
         self.shown: Contact | None = None

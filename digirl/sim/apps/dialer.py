@@ -47,12 +47,7 @@ def _pretty(number: str) -> str:
     return f"({d[:3]}) {d[3:6]}-{d[6:]}" if len(d) == 10 else number
 
 
-class PhoneApp(App):
-    key = "phone"
-    label = "Phone"
-    icon = "phone"
-    color = _GREEN
-
+class PhoneApp(App, key="phone", label="Phone", icon="phone", color=_GREEN):
     def init_state(self) -> None:
         self.tab = "Keypad"
         self.calls: list[Call] = []

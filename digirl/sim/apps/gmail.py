@@ -53,15 +53,7 @@ class Mail:
     body: str
 
 
-class Gmail(App):
-    key = "gmail"
-    label = "Gmail"
-    icon = "mail"
-    color = _RED
-    rates = True
-    bg = (246, 248, 252)
-    status_color = (246, 248, 252)
-
+class Gmail(App, key="gmail", label="Gmail", icon="mail", color=_RED, rates=True, bg=(246, 248, 252)):
     def init_state(self) -> None:
         self.folder = "Inbox"
         self.open_mail: int | None = None

@@ -84,10 +84,7 @@ def app_icon_view(
     return cell
 
 
-class Launcher(App):
-    key = "launcher"
-    label = "Home"
-
+class Launcher(App, key="launcher", label="Home"):
     def init_state(self) -> None:
         self.page = "home"
 

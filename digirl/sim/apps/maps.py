@@ -57,13 +57,7 @@ def _map(y0: float, y1: float, seed: str, pins: int = 0) -> ui.View:
     return m
 
 
-class Maps(ScreenStackApp):
-    key = "maps"
-    label = "Maps"
-    icon = "pin"
-    color = (52, 168, 83)
-    rates = True
-
+class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168, 83), rates=True):
     def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
 

@@ -32,12 +32,7 @@ class Msg:
     new: bool = False
 
 
-class Messages(App):
-    key = "messages"
-    label = "Messages"
-    icon = "message"
-    color = (26, 115, 232)
-
+class Messages(App, key="messages", label="Messages", icon="message", color=(26, 115, 232)):
     def init_state(self) -> None:
         #: Conversation name (a contact's name, else a number) → messages, oldest first.
         self.threads: dict[str, list[Msg]] = {c.name: [Msg(t, False)] for c, t in zip(self.phone.contacts[:8], _INBOX)}

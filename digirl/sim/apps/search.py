@@ -194,14 +194,8 @@ def _dress_card(item: ui.View, title: str, site: str, snippet: str, y: float) ->
     item.children.append(ui.box((16, y + 119, 344, y + 120), ui.FAINT))
 
 
-class GoogleApp(App):
+class GoogleApp(App, key="google", label="Google", icon="google", color=ui.WHITE):
     """The Google search app (opened by the home screen's search widget)."""
-
-    key = "google"
-    label = "Google"
-    icon = "google"
-    color = ui.WHITE
-    rates = False
 
     def init_state(self) -> None:
         self.mode = "feed"  # feed | search | results

@@ -31,14 +31,7 @@ _MAIN = (
 _TITLES = {k: t for k, t, _, _ in _MAIN}
 
 
-class Settings(App):
-    key = "settings"
-    label = "Settings"
-    icon = "gear"
-    color = (95, 99, 104)
-    bg = _BG
-    status_color = _BG
-
+class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99, 104), bg=_BG):
     def init_state(self) -> None:
         self.stack: list[tuple[str, str]] = [("main", "")]
 

@@ -31,13 +31,7 @@ TILES = (
 )
 
 
-class Shade(App):
-    key = "shade"
-    label = "Notifications"
-    icon = "bell"
-    bg = _BG
-    status_color = _BG
-
+class Shade(App, key="shade", label="Notifications", icon="bell", bg=_BG):
     def screen(self) -> str:
         return "shade"
 

@@ -13,12 +13,7 @@ from digirl.sim.content import stable_rng, title_case
 __all__ = ["Calculator", "Files", "GenericApp", "Music"]
 
 
-class Calculator(App):
-    key = "calculator"
-    label = "Calculator"
-    icon = "calc"
-    color = (60, 64, 67)
-
+class Calculator(App, key="calculator", label="Calculator", icon="calc", color=(60, 64, 67)):
     def init_state(self) -> None:
         self.expr = ""
         self.result = ""
@@ -122,12 +117,7 @@ def folder_files(folder: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-class Files(App):
-    key = "files"
-    label = "Files"
-    icon = "folder"
-    color = (26, 115, 232)
-
+class Files(App, key="files", label="Files", icon="folder", color=(26, 115, 232)):
     def init_state(self) -> None:
         #: The folder open (None: the browse list).
         self.folder: str | None = None
@@ -172,12 +162,7 @@ class Files(App):
         ]
 
 
-class Music(App):
-    key = "music"
-    label = "Music"
-    icon = "music"
-    color = (230, 81, 0)
-
+class Music(App, key="music", label="Music", icon="music", color=(230, 81, 0)):
     def init_state(self) -> None:
         self.playing = ""
 
@@ -214,10 +199,8 @@ class Music(App):
         return views
 
 
-class GenericApp(App):
+class GenericApp(App, icon="letter"):
     """Any app by name: a branded welcome screen with a few cards."""
-
-    icon = "letter"
 
     def __init__(self, phone: object, name: str) -> None:
         super().__init__(phone)  # type: ignore[arg-type]

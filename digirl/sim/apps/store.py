@@ -24,13 +24,7 @@ def _app_tile(x0: float, y0: float, size: float, name: str) -> ui.View:
     )
 
 
-class PlayStore(ScreenStackApp):
-    key = "playstore"
-    label = "Play Store"
-    icon = "store"
-    color = ui.WHITE
-    rates = True
-
+class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store", color=ui.WHITE, rates=True):
     def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
         #: app name → steps of download left.

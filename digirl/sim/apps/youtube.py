@@ -38,13 +38,7 @@ def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> ui.View:
     return t
 
 
-class YouTube(ScreenStackApp):
-    key = "youtube"
-    label = "YouTube"
-    icon = "youtube"
-    color = ui.WHITE
-    rates = True
-
+class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", color=ui.WHITE, rates=True):
     def init_state(self) -> None:
         self.stack: list[Screen] = [("home", None)]
         #: Channels subscribed to during the episode (``norm_name`` of the channel).
