@@ -175,6 +175,10 @@ class App:
         self.blur()
         return True
 
+    def back_button(self, rect: ui.Rect, *, ref: str, desc: str = "Back", color: ui.Color = ui.TEXT) -> ui.View:
+        """The arrow at the left of a screen's top bar: it does what the phone's back key does."""
+        return ui.icon_button(rect, "back", self.phone.key_back, ref=ref, desc=desc, color=color)
+
     def text_input(
         self,
         rect: ui.Rect,

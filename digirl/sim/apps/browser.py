@@ -415,14 +415,7 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
         views = [ui.box((0, ui.TOP, 360, ui.BOTTOM), bg)]
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), bg, blocker=True)
         bar.children.append(
-            ui.icon_button(
-                (4, ui.TOP + 8, 44, ui.TOP + 48),
-                "back",
-                self.phone.key_back,
-                ref="chrome.url.back",
-                desc="Back",
-                color=ui.WHITE if inc else ui.TEXT,
-            )
+            self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="chrome.url.back", color=ui.WHITE if inc else ui.TEXT)
         )
         text = self.fields.get("url", "")
         bar.children.append(

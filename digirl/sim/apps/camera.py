@@ -219,14 +219,5 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
                 ref="photos.viewer.info",
             )
         )
-        views.append(
-            ui.icon_button(
-                (4, ui.TOP + 8, 48, ui.TOP + 52),
-                "back",
-                self.phone.key_back,
-                ref="photos.viewer.back",
-                desc="Back",
-                color=ui.WHITE,
-            )
-        )
+        views.append(self.back_button((4, ui.TOP + 8, 48, ui.TOP + 52), ref="photos.viewer.back", color=ui.WHITE))
         return views

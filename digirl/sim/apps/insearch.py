@@ -115,11 +115,7 @@ def mail_views(g: Gmail) -> list[ui.View]:
             )
         )
     head = ui.box((0, ui.TOP, 360, ui.TOP + 68), g.bg, blocker=True)
-    head.children.append(
-        ui.icon_button(
-            (4, ui.TOP + 14, 44, ui.TOP + 54), "back", g.phone.key_back, ref="gmail.results.back", desc="Back", color=ui.TEXT
-        )
-    )
+    head.children.append(g.back_button((4, ui.TOP + 14, 44, ui.TOP + 54), ref="gmail.results.back"))
     head.children.append(
         ui.input_field(
             (48, ui.TOP + 10, 348, ui.TOP + 58),
@@ -215,11 +211,7 @@ def settings_search_views(s: Settings) -> list[ui.View]:
     if q.strip() and not rows:
         rows.append(ui.label((16, 16, 344, 48), "No results", size=15, fg=ui.SUBTLE, ref="settings.results.empty"))
     bar = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
-    bar.children.append(
-        ui.icon_button(
-            (4, ui.TOP + 12, 44, ui.TOP + 52), "back", s.phone.key_back, ref="settings.search.back", desc="Back", color=ui.TEXT
-        )
-    )
+    bar.children.append(s.back_button((4, ui.TOP + 12, 44, ui.TOP + 52), ref="settings.search.back"))
     bar.children.append(
         ui.input_field(
             (48, ui.TOP + 8, 352, ui.TOP + 56),

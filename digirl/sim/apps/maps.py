@@ -236,16 +236,7 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
         r = stable_rng("route", p.name)
         views = [_map(ui.TOP + 120, ui.BOTTOM, "route" + p.name, pins=1)]
         head = ui.box((0, ui.TOP, 360, ui.TOP + 120), ui.WHITE, blocker=True, ref="maps.directions")
-        head.children.append(
-            ui.icon_button(
-                (4, ui.TOP + 8, 44, ui.TOP + 48),
-                "back",
-                self.phone.key_back,
-                ref="maps.directions.back",
-                desc="Back",
-                color=ui.TEXT,
-            )
-        )
+        head.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="maps.directions.back"))
         head.children.append(_route_end(ui.TOP + 8, "Your location", ref="maps.from"))
         head.children.append(_route_end(ui.TOP + 56, p.name, ref="maps.to"))
         for i, mode in enumerate(("Drive", "Transit", "Walk", "Bike")):

@@ -52,11 +52,7 @@ def app_search_screen(
     """The search screen every app with a search box shares: back button, query field, suggestions."""
     bar = ui.box((0, ui.TOP, 360, ui.TOP + height), ui.WHITE, blocker=True)
     pad = (height - 40) / 2
-    bar.children.append(
-        ui.icon_button(
-            (4, ui.TOP + pad, 44, ui.TOP + height - pad), "back", app.phone.key_back, ref=back_ref, desc="Back", color=ui.TEXT
-        )
-    )
+    bar.children.append(app.back_button((4, ui.TOP + pad, 44, ui.TOP + height - pad), ref=back_ref))
     bar.children.append(
         app.text_input(
             (48, ui.TOP + 8, 352, ui.TOP + height - 8),
@@ -270,9 +266,7 @@ class GoogleApp(App, key="google", label="Google", icon="google", color=ui.WHITE
                 views.append(card)
             return views
         top = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
-        top.children.append(
-            ui.icon_button((4, ui.TOP + 10, 48, ui.TOP + 54), "back", phone.key_back, ref="gapp.back", desc="Back")
-        )
+        top.children.append(self.back_button((4, ui.TOP + 10, 48, ui.TOP + 54), ref="gapp.back", color=ui.SUBTLE))
         top.children.append(
             self.text_input(
                 (52, ui.TOP + 8, 348, ui.TOP + 56),

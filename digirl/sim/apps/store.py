@@ -266,16 +266,7 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
     def _app(self, a: StoreApp) -> list[ui.View]:
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), ui.WHITE, blocker=True)
-        bar.children.append(
-            ui.icon_button(
-                (4, ui.TOP + 8, 44, ui.TOP + 48),
-                "back",
-                self.phone.key_back,
-                ref="store.app.back",
-                desc="Navigate up",
-                color=ui.TEXT,
-            )
-        )
+        bar.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="store.app.back", desc="Navigate up"))
         bar.children.append(
             ui.icon_button(
                 (308, ui.TOP + 8, 352, ui.TOP + 48),
@@ -373,16 +364,7 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
                 ui.label((16, 52, 344, 80), "All apps are up to date", size=14, fg=ui.SUBTLE, ref="store.manage.uptodate")
             )
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), ui.WHITE, blocker=True)
-        bar.children.append(
-            ui.icon_button(
-                (4, ui.TOP + 8, 44, ui.TOP + 48),
-                "back",
-                self.phone.key_back,
-                ref="store.manage.back",
-                desc="Navigate up",
-                color=ui.TEXT,
-            )
-        )
+        bar.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="store.manage.back", desc="Navigate up"))
         bar.children.append(ui.label((56, ui.TOP, 344, ui.TOP + 56), "Manage apps & device", size=19, ref="store.manage.bar"))
         return [
             ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),

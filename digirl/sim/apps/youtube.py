@@ -121,16 +121,7 @@ class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", co
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 52), ui.WHITE, blocker=True, ref="yt.bar")
         x = 12
         if back:
-            bar.children.append(
-                ui.icon_button(
-                    (4, ui.TOP + 6, 44, ui.TOP + 46),
-                    "back",
-                    self.phone.key_back,
-                    ref="yt.back",
-                    desc="Navigate up",
-                    color=ui.TEXT,
-                )
-            )
+            bar.children.append(self.back_button((4, ui.TOP + 6, 44, ui.TOP + 46), ref="yt.back", desc="Navigate up"))
             x = 48
         bar.children.append(ui.View((x, ui.TOP + 12, x + 38, ui.TOP + 40), kind="icon", icon="youtube", element=False))
         bar.children.append(ui.label((x + 42, ui.TOP, x + 140, ui.TOP + 52), "YouTube", size=19, bold=True, ref="yt.logo"))
@@ -193,11 +184,7 @@ class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", co
             rows.append(self._video_row(y, vids[j], f"yt.result.{i}"))
             y += 100
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), ui.WHITE, blocker=True)
-        bar.children.append(
-            ui.icon_button(
-                (4, ui.TOP + 8, 44, ui.TOP + 48), "back", self.phone.key_back, ref="yt.back", desc="Back", color=ui.TEXT
-            )
-        )
+        bar.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="yt.back"))
         bar.children.append(
             ui.input_field(
                 (48, ui.TOP + 8, 352, ui.TOP + 48),
