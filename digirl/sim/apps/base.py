@@ -193,10 +193,14 @@ class App:
         border: ui.Color | None = ui.FAINT,
         icon: str = "search",
         size: int = 15,
+        filled: bool = False,
     ) -> ui.View:
         """An input bound to ``fields[name]`` (or showing ``text``): a tap focuses it, its × (with ``clear``) empties it.
 
-        The style defaults are :func:`~digirl.sim.ui.input_field`'s."""
+        The style defaults are :func:`~digirl.sim.ui.input_field`'s; ``filled`` is the grey borderless
+        look of search and compose boxes (it replaces ``fill`` and ``border``)."""
+        if filled:
+            fill, border = FIELD_FILL, None
         return ui.input_field(
             rect,
             self.fields.get(name, "") if text is None else text,

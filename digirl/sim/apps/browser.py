@@ -10,7 +10,7 @@ from functools import partial
 from urllib.parse import quote_plus
 
 from digirl.sim import ui
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar
+from digirl.sim.apps.base import App, app_bar
 from digirl.sim.apps.web import PAGE_TOP, Page, page_views, parse_url
 
 __all__ = ["Browser", "Tab", "normalize_url"]
@@ -424,8 +424,7 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
                 "url",
                 placeholder="Search or type web address",
                 ref="chrome.url",
-                fill=FIELD_FILL,
-                border=None,
+                filled=True,
                 radius=20,
                 icon="globe",
                 size=14,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar, tab_label
+from digirl.sim.apps.base import App, app_bar, tab_label
 from digirl.sim.device import Photo
 
 __all__ = ["Camera", "Photos", "photo_matches"]
@@ -189,12 +189,7 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
         head.children.append(app_bar("Photos", ref="photos.bar"))
         head.children.append(
             self.text_input(
-                (12, ui.TOP + 60, 348, ui.TOP + 108),
-                "q",
-                placeholder="Search your photos",
-                ref="photos.search",
-                fill=FIELD_FILL,
-                border=None,
+                (12, ui.TOP + 60, 348, ui.TOP + 108), "q", placeholder="Search your photos", ref="photos.search", filled=True
             )
         )
         return [

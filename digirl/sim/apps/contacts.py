@@ -6,7 +6,7 @@ import re
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar, avatar, fab, person_row
+from digirl.sim.apps.base import App, app_bar, avatar, fab, person_row
 from digirl.sim.device import Contact, find_contacts
 
 __all__ = ["Contacts"]
@@ -89,12 +89,7 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         head = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
         head.children.append(
             self.text_input(
-                (12, ui.TOP + 8, 348, ui.TOP + 56),
-                "q",
-                placeholder="Search contacts",
-                ref="contacts.search",
-                fill=FIELD_FILL,
-                border=None,
+                (12, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search contacts", ref="contacts.search", filled=True
             )
         )
         return [

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import FIELD_FILL, App, avatar, person_row, tab_label
+from digirl.sim.apps.base import App, avatar, person_row, tab_label
 from digirl.sim.device import Contact, find_contacts
 
 __all__ = ["Call", "PhoneApp"]
@@ -133,12 +133,7 @@ class PhoneApp(App, key="phone", label="Phone", icon="phone", color=_GREEN):
                 blocker=True,
                 children=[
                     self.text_input(
-                        (12, ui.TOP + 8, 348, ui.TOP + 56),
-                        "q",
-                        placeholder="Search contacts",
-                        ref="phone.search",
-                        fill=FIELD_FILL,
-                        border=None,
+                        (12, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search contacts", ref="phone.search", filled=True
                     )
                 ],
             )

@@ -9,7 +9,7 @@ from typing import Any
 
 from digirl.core.actions import SwipeDirection
 from digirl.sim import ui
-from digirl.sim.apps.base import FIELD_FILL, App, letter_tile
+from digirl.sim.apps.base import App, letter_tile
 from digirl.sim.content import stable_rng
 
 __all__ = ["DOCK_APPS", "HOME_APPS", "Launcher", "app_icon_view"]
@@ -202,8 +202,7 @@ class Launcher(App, key="launcher", label="Home"):
                         "drawer",
                         placeholder=phone.dyn.text("search_apps", "Search your apps"),
                         ref="drawer.search",
-                        fill=FIELD_FILL,
-                        border=None,
+                        filled=True,
                     )
                 ],
             )

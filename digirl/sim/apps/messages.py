@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar, fab, person_row
+from digirl.sim.apps.base import App, app_bar, fab, person_row
 from digirl.sim.device import find_contacts
 
 __all__ = ["Messages", "Msg"]
@@ -163,8 +163,7 @@ class Messages(App, key="messages", label="Messages", icon="message", color=(26,
                 ref="messages.compose",
                 clear=False,
                 icon="",
-                fill=FIELD_FILL,
-                border=None,
+                filled=True,
             )
         )
         bar.children.append(

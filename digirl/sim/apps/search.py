@@ -269,12 +269,7 @@ class GoogleApp(App, key="google", label="Google", icon="google", color=ui.WHITE
         top.children.append(self.back_button((4, ui.TOP + 10, 48, ui.TOP + 54), ref="gapp.back", color=ui.SUBTLE))
         top.children.append(
             self.text_input(
-                (52, ui.TOP + 8, 348, ui.TOP + 56),
-                "q",
-                placeholder="Search or type URL",
-                ref="gapp.box",
-                fill=FIELD_FILL,
-                border=None,
+                (52, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search or type URL", ref="gapp.box", filled=True
             )
         )
         if self.mode == "results" and not editing:
