@@ -237,6 +237,29 @@ class ScreenStackApp(App):
             return True
         return False
 
+    # A search screen ("search", None) whose query opens ("results", query).
+    #: The results list's scroll key: a new query shows its results from the top.
+    results_scroll: str
+
+    def start_search(self) -> None:
+        """Open the search screen, its field holding the query of the results on screen (if any)."""
+        prev = self.top[1] if self.top[0] == "results" else ""
+        self.push("search")
+        self.fields["q"] = str(prev or "")
+        self.focus("q")
+
+    def submit(self, name: str) -> None:
+        q = self.fields.get("q", "").strip()
+        if q:
+            self.run_query(q)
+
+    def run_query(self, q: str) -> None:
+        """Show the results of ``q`` in place of the search screen."""
+        if self.top[0] == "search":
+            self.stack.pop()
+        self.push("results", q.strip())
+        self.phone.scroll.pop(self.results_scroll, None)
+
 
 def app_bar(
     title: str,

@@ -58,6 +58,8 @@ def _map(y0: float, y1: float, seed: str, pins: int = 0) -> ui.View:
 
 
 class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168, 83), rates=True):
+    results_scroll = "maps.results"
+
     def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
 
@@ -81,15 +83,9 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
         self.fields["q"] = self.query if self.top[0] == "results" else ""
         self.focus("q")
 
-    def submit(self, name: str) -> None:
-        if self.fields.get("q", "").strip():
-            self.run_query(self.fields["q"])
-
     def run_query(self, q: str) -> None:
-        while len(self.stack) > 1:
-            self.stack.pop()
-        self.push("results", q.strip())
-        self.phone.scroll.pop("maps.results", None)
+        del self.stack[1:]  # a place search starts again from the map
+        super().run_query(q)
 
     def results(self) -> list[Place]:
         q = self.query

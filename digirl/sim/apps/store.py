@@ -25,6 +25,8 @@ def _app_tile(x0: float, y0: float, size: float, name: str) -> ui.View:
 
 
 class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store", color=ui.WHITE, rates=True):
+    results_scroll = "store.results"
+
     def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
         #: app name → steps of download left.
@@ -93,22 +95,6 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
                 del self.updating[name]
                 self.pending = [n for n in self.pending if norm_name(n) != norm_name(name)]
             self.phone.invalidate()
-
-    def start_search(self) -> None:
-        prev = self.top[1] if self.top[0] == "results" else ""
-        self.push("search")
-        self.fields["q"] = str(prev or "")
-        self.focus("q")
-
-    def submit(self, name: str) -> None:
-        if self.fields.get("q", "").strip():
-            self.run_query(self.fields["q"])
-
-    def run_query(self, q: str) -> None:
-        if self.top[0] == "search":
-            self.stack.pop()
-        self.push("results", q.strip())
-        self.phone.scroll.pop("store.results", None)
 
     def install(self, a: StoreApp) -> None:
         if not self.phone.is_installed(a.name) and a.name not in self.installing:

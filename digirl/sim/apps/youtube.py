@@ -39,6 +39,8 @@ def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> ui.View:
 
 
 class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", color=ui.WHITE, rates=True):
+    results_scroll = "yt.results"
+
     def init_state(self) -> None:
         self.stack: list[Screen] = [("home", None)]
         #: Channels subscribed to during the episode (``norm_name`` of the channel).
@@ -87,23 +89,6 @@ class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", co
             "playing": {"title": v.title, "channel": v.channel, "vid": v.vid} if v else None,
             "subscriptions": sorted(self.subscriptions),
         }
-
-    def start_search(self) -> None:
-        q = self.top[1] if self.top[0] == "results" else ""
-        self.push("search")
-        self.fields["q"] = str(q or "")
-        self.focus("q")
-
-    def submit(self, name: str) -> None:
-        q = self.fields.get("q", "").strip()
-        if q:
-            self.run_query(q)
-
-    def run_query(self, q: str) -> None:
-        if self.top[0] == "search":
-            self.stack.pop()
-        self.push("results", q.strip())
-        self.phone.scroll.pop("yt.results", None)
 
     def build(self) -> list[ui.View]:
         s, arg = self.top
