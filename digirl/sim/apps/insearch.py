@@ -15,6 +15,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from digirl.sim import ui
+from digirl.sim.apps.base import letter_tile
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import key_terms, stable_rng
 
@@ -85,19 +86,7 @@ def mail_views(g: Gmail) -> list[ui.View]:
         y = 32 + 84 * n
         row = ui.box((0, y, 360, y + 84), g.bg, ref=f"gmail.result.{n}", on_tap=partial(_open_mail, g, i), kind="list_item")
         col = stable_rng("avatar", sender).choice(((66, 133, 244), (52, 168, 83), (251, 140, 0), (142, 36, 170)))
-        row.children.append(
-            ui.View(
-                (12, y + 14, 52, y + 54),
-                kind="text",
-                text=sender[:1],
-                fill=col,
-                fg=ui.WHITE,
-                radius=20,
-                size=18,
-                align="center",
-                element=False,
-            )
-        )
+        row.children.append(letter_tile((12, y + 14, 52, y + 54), sender[:1], col, radius=20, size=18))
         row.children.append(ui.label((64, y + 8, 270, y + 30), sender, size=15))
         row.children.append(ui.label((272, y + 8, 348, y + 30), when, size=11, fg=ui.SUBTLE, align="right"))
         row.children.append(ui.label((64, y + 30, 348, y + 52), subject, size=13))

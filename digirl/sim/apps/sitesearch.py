@@ -10,6 +10,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from digirl.sim import ui
+from digirl.sim.apps.base import letter_tile
 from digirl.sim.apps.search import suggestion_list
 from digirl.sim.content import stable_rng, title_case
 
@@ -116,20 +117,7 @@ def _header(domain: str, top: float) -> tuple[ui.View, ui.Color]:
     if domain == "reddit.com":
         orange: ui.Color = (255, 69, 0)
         head = ui.box((0, top, 360, top + 56), ui.WHITE, blocker=True, ref="site.header")
-        head.children.append(
-            ui.View(
-                (12, top + 12, 44, top + 44),
-                kind="text",
-                text="r",
-                fill=orange,
-                fg=ui.WHITE,
-                radius=16,
-                size=18,
-                bold=True,
-                align="center",
-                element=False,
-            )
-        )
+        head.children.append(letter_tile((12, top + 12, 44, top + 44), "r", orange, radius=16, size=18, bold=True))
         head.children.append(ui.label((52, top, 200, top + 56), "reddit", size=22, bold=True))
         return head, orange
     color = stable_rng("sitecolor", domain).choice(((33, 33, 33), (0, 82, 147), (140, 20, 30), (20, 110, 70), (90, 40, 120)))

@@ -10,6 +10,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from digirl.sim import ui
+from digirl.sim.apps.base import letter_tile
 from digirl.sim.content import channel_videos, stable_rng, title_case
 
 if TYPE_CHECKING:
@@ -97,19 +98,7 @@ def _subscriptions(yt: YouTube) -> list[ui.View]:
     else:
         for i, n in enumerate(names[:5]):
             x0 = 12 + 68 * i
-            rows.append(
-                ui.View(
-                    (x0 + 8, 8, x0 + 56, 56),
-                    kind="text",
-                    text=n[:1].upper(),
-                    fill=_RED,
-                    fg=ui.WHITE,
-                    radius=24,
-                    size=20,
-                    align="center",
-                    element=False,
-                )
-            )
+            rows.append(letter_tile((x0 + 8, 8, x0 + 56, 56), n[:1].upper(), _RED, radius=24, size=20))
             rows.append(ui.label((x0, 58, x0 + 64, 76), n, size=11, align="center", ref=f"yt.subs.channel.{i}"))
         y = 88.0
         vids = sorted((v for n in names for v in channel_videos(n, yt.phone.dyn.world_version)[:2]), key=lambda v: v.age_days)
