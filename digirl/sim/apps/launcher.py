@@ -41,32 +41,21 @@ def app_icon_view(
         on_tap=on_tap,
     )
     circle = (cx - size / 2, y, cx + size / 2, y + size)
-    if app.icon in _MULTICOLOR:
-        cell.children.append(
-            ui.View(
-                circle,
-                kind="icon",
-                icon=app.icon,
-                fill=ui.WHITE,
-                radius=size // 2,
-                element=False,
-                placeholder="x",
-                border=(218, 220, 224),
-            )
-        )
-    elif app.icon == "letter":
+    if app.icon == "letter":
         cell.children.append(letter_tile(circle, app.label[:1].upper(), app.color, radius=size // 2, size=22, bold=True))
     else:
+        brand = app.icon in _MULTICOLOR  # a many-coloured logo keeps its colours on a white, outlined disc
         cell.children.append(
             ui.View(
                 circle,
                 kind="icon",
                 icon=app.icon,
-                icon_color=app.icon_fg,
-                fill=app.color,
+                icon_color=None if brand else app.icon_fg,
+                fill=ui.WHITE if brand else app.color,
                 radius=size // 2,
                 element=False,
                 placeholder="x",
+                border=(218, 220, 224) if brand else None,
             )
         )
     if show_label:
