@@ -44,8 +44,6 @@ class App:
     #: May show a "rate this app" pop-up on first launch (a perturbation).
     rates = False
     bg: ui.Color = ui.WHITE
-    #: Status bar background (None: same as the app's first view).
-    status_color: ui.Color = ui.WHITE
 
     def __init_subclass__(
         cls,
@@ -58,15 +56,17 @@ class App:
         bg: ui.Color | None = None,
         **kwargs: Any,
     ) -> None:
-        """``class Maps(App, key="maps", label="Maps", icon="pin", ...)``: the app's identity in its class
-        line; ``bg`` also paints the status bar (apps with a tinted background tint both)."""
+        """``class Maps(App, key="maps", label="Maps", icon="pin", ...)``: the app's identity in its class line."""
         super().__init_subclass__(**kwargs)
         given = {"key": key, "label": label, "icon": icon, "color": color, "rates": rates, "bg": bg}
         for name, value in given.items():
             if value is not None:
                 setattr(cls, name, value)
-        if bg is not None:
-            cls.status_color = bg
+
+    @property
+    def status_color(self) -> ui.Color:
+        """The status bar's background: the app's, so that bar and app read as one surface."""
+        return self.bg
 
     def __init__(self, phone: Phone) -> None:
         self.phone = phone

@@ -95,10 +95,6 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
     def bg(self) -> ui.Color:  # type: ignore[override]
         return _INCOG if self.tab.incognito else ui.WHITE
 
-    @property
-    def status_color(self) -> ui.Color:  # type: ignore[override]
-        return _INCOG if self.tab.incognito else ui.WHITE
-
     def screen(self) -> str:
         if self.mode != "page":
             return self.mode

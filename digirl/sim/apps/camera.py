@@ -134,10 +134,6 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
     def bg(self) -> ui.Color:  # type: ignore[override]
         return (0, 0, 0) if self.viewing is not None else ui.WHITE
 
-    @property
-    def status_color(self) -> ui.Color:  # type: ignore[override]
-        return self.bg
-
     def screen(self) -> str:
         if self.viewing is not None:
             return "viewer"

@@ -57,10 +57,6 @@ class PhoneApp(App, key="phone", label="Phone", icon="phone", color=_GREEN):
     def bg(self) -> ui.Color:  # type: ignore[override]
         return _CALL_BG if self.in_call is not None else ui.WHITE
 
-    @property
-    def status_color(self) -> ui.Color:  # type: ignore[override]
-        return self.bg
-
     def screen(self) -> str:
         if self.in_call is not None:
             return "call"

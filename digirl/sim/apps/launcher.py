@@ -84,10 +84,6 @@ class Launcher(App, key="launcher", label="Home"):
         dev = self.phone.dyn.device
         return dev.wallpaper if dev is not None else _WALLPAPERS[self.phone.dyn.world_version % len(_WALLPAPERS)]
 
-    @property
-    def status_color(self) -> ui.Color:  # type: ignore[override]
-        return self.bg
-
     def on_launch(self) -> None:
         self.page = "home"
         self.fields["drawer"] = ""
