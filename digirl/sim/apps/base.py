@@ -179,6 +179,14 @@ class App:
         """The arrow at the left of a screen's top bar: it does what the phone's back key does."""
         return ui.icon_button(rect, "back", self.phone.key_back, ref=ref, desc=desc, color=color)
 
+    def form_page(self, title: str, *, ref: str, save: Callable[[], None] | None = None) -> list[ui.View]:
+        """A full white page under a bar with the back arrow and ``title`` (``{ref}.bar``) and, given
+        ``save``, a Save button at its right (``{ref}.save``): a detail page or an editor."""
+        views = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE), app_bar(title, back=self.phone.key_back, ref=f"{ref}.bar")]
+        if save is not None:
+            views.append(ui.button((262, ui.TOP + 10, 348, ui.TOP + 46), "Save", save, ref=f"{ref}.save"))
+        return views
+
     def text_input(
         self,
         rect: ui.Rect,

@@ -207,11 +207,7 @@ class Calendar(App, key="calendar", label="Calendar", icon="calendar", color=(26
         return views
 
     def _editor(self) -> list[ui.View]:
-        views: list[ui.View] = [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            app_bar("New event", back=self.phone.key_back, ref="calendar.edit.bar"),
-            ui.button((262, ui.TOP + 10, 348, ui.TOP + 46), "Save", self.save, ref="calendar.edit.save"),
-        ]
+        views = self.form_page("New event", ref="calendar.edit", save=self.save)
         views.append(
             self.text_input(
                 (16, ui.TOP + 72, 344, ui.TOP + 124),

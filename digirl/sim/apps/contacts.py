@@ -6,7 +6,7 @@ import re
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import App, app_bar, avatar, fab, person_row
+from digirl.sim.apps.base import App, avatar, fab, person_row
 from digirl.sim.device import Contact, find_contacts
 
 __all__ = ["Contacts"]
@@ -100,10 +100,7 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         ]
 
     def _detail(self, c: Contact) -> list[ui.View]:
-        views: list[ui.View] = [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            app_bar("", back=self.phone.key_back, ref="contacts.detail.bar"),
-        ]
+        views = self.form_page("", ref="contacts.detail")
         views.append(avatar(130, ui.TOP + 70, c.name, 100))
         views.append(ui.label((0, ui.TOP + 180, 360, ui.TOP + 220), c.name, size=26, align="center", ref="contacts.detail.name"))
         for i, (icon, text, fn) in enumerate(
@@ -142,11 +139,7 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         return views
 
     def _edit(self) -> list[ui.View]:
-        views: list[ui.View] = [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            app_bar("Create contact", back=self.phone.key_back, ref="contacts.edit.bar"),
-            ui.button((262, ui.TOP + 10, 348, ui.TOP + 46), "Save", self.save, ref="contacts.edit.save"),
-        ]
+        views = self.form_page("Create contact", ref="contacts.edit", save=self.save)
         for i, (f, ph, icon) in enumerate((("name", "Name", "person"), ("number", "Phone", "phone"), ("email", "Email", "mail"))):
             y = ui.TOP + 76 + 64 * i
             views.append(self.text_input((16, y, 344, y + 52), f, placeholder=ph, ref=f"contacts.edit.{f}", icon=icon, radius=8))
