@@ -179,6 +179,12 @@ class App:
         """The arrow at the left of a screen's top bar: it does what the phone's back key does."""
         return ui.icon_button(rect, "back", self.phone.key_back, ref=ref, desc=desc, color=color)
 
+    def list_page(self, key: str, head: float, rows: list[ui.View], *over: ui.View) -> list[ui.View]:
+        """A white page whose ``rows`` scroll (as ``key``) below a head ``head`` tall, then the views
+        drawn over it (the head's bar, a FAB)."""
+        page = ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)
+        return [page, ui.scroll_list(key, (0, ui.TOP + head, 360, ui.BOTTOM), rows, self.phone.scroll), *over]
+
     def form_page(self, title: str, *, ref: str, save: Callable[[], None] | None = None) -> list[ui.View]:
         """A full white page under a bar with the back arrow and ``title`` (``{ref}.bar``) and, given
         ``save``, a Save button at its right (``{ref}.save``): a detail page or an editor."""

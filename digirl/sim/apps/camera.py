@@ -188,11 +188,7 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
                 (12, ui.TOP + 60, 348, ui.TOP + 108), "q", placeholder="Search your photos", ref="photos.search", filled=True
             )
         )
-        return [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            ui.scroll_list("photos", (0, ui.TOP + 120, 360, ui.BOTTOM), rows, self.phone.scroll),
-            head,
-        ]
+        return self.list_page("photos", 120, rows, head)
 
     def _viewer(self, p: Photo) -> list[ui.View]:
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), (0, 0, 0), ref="photos.viewer")]

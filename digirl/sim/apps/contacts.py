@@ -92,12 +92,7 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
                 (12, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search contacts", ref="contacts.search", filled=True
             )
         )
-        return [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            ui.scroll_list("contacts", (0, ui.TOP + 64, 360, ui.BOTTOM), rows, self.phone.scroll),
-            head,
-            fab("plus", self.create, ref="contacts.add", desc="Create contact"),
-        ]
+        return self.list_page("contacts", 64, rows, head, fab("plus", self.create, ref="contacts.add", desc="Create contact"))
 
     def _detail(self, c: Contact) -> list[ui.View]:
         views = self.form_page("", ref="contacts.detail")

@@ -108,12 +108,13 @@ class Messages(App, key="messages", label="Messages", icon="message", color=(26,
                     76.0 * i, 76, name, sub=last, ref=f"messages.thread.{i}", on_tap=partial(self.open_thread, name), size=44
                 )
             )
-        return [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            ui.scroll_list("messages", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll),
+        return self.list_page(
+            "messages",
+            56,
+            rows,
             app_bar("Messages", ref="messages.bar"),
             fab("message", self.new_chat, ref="messages.new", desc="Start chat", text="Start chat"),
-        ]
+        )
 
     def _new(self) -> list[ui.View]:
         views: list[ui.View] = [

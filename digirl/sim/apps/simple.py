@@ -143,11 +143,7 @@ class Files(App, key="files", label="Files", icon="folder", color=(26, 115, 232)
             )
             for i, (t, s, _, _) in enumerate(FILE_FOLDERS)
         ]
-        return [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            ui.scroll_list("files", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll),
-            app_bar("Files", ref="files.bar"),
-        ]
+        return self.list_page("files", 56, rows, app_bar("Files", ref="files.bar"))
 
     def _folder(self, name: str) -> list[ui.View]:
         icon = next((ic for n, _, _, ic in FILE_FOLDERS if n == name), "folder")
@@ -155,11 +151,7 @@ class Files(App, key="files", label="Files", icon="folder", color=(26, 115, 232)
             ui.list_row(72 * i, 72, f, sub=meta, icon=icon, icon_color=ui.BLUE, ref=f"files.file.{i}", on_tap=lambda: None)
             for i, (f, meta) in enumerate(folder_files(name))
         ]
-        return [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            ui.scroll_list(f"files.{name.lower()}", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll),
-            app_bar(name, back=self.phone.key_back, ref="files.folder.bar"),
-        ]
+        return self.list_page(f"files.{name.lower()}", 56, rows, app_bar(name, back=self.phone.key_back, ref="files.folder.bar"))
 
 
 class Music(App, key="music", label="Music", icon="music", color=(230, 81, 0)):

@@ -352,8 +352,4 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), ui.WHITE, blocker=True)
         bar.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="store.manage.back", desc="Navigate up"))
         bar.children.append(ui.label((56, ui.TOP, 344, ui.TOP + 56), "Manage apps & device", size=19, ref="store.manage.bar"))
-        return [
-            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-            ui.scroll_list("store.manage", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll),
-            bar,
-        ]
+        return self.list_page("store.manage", 56, rows, bar)
