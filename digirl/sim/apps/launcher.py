@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from digirl.core.actions import SwipeDirection
 from digirl.sim import ui
@@ -129,9 +129,10 @@ class Launcher(App, key="launcher", label="Home"):
         clock, date = f"{h}:{m:02d}", _date(dyn.salt % 7, dev.date_format if dev is not None else _DATE)
         order = tuple(self.home_order())
         dock = DOCK_APPS if dev is None else tuple(DOCK_APPS[i] for i in dev.dock)
+        home = _Home(bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock)
         if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
             views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
-            views.extend(_home_icons(phone, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock))
+            views.extend(_home_icons(phone, home))
             return views
         # A few variants (clock, date), shared by every phone (SystemTap taps): the icons are one
         # cached layer, the whole home screen cached ops and elements. The clock and the icons are
@@ -139,7 +140,7 @@ class Launcher(App, key="launcher", label="Home"):
         key: tuple[object, ...] = ("home", bg, dyn.search_widget, order)
         if dyn.widget_hint != "Search" or dock != DOCK_APPS:
             key = (*key, dyn.widget_hint, dock)
-        layer = ui.shared_view(key, partial(_home_layer, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock))
+        layer = ui.shared_view(key, partial(_home_layer, home))
         return [ui.shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
 
     def _dock_color(self) -> ui.Color:
@@ -219,32 +220,29 @@ def _home_screen(bg: ui.Color, clock: str, date: str, layer: ui.View) -> ui.View
     return ui.box((0, ui.TOP, 360, ui.BOTTOM), bg, ref="home", children=[*_clock_views(clock, date), layer])
 
 
-def _home_layer(
-    bg: ui.Color,
-    widget: str,
-    order: tuple[str, ...],
-    dock: ui.Color,
-    hint: str = "Search",
-    dock_apps: tuple[str, ...] = DOCK_APPS,
-) -> ui.View:
+class _Home(NamedTuple):
+    """What the home screen's icons depend on: wallpaper, search widget (``widget``: top, bottom or
+    none; its text ``hint``), the apps' order, the dock's colour and its apps."""
+
+    bg: ui.Color
+    widget: str
+    order: tuple[str, ...]
+    dock: ui.Color
+    hint: str = "Search"
+    dock_apps: tuple[str, ...] = DOCK_APPS
+
+
+def _home_layer(home: _Home) -> ui.View:
     """The home screen below the clock as one subtree on the wallpaper (it repaints the wallpaper
     under itself, so the picture is the same as the views drawn one by one)."""
-    layer = ui.box((0, ui.TOP + 136, 360, ui.BOTTOM), bg)
-    layer.children = _home_icons(None, bg, widget, order, dock, hint, dock_apps)
+    layer = ui.box((0, ui.TOP + 136, 360, ui.BOTTOM), home.bg)
+    layer.children = _home_icons(None, home)
     return layer
 
 
-def _home_icons(
-    phone: Any,
-    bg: ui.Color,
-    widget: str,
-    order: tuple[str, ...],
-    dock: ui.Color,
-    hint: str = "Search",
-    dock_apps: tuple[str, ...] = DOCK_APPS,
-) -> list[ui.View]:
-    """Search widget (``widget``: top, bottom or none; its text ``hint``), app grid and dock. Without
-    a phone the taps are :class:`SystemTap` (shared)."""
+def _home_icons(phone: Any, home: _Home) -> list[ui.View]:
+    """Search widget, app grid and dock. Without a phone the taps are :class:`SystemTap` (shared)."""
+    _, widget, order, dock, hint, dock_apps = home  # the icons do not paint the wallpaper
     sy = ui.BOTTOM - 190 if widget == "bottom" else ui.TOP + 150
     bar = ui.View(
         (20, sy, 340, sy + 48),
