@@ -273,12 +273,14 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
             placeholder="Switch tabs",
         )
         bar.children.append(tabs_btn)
-        bar.children.append(
-            ui.icon_button(
-                (308, ui.TOP + 8, 352, ui.TOP + 48), "more", self._show_menu, ref="chrome.menu", desc="More options", color=fg
-            )
-        )
+        bar.children.append(self._menu_button("chrome.menu", fg))
         return bar
+
+    def _menu_button(self, ref: str, fg: ui.Color) -> ui.View:
+        """The ⋮ at the right of the toolbar and of the tab switcher's bar: it opens the menu."""
+        return ui.icon_button(
+            (308, ui.TOP + 8, 352, ui.TOP + 48), "more", self._show_menu, ref=ref, desc="More options", color=fg
+        )
 
     def _show_tabs(self) -> None:
         self.mode = "tabs"
@@ -520,16 +522,7 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
                 on_tap=lambda: self._group(True),
             )
         )
-        bar.children.append(
-            ui.icon_button(
-                (308, ui.TOP + 8, 352, ui.TOP + 48),
-                "more",
-                self._show_menu,
-                ref="chrome.switcher.menu",
-                desc="More options",
-                color=fg,
-            )
-        )
+        bar.children.append(self._menu_button("chrome.switcher.menu", fg))
         views.append(bar)
         return views
 
