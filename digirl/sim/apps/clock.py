@@ -3,6 +3,7 @@ world clock, a timer (type its duration, Start; one step is one second) and a st
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -391,18 +392,8 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
                 )
             )
         start = "Pause" if self.timer_running else ("Resume" if self.timer_left else "Start")
-        views.append(
-            ui.button(
-                (120, ui.TOP + 320, 240, ui.TOP + 376), start, self.start_timer, ref="clock.timer.start", radius=28, size=16
-            )
-        )
-        if self.timer_total:
-            views.append(
-                ui.button(
-                    (120, ui.TOP + 390, 240, ui.TOP + 430), "Delete", self.reset_timer, ref="clock.timer.reset", style="text"
-                )
-            )
-        return views
+        reset = "Delete" if self.timer_total else None
+        return views + _run_buttons("clock.timer", start, self.start_timer, reset, self.reset_timer)
 
     def _stopwatch(self) -> list[ui.View]:
         e = self.stopwatch_elapsed
@@ -414,26 +405,9 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
                 align="center",
                 ref="clock.stopwatch",
             ),
-            ui.button(
-                (120, ui.TOP + 320, 240, ui.TOP + 376),
-                "Pause" if self.stopwatch_running else "Start",
-                self.toggle_stopwatch,
-                ref="clock.stopwatch.start",
-                radius=28,
-                size=16,
-            ),
         ]
-        if e:
-            views.append(
-                ui.button(
-                    (120, ui.TOP + 390, 240, ui.TOP + 430),
-                    "Reset",
-                    self.reset_stopwatch,
-                    ref="clock.stopwatch.reset",
-                    style="text",
-                )
-            )
-        return views
+        start = "Pause" if self.stopwatch_running else "Start"
+        return views + _run_buttons("clock.stopwatch", start, self.toggle_stopwatch, "Reset" if e else None, self.reset_stopwatch)
 
     def _picker(self) -> ui.View:
         p = self.picker
@@ -506,3 +480,14 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         card.children.append(ui.button((220, top + 276, 308, top + 316), "OK", self.confirm, ref="clock.picker.ok", style="text"))
         scrim.children.append(card)
         return scrim
+
+
+def _run_buttons(
+    ref: str, start: str, on_start: Callable[[], None], reset: str | None, on_reset: Callable[[], None]
+) -> list[ui.View]:
+    """The timer's and the stopwatch's controls: the round start/pause button and, with ``reset``, a
+    text button under it."""
+    views = [ui.button((120, ui.TOP + 320, 240, ui.TOP + 376), start, on_start, ref=f"{ref}.start", radius=28, size=16)]
+    if reset is not None:
+        views.append(ui.button((120, ui.TOP + 390, 240, ui.TOP + 430), reset, on_reset, ref=f"{ref}.reset", style="text"))
+    return views
