@@ -255,6 +255,10 @@ class ScreenStackApp(App):
     #: The results list's scroll key: a new query shows its results from the top.
     results_scroll: str
 
+    def search_button(self, rect: ui.Rect, *, ref: str) -> ui.View:
+        """A top bar's magnifier: it opens the search screen."""
+        return ui.icon_button(rect, "search", self.start_search, ref=ref, desc="Search", color=ui.TEXT)
+
     def start_search(self) -> None:
         """Open the search screen, its field holding the query of the results on screen (if any)."""
         prev = self.top[1] if self.top[0] == "results" else ""

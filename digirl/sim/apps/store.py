@@ -253,16 +253,7 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), ui.WHITE, blocker=True)
         bar.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="store.app.back", desc="Navigate up"))
-        bar.children.append(
-            ui.icon_button(
-                (308, ui.TOP + 8, 352, ui.TOP + 48),
-                "search",
-                self.start_search,
-                ref="store.app.search",
-                desc="Search",
-                color=ui.TEXT,
-            )
-        )
+        bar.children.append(self.search_button((308, ui.TOP + 8, 352, ui.TOP + 48), ref="store.app.search"))
         views.append(bar)
         views.append(_app_tile(20, ui.TOP + 70, 76, a.name))
         views.append(ui.label((110, ui.TOP + 72, 344, ui.TOP + 102), a.name, size=21, bold=True, ref="store.app.name"))

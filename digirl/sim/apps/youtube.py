@@ -110,11 +110,7 @@ class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", co
             x = 48
         bar.children.append(ui.View((x, ui.TOP + 12, x + 38, ui.TOP + 40), kind="icon", icon="youtube", element=False))
         bar.children.append(ui.label((x + 42, ui.TOP, x + 140, ui.TOP + 52), "YouTube", size=19, bold=True, ref="yt.logo"))
-        bar.children.append(
-            ui.icon_button(
-                (264, ui.TOP + 6, 304, ui.TOP + 46), "search", self.start_search, ref="yt.search", desc="Search", color=ui.TEXT
-            )
-        )
+        bar.children.append(self.search_button((264, ui.TOP + 6, 304, ui.TOP + 46), ref="yt.search"))
         bar.children.append(
             ui.icon_button((308, ui.TOP + 6, 352, ui.TOP + 46), "person", None, ref="yt.account", desc="Account", color=ui.TEXT)
         )
