@@ -6,24 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    FAINT,
-    SCRIM,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    Color,
-    Rect,
-    View,
-    box,
-    button,
-    icon_button,
-    input_field,
-    label,
-)
+from digirl.sim import ui
 
 if TYPE_CHECKING:
     from digirl.sim.phone import Phone
@@ -43,7 +26,7 @@ __all__ = [
 ]
 
 #: The grey of borderless inputs (search boxes, the compose box).
-FIELD_FILL: Color = (241, 243, 244)
+FIELD_FILL: ui.Color = (241, 243, 244)
 
 
 class App:
@@ -56,13 +39,34 @@ class App:
     key = "app"
     label = "App"
     icon = "apps"
-    color: Color = (95, 99, 104)
-    icon_fg: Color = WHITE
+    color: ui.Color = (95, 99, 104)
+    icon_fg: ui.Color = ui.WHITE
     #: May show a "rate this app" pop-up on first launch (a perturbation).
     rates = False
-    bg: Color = WHITE
-    #: Status bar background (None: same as the app's first view).
-    status_color: Color = WHITE
+    bg: ui.Color = ui.WHITE
+
+    def __init_subclass__(
+        cls,
+        *,
+        key: str | None = None,
+        label: str | None = None,
+        icon: str | None = None,
+        color: ui.Color | None = None,
+        rates: bool | None = None,
+        bg: ui.Color | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """``class Maps(App, key="maps", label="Maps", icon="pin", ...)``: the app's identity in its class line."""
+        super().__init_subclass__(**kwargs)
+        given = {"key": key, "label": label, "icon": icon, "color": color, "rates": rates, "bg": bg}
+        for name, value in given.items():
+            if value is not None:
+                setattr(cls, name, value)
+
+    @property
+    def status_color(self) -> ui.Color:
+        """The status bar's background: the app's, so that bar and app read as one surface."""
+        return self.bg
 
     def __init__(self, phone: Phone) -> None:
         self.phone = phone
@@ -71,14 +75,18 @@ class App:
         #: Fields whose whole text is selected (the next typed text replaces it).
         self.selected: set[str] = set()
         self.launched = False
+        self.init_state()
+
+    def init_state(self) -> None:
+        """Set the app's own screen state (``phone`` and the text fields are set by then)."""
 
     # ---------------------------------------------------------------- lifecycle
     def on_launch(self) -> None:
         """Called each time the app comes to the foreground."""
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         """The app's views for the content area (between status bar and navigation bar)."""
-        return [label((0, TOP, 360, BOTTOM), self.label, size=22, align="center")]
+        return [ui.label((0, ui.TOP, 360, ui.BOTTOM), self.label, size=22, align="center")]
 
     def back(self) -> bool:
         """Handle the back key; return False to let the phone leave the app."""
@@ -167,25 +175,47 @@ class App:
         self.blur()
         return True
 
+    def back_button(self, rect: ui.Rect, *, ref: str, desc: str = "Back", color: ui.Color = ui.TEXT) -> ui.View:
+        """The arrow at the left of a screen's top bar: it does what the phone's back key does."""
+        return ui.icon_button(rect, "back", self.phone.key_back, ref=ref, desc=desc, color=color)
+
+    def list_page(self, key: str, head: float, rows: list[ui.View], *over: ui.View) -> list[ui.View]:
+        """A white page whose ``rows`` scroll (as ``key``) below a head ``head`` tall, then the views
+        drawn over it (the head's bar, a FAB)."""
+        page = ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)
+        return [page, ui.scroll_list(key, (0, ui.TOP + head, 360, ui.BOTTOM), rows, self.phone.scroll), *over]
+
+    def form_page(self, title: str, *, ref: str, save: Callable[[], None] | None = None) -> list[ui.View]:
+        """A full white page under a bar with the back arrow and ``title`` (``{ref}.bar``) and, given
+        ``save``, a Save button at its right (``{ref}.save``): a detail page or an editor."""
+        views = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE), app_bar(title, back=self.phone.key_back, ref=f"{ref}.bar")]
+        if save is not None:
+            views.append(ui.button((262, ui.TOP + 10, 348, ui.TOP + 46), "Save", save, ref=f"{ref}.save"))
+        return views
+
     def text_input(
         self,
-        rect: Rect,
+        rect: ui.Rect,
         name: str,
         *,
         placeholder: str,
         ref: str,
         text: str | None = None,
         clear: bool = True,
-        fill: Color = WHITE,
+        fill: ui.Color = ui.WHITE,
         radius: int = 22,
-        border: Color | None = FAINT,
+        border: ui.Color | None = ui.FAINT,
         icon: str = "search",
         size: int = 15,
-    ) -> View:
+        filled: bool = False,
+    ) -> ui.View:
         """An input bound to ``fields[name]`` (or showing ``text``): a tap focuses it, its × (with ``clear``) empties it.
 
-        The style defaults are :func:`~digirl.sim.ui.input_field`'s."""
-        return input_field(
+        The style defaults are :func:`~digirl.sim.ui.input_field`'s; ``filled`` is the grey borderless
+        look of search and compose boxes (it replaces ``fill`` and ``border``)."""
+        if filled:
+            fill, border = FIELD_FILL, None
+        return ui.input_field(
             rect,
             self.fields.get(name, "") if text is None else text,
             placeholder=placeholder,
@@ -221,30 +251,59 @@ class ScreenStackApp(App):
             return True
         return False
 
+    # A search screen ("search", None) whose query opens ("results", query).
+    #: The results list's scroll key: a new query shows its results from the top.
+    results_scroll: str
+
+    def search_button(self, rect: ui.Rect, *, ref: str) -> ui.View:
+        """A top bar's magnifier: it opens the search screen."""
+        return ui.icon_button(rect, "search", self.start_search, ref=ref, desc="Search", color=ui.TEXT)
+
+    def start_search(self) -> None:
+        """Open the search screen, its field holding the query of the results on screen (if any)."""
+        prev = self.top[1] if self.top[0] == "results" else ""
+        self.push("search")
+        self.fields["q"] = str(prev or "")
+        self.focus("q")
+
+    def submit(self, name: str) -> None:
+        q = self.fields.get("q", "").strip()
+        if q:
+            self.run_query(q)
+
+    def run_query(self, q: str) -> None:
+        """Show the results of ``q`` in place of the search screen."""
+        if self.top[0] == "search":
+            self.stack.pop()
+        self.push("results", q.strip())
+        self.phone.scroll.pop(self.results_scroll, None)
+
 
 def app_bar(
     title: str,
     *,
     back: Callable[[], None] | None = None,
-    actions: list[View] | None = None,
-    fill: Color = WHITE,
-    fg: Color = TEXT,
+    actions: list[ui.View] | None = None,
+    fill: ui.Color = ui.WHITE,
+    fg: ui.Color = ui.TEXT,
     ref: str = "appbar",
     height: int = 56,
     size: int = 20,
-) -> View:
+) -> ui.View:
     """A top app bar (blocks taps that miss its buttons)."""
-    bar = box((0, TOP, 360, TOP + height), fill, blocker=True, ref=ref)
+    bar = ui.box((0, ui.TOP, 360, ui.TOP + height), fill, blocker=True, ref=ref)
     x = 16
     if back is not None:
         bar.children.append(
-            icon_button((4, TOP + 4, 52, TOP + height - 4), "back", back, ref=f"{ref}.back", desc="Navigate up", color=fg)
+            ui.icon_button(
+                (4, ui.TOP + 4, 52, ui.TOP + height - 4), "back", back, ref=f"{ref}.back", desc="Navigate up", color=fg
+            )
         )
         x = 60
     right = 360 - 48 * len(actions or [])
-    bar.children.append(label((x, TOP, right, TOP + height), title, size=size, fg=fg, ref=f"{ref}.title"))
+    bar.children.append(ui.label((x, ui.TOP, right, ui.TOP + height), title, size=size, fg=fg, ref=f"{ref}.title"))
     for i, a in enumerate(actions or []):
-        a.rect = (right + 48 * i, TOP + 4, right + 48 * (i + 1), TOP + height - 4)
+        a.rect = (right + 48 * i, ui.TOP + 4, right + 48 * (i + 1), ui.TOP + height - 4)
         bar.children.append(a)
     return bar
 
@@ -256,11 +315,11 @@ def tab_bar(
     on_select: Callable[[str], None],
     *,
     ref: str,
-    fill: Color = WHITE,
-    color: Color = BLUE,
+    fill: ui.Color = ui.WHITE,
+    color: ui.Color = ui.BLUE,
     height: int = 44,
-) -> View:
-    bar = box((0, y, 360, y + height), fill, blocker=True)
+) -> ui.View:
+    bar = ui.box((0, y, 360, y + height), fill, blocker=True)
     w = 360 / len(names)
     for i, n in enumerate(names):
         sel = n == current
@@ -268,24 +327,24 @@ def tab_bar(
             tab_label((i * w, y, (i + 1) * w, y + height), n, sel, color, ref=f"{ref}.{n.lower()}", on_tap=partial(on_select, n))
         )
         if sel:
-            bar.children.append(box((i * w + 12, y + height - 3, (i + 1) * w - 12, y + height), color))
+            bar.children.append(ui.box((i * w + 12, y + height - 3, (i + 1) * w - 12, y + height), color))
     return bar
 
 
 def tab_label(
-    rect: Rect,
+    rect: ui.Rect,
     text: str,
     selected: bool,
-    color: Color,
+    color: ui.Color,
     *,
     ref: str = "",
     on_tap: Callable[[], None] | None = None,
     size: int = 13,
-    idle: Color = SUBTLE,
+    idle: ui.Color = ui.SUBTLE,
     element: bool | None = None,
-) -> View:
+) -> ui.View:
     """One tab of a row of tabs: bold in ``color`` when selected, else in ``idle``."""
-    return View(
+    return ui.View(
         rect,
         kind="tab",
         text=text,
@@ -300,26 +359,35 @@ def tab_label(
 
 
 def fab(
-    icon: str, on_tap: Callable[[], None], *, ref: str, desc: str, color: Color = BLUE, y: float = BOTTOM - 88, text: str = ""
-) -> View:
+    icon: str,
+    on_tap: Callable[[], None],
+    *,
+    ref: str,
+    desc: str,
+    color: ui.Color = ui.BLUE,
+    y: float = ui.BOTTOM - 88,
+    text: str = "",
+) -> ui.View:
     """A floating action button (bottom right)."""
     if text:
-        return View(
+        return ui.View(
             (360 - 24 - 140, y, 360 - 24, y + 56),
             kind="button",
             icon=icon,
             text=text,
             ref=ref,
             fill=color,
-            fg=WHITE,
-            icon_color=WHITE,
+            fg=ui.WHITE,
+            icon_color=ui.WHITE,
             radius=16,
             on_tap=on_tap,
             bold=True,
             size=14,
             align="center",
         )
-    return icon_button((360 - 24 - 56, y, 360 - 24, y + 56), icon, on_tap, ref=ref, desc=desc, color=WHITE, fill=color, radius=16)
+    return ui.icon_button(
+        (360 - 24 - 56, y, 360 - 24, y + 56), icon, on_tap, ref=ref, desc=desc, color=ui.WHITE, fill=color, radius=16
+    )
 
 
 def dialog(
@@ -329,26 +397,26 @@ def dialog(
     *,
     ref: str,
     height: int = 200,
-    extra: list[View] | None = None,
-) -> View:
+    extra: list[ui.View] | None = None,
+) -> ui.View:
     """A modal dialog over a scrim: blocks every tap outside its buttons."""
-    scrim = box((0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref=f"{ref}.scrim")
-    top = (TOP + BOTTOM) / 2 - height / 2
-    card = box((24, top, 336, top + height), WHITE, radius=24, blocker=True, ref=ref, kind="dialog")
-    card.children.append(label((48, top + 20, 312, top + 52), title, size=19, bold=True, ref=f"{ref}.title"))
+    scrim = ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.SCRIM, blocker=True, ref=f"{ref}.scrim")
+    top = (ui.TOP + ui.BOTTOM) / 2 - height / 2
+    card = ui.box((24, top, 336, top + height), ui.WHITE, radius=24, blocker=True, ref=ref, kind="dialog")
+    card.children.append(ui.label((48, top + 20, 312, top + 52), title, size=19, bold=True, ref=f"{ref}.title"))
     if body:
-        card.children.append(label((48, top + 56, 312, top + height - 64), body, size=14, fg=SUBTLE, lines=4))
+        card.children.append(ui.label((48, top + 56, 312, top + height - 64), body, size=14, fg=ui.SUBTLE, lines=4))
     x = 312
     for text, bref, fn in reversed(buttons):
         w = max(64, 10 * len(text) + 24)
-        card.children.append(button((x - w, top + height - 56, x, top + height - 16), text, fn, ref=bref, style="text"))
+        card.children.append(ui.button((x - w, top + height - 56, x, top + height - 16), text, fn, ref=bref, style="text"))
         x -= w + 8
     card.children.extend(extra or [])
     scrim.children.append(card)
     return scrim
 
 
-def avatar(x: float, y: float, name: str, size: float = 40) -> View:
+def avatar(x: float, y: float, name: str, size: float = 40) -> ui.View:
     """A round avatar with the name's initial, coloured by a hash of the name."""
     from digirl.sim.content import stable_rng
 
@@ -356,19 +424,20 @@ def avatar(x: float, y: float, name: str, size: float = 40) -> View:
     return letter_tile((x, y, x + size, y + size), name[:1].upper(), col, radius=int(size / 2), size=int(size * 0.45))
 
 
-def letter_tile(rect: Rect, text: str, fill: Color, *, radius: int, size: int, fg: Color = WHITE, bold: bool = False) -> View:
+def letter_tile(
+    rect: ui.Rect, text: str, fill: ui.Color, *, radius: int, size: int, fg: ui.Color = ui.WHITE, bold: bool = False
+) -> ui.View:
     """A filled tile with a letter or two: an avatar, an app's or a channel's icon, a site's logo (a picture, not an element)."""
-    return View(
+    return ui.View(
         rect, kind="text", text=text, fill=fill, fg=fg, radius=radius, size=size, bold=bold, align="center", element=False
     )
 
 
 def person_row(
     y: float, h: float, name: str, *, sub: str = "", ref: str, on_tap: Callable[[], None] | None, size: float = 40
-) -> View:
+) -> ui.View:
     """A list row for a person: their avatar, then the name (and a subtitle)."""
-    from digirl.sim.ui import list_row
 
-    row = list_row(y, h, name, sub=sub, ref=ref, icon="person", on_tap=on_tap, divider=False)
+    row = ui.list_row(y, h, name, sub=sub, ref=ref, icon="person", on_tap=on_tap, divider=False)
     row.children[0] = avatar(12, y + (h - size) / 2, name, size)
     return row

@@ -9,29 +9,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import quote_plus
 
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar
+from digirl.sim import ui
+from digirl.sim.apps.base import App, app_bar
 from digirl.sim.apps.web import PAGE_TOP, Page, page_views, parse_url
-from digirl.sim.ui import (
-    BOTTOM,
-    FAINT,
-    SCRIM,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    Color,
-    View,
-    box,
-    icon_button,
-    label,
-    list_row,
-    scroll_list,
-)
 
 __all__ = ["Browser", "Tab", "normalize_url"]
 
 _DOMAIN = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(/\S*)?$")
-_INCOG: Color = (53, 54, 58)
+_INCOG: ui.Color = (53, 54, 58)
 
 
 def normalize_url(text: str) -> str | None:
@@ -65,29 +50,27 @@ class Tab:
         return self.history == ["newtab"]
 
 
-def _menu_over(scrim: View, items: tuple[tuple[str, str, Callable[[], None]], ...]) -> View:
+def _menu_over(scrim: ui.View, items: tuple[tuple[str, str, Callable[[], None]], ...]) -> ui.View:
     """Chrome's overflow menu (the page's or the tab switcher's): one row per ``(text, ref suffix, action)``, on ``scrim``."""
-    panel = box(
-        (150, TOP + 6, 354, TOP + 14 + 48 * len(items)), WHITE, radius=8, border=FAINT, blocker=True, ref="chrome.menu.panel"
+    panel = ui.box(
+        (150, ui.TOP + 6, 354, ui.TOP + 14 + 48 * len(items)),
+        ui.WHITE,
+        radius=8,
+        border=ui.FAINT,
+        blocker=True,
+        ref="chrome.menu.panel",
     )
     for i, (text, ref, fn) in enumerate(items):
-        y = TOP + 10 + 48 * i
+        y = ui.TOP + 10 + 48 * i
         panel.children.append(
-            View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
+            ui.View((150, y, 354, y + 48), kind="list_item", text=text, ref=f"chrome.menu.{ref}", on_tap=fn, size=15)
         )
     scrim.children.append(panel)
     return scrim
 
 
-class Browser(App):
-    key = "chrome"
-    label = "Chrome"
-    icon = "chrome"
-    color = WHITE
-    rates = False
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
+    def init_state(self) -> None:
         self.tabs: list[Tab] = [Tab(0, history=["google.com"])]
         self.cur = 0
         self.mode = "page"  # page | urlbar | tabs | menu | tabs_menu | history | bookmarks | downloads
@@ -109,12 +92,8 @@ class Browser(App):
         return parse_url(self.tab.url)
 
     @property
-    def bg(self) -> Color:  # type: ignore[override]
-        return _INCOG if self.tab.incognito else WHITE
-
-    @property
-    def status_color(self) -> Color:  # type: ignore[override]
-        return _INCOG if self.tab.incognito else WHITE
+    def bg(self) -> ui.Color:  # type: ignore[override]
+        return _INCOG if self.tab.incognito else ui.WHITE
 
     def screen(self) -> str:
         if self.mode != "page":
@@ -253,18 +232,18 @@ class Browser(App):
         return False
 
     # ---------------------------------------------------------------- views
-    def loading_header(self) -> list[View]:
+    def loading_header(self) -> list[ui.View]:
         return [self._toolbar()]
 
-    def _toolbar(self) -> View:
+    def _toolbar(self) -> ui.View:
         t = self.tab
         inc = t.incognito
-        bg = _INCOG if inc else WHITE
-        fg = WHITE if inc else TEXT
-        bar = box((0, TOP, 360, TOP + 56), bg, blocker=True, ref="chrome.toolbar")
+        bg = _INCOG if inc else ui.WHITE
+        fg = ui.WHITE if inc else ui.TEXT
+        bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), bg, blocker=True, ref="chrome.toolbar")
         host = "" if t.url == "newtab" else t.url.split("/")[0]
-        url = View(
-            (8, TOP + 8, 256, TOP + 48),
+        url = ui.View(
+            (8, ui.TOP + 8, 256, ui.TOP + 48),
             kind="input",
             ref="chrome.url",
             text=host,
@@ -278,8 +257,8 @@ class Browser(App):
         )
         bar.children.append(url)
         n = len([x for x in self.tabs if x.incognito == inc])
-        tabs_btn = View(
-            (262, TOP + 10, 300, TOP + 46),
+        tabs_btn = ui.View(
+            (262, ui.TOP + 10, 300, ui.TOP + 46),
             kind="button",
             text=str(min(n, 99)),
             ref="chrome.tabs",
@@ -294,10 +273,14 @@ class Browser(App):
             placeholder="Switch tabs",
         )
         bar.children.append(tabs_btn)
-        bar.children.append(
-            icon_button((308, TOP + 8, 352, TOP + 48), "more", self._show_menu, ref="chrome.menu", desc="More options", color=fg)
-        )
+        bar.children.append(self._menu_button("chrome.menu", fg))
         return bar
+
+    def _menu_button(self, ref: str, fg: ui.Color) -> ui.View:
+        """The ⋮ at the right of the toolbar and of the tab switcher's bar: it opens the menu."""
+        return ui.icon_button(
+            (308, ui.TOP + 8, 352, ui.TOP + 48), "more", self._show_menu, ref=ref, desc="More options", color=fg
+        )
 
     def _show_tabs(self) -> None:
         self.mode = "tabs"
@@ -310,7 +293,7 @@ class Browser(App):
         self.cur = tid
         self.mode = "page"
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.mode == "urlbar":
             return self._urlbar()
         if self.mode in ("tabs", "tabs_menu"):
@@ -333,28 +316,31 @@ class Browser(App):
             views.append(self._menu())
         return views
 
-    def _interstitial(self) -> View:
+    def _interstitial(self) -> ui.View:
         """A full-page ad after a page load: its ✕ closes it, the ad itself leads elsewhere."""
 
         def close() -> None:
             self.tab.interstitial = False
 
-        from digirl.sim.ui import button
-
-        ad = box((0, PAGE_TOP, 360, BOTTOM), (32, 33, 36), blocker=True, ref="interstitial", kind="dialog")
+        ad = ui.box((0, PAGE_TOP, 360, ui.BOTTOM), (32, 33, 36), blocker=True, ref="interstitial", kind="dialog")
         ad.children += [
-            label((16, PAGE_TOP + 14, 200, PAGE_TOP + 34), "Advertisement", size=12, fg=(189, 193, 198)),
-            icon_button(
-                (304, PAGE_TOP + 6, 348, PAGE_TOP + 50), "close", close, ref="interstitial.close", desc="Close ad", color=WHITE
+            ui.label((16, PAGE_TOP + 14, 200, PAGE_TOP + 34), "Advertisement", size=12, fg=(189, 193, 198)),
+            ui.icon_button(
+                (304, PAGE_TOP + 6, 348, PAGE_TOP + 50), "close", close, ref="interstitial.close", desc="Close ad", color=ui.WHITE
             ),
-            box((40, PAGE_TOP + 90, 320, PAGE_TOP + 330), (66, 133, 244), radius=18),
-            label(
-                (40, PAGE_TOP + 350, 320, PAGE_TOP + 390), "Play Galaxy Quest now", size=22, bold=True, fg=WHITE, align="center"
+            ui.box((40, PAGE_TOP + 90, 320, PAGE_TOP + 330), (66, 133, 244), radius=18),
+            ui.label(
+                (40, PAGE_TOP + 350, 320, PAGE_TOP + 390),
+                "Play Galaxy Quest now",
+                size=22,
+                bold=True,
+                fg=ui.WHITE,
+                align="center",
             ),
-            label(
+            ui.label(
                 (40, PAGE_TOP + 394, 320, PAGE_TOP + 420), "Free to install · 4.6★", size=14, fg=(189, 193, 198), align="center"
             ),
-            button(
+            ui.button(
                 (60, PAGE_TOP + 440, 300, PAGE_TOP + 488),
                 "Install",
                 lambda: self.open_url("ad.example/game"),
@@ -364,18 +350,18 @@ class Browser(App):
         ]
         return ad
 
-    def _cookie_banner(self, domain: str) -> View:
-        scrim = box((0, PAGE_TOP, 360, BOTTOM), SCRIM, blocker=True, ref="cookie.scrim")
-        card = box((0, BOTTOM - 250, 360, BOTTOM), WHITE, blocker=True, ref="cookie", kind="dialog")
+    def _cookie_banner(self, domain: str) -> ui.View:
+        scrim = ui.box((0, PAGE_TOP, 360, ui.BOTTOM), ui.SCRIM, blocker=True, ref="cookie.scrim")
+        card = ui.box((0, ui.BOTTOM - 250, 360, ui.BOTTOM), ui.WHITE, blocker=True, ref="cookie", kind="dialog")
         card.children.append(
-            label((20, BOTTOM - 236, 340, BOTTOM - 206), "We value your privacy", size=18, bold=True, ref="cookie.title")
+            ui.label((20, ui.BOTTOM - 236, 340, ui.BOTTOM - 206), "We value your privacy", size=18, bold=True, ref="cookie.title")
         )
         card.children.append(
-            label(
-                (20, BOTTOM - 202, 340, BOTTOM - 136),
+            ui.label(
+                (20, ui.BOTTOM - 202, 340, ui.BOTTOM - 136),
                 f"{domain} uses cookies to improve your experience and show personalised ads. You can accept or reject them.",
                 size=13,
-                fg=SUBTLE,
+                fg=ui.SUBTLE,
                 lines=3,
             )
         )
@@ -383,11 +369,9 @@ class Browser(App):
         def close() -> None:
             self.tab.cookie = ""
 
-        from digirl.sim.ui import button
-
         card.children.append(
-            button(
-                (20, BOTTOM - 124, 340, BOTTOM - 80),
+            ui.button(
+                (20, ui.BOTTOM - 124, 340, ui.BOTTOM - 80),
                 self.phone.dyn.text("accept", "Accept all"),
                 close,
                 ref="cookie.dismiss",
@@ -395,13 +379,15 @@ class Browser(App):
             )
         )
         card.children.append(
-            button((20, BOTTOM - 72, 340, BOTTOM - 28), "Reject all", close, ref="cookie.reject", style="outlined", radius=22)
+            ui.button(
+                (20, ui.BOTTOM - 72, 340, ui.BOTTOM - 28), "Reject all", close, ref="cookie.reject", style="outlined", radius=22
+            )
         )
         scrim.children.append(card)
         return scrim
 
-    def _menu(self) -> View:
-        scrim = box((0, TOP, 360, BOTTOM), None, blocker=True, ref="chrome.menu.scrim", on_tap=self._close_menu)
+    def _menu(self) -> ui.View:
+        scrim = ui.box((0, ui.TOP, 360, ui.BOTTOM), None, blocker=True, ref="chrome.menu.scrim", on_tap=self._close_menu)
         items = (
             ("New tab", "new_tab", lambda: self.new_tab()),
             ("New Incognito tab", "new_incognito_tab", lambda: self.new_tab(incognito=True)),
@@ -421,30 +407,22 @@ class Browser(App):
     def _show_history(self) -> None:
         self.mode = "history"
 
-    def _urlbar(self) -> list[View]:
+    def _urlbar(self) -> list[ui.View]:
         inc = self.tab.incognito
-        bg = _INCOG if inc else WHITE
-        views = [box((0, TOP, 360, BOTTOM), bg)]
-        bar = box((0, TOP, 360, TOP + 56), bg, blocker=True)
+        bg = _INCOG if inc else ui.WHITE
+        views = [ui.box((0, ui.TOP, 360, ui.BOTTOM), bg)]
+        bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), bg, blocker=True)
         bar.children.append(
-            icon_button(
-                (4, TOP + 8, 44, TOP + 48),
-                "back",
-                self.phone.key_back,
-                ref="chrome.url.back",
-                desc="Back",
-                color=WHITE if inc else TEXT,
-            )
+            self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="chrome.url.back", color=ui.WHITE if inc else ui.TEXT)
         )
         text = self.fields.get("url", "")
         bar.children.append(
             self.text_input(
-                (48, TOP + 8, 352, TOP + 48),
+                (48, ui.TOP + 8, 352, ui.TOP + 48),
                 "url",
                 placeholder="Search or type web address",
                 ref="chrome.url",
-                fill=FIELD_FILL,
-                border=None,
+                filled=True,
                 radius=20,
                 icon="globe",
                 size=14,
@@ -463,40 +441,40 @@ class Browser(App):
                 sugg.append((u, "history", u))
         for i, (title, icon, target) in enumerate(sugg):
             views.append(
-                list_row(
-                    TOP + 60 + 56 * i,
+                ui.list_row(
+                    ui.TOP + 60 + 56 * i,
                     56,
                     title,
                     ref=f"chrome.sugg.{i}",
                     icon=icon,
-                    icon_color=SUBTLE,
+                    icon_color=ui.SUBTLE,
                     on_tap=partial(self.open_url, target),
                     divider=False,
                 )
             )
         return views
 
-    def _tabs(self) -> list[View]:
+    def _tabs(self) -> list[ui.View]:
         inc = self.tab_group_incognito
         bg = (32, 33, 36) if inc else (241, 243, 244)
-        fg = WHITE if inc else TEXT
-        views = [box((0, TOP, 360, BOTTOM), bg, ref="chrome.switcher")]
+        fg = ui.WHITE if inc else ui.TEXT
+        views = [ui.box((0, ui.TOP, 360, ui.BOTTOM), bg, ref="chrome.switcher")]
         rows = []
         shown = [t for t in self.tabs if t.incognito == inc]
         for i, t in enumerate(shown):
             x0, y = 12 + 172 * (i % 2), 8 + 196 * (i // 2)
-            card = box(
+            card = ui.box(
                 (x0, y, x0 + 164, y + 184),
-                WHITE if not inc else (60, 64, 67),
+                ui.WHITE if not inc else (60, 64, 67),
                 radius=12,
                 ref=f"chrome.tab.{i}",
                 on_tap=partial(self._switch, t.tid),
                 kind="list_item",
             )
             title = "New tab" if t.url == "newtab" else t.url.split("/")[0]
-            card.children.append(label((x0 + 10, y + 6, x0 + 124, y + 34), title, size=13, fg=fg))
+            card.children.append(ui.label((x0 + 10, y + 6, x0 + 124, y + 34), title, size=13, fg=fg))
             card.children.append(
-                icon_button(
+                ui.icon_button(
                     (x0 + 126, y + 2, x0 + 162, y + 38),
                     "close",
                     partial(self.close_tab, t.tid),
@@ -505,13 +483,15 @@ class Browser(App):
                     color=fg,
                 )
             )
-            card.children.append(box((x0 + 6, y + 40, x0 + 158, y + 178), (250, 250, 250) if not inc else (80, 81, 86), radius=8))
+            card.children.append(
+                ui.box((x0 + 6, y + 40, x0 + 158, y + 178), (250, 250, 250) if not inc else (80, 81, 86), radius=8)
+            )
             rows.append(card)
-        views.append(scroll_list("chrome.tabs", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
-        bar = box((0, TOP, 360, TOP + 56), bg, blocker=True, ref="chrome.switcher.bar")
+        views.append(ui.scroll_list("chrome.tabs", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll))
+        bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), bg, blocker=True, ref="chrome.switcher.bar")
         bar.children.append(
-            icon_button(
-                (8, TOP + 8, 48, TOP + 48),
+            ui.icon_button(
+                (8, ui.TOP + 8, 48, ui.TOP + 48),
                 "plus",
                 lambda: self.new_tab(incognito=inc),
                 ref="chrome.switcher.new",
@@ -520,8 +500,8 @@ class Browser(App):
             )
         )
         bar.children.append(
-            View(
-                (96, TOP + 10, 176, TOP + 46),
+            ui.View(
+                (96, ui.TOP + 10, 176, ui.TOP + 46),
                 kind="tab",
                 text="Tabs",
                 ref="chrome.switcher.normal",
@@ -532,8 +512,8 @@ class Browser(App):
             )
         )
         bar.children.append(
-            View(
-                (184, TOP + 10, 264, TOP + 46),
+            ui.View(
+                (184, ui.TOP + 10, 264, ui.TOP + 46),
                 kind="icon",
                 icon="incognito",
                 icon_color=fg,
@@ -542,31 +522,29 @@ class Browser(App):
                 on_tap=lambda: self._group(True),
             )
         )
-        bar.children.append(
-            icon_button(
-                (308, TOP + 8, 352, TOP + 48), "more", self._show_menu, ref="chrome.switcher.menu", desc="More options", color=fg
-            )
-        )
+        bar.children.append(self._menu_button("chrome.switcher.menu", fg))
         views.append(bar)
         return views
 
     def _group(self, incognito: bool) -> None:
         self.tab_group_incognito = incognito
 
-    def _history(self) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+    def _history(self) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         rows = [
-            list_row(56 * i, 56, u, ref=f"chrome.history.{i}", icon="globe", icon_color=SUBTLE, on_tap=partial(self.open_url, u))
+            ui.list_row(
+                56 * i, 56, u, ref=f"chrome.history.{i}", icon="globe", icon_color=ui.SUBTLE, on_tap=partial(self.open_url, u)
+            )
             for i, u in enumerate(reversed(self.visited))
         ]
         if not rows:
-            rows = [label((16, 20, 344, 60), "No history yet", size=15, fg=SUBTLE, align="center")]
-        views.append(scroll_list("chrome.history", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
+            rows = [ui.label((16, 20, 344, 60), "No history yet", size=15, fg=ui.SUBTLE, align="center")]
+        views.append(ui.scroll_list("chrome.history", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll))
         views.append(app_bar("History", back=self.phone.key_back, ref="chrome.history.bar"))
         return views
 
-    def _tabs_menu(self) -> View:
-        scrim = box((0, TOP, 360, BOTTOM), None, blocker=True, ref="chrome.menu.scrim", on_tap=self._show_tabs)
+    def _tabs_menu(self) -> ui.View:
+        scrim = ui.box((0, ui.TOP, 360, ui.BOTTOM), None, blocker=True, ref="chrome.menu.scrim", on_tap=self._show_tabs)
         items = (
             ("New tab", "new_tab", lambda: self.new_tab(incognito=self.tab_group_incognito)),
             ("Close all tabs", "close_all", self.close_all_tabs),
@@ -574,8 +552,8 @@ class Browser(App):
         )
         return _menu_over(scrim, items)
 
-    def _saved(self, which: str) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+    def _saved(self, which: str) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         items: list[tuple[str, str, str, Callable[[], None] | None]]
         if which == "bookmarks":
             items = [(u.split("/")[0], u, "bookmark", partial(self.open_url, u)) for u in self.bookmarks]
@@ -583,11 +561,13 @@ class Browser(App):
             files = ("boarding_pass.pdf", "IMG_2041.jpg", "recipe_lasagna.pdf", "invoice_0524.pdf")
             items = [(f, f"{(len(f) * 37) % 900 + 40} KB · May {20 + i}", "download", None) for i, f in enumerate(files)]
         rows = [
-            list_row(64 * i, 64, t, sub=sub, ref=f"chrome.{which}.{i}", icon=icon, icon_color=SUBTLE, on_tap=fn or (lambda: None))
+            ui.list_row(
+                64 * i, 64, t, sub=sub, ref=f"chrome.{which}.{i}", icon=icon, icon_color=ui.SUBTLE, on_tap=fn or (lambda: None)
+            )
             for i, (t, sub, icon, fn) in enumerate(items)
         ]
         if not rows:
-            rows = [label((16, 20, 344, 60), f"No {which} yet", size=15, fg=SUBTLE, align="center")]
-        views.append(scroll_list(f"chrome.{which}", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll))
+            rows = [ui.label((16, 20, 344, 60), f"No {which} yet", size=15, fg=ui.SUBTLE, align="center")]
+        views.append(ui.scroll_list(f"chrome.{which}", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll))
         views.append(app_bar(which.title(), back=self.phone.key_back, ref=f"chrome.{which}.bar"))
         return views

@@ -8,24 +8,9 @@ from dataclasses import dataclass
 from datetime import date
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps.base import App, app_bar, fab
 from digirl.sim.intents import TODAY
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    LIGHT_BLUE,
-    RED,
-    SUBTLE,
-    TOP,
-    WHITE,
-    View,
-    box,
-    button,
-    icon_button,
-    label,
-    list_row,
-    scroll_list,
-)
 
 __all__ = ["Calendar", "Event", "parse_clock_time"]
 
@@ -77,14 +62,8 @@ def _fmt(hhmm: str) -> str:
     return f"{(h % 12) or 12}:{m:02d} {'AM' if h < 12 else 'PM'}"
 
 
-class Calendar(App):
-    key = "calendar"
-    label = "Calendar"
-    icon = "calendar"
-    color = (26, 115, 232)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Calendar(App, key="calendar", label="Calendar", icon="calendar", color=(26, 115, 232)):
+    def init_state(self) -> None:
         self.month = (TODAY.year, TODAY.month)
         self.day = TODAY
         self.editing = False
@@ -152,50 +131,52 @@ class Calendar(App):
             self.save()
 
     # ---------------------------------------------------------------- views
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.editing:
             return self._editor()
         y, m = self.month
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         views.append(app_bar(f"{_MONTHS[m - 1]} {y}", ref="calendar.bar"))
         views.append(
-            icon_button(
-                (264, TOP + 8, 304, TOP + 48),
+            ui.icon_button(
+                (264, ui.TOP + 8, 304, ui.TOP + 48),
                 "back",
                 partial(self.shift_month, -1),
                 ref="calendar.prev",
                 desc="Previous month",
-                color=SUBTLE,
+                color=ui.SUBTLE,
             )
         )
         views.append(
-            icon_button(
-                (308, TOP + 8, 348, TOP + 48),
+            ui.icon_button(
+                (308, ui.TOP + 8, 348, ui.TOP + 48),
                 "chevron",
                 partial(self.shift_month, 1),
                 ref="calendar.next",
                 desc="Next month",
-                color=SUBTLE,
+                color=ui.SUBTLE,
             )
         )
         for i, letter in enumerate("SMTWTFS"):
-            views.append(label((8 + 49 * i, TOP + 60, 56 + 49 * i, TOP + 84), letter, size=12, fg=SUBTLE, align="center"))
+            views.append(
+                ui.label((8 + 49 * i, ui.TOP + 60, 56 + 49 * i, ui.TOP + 84), letter, size=12, fg=ui.SUBTLE, align="center")
+            )
         first = (date(y, m, 1).weekday() + 1) % 7  # Sunday = 0
         days_with = {e.day.day for e in self.events if (e.day.year, e.day.month) == (y, m)}
         for day in range(1, _cal.monthrange(y, m)[1] + 1):
             i = day + first - 1
-            x, yy = 8 + 49 * (i % 7), TOP + 88 + 56 * (i // 7)
+            x, yy = 8 + 49 * (i % 7), ui.TOP + 88 + 56 * (i // 7)
             d = date(y, m, day)
             sel, today = d == self.day, d == TODAY
             views.append(
-                View(
+                ui.View(
                     (x, yy, x + 48, yy + 52),
                     kind="button",
                     text=str(day),
                     size=13,
                     align="center",
-                    fill=BLUE if sel else (LIGHT_BLUE if today else None),
-                    fg=WHITE if sel else (BLUE if today else (32, 33, 36)),
+                    fill=ui.BLUE if sel else (ui.LIGHT_BLUE if today else None),
+                    fg=ui.WHITE if sel else (ui.BLUE if today else (32, 33, 36)),
                     radius=24,
                     ref=f"calendar.day.{day}",
                     bold=today,
@@ -203,37 +184,33 @@ class Calendar(App):
                 )
             )
             if day in days_with:
-                views.append(box((x + 20, yy + 44, x + 28, yy + 48), RED if sel else (3, 155, 229), radius=2))
-        top = TOP + 88 + 56 * 6 + 4
+                views.append(ui.box((x + 20, yy + 44, x + 28, yy + 48), ui.RED if sel else (3, 155, 229), radius=2))
+        top = ui.TOP + 88 + 56 * 6 + 4
         views.append(
-            label((16, top, 344, top + 28), f"{self.day:%A, %B} {self.day.day}", size=14, bold=True, ref="calendar.selected")
+            ui.label((16, top, 344, top + 28), f"{self.day:%A, %B} {self.day.day}", size=14, bold=True, ref="calendar.selected")
         )
         rows = [
-            list_row(
+            ui.list_row(
                 56.0 * i,
                 56,
                 e.title,
                 sub=_fmt(e.time),
                 ref=f"calendar.event.{i}",
                 icon="calendar",
-                icon_color=BLUE,
+                icon_color=ui.BLUE,
                 on_tap=lambda: None,
             )
             for i, e in enumerate(sorted((e for e in self.events if e.day == self.day), key=lambda e: e.time))
-        ] or [label((16, 8, 344, 36), "No events", size=14, fg=SUBTLE, ref="calendar.noevents")]
-        views.append(scroll_list("calendar.events", (0, top + 30, 360, BOTTOM), rows, self.phone.scroll))
+        ] or [ui.label((16, 8, 344, 36), "No events", size=14, fg=ui.SUBTLE, ref="calendar.noevents")]
+        views.append(ui.scroll_list("calendar.events", (0, top + 30, 360, ui.BOTTOM), rows, self.phone.scroll))
         views.append(fab("plus", self.new_event, ref="calendar.add", desc="Create event"))
         return views
 
-    def _editor(self) -> list[View]:
-        views: list[View] = [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            app_bar("New event", back=self.phone.key_back, ref="calendar.edit.bar"),
-            button((262, TOP + 10, 348, TOP + 46), "Save", self.save, ref="calendar.edit.save"),
-        ]
+    def _editor(self) -> list[ui.View]:
+        views = self.form_page("New event", ref="calendar.edit", save=self.save)
         views.append(
             self.text_input(
-                (16, TOP + 72, 344, TOP + 124),
+                (16, ui.TOP + 72, 344, ui.TOP + 124),
                 "title",
                 placeholder="Add title",
                 ref="calendar.edit.title",
@@ -243,8 +220,8 @@ class Calendar(App):
             )
         )
         views.append(
-            label(
-                (16, TOP + 140, 344, TOP + 168),
+            ui.label(
+                (16, ui.TOP + 140, 344, ui.TOP + 168),
                 f"{self.day:%a, %b} {self.day.day}, {self.day.year}",
                 size=15,
                 ref="calendar.edit.date",
@@ -252,7 +229,7 @@ class Calendar(App):
         )
         views.append(
             self.text_input(
-                (16, TOP + 176, 344, TOP + 224),
+                (16, ui.TOP + 176, 344, ui.TOP + 224),
                 "time",
                 placeholder="Time (all day if empty), e.g. 3:00 PM",
                 ref="calendar.edit.time",
@@ -261,5 +238,7 @@ class Calendar(App):
             )
         )
         if self.error:
-            views.append(label((16, TOP + 232, 344, TOP + 256), self.error, size=13, fg=RED, ref="calendar.edit.error"))
+            views.append(
+                ui.label((16, ui.TOP + 232, 344, ui.TOP + 256), self.error, size=13, fg=ui.RED, ref="calendar.edit.error")
+            )
         return views

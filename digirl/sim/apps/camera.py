@@ -5,21 +5,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar, tab_label
+from digirl.sim import ui
+from digirl.sim.apps.base import App, app_bar, tab_label
 from digirl.sim.device import Photo
-from digirl.sim.ui import (
-    BOTTOM,
-    RED,
-    SUBTLE,
-    TOP,
-    WHITE,
-    Color,
-    View,
-    box,
-    icon_button,
-    label,
-    scroll_list,
-)
 
 __all__ = ["Camera", "Photos", "photo_matches"]
 
@@ -33,16 +21,8 @@ def photo_matches(p: Photo, query: str) -> bool:
     return bool(words) and any(w in tags for w in words)
 
 
-class Camera(App):
-    key = "camera"
-    label = "Camera"
-    icon = "camera"
-    color = (60, 64, 67)
-    bg = (0, 0, 0)
-    status_color = (0, 0, 0)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67), bg=(0, 0, 0)):
+    def init_state(self) -> None:
         self.mode = "Photo"
         self.front = False
         self.recording = False
@@ -91,35 +71,37 @@ class Camera(App):
         self.phone.launch("photos")
         photos.view(0)  # type: ignore[attr-defined]
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         scene = (120, 110, 100) if self.front else (92, 100, 84)
         views = [
-            box((0, TOP, 360, BOTTOM), (0, 0, 0)),
-            box((0, TOP + 60, 360, TOP + 540), (58, 66, 62), ref="camera.viewfinder"),
-            box((40, TOP + 300, 320, TOP + 540), scene),
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), (0, 0, 0)),
+            ui.box((0, ui.TOP + 60, 360, ui.TOP + 540), (58, 66, 62), ref="camera.viewfinder"),
+            ui.box((40, ui.TOP + 300, 320, ui.TOP + 540), scene),
         ]
         if self.front:
-            views.append(box((130, TOP + 180, 230, TOP + 300), (200, 170, 150), radius=50))
+            views.append(ui.box((130, ui.TOP + 180, 230, ui.TOP + 300), (200, 170, 150), radius=50))
         if self.recording:
-            views.append(label((0, TOP + 16, 360, TOP + 44), "● REC 00:01", size=14, fg=RED, align="center", ref="camera.rec"))
+            views.append(
+                ui.label((0, ui.TOP + 16, 360, ui.TOP + 44), "● REC 00:01", size=14, fg=ui.RED, align="center", ref="camera.rec")
+            )
         for i, m in enumerate(_MODES):
             sel = m == self.mode
             views.append(
                 tab_label(
-                    (30 + 100 * i, TOP + 552, 130 + 100 * i, TOP + 592),
+                    (30 + 100 * i, ui.TOP + 552, 130 + 100 * i, ui.TOP + 592),
                     m.upper(),
                     sel,
                     (255, 213, 79),
-                    idle=WHITE,
+                    idle=ui.WHITE,
                     ref=f"camera.mode.{m.lower()}",
                     on_tap=partial(self.set_mode, m),
                 )
             )
         views.append(
-            View(
-                (145, TOP + 610, 215, TOP + 680),
+            ui.View(
+                (145, ui.TOP + 610, 215, ui.TOP + 680),
                 kind="button",
-                fill=RED if self.mode == "Video" else WHITE,
+                fill=ui.RED if self.mode == "Video" else ui.WHITE,
                 radius=35 if not self.recording else 12,
                 ref="camera.shutter",
                 on_tap=self.shutter,
@@ -127,32 +109,30 @@ class Camera(App):
             )
         )
         views.append(
-            icon_button((276, TOP + 620, 326, TOP + 670), "flip", self.flip, ref="camera.flip", desc="Switch camera", color=WHITE)
+            ui.icon_button(
+                (276, ui.TOP + 620, 326, ui.TOP + 670), "flip", self.flip, ref="camera.flip", desc="Switch camera", color=ui.WHITE
+            )
         )
         if self.phone.gallery:
             views.append(
-                box((40, TOP + 622, 86, TOP + 668), self.phone.gallery[0].color, radius=23, ref="camera.last", on_tap=self._last)
+                ui.box(
+                    (40, ui.TOP + 622, 86, ui.TOP + 668),
+                    self.phone.gallery[0].color,
+                    radius=23,
+                    ref="camera.last",
+                    on_tap=self._last,
+                )
             )
         return views
 
 
-class Photos(App):
-    key = "photos"
-    label = "Photos"
-    icon = "photos"
-    color = WHITE
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
+    def init_state(self) -> None:
         self.viewing: Photo | None = None
 
     @property
-    def bg(self) -> Color:  # type: ignore[override]
-        return (0, 0, 0) if self.viewing is not None else WHITE
-
-    @property
-    def status_color(self) -> Color:  # type: ignore[override]
-        return self.bg
+    def bg(self) -> ui.Color:  # type: ignore[override]
+        return (0, 0, 0) if self.viewing is not None else ui.WHITE
 
     def screen(self) -> str:
         if self.viewing is not None:
@@ -182,54 +162,49 @@ class Photos(App):
     def submit(self, name: str) -> None:
         self.blur()
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.viewing is not None:
             return self._viewer(self.viewing)
-        rows: list[View] = []
+        rows: list[ui.View] = []
         shown = self.shown()
         for i, p in enumerate(shown):
             x, y = 2 + 119 * (i % 3), 30 + 119 * (i // 3)
-            tile = box((x, y, x + 117, y + 117), p.color, ref=f"photos.{i}", on_tap=partial(self.view, i))
+            tile = ui.box((x, y, x + 117, y + 117), p.color, ref=f"photos.{i}", on_tap=partial(self.view, i))
             tile.kind = "list_item"
             tile.placeholder = f"{p.kind.title()}: {', '.join(p.tags[:2])} · {p.when}"
             if p.kind == "video":
                 tile.children.append(
-                    View((x + 44, y + 44, x + 74, y + 74), kind="icon", icon="play", icon_color=WHITE, element=False)
+                    ui.View((x + 44, y + 44, x + 74, y + 74), kind="icon", icon="play", icon_color=ui.WHITE, element=False)
                 )
             rows.append(tile)
         q = self.fields.get("q", "")
-        rows.append(label((12, 0, 300, 28), f"Results for {q!r}" if q else "Recent", size=15, bold=True))
+        rows.append(ui.label((12, 0, 300, 28), f"Results for {q!r}" if q else "Recent", size=15, bold=True))
         if not shown:
-            rows.append(label((12, 40, 344, 70), "No photos match", size=14, fg=SUBTLE, ref="photos.none"))
-        head = box((0, TOP, 360, TOP + 120), WHITE, blocker=True)
+            rows.append(ui.label((12, 40, 344, 70), "No photos match", size=14, fg=ui.SUBTLE, ref="photos.none"))
+        head = ui.box((0, ui.TOP, 360, ui.TOP + 120), ui.WHITE, blocker=True)
         head.children.append(app_bar("Photos", ref="photos.bar"))
         head.children.append(
             self.text_input(
-                (12, TOP + 60, 348, TOP + 108),
-                "q",
-                placeholder="Search your photos",
-                ref="photos.search",
-                fill=FIELD_FILL,
-                border=None,
+                (12, ui.TOP + 60, 348, ui.TOP + 108), "q", placeholder="Search your photos", ref="photos.search", filled=True
             )
         )
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            scroll_list("photos", (0, TOP + 120, 360, BOTTOM), rows, self.phone.scroll),
-            head,
-        ]
+        return self.list_page("photos", 120, rows, head)
 
-    def _viewer(self, p: Photo) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), (0, 0, 0), ref="photos.viewer")]
-        views.append(box((0, TOP + 140, 360, TOP + 520), p.color, ref="photos.viewer.image"))
+    def _viewer(self, p: Photo) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), (0, 0, 0), ref="photos.viewer")]
+        views.append(ui.box((0, ui.TOP + 140, 360, ui.TOP + 520), p.color, ref="photos.viewer.image"))
         if p.kind == "video":
-            views.append(View((150, TOP + 300, 210, TOP + 360), kind="icon", icon="play", icon_color=WHITE, element=False))
+            views.append(
+                ui.View((150, ui.TOP + 300, 210, ui.TOP + 360), kind="icon", icon="play", icon_color=ui.WHITE, element=False)
+            )
         views.append(
-            label((16, TOP + 540, 344, TOP + 566), f"{p.when} · {', '.join(p.tags)}", size=14, fg=WHITE, ref="photos.viewer.info")
-        )
-        views.append(
-            icon_button(
-                (4, TOP + 8, 48, TOP + 52), "back", self.phone.key_back, ref="photos.viewer.back", desc="Back", color=WHITE
+            ui.label(
+                (16, ui.TOP + 540, 344, ui.TOP + 566),
+                f"{p.when} · {', '.join(p.tags)}",
+                size=14,
+                fg=ui.WHITE,
+                ref="photos.viewer.info",
             )
         )
+        views.append(self.back_button((4, ui.TOP + 8, 48, ui.TOP + 52), ref="photos.viewer.back", color=ui.WHITE))
         return views

@@ -3,29 +3,12 @@ world clock, a timer (type its duration, Start; one step is one second) and a st
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps.base import App, fab
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    FAINT,
-    LIGHT_BLUE,
-    RED,
-    SCRIM,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    View,
-    box,
-    button,
-    icon_button,
-    label,
-    scroll_list,
-    switch,
-)
 
 __all__ = ["Alarm", "Clock", "fmt12", "fmt_compact", "timer_digits"]
 
@@ -74,16 +57,8 @@ class Picker:
     error: str = ""
 
 
-class Clock(App):
-    key = "clock"
-    label = "Clock"
-    icon = "alarm"
-    color = (26, 115, 232)
-    bg = _BG
-    status_color = _BG
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232), bg=_BG):
+    def init_state(self) -> None:
         self.tab = "Alarm"
         self.alarms: list[Alarm] = [Alarm(7, 0, False, "Weekdays"), Alarm(8, 30, True, "")]
         self.picker: Picker | None = None
@@ -273,8 +248,8 @@ class Clock(App):
             self.phone.invalidate()
 
     # ---------------------------------------------------------------- views
-    def build(self) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), _BG)]
+    def build(self) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), _BG)]
         if self.tab == "Alarm":
             views += self._alarms()
         elif self.tab == "Clock":
@@ -288,30 +263,30 @@ class Clock(App):
             views.append(self._picker())
         return views
 
-    def _tabs(self) -> View:
-        bar = box((0, BOTTOM - 72, 360, BOTTOM), (238, 241, 250), blocker=True, ref="clock.tabs")
+    def _tabs(self) -> ui.View:
+        bar = ui.box((0, ui.BOTTOM - 72, 360, ui.BOTTOM), (238, 241, 250), blocker=True, ref="clock.tabs")
         for i, t in enumerate(TABS):
             sel = t == self.tab
             x0 = 90 * i
-            item = View(
-                (x0, BOTTOM - 72, x0 + 90, BOTTOM),
+            item = ui.View(
+                (x0, ui.BOTTOM - 72, x0 + 90, ui.BOTTOM),
                 kind="tab",
                 ref=f"clock.tab.{t.lower()}",
                 placeholder=t,
                 on_tap=partial(self._select, t),
             )
             item.children.append(
-                View(
-                    (x0 + 25, BOTTOM - 66, x0 + 65, BOTTOM - 38),
+                ui.View(
+                    (x0 + 25, ui.BOTTOM - 66, x0 + 65, ui.BOTTOM - 38),
                     kind="icon",
                     icon=_TAB_ICONS[t],
-                    icon_color=TEXT,
-                    fill=LIGHT_BLUE if sel else None,
+                    icon_color=ui.TEXT,
+                    fill=ui.LIGHT_BLUE if sel else None,
                     radius=14 if sel else 0,
                     element=False,
                 )
             )
-            item.children.append(label((x0, BOTTOM - 34, x0 + 90, BOTTOM - 12), t, size=12, align="center", bold=sel))
+            item.children.append(ui.label((x0, ui.BOTTOM - 34, x0 + 90, ui.BOTTOM - 12), t, size=12, align="center", bold=sel))
             bar.children.append(item)
         return bar
 
@@ -319,21 +294,21 @@ class Clock(App):
         self.tab = t
         self.blur()
 
-    def _alarms(self) -> list[View]:
-        rows: list[View] = []
+    def _alarms(self) -> list[ui.View]:
+        rows: list[ui.View] = []
         for i, a in enumerate(self.alarms):
             y = 8.0 + 112 * i
             t, ampm = fmt12(a.hour, a.minute)
-            card = box(
+            card = ui.box(
                 (12, y, 348, y + 104),
-                WHITE if a.enabled else (240, 241, 245),
+                ui.WHITE if a.enabled else (240, 241, 245),
                 radius=20,
                 ref=f"clock.alarm.{i}",
                 kind="list_item",
             )
-            col = TEXT if a.enabled else SUBTLE
+            col = ui.TEXT if a.enabled else ui.SUBTLE
             card.children.append(
-                View(
+                ui.View(
                     (28, y + 12, 200, y + 64),
                     kind="text",
                     text=f"{t} {ampm}",
@@ -344,18 +319,18 @@ class Clock(App):
                 )
             )
             card.children.append(
-                label(
+                ui.label(
                     (28, y + 66, 240, y + 90),
                     a.label or "Not scheduled" if not a.enabled else (a.label or "Tomorrow"),
                     size=13,
-                    fg=SUBTLE,
+                    fg=ui.SUBTLE,
                 )
             )
             card.children.append(
-                switch((280, y + 24, 340, y + 64), a.enabled, partial(self.toggle, i), ref=f"clock.alarm.{i}.switch")
+                ui.switch((280, y + 24, 340, y + 64), a.enabled, partial(self.toggle, i), ref=f"clock.alarm.{i}.switch")
             )
             card.children.append(
-                icon_button(
+                ui.icon_button(
                     (296, y + 66, 332, y + 100),
                     "trash",
                     partial(self.delete, i),
@@ -364,43 +339,43 @@ class Clock(App):
                 )
             )
             rows.append(card)
-        views: list[View] = [scroll_list("clock.alarms", (0, TOP + 64, 360, BOTTOM - 72), rows, self.phone.scroll)]
-        views.append(label((20, TOP, 340, TOP + 64), "Alarm", size=24, ref="clock.title"))
-        views.append(fab("plus", lambda: self.open_picker(-1), ref="clock.add", desc="Add alarm", y=BOTTOM - 72 - 76))
+        views: list[ui.View] = [ui.scroll_list("clock.alarms", (0, ui.TOP + 64, 360, ui.BOTTOM - 72), rows, self.phone.scroll)]
+        views.append(ui.label((20, ui.TOP, 340, ui.TOP + 64), "Alarm", size=24, ref="clock.title"))
+        views.append(fab("plus", lambda: self.open_picker(-1), ref="clock.add", desc="Add alarm", y=ui.BOTTOM - 72 - 76))
         return views
 
-    def _world(self) -> list[View]:
+    def _world(self) -> list[ui.View]:
         h, m = self.phone.clock
         t, ampm = fmt12(h, m)
         views = [
-            label((0, TOP + 40, 360, TOP + 110), f"{t} {ampm}", size=48, align="center", ref="clock.now"),
-            label((0, TOP + 112, 360, TOP + 136), "Local time", size=14, fg=SUBTLE, align="center"),
+            ui.label((0, ui.TOP + 40, 360, ui.TOP + 110), f"{t} {ampm}", size=48, align="center", ref="clock.now"),
+            ui.label((0, ui.TOP + 112, 360, ui.TOP + 136), "Local time", size=14, fg=ui.SUBTLE, align="center"),
         ]
         for i, (city, off) in enumerate((("New York", 3), ("London", 8), ("Tokyo", 16))):
-            y = TOP + 170 + 76 * i
+            y = ui.TOP + 170 + 76 * i
             ct, cap = fmt12((h + off) % 24, m)
-            card = box((12, y, 348, y + 68), WHITE, radius=16, ref=f"clock.city.{i}")
-            card.children.append(label((28, y, 200, y + 68), city, size=17))
-            card.children.append(label((200, y, 332, y + 68), f"{ct} {cap}", size=20, align="right"))
+            card = ui.box((12, y, 348, y + 68), ui.WHITE, radius=16, ref=f"clock.city.{i}")
+            card.children.append(ui.label((28, y, 200, y + 68), city, size=17))
+            card.children.append(ui.label((200, y, 332, y + 68), f"{ct} {cap}", size=20, align="right"))
             views.append(card)
-        views.append(fab("globe", lambda: None, ref="clock.addcity", desc="Add city", y=BOTTOM - 72 - 76))
+        views.append(fab("globe", lambda: None, ref="clock.addcity", desc="Add city", y=ui.BOTTOM - 72 - 76))
         return views
 
-    def _timer(self) -> list[View]:
+    def _timer(self) -> list[ui.View]:
         editing = self.focused == "timer"
         if self.timer_total:
             text = _hms(self.timer_left)
         else:
             d = self.fields.get("timer", "").rjust(6, "0")
             text = f"{d[:2]}:{d[2:4]}:{d[4:]}"
-        views: list[View] = [
-            View(
-                (30, TOP + 150, 330, TOP + 240),
+        views: list[ui.View] = [
+            ui.View(
+                (30, ui.TOP + 150, 330, ui.TOP + 240),
                 kind="input",
                 text=text,
                 ref="clock.timer",
-                fill=LIGHT_BLUE if editing else _BG,
-                border=BLUE if editing else None,
+                fill=ui.LIGHT_BLUE if editing else _BG,
+                border=ui.BLUE if editing else None,
                 radius=16,
                 size=48,
                 icon="",
@@ -408,60 +383,49 @@ class Clock(App):
                 placeholder="Timer duration",
                 on_tap=None if self.timer_total else partial(self.focus, "timer"),
             ),
-            label((0, TOP + 244, 360, TOP + 270), "h        m        s", size=13, fg=SUBTLE, align="center"),
+            ui.label((0, ui.TOP + 244, 360, ui.TOP + 270), "h        m        s", size=13, fg=ui.SUBTLE, align="center"),
         ]
         if self.timer_total == 0 and self.timer_left == 0 and not self.fields.get("timer") and not editing:
             views.append(
-                label((0, TOP + 110, 360, TOP + 140), "Tap the time to set a duration", size=14, fg=SUBTLE, align="center")
+                ui.label(
+                    (0, ui.TOP + 110, 360, ui.TOP + 140), "Tap the time to set a duration", size=14, fg=ui.SUBTLE, align="center"
+                )
             )
         start = "Pause" if self.timer_running else ("Resume" if self.timer_left else "Start")
-        views.append(
-            button((120, TOP + 320, 240, TOP + 376), start, self.start_timer, ref="clock.timer.start", radius=28, size=16)
-        )
-        if self.timer_total:
-            views.append(
-                button((120, TOP + 390, 240, TOP + 430), "Delete", self.reset_timer, ref="clock.timer.reset", style="text")
-            )
-        return views
+        reset = "Delete" if self.timer_total else None
+        return views + _run_buttons("clock.timer", start, self.start_timer, reset, self.reset_timer)
 
-    def _stopwatch(self) -> list[View]:
+    def _stopwatch(self) -> list[ui.View]:
         e = self.stopwatch_elapsed
-        views: list[View] = [
-            label(
-                (0, TOP + 160, 360, TOP + 240), f"{e // 60:02d}:{e % 60:02d}.00", size=52, align="center", ref="clock.stopwatch"
-            ),
-            button(
-                (120, TOP + 320, 240, TOP + 376),
-                "Pause" if self.stopwatch_running else "Start",
-                self.toggle_stopwatch,
-                ref="clock.stopwatch.start",
-                radius=28,
-                size=16,
+        views: list[ui.View] = [
+            ui.label(
+                (0, ui.TOP + 160, 360, ui.TOP + 240),
+                f"{e // 60:02d}:{e % 60:02d}.00",
+                size=52,
+                align="center",
+                ref="clock.stopwatch",
             ),
         ]
-        if e:
-            views.append(
-                button((120, TOP + 390, 240, TOP + 430), "Reset", self.reset_stopwatch, ref="clock.stopwatch.reset", style="text")
-            )
-        return views
+        start = "Pause" if self.stopwatch_running else "Start"
+        return views + _run_buttons("clock.stopwatch", start, self.toggle_stopwatch, "Reset" if e else None, self.reset_stopwatch)
 
-    def _picker(self) -> View:
+    def _picker(self) -> ui.View:
         p = self.picker
         assert p is not None
-        scrim = box((0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref="clock.picker.scrim")
-        top = TOP + 120
-        card = box((28, top, 332, top + 330), (236, 240, 250), radius=28, blocker=True, ref="clock.picker", kind="dialog")
-        card.children.append(label((52, top + 16, 308, top + 40), "Enter time", size=13, fg=SUBTLE))
+        scrim = ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.SCRIM, blocker=True, ref="clock.picker.scrim")
+        top = ui.TOP + 120
+        card = ui.box((28, top, 332, top + 330), (236, 240, 250), radius=28, blocker=True, ref="clock.picker", kind="dialog")
+        card.children.append(ui.label((52, top + 16, 308, top + 40), "Enter time", size=13, fg=ui.SUBTLE))
         for name, x0 in (("hour", 52), ("minute", 172)):
             foc = self.focused == name
-            field = View(
+            field = ui.View(
                 (x0, top + 96, x0 + 96, top + 168),
                 kind="input",
                 text=self.fields.get(name, ""),
                 ref=f"clock.picker.{name}",
-                fill=LIGHT_BLUE if foc else (225, 227, 236),
+                fill=ui.LIGHT_BLUE if foc else (225, 227, 236),
                 radius=12,
-                border=BLUE if foc else None,
+                border=ui.BLUE if foc else None,
                 size=34,
                 focused=foc,
                 icon="",
@@ -469,50 +433,61 @@ class Clock(App):
             )
             card.children.append(field)
             card.children.append(
-                icon_button(
+                ui.icon_button(
                     (x0 + 28, top + 52, x0 + 68, top + 92),
                     "up",
                     partial(self._step, name, 1),
                     ref=f"clock.picker.{name}.up",
                     desc=f"Increase {name}",
-                    color=TEXT,
+                    color=ui.TEXT,
                 )
             )
             card.children.append(
-                icon_button(
+                ui.icon_button(
                     (x0 + 28, top + 172, x0 + 68, top + 212),
                     "down",
                     partial(self._step, name, -1),
                     ref=f"clock.picker.{name}.down",
                     desc=f"Decrease {name}",
-                    color=TEXT,
+                    color=ui.TEXT,
                 )
             )
-        card.children.append(label((148, top + 96, 172, top + 168), ":", size=34, align="center"))
+        card.children.append(ui.label((148, top + 96, 172, top + 168), ":", size=34, align="center"))
         for i, (txt, pm) in enumerate((("AM", False), ("PM", True))):
             sel = p.pm == pm
             card.children.append(
-                View(
+                ui.View(
                     (276, top + 96 + 36 * i, 316, top + 132 + 36 * i),
                     kind="button",
                     text=txt,
                     ref=f"clock.picker.{txt.lower()}",
-                    fill=(255, 218, 214) if sel else WHITE,
-                    border=FAINT,
+                    fill=(255, 218, 214) if sel else ui.WHITE,
+                    border=ui.FAINT,
                     radius=6,
                     size=12,
                     align="center",
                     bold=sel,
                     on_tap=partial(self.set_pm, pm),
-                    fg=TEXT,
+                    fg=ui.TEXT,
                 )
             )
         if p.error:
-            card.children.append(label((52, top + 218, 308, top + 240), p.error, size=12, fg=RED, ref="clock.picker.error"))
-        card.children.append(label((52, top + 240, 308, top + 260), "Hour      Minute", size=11, fg=SUBTLE))
+            card.children.append(ui.label((52, top + 218, 308, top + 240), p.error, size=12, fg=ui.RED, ref="clock.picker.error"))
+        card.children.append(ui.label((52, top + 240, 308, top + 260), "Hour      Minute", size=11, fg=ui.SUBTLE))
         card.children.append(
-            button((132, top + 276, 216, top + 316), "Cancel", self.cancel, ref="clock.picker.cancel", style="text")
+            ui.button((132, top + 276, 216, top + 316), "Cancel", self.cancel, ref="clock.picker.cancel", style="text")
         )
-        card.children.append(button((220, top + 276, 308, top + 316), "OK", self.confirm, ref="clock.picker.ok", style="text"))
+        card.children.append(ui.button((220, top + 276, 308, top + 316), "OK", self.confirm, ref="clock.picker.ok", style="text"))
         scrim.children.append(card)
         return scrim
+
+
+def _run_buttons(
+    ref: str, start: str, on_start: Callable[[], None], reset: str | None, on_reset: Callable[[], None]
+) -> list[ui.View]:
+    """The timer's and the stopwatch's controls: the round start/pause button and, with ``reset``, a
+    text button under it."""
+    views = [ui.button((120, ui.TOP + 320, 240, ui.TOP + 376), start, on_start, ref=f"{ref}.start", radius=28, size=16)]
+    if reset is not None:
+        views.append(ui.button((120, ui.TOP + 390, 240, ui.TOP + 430), reset, on_reset, ref=f"{ref}.reset", style="text"))
+    return views

@@ -5,33 +5,15 @@ from __future__ import annotations
 import re
 from functools import partial
 
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar, avatar, fab, person_row
+from digirl.sim import ui
+from digirl.sim.apps.base import App, avatar, fab, person_row
 from digirl.sim.device import Contact, find_contacts
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    SUBTLE,
-    TOP,
-    WHITE,
-    View,
-    box,
-    button,
-    label,
-    list_row,
-    scroll_list,
-)
 
 __all__ = ["Contacts"]
 
 
-class Contacts(App):
-    key = "contacts"
-    label = "Contacts"
-    icon = "person"
-    color = (26, 115, 232)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 115, 232)):
+    def init_state(self) -> None:
         self.page = "list"  # list | detail | edit
         self.shown: Contact | None = None
         self.error = ""
@@ -94,7 +76,7 @@ class Contacts(App):
         msgs.open_thread(c.name)  # type: ignore[attr-defined]
 
     # ---------------------------------------------------------------- views
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.page == "detail" and self.shown is not None:
             return self._detail(self.shown)
         if self.page == "edit":
@@ -103,66 +85,61 @@ class Contacts(App):
         for i, c in enumerate(find_contacts(self.phone.contacts, self.fields.get("q", ""))):
             rows.append(person_row(64.0 * i, 64, c.name, ref=f"contacts.row.{i}", on_tap=partial(self.show, c)))
         if not rows:
-            rows.append(label((16, 16, 344, 48), "No contacts found", size=15, fg=SUBTLE, ref="contacts.none"))
-        head = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
+            rows.append(ui.label((16, 16, 344, 48), "No contacts found", size=15, fg=ui.SUBTLE, ref="contacts.none"))
+        head = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
         head.children.append(
             self.text_input(
-                (12, TOP + 8, 348, TOP + 56),
-                "q",
-                placeholder="Search contacts",
-                ref="contacts.search",
-                fill=FIELD_FILL,
-                border=None,
+                (12, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search contacts", ref="contacts.search", filled=True
             )
         )
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            scroll_list("contacts", (0, TOP + 64, 360, BOTTOM), rows, self.phone.scroll),
-            head,
-            fab("plus", self.create, ref="contacts.add", desc="Create contact"),
-        ]
+        return self.list_page("contacts", 64, rows, head, fab("plus", self.create, ref="contacts.add", desc="Create contact"))
 
-    def _detail(self, c: Contact) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE), app_bar("", back=self.phone.key_back, ref="contacts.detail.bar")]
-        views.append(avatar(130, TOP + 70, c.name, 100))
-        views.append(label((0, TOP + 180, 360, TOP + 220), c.name, size=26, align="center", ref="contacts.detail.name"))
+    def _detail(self, c: Contact) -> list[ui.View]:
+        views = self.form_page("", ref="contacts.detail")
+        views.append(avatar(130, ui.TOP + 70, c.name, 100))
+        views.append(ui.label((0, ui.TOP + 180, 360, ui.TOP + 220), c.name, size=26, align="center", ref="contacts.detail.name"))
         for i, (icon, text, fn) in enumerate(
             (("phone", "Call", partial(self._call, c)), ("message", "Text", partial(self._text, c)))
         ):
             x = 70 + 130 * i
             views.append(
-                button(
-                    (x, TOP + 240, x + 90, TOP + 284), text, fn, ref=f"contacts.detail.{text.lower()}", style="tonal", icon=icon
+                ui.button(
+                    (x, ui.TOP + 240, x + 90, ui.TOP + 284),
+                    text,
+                    fn,
+                    ref=f"contacts.detail.{text.lower()}",
+                    style="tonal",
+                    icon=icon,
                 )
             )
         num = c.number
         pretty = f"({num[:3]}) {num[3:6]}-{num[6:]}" if len(num) == 10 else (num or "No phone number")
         views.append(
-            list_row(
-                TOP + 310,
+            ui.list_row(
+                ui.TOP + 310,
                 72,
                 pretty,
                 sub="Mobile",
                 icon="phone",
-                icon_color=BLUE,
+                icon_color=ui.BLUE,
                 ref="contacts.detail.number",
                 on_tap=partial(self._call, c),
             )
         )
         views.append(
-            list_row(TOP + 382, 72, c.email or "No email", sub="Email", icon="mail", icon_color=BLUE, ref="contacts.detail.email")
+            ui.list_row(
+                ui.TOP + 382, 72, c.email or "No email", sub="Email", icon="mail", icon_color=ui.BLUE, ref="contacts.detail.email"
+            )
         )
         return views
 
-    def _edit(self) -> list[View]:
-        views: list[View] = [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            app_bar("Create contact", back=self.phone.key_back, ref="contacts.edit.bar"),
-            button((262, TOP + 10, 348, TOP + 46), "Save", self.save, ref="contacts.edit.save"),
-        ]
+    def _edit(self) -> list[ui.View]:
+        views = self.form_page("Create contact", ref="contacts.edit", save=self.save)
         for i, (f, ph, icon) in enumerate((("name", "Name", "person"), ("number", "Phone", "phone"), ("email", "Email", "mail"))):
-            y = TOP + 76 + 64 * i
+            y = ui.TOP + 76 + 64 * i
             views.append(self.text_input((16, y, 344, y + 52), f, placeholder=ph, ref=f"contacts.edit.{f}", icon=icon, radius=8))
         if self.error:
-            views.append(label((16, TOP + 272, 344, TOP + 296), self.error, size=13, fg=(217, 48, 37), ref="contacts.edit.error"))
+            views.append(
+                ui.label((16, ui.TOP + 272, 344, ui.TOP + 296), self.error, size=13, fg=(217, 48, 37), ref="contacts.edit.error")
+            )
         return views

@@ -6,29 +6,14 @@ import re
 from collections.abc import Callable
 from functools import partial
 
-from digirl.sim.apps.base import FIELD_FILL, App, avatar, person_row, tab_label
+from digirl.sim import ui
+from digirl.sim.apps.base import App, avatar, person_row, tab_label
 from digirl.sim.device import Contact, find_contacts
-from digirl.sim.ui import (
-    BOTTOM,
-    LIGHT_BLUE,
-    RED,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    Color,
-    View,
-    box,
-    icon_button,
-    label,
-    list_row,
-    scroll_list,
-)
 
 __all__ = ["Call", "PhoneApp"]
 
-_GREEN: Color = (52, 168, 83)
-_CALL_BG: Color = (32, 45, 52)
+_GREEN: ui.Color = (52, 168, 83)
+_CALL_BG: ui.Color = (32, 45, 52)
 _TABS = ("Recents", "Contacts", "Keypad")
 
 
@@ -42,13 +27,13 @@ class Call:
         return f"Call({self.who!r}, {self.number!r})"
 
 
-def _call_button(y: float, fill: Color, on_tap: Callable[[], None], *, ref: str, desc: str) -> View:
+def _call_button(y: float, fill: ui.Color, on_tap: Callable[[], None], *, ref: str, desc: str) -> ui.View:
     """The round phone button of the keypad (call) and of the call screen (end call)."""
-    return View(
+    return ui.View(
         (146, y, 214, y + 68),
         kind="icon",
         icon="phone",
-        icon_color=WHITE,
+        icon_color=ui.WHITE,
         fill=fill,
         radius=34,
         ref=ref,
@@ -62,25 +47,15 @@ def _pretty(number: str) -> str:
     return f"({d[:3]}) {d[3:6]}-{d[6:]}" if len(d) == 10 else number
 
 
-class PhoneApp(App):
-    key = "phone"
-    label = "Phone"
-    icon = "phone"
-    color = _GREEN
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class PhoneApp(App, key="phone", label="Phone", icon="phone", color=_GREEN):
+    def init_state(self) -> None:
         self.tab = "Keypad"
         self.calls: list[Call] = []
         self.in_call: Call | None = None
 
     @property
-    def bg(self) -> Color:  # type: ignore[override]
-        return _CALL_BG if self.in_call is not None else WHITE
-
-    @property
-    def status_color(self) -> Color:  # type: ignore[override]
-        return self.bg
+    def bg(self) -> ui.Color:  # type: ignore[override]
+        return _CALL_BG if self.in_call is not None else ui.WHITE
 
     def screen(self) -> str:
         if self.in_call is not None:
@@ -136,10 +111,10 @@ class PhoneApp(App):
         self.blur()
 
     # ---------------------------------------------------------------- views
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.in_call is not None:
             return self._call_screen(self.in_call)
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         q = self.fields.get("q", "")
         if self.focused == "q" or q:
             views.append(self._results(q))
@@ -148,28 +123,23 @@ class PhoneApp(App):
         else:
             views.append(self._list())
         views.append(
-            box(
-                (0, TOP, 360, TOP + 64),
-                WHITE,
+            ui.box(
+                (0, ui.TOP, 360, ui.TOP + 64),
+                ui.WHITE,
                 blocker=True,
                 children=[
                     self.text_input(
-                        (12, TOP + 8, 348, TOP + 56),
-                        "q",
-                        placeholder="Search contacts",
-                        ref="phone.search",
-                        fill=FIELD_FILL,
-                        border=None,
+                        (12, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search contacts", ref="phone.search", filled=True
                     )
                 ],
             )
         )
-        bar = box((0, BOTTOM - 64, 360, BOTTOM), (243, 246, 244), blocker=True, ref="phone.tabs")
+        bar = ui.box((0, ui.BOTTOM - 64, 360, ui.BOTTOM), (243, 246, 244), blocker=True, ref="phone.tabs")
         for i, t in enumerate(_TABS):
             sel = t == self.tab
             bar.children.append(
                 tab_label(
-                    (120 * i, BOTTOM - 64, 120 * (i + 1), BOTTOM),
+                    (120 * i, ui.BOTTOM - 64, 120 * (i + 1), ui.BOTTOM),
                     t,
                     sel,
                     _GREEN,
@@ -180,10 +150,10 @@ class PhoneApp(App):
         views.append(bar)
         return views
 
-    def _row(self, y: float, c: Contact, ref: str) -> View:
+    def _row(self, y: float, c: Contact, ref: str) -> ui.View:
         row = person_row(y, 64, c.name, sub=_pretty(c.number), ref=ref, on_tap=partial(self.call_contact, c))
         row.children.append(
-            icon_button(
+            ui.icon_button(
                 (300, y + 12, 340, y + 52),
                 "phone",
                 partial(self.call_contact, c),
@@ -194,12 +164,12 @@ class PhoneApp(App):
         )
         return row
 
-    def _results(self, q: str) -> View:
+    def _results(self, q: str) -> ui.View:
         rows = [self._row(64.0 * i, c, f"phone.result.{i}") for i, c in enumerate(find_contacts(self.phone.contacts, q))]
         digits = re.sub(r"\D", "", q)
         if len(digits) >= 3:
             rows.append(
-                list_row(
+                ui.list_row(
                     64.0 * len(rows),
                     64,
                     f"Call {q}",
@@ -210,33 +180,33 @@ class PhoneApp(App):
                 )
             )
         if not rows:
-            rows.append(label((16, 16, 344, 48), "No contacts found", size=15, fg=SUBTLE, ref="phone.result.none"))
-        return scroll_list("phone.results", (0, TOP + 64, 360, BOTTOM - 64), rows, self.phone.scroll)
+            rows.append(ui.label((16, 16, 344, 48), "No contacts found", size=15, fg=ui.SUBTLE, ref="phone.result.none"))
+        return ui.scroll_list("phone.results", (0, ui.TOP + 64, 360, ui.BOTTOM - 64), rows, self.phone.scroll)
 
-    def _list(self) -> View:
+    def _list(self) -> ui.View:
         if self.tab == "Contacts":
             rows = [self._row(64.0 * i, c, f"phone.contact.{i}") for i, c in enumerate(find_contacts(self.phone.contacts, ""))]
         else:
             rows = [
-                list_row(
+                ui.list_row(
                     64.0 * i,
                     64,
                     c.who,
                     sub=f"{_pretty(c.number)} · just now",
                     icon="phone",
-                    icon_color=SUBTLE,
+                    icon_color=ui.SUBTLE,
                     ref=f"phone.recent.{i}",
                     on_tap=partial(self.call, c.number, c.who),
                 )
                 for i, c in enumerate(reversed(self.calls))
-            ] or [label((16, 16, 344, 48), "No recent calls", size=15, fg=SUBTLE, ref="phone.recent.none")]
-        return scroll_list(f"phone.{self.tab.lower()}", (0, TOP + 64, 360, BOTTOM - 64), rows, self.phone.scroll)
+            ] or [ui.label((16, 16, 344, 48), "No recent calls", size=15, fg=ui.SUBTLE, ref="phone.recent.none")]
+        return ui.scroll_list(f"phone.{self.tab.lower()}", (0, ui.TOP + 64, 360, ui.BOTTOM - 64), rows, self.phone.scroll)
 
-    def _keypad(self) -> list[View]:
+    def _keypad(self) -> list[ui.View]:
         number = self.fields.get("number", "")
-        views: list[View] = [
-            View(
-                (16, TOP + 76, 344, TOP + 132),
+        views: list[ui.View] = [
+            ui.View(
+                (16, ui.TOP + 76, 344, ui.TOP + 132),
                 kind="input",
                 text=number,
                 ref="phone.number",
@@ -245,26 +215,26 @@ class PhoneApp(App):
                 icon="",
                 placeholder="Enter a number",
                 focused=self.focused == "number",
-                fill=LIGHT_BLUE if self.focused == "number" else WHITE,
+                fill=ui.LIGHT_BLUE if self.focused == "number" else ui.WHITE,
                 radius=12,
                 on_tap=self.tap_field("number"),
             )
         ]
         if number:
             views.append(
-                icon_button(
-                    (300, TOP + 84, 340, TOP + 124),
+                ui.icon_button(
+                    (300, ui.TOP + 84, 340, ui.TOP + 124),
                     "navback",
                     lambda: self.fields.__setitem__("number", self.fields["number"][:-1]),
                     ref="phone.backspace",
                     desc="Backspace",
-                    color=SUBTLE,
+                    color=ui.SUBTLE,
                 )
             )
         for i, k in enumerate("123456789*0#"):
-            x, y = 50 + 92 * (i % 3), TOP + 150 + 78 * (i // 3)
+            x, y = 50 + 92 * (i % 3), ui.TOP + 150 + 78 * (i // 3)
             views.append(
-                View(
+                ui.View(
                     (x, y, x + 76, y + 70),
                     kind="button",
                     text=k,
@@ -277,17 +247,19 @@ class PhoneApp(App):
                 )
             )
         views.append(
-            _call_button(TOP + 470, _GREEN, lambda: self.call(self.fields.get("number", "")), ref="phone.call", desc="Call")
+            _call_button(ui.TOP + 470, _GREEN, lambda: self.call(self.fields.get("number", "")), ref="phone.call", desc="Call")
         )
         return views
 
-    def _call_screen(self, c: Call) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), _CALL_BG, ref="phone.incall")]
-        views.append(avatar(140, TOP + 100, c.who, 80))
-        views.append(label((0, TOP + 200, 360, TOP + 240), c.who, size=26, fg=WHITE, align="center", ref="phone.incall.name"))
+    def _call_screen(self, c: Call) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), _CALL_BG, ref="phone.incall")]
+        views.append(avatar(140, ui.TOP + 100, c.who, 80))
         views.append(
-            label(
-                (0, TOP + 240, 360, TOP + 266),
+            ui.label((0, ui.TOP + 200, 360, ui.TOP + 240), c.who, size=26, fg=ui.WHITE, align="center", ref="phone.incall.name")
+        )
+        views.append(
+            ui.label(
+                (0, ui.TOP + 240, 360, ui.TOP + 266),
                 f"Calling {_pretty(c.number)}…" if c.number else "Calling…",
                 size=14,
                 fg=(200, 205, 210),
@@ -297,15 +269,15 @@ class PhoneApp(App):
         for i, (icon, text) in enumerate((("mic", "Mute"), ("apps", "Keypad"), ("bell", "Speaker"))):
             x = 50 + 100 * i
             views.append(
-                icon_button(
-                    (x, TOP + 380, x + 60, TOP + 440),
+                ui.icon_button(
+                    (x, ui.TOP + 380, x + 60, ui.TOP + 440),
                     icon,
                     lambda: None,
                     ref=f"phone.incall.{text.lower()}",
                     desc=text,
-                    color=WHITE,
+                    color=ui.WHITE,
                 )
             )
-        views.append(_call_button(TOP + 560, RED, self.end_call, ref="phone.end", desc="End call"))
-        views[-1].fg = TEXT
+        views.append(_call_button(ui.TOP + 560, ui.RED, self.end_call, ref="phone.end", desc="End call"))
+        views[-1].fg = ui.TEXT
         return views

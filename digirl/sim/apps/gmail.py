@@ -5,24 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps import insearch
 from digirl.sim.apps.base import App, app_bar, fab, letter_tile
 from digirl.sim.content import stable_rng
-from digirl.sim.ui import (
-    BOTTOM,
-    FAINT,
-    LIGHT_BLUE,
-    SCRIM,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    View,
-    box,
-    icon_button,
-    label,
-    scroll_list,
-)
 
 __all__ = ["Gmail"]
 
@@ -67,17 +53,8 @@ class Mail:
     body: str
 
 
-class Gmail(App):
-    key = "gmail"
-    label = "Gmail"
-    icon = "mail"
-    color = _RED
-    rates = True
-    bg = (246, 248, 252)
-    status_color = (246, 248, 252)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Gmail(App, key="gmail", label="Gmail", icon="mail", color=_RED, rates=True, bg=(246, 248, 252)):
+    def init_state(self) -> None:
         self.folder = "Inbox"
         self.open_mail: int | None = None
         self.drawer = False
@@ -144,7 +121,7 @@ class Gmail(App):
         self.open_mail = None
         self.search = None
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.compose:
             return self._compose()
         if self.open_mail is not None:
@@ -156,30 +133,30 @@ class Gmail(App):
             views.append(self._drawer())
         return views
 
-    def _list(self) -> list[View]:
-        rows: list[View] = [
-            label(
+    def _list(self) -> list[ui.View]:
+        rows: list[ui.View] = [
+            ui.label(
                 (16, 0, 344, 32),
                 self.folder.upper() if self.folder != "Inbox" else "Primary",
                 size=12,
-                fg=SUBTLE,
+                fg=ui.SUBTLE,
                 ref="gmail.folder",
             )
         ]
         for i, (sender, subject, snippet, when) in enumerate(self.emails()):
             y = 32 + 84 * i
-            row = box((0, y, 360, y + 84), self.bg, ref=f"gmail.mail.{i}", on_tap=partial(self._open, i), kind="list_item")
+            row = ui.box((0, y, 360, y + 84), self.bg, ref=f"gmail.mail.{i}", on_tap=partial(self._open, i), kind="list_item")
             col = stable_rng("avatar", sender).choice(((66, 133, 244), (52, 168, 83), (251, 140, 0), (142, 36, 170)))
             row.children.append(letter_tile((12, y + 14, 52, y + 54), sender[:1], col, radius=20, size=18))
-            row.children.append(label((64, y + 8, 270, y + 30), sender, size=15, bold=i < 3))
-            row.children.append(label((272, y + 8, 348, y + 30), when, size=11, fg=SUBTLE, align="right"))
-            row.children.append(label((64, y + 30, 348, y + 52), subject, size=13, bold=i < 3))
-            row.children.append(label((64, y + 52, 348, y + 74), snippet, size=13, fg=SUBTLE))
+            row.children.append(ui.label((64, y + 8, 270, y + 30), sender, size=15, bold=i < 3))
+            row.children.append(ui.label((272, y + 8, 348, y + 30), when, size=11, fg=ui.SUBTLE, align="right"))
+            row.children.append(ui.label((64, y + 30, 348, y + 52), subject, size=13, bold=i < 3))
+            row.children.append(ui.label((64, y + 52, 348, y + 74), snippet, size=13, fg=ui.SUBTLE))
             rows.append(row)
-        views: list[View] = [scroll_list("gmail.list", (0, TOP + 68, 360, BOTTOM), rows, self.phone.scroll)]
-        head = box((0, TOP, 360, TOP + 68), self.bg, blocker=True)
-        bar = View(
-            (12, TOP + 10, 348, TOP + 58),
+        views: list[ui.View] = [ui.scroll_list("gmail.list", (0, ui.TOP + 68, 360, ui.BOTTOM), rows, self.phone.scroll)]
+        head = ui.box((0, ui.TOP, 360, ui.TOP + 68), self.bg, blocker=True)
+        bar = ui.View(
+            (12, ui.TOP + 10, 348, ui.TOP + 58),
             kind="input",
             placeholder="Search in mail",
             fill=(234, 238, 246),
@@ -190,21 +167,21 @@ class Gmail(App):
             on_tap=partial(insearch.start_mail_search, self) if self.phone.surfaces else None,
         )
         bar.children.append(
-            icon_button(
-                (16, TOP + 14, 56, TOP + 54),
+            ui.icon_button(
+                (16, ui.TOP + 14, 56, ui.TOP + 54),
                 "menu",
                 self._open_drawer,
                 ref="gmail.menu",
                 desc="Open navigation drawer",
-                color=TEXT,
+                color=ui.TEXT,
             )
         )
-        bar.children.append(letter_tile((300, TOP + 16, 336, TOP + 52), "M", (142, 36, 170), radius=18, size=15))
+        bar.children.append(letter_tile((300, ui.TOP + 16, 336, ui.TOP + 52), "M", (142, 36, 170), radius=18, size=15))
         head.children.append(bar)
         views.append(head)
         views.append(fab("mail", self._compose_open, ref="gmail.compose", desc="Compose", color=(194, 231, 255), text="Compose"))
-        views[-1].fg = TEXT
-        views[-1].icon_color = TEXT
+        views[-1].fg = ui.TEXT
+        views[-1].icon_color = ui.TEXT
         return views
 
     def _open_drawer(self) -> None:
@@ -219,68 +196,74 @@ class Gmail(App):
     def _open(self, i: int) -> None:
         self.open_mail = i
 
-    def _drawer(self) -> View:
-        scrim = box(
-            (0, TOP, 360, BOTTOM), SCRIM, blocker=True, ref="gmail.drawer.scrim", on_tap=lambda: setattr(self, "drawer", False)
+    def _drawer(self) -> ui.View:
+        scrim = ui.box(
+            (0, ui.TOP, 360, ui.BOTTOM),
+            ui.SCRIM,
+            blocker=True,
+            ref="gmail.drawer.scrim",
+            on_tap=lambda: setattr(self, "drawer", False),
         )
-        panel = box((0, TOP, 290, BOTTOM), WHITE, blocker=True, ref="gmail.drawer")
-        panel.children.append(label((24, TOP + 12, 270, TOP + 56), "Gmail", size=22, fg=_RED, bold=True))
+        panel = ui.box((0, ui.TOP, 290, ui.BOTTOM), ui.WHITE, blocker=True, ref="gmail.drawer")
+        panel.children.append(ui.label((24, ui.TOP + 12, 270, ui.TOP + 56), "Gmail", size=22, fg=_RED, bold=True))
         for i, f in enumerate(_FOLDERS):
-            y = TOP + 64 + 52 * i
+            y = ui.TOP + 64 + 52 * i
             sel = f == self.folder
             panel.children.append(
-                View(
+                ui.View(
                     (8, y, 282, y + 48),
                     kind="list_item",
                     text=f,
                     ref=f"gmail.folder.{f.lower()}",
-                    fill=LIGHT_BLUE if sel else None,
+                    fill=ui.LIGHT_BLUE if sel else None,
                     radius=24,
                     bold=sel,
                     size=15,
                     on_tap=partial(self._pick, f),
                     icon="mail",
-                    icon_color=SUBTLE,
+                    icon_color=ui.SUBTLE,
                 )
             )
         scrim.children.append(panel)
         return scrim
 
-    def _read(self, i: int) -> list[View]:
+    def _read(self, i: int) -> list[ui.View]:
         sender, subject, snippet, when = self.emails()[i]
-        views: list[View] = [
-            box((0, TOP, 360, BOTTOM), WHITE),
+        views: list[ui.View] = [
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
             app_bar(
                 "",
                 back=self.phone.key_back,
                 ref="gmail.read.bar",
-                actions=[icon_button((0, 0, 1, 1), "more", None, ref="gmail.read.more", desc="More")],
+                actions=[ui.icon_button((0, 0, 1, 1), "more", None, ref="gmail.read.more", desc="More")],
             ),
         ]
-        views.append(label((16, TOP + 64, 344, TOP + 120), subject, size=21, lines=2, ref="gmail.read.subject"))
-        views.append(label((64, TOP + 132, 300, TOP + 154), sender, size=15, bold=True))
-        views.append(label((64, TOP + 154, 300, TOP + 174), f"to me · {when}", size=12, fg=SUBTLE))
-        views.append(label((16, TOP + 196, 344, TOP + 320), snippet + " Thanks, and have a great day!", size=15, lines=5))
+        views.append(ui.label((16, ui.TOP + 64, 344, ui.TOP + 120), subject, size=21, lines=2, ref="gmail.read.subject"))
+        views.append(ui.label((64, ui.TOP + 132, 300, ui.TOP + 154), sender, size=15, bold=True))
+        views.append(ui.label((64, ui.TOP + 154, 300, ui.TOP + 174), f"to me · {when}", size=12, fg=ui.SUBTLE))
+        views.append(
+            ui.label((16, ui.TOP + 196, 344, ui.TOP + 320), snippet + " Thanks, and have a great day!", size=15, lines=5)
+        )
         return views
 
-    def _compose(self) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+    def _compose(self) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         views.append(
             app_bar(
                 "Compose",
                 back=self.phone.key_back,
                 ref="gmail.compose.bar",
-                actions=[icon_button((0, 0, 1, 1), "send", self._send, ref="gmail.send", desc="Send", color=TEXT)],
+                actions=[ui.icon_button((0, 0, 1, 1), "send", self._send, ref="gmail.send", desc="Send", color=ui.TEXT)],
             )
         )
         for i, (f, ph) in enumerate((("to", "To"), ("subject", "Subject"), ("body", "Compose email"))):
-            y = TOP + 64 + 56 * i
+            y = ui.TOP + 64 + 56 * i
             views.append(
                 self.text_input(
                     (8, y, 352, y + 52), f, placeholder=ph, ref=f"gmail.compose.{f}", clear=False, radius=0, border=None, icon=""
                 )
             )
-            views.append(box((16, y + 52, 344, y + 53), FAINT))
+            views.append(ui.box((16, y + 52, 344, y + 53), ui.FAINT))
         return views
 
     def _send(self) -> None:

@@ -14,23 +14,10 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from digirl.sim import ui
+from digirl.sim.apps.base import letter_tile
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import key_terms, stable_rng
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    View,
-    box,
-    icon_button,
-    input_field,
-    label,
-    list_row,
-    scroll_list,
-)
 
 if TYPE_CHECKING:
     from digirl.sim.apps.gmail import Gmail
@@ -84,52 +71,43 @@ def mail_back(g: Gmail) -> None:
     g.blur()
 
 
-def mail_views(g: Gmail) -> list[View]:
+def mail_views(g: Gmail) -> list[ui.View]:
     assert g.search is not None
     mode, q = g.search
     if mode == "search":
         return app_search_screen(g, ref="gmail.search", back_ref="gmail.search.back", placeholder="Search in mail")
     emails = g.emails()
     hits = mail_matches(g, q)
-    rows: list[View] = [
-        label((16, 0, 344, 32), f"{len(hits)} result{'s' if len(hits) != 1 else ''}" if hits else "", size=12, fg=SUBTLE)
+    rows: list[ui.View] = [
+        ui.label((16, 0, 344, 32), f"{len(hits)} result{'s' if len(hits) != 1 else ''}" if hits else "", size=12, fg=ui.SUBTLE)
     ]
     for n, i in enumerate(hits):
         sender, subject, snippet, when = emails[i]
         y = 32 + 84 * n
-        row = box((0, y, 360, y + 84), g.bg, ref=f"gmail.result.{n}", on_tap=partial(_open_mail, g, i), kind="list_item")
+        row = ui.box((0, y, 360, y + 84), g.bg, ref=f"gmail.result.{n}", on_tap=partial(_open_mail, g, i), kind="list_item")
         col = stable_rng("avatar", sender).choice(((66, 133, 244), (52, 168, 83), (251, 140, 0), (142, 36, 170)))
-        row.children.append(
-            View(
-                (12, y + 14, 52, y + 54),
-                kind="text",
-                text=sender[:1],
-                fill=col,
-                fg=WHITE,
-                radius=20,
-                size=18,
-                align="center",
-                element=False,
-            )
-        )
-        row.children.append(label((64, y + 8, 270, y + 30), sender, size=15))
-        row.children.append(label((272, y + 8, 348, y + 30), when, size=11, fg=SUBTLE, align="right"))
-        row.children.append(label((64, y + 30, 348, y + 52), subject, size=13))
-        row.children.append(label((64, y + 52, 348, y + 74), snippet, size=13, fg=SUBTLE))
+        row.children.append(letter_tile((12, y + 14, 52, y + 54), sender[:1], col, radius=20, size=18))
+        row.children.append(ui.label((64, y + 8, 270, y + 30), sender, size=15))
+        row.children.append(ui.label((272, y + 8, 348, y + 30), when, size=11, fg=ui.SUBTLE, align="right"))
+        row.children.append(ui.label((64, y + 30, 348, y + 52), subject, size=13))
+        row.children.append(ui.label((64, y + 52, 348, y + 74), snippet, size=13, fg=ui.SUBTLE))
         rows.append(row)
     if not hits:
         rows.append(
-            label(
-                (16, 40, 344, 100), f"No results for “{q}” in {g.folder}", size=15, fg=SUBTLE, lines=2, ref="gmail.results.empty"
+            ui.label(
+                (16, 40, 344, 100),
+                f"No results for “{q}” in {g.folder}",
+                size=15,
+                fg=ui.SUBTLE,
+                lines=2,
+                ref="gmail.results.empty",
             )
         )
-    head = box((0, TOP, 360, TOP + 68), g.bg, blocker=True)
+    head = ui.box((0, ui.TOP, 360, ui.TOP + 68), g.bg, blocker=True)
+    head.children.append(g.back_button((4, ui.TOP + 14, 44, ui.TOP + 54), ref="gmail.results.back"))
     head.children.append(
-        icon_button((4, TOP + 14, 44, TOP + 54), "back", g.phone.key_back, ref="gmail.results.back", desc="Back", color=TEXT)
-    )
-    head.children.append(
-        input_field(
-            (48, TOP + 10, 348, TOP + 58),
+        ui.input_field(
+            (48, ui.TOP + 10, 348, ui.TOP + 58),
             q,
             placeholder="Search in mail",
             focused=False,
@@ -141,7 +119,7 @@ def mail_views(g: Gmail) -> list[View]:
             icon="",
         )
     )
-    return [scroll_list("gmail.results", (0, TOP + 68, 360, BOTTOM), rows, g.phone.scroll, fill=g.bg), head]
+    return [ui.scroll_list("gmail.results", (0, ui.TOP + 68, 360, ui.BOTTOM), rows, g.phone.scroll, fill=g.bg), head]
 
 
 def _open_mail(g: Gmail, i: int) -> None:
@@ -202,32 +180,30 @@ def settings_matches(q: str) -> list[int]:
     return out
 
 
-def settings_search_views(s: Settings) -> list[View]:
+def settings_search_views(s: Settings) -> list[ui.View]:
     q = s.fields.get("q", "")
-    rows: list[View] = []
+    rows: list[ui.View] = []
     for n, i in enumerate(settings_matches(q)):
         title, where, page, _extra = SETTINGS_INDEX[i]
         rows.append(
-            list_row(
+            ui.list_row(
                 72 * n,
                 72,
                 title,
                 sub=where,
                 ref=f"settings.result.{n}",
                 icon="search",
-                icon_color=BLUE,
+                icon_color=ui.BLUE,
                 on_tap=partial(_open_page, s, page),
             )
         )
     if q.strip() and not rows:
-        rows.append(label((16, 16, 344, 48), "No results", size=15, fg=SUBTLE, ref="settings.results.empty"))
-    bar = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
+        rows.append(ui.label((16, 16, 344, 48), "No results", size=15, fg=ui.SUBTLE, ref="settings.results.empty"))
+    bar = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
+    bar.children.append(s.back_button((4, ui.TOP + 12, 44, ui.TOP + 52), ref="settings.search.back"))
     bar.children.append(
-        icon_button((4, TOP + 12, 44, TOP + 52), "back", s.phone.key_back, ref="settings.search.back", desc="Back", color=TEXT)
-    )
-    bar.children.append(
-        input_field(
-            (48, TOP + 8, 352, TOP + 56),
+        ui.input_field(
+            (48, ui.TOP + 8, 352, ui.TOP + 56),
             q,
             placeholder="Search settings",
             focused=s.focused == "q",
@@ -240,8 +216,8 @@ def settings_search_views(s: Settings) -> list[View]:
         )
     )
     return [
-        box((0, TOP, 360, BOTTOM), WHITE),
-        scroll_list("settings.results", (0, TOP + 64, 360, BOTTOM), rows, s.phone.scroll, fill=WHITE),
+        ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
+        ui.scroll_list("settings.results", (0, ui.TOP + 64, 360, ui.BOTTOM), rows, s.phone.scroll, fill=ui.WHITE),
         bar,
     ]
 

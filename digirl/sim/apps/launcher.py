@@ -5,32 +5,19 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from digirl.core.actions import SwipeDirection
-from digirl.sim.apps.base import FIELD_FILL, App, letter_tile
+from digirl.sim import ui
+from digirl.sim.apps.base import App, letter_tile
 from digirl.sim.content import stable_rng
-from digirl.sim.ui import (
-    BOTTOM,
-    TEXT,
-    TOP,
-    WHITE,
-    Color,
-    SystemTap,
-    View,
-    box,
-    label,
-    scroll_list,
-    shared_ops_view,
-    shared_view,
-)
 
 __all__ = ["DOCK_APPS", "HOME_APPS", "Launcher", "app_icon_view"]
 
 HOME_APPS = ("playstore", "gmail", "maps", "youtube", "settings", "clock", "photos", "calendar")
 DOCK_APPS = ("phone", "messages", "chrome", "camera")
 _MULTICOLOR = {"chrome", "google", "photos", "youtube", "store"}
-_WALLPAPERS: tuple[Color, ...] = ((38, 70, 115), (46, 94, 84), (74, 52, 104))
+_WALLPAPERS: tuple[ui.Color, ...] = ((38, 70, 115), (46, 94, 84), (74, 52, 104))
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
@@ -40,13 +27,13 @@ def app_icon_view(
     y: float,
     *,
     ref: str,
-    fg: Color,
+    fg: ui.Color,
     size: int = 52,
     show_label: bool = True,
     on_tap: Callable[[], None] | None = None,
-) -> View:
+) -> ui.View:
     """An app icon (circle + glyph) with its label under it; the whole cell is one tap target."""
-    cell = View(
+    cell = ui.View(
         (cx - 42, y, cx + 42, y + size + (26 if show_label else 4)),
         kind="app_icon",
         ref=ref,
@@ -54,37 +41,26 @@ def app_icon_view(
         on_tap=on_tap,
     )
     circle = (cx - size / 2, y, cx + size / 2, y + size)
-    if app.icon in _MULTICOLOR:
-        cell.children.append(
-            View(
-                circle,
-                kind="icon",
-                icon=app.icon,
-                fill=WHITE,
-                radius=size // 2,
-                element=False,
-                placeholder="x",
-                border=(218, 220, 224),
-            )
-        )
-    elif app.icon == "letter":
+    if app.icon == "letter":
         cell.children.append(letter_tile(circle, app.label[:1].upper(), app.color, radius=size // 2, size=22, bold=True))
     else:
+        brand = app.icon in _MULTICOLOR  # a many-coloured logo keeps its colours on a white, outlined disc
         cell.children.append(
-            View(
+            ui.View(
                 circle,
                 kind="icon",
                 icon=app.icon,
-                icon_color=app.icon_fg,
-                fill=app.color,
+                icon_color=None if brand else app.icon_fg,
+                fill=ui.WHITE if brand else app.color,
                 radius=size // 2,
                 element=False,
                 placeholder="x",
+                border=(218, 220, 224) if brand else None,
             )
         )
     if show_label:
         cell.children.append(
-            View(
+            ui.View(
                 (cx - 44, y + size + 2, cx + 44, y + size + 22),
                 kind="text",
                 text=app.label,
@@ -97,24 +73,16 @@ def app_icon_view(
     return cell
 
 
-class Launcher(App):
-    key = "launcher"
-    label = "Home"
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Launcher(App, key="launcher", label="Home"):
+    def init_state(self) -> None:
         self.page = "home"
 
     @property
-    def bg(self) -> Color:  # type: ignore[override]
+    def bg(self) -> ui.Color:  # type: ignore[override]
         if self.page != "home":
-            return WHITE
+            return ui.WHITE
         dev = self.phone.dyn.device
         return dev.wallpaper if dev is not None else _WALLPAPERS[self.phone.dyn.world_version % len(_WALLPAPERS)]
-
-    @property
-    def status_color(self) -> Color:  # type: ignore[override]
-        return self.bg
 
     def on_launch(self) -> None:
         self.page = "home"
@@ -149,10 +117,10 @@ class Launcher(App):
     def open_drawer(self) -> None:
         self.page = "drawer"
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         return self._home() if self.page == "home" else self._drawer()
 
-    def _home(self) -> list[View]:
+    def _home(self) -> list[ui.View]:
         phone = self.phone
         dyn = phone.dyn
         h, m = phone.clock
@@ -161,9 +129,10 @@ class Launcher(App):
         clock, date = f"{h}:{m:02d}", _date(dyn.salt % 7, dev.date_format if dev is not None else _DATE)
         order = tuple(self.home_order())
         dock = DOCK_APPS if dev is None else tuple(DOCK_APPS[i] for i in dev.dock)
+        home = _Home(bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock)
         if dyn.home_shuffle:  # an order per episode: built per phone, with the phone's callbacks
-            views: list[View] = [box((0, TOP, 360, BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
-            views.extend(_home_icons(phone, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock))
+            views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), bg, ref="home"), *_clock_views(clock, date)]
+            views.extend(_home_icons(phone, home))
             return views
         # A few variants (clock, date), shared by every phone (SystemTap taps): the icons are one
         # cached layer, the whole home screen cached ops and elements. The clock and the icons are
@@ -171,10 +140,10 @@ class Launcher(App):
         key: tuple[object, ...] = ("home", bg, dyn.search_widget, order)
         if dyn.widget_hint != "Search" or dock != DOCK_APPS:
             key = (*key, dyn.widget_hint, dock)
-        layer = shared_view(key, partial(_home_layer, bg, dyn.search_widget, order, self._dock_color(), dyn.widget_hint, dock))
-        return [shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
+        layer = ui.shared_view(key, partial(_home_layer, home))
+        return [ui.shared_ops_view((*key, clock, date), partial(_home_screen, bg, clock, date, layer))]
 
-    def _dock_color(self) -> Color:
+    def _dock_color(self) -> ui.Color:
         r, g, b = self.bg
         return (min(255, r + 30), min(255, g + 30), min(255, b + 30))
 
@@ -197,30 +166,29 @@ class Launcher(App):
         if apps and self.fields.get("drawer", "").strip():
             self.phone.launch(apps[0])
 
-    def _drawer(self) -> list[View]:
+    def _drawer(self) -> list[ui.View]:
         phone = self.phone
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE, ref="drawer")]
-        rows: list[View] = []
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE, ref="drawer")]
+        rows: list[ui.View] = []
         for i, key in enumerate(self.drawer_apps()):
             cx = 45 + 90 * (i % 4)
             y = 8 + 92 * (i // 4)
             rows.append(
-                app_icon_view(phone.apps[key], cx, y, ref=f"drawer.app.{key}", fg=TEXT, on_tap=partial(phone.launch, key))
+                app_icon_view(phone.apps[key], cx, y, ref=f"drawer.app.{key}", fg=ui.TEXT, on_tap=partial(phone.launch, key))
             )
-        views.append(scroll_list("drawer", (0, TOP + 72, 360, BOTTOM), rows, phone.scroll))
+        views.append(ui.scroll_list("drawer", (0, ui.TOP + 72, 360, ui.BOTTOM), rows, phone.scroll))
         views.append(
-            box(
-                (0, TOP, 360, TOP + 72),
-                WHITE,
+            ui.box(
+                (0, ui.TOP, 360, ui.TOP + 72),
+                ui.WHITE,
                 blocker=True,
                 children=[
                     self.text_input(
-                        (16, TOP + 12, 344, TOP + 60),
+                        (16, ui.TOP + 12, 344, ui.TOP + 60),
                         "drawer",
                         placeholder=phone.dyn.text("search_apps", "Search your apps"),
                         ref="drawer.search",
-                        fill=FIELD_FILL,
-                        border=None,
+                        filled=True,
                     )
                 ],
             )
@@ -241,75 +209,77 @@ def _date(n: int, fmt: str = _DATE) -> str:
     return fmt.format(wd=wd, weekday=_WEEKDAYS[wd], mon=mon, d=d, m=m, mm=f"{m:02d}", dd=f"{d:02d}")
 
 
-def _clock_views(clock: str, date: str) -> list[View]:
+def _clock_views(clock: str, date: str) -> list[ui.View]:
     return [
-        label((0, TOP + 36, 360, TOP + 100), clock, size=52, fg=WHITE, align="center"),
-        label((0, TOP + 104, 360, TOP + 128), date, size=15, fg=WHITE, align="center"),
+        ui.label((0, ui.TOP + 36, 360, ui.TOP + 100), clock, size=52, fg=ui.WHITE, align="center"),
+        ui.label((0, ui.TOP + 104, 360, ui.TOP + 128), date, size=15, fg=ui.WHITE, align="center"),
     ]
 
 
-def _home_screen(bg: Color, clock: str, date: str, layer: View) -> View:
-    return box((0, TOP, 360, BOTTOM), bg, ref="home", children=[*_clock_views(clock, date), layer])
+def _home_screen(bg: ui.Color, clock: str, date: str, layer: ui.View) -> ui.View:
+    return ui.box((0, ui.TOP, 360, ui.BOTTOM), bg, ref="home", children=[*_clock_views(clock, date), layer])
 
 
-def _home_layer(
-    bg: Color, widget: str, order: tuple[str, ...], dock: Color, hint: str = "Search", dock_apps: tuple[str, ...] = DOCK_APPS
-) -> View:
+class _Home(NamedTuple):
+    """What the home screen's icons depend on: wallpaper, search widget (``widget``: top, bottom or
+    none; its text ``hint``), the apps' order, the dock's colour and its apps."""
+
+    bg: ui.Color
+    widget: str
+    order: tuple[str, ...]
+    dock: ui.Color
+    hint: str = "Search"
+    dock_apps: tuple[str, ...] = DOCK_APPS
+
+
+def _home_layer(home: _Home) -> ui.View:
     """The home screen below the clock as one subtree on the wallpaper (it repaints the wallpaper
     under itself, so the picture is the same as the views drawn one by one)."""
-    layer = box((0, TOP + 136, 360, BOTTOM), bg)
-    layer.children = _home_icons(None, bg, widget, order, dock, hint, dock_apps)
+    layer = ui.box((0, ui.TOP + 136, 360, ui.BOTTOM), home.bg)
+    layer.children = _home_icons(None, home)
     return layer
 
 
-def _home_icons(
-    phone: Any,
-    bg: Color,
-    widget: str,
-    order: tuple[str, ...],
-    dock: Color,
-    hint: str = "Search",
-    dock_apps: tuple[str, ...] = DOCK_APPS,
-) -> list[View]:
-    """Search widget (``widget``: top, bottom or none; its text ``hint``), app grid and dock. Without
-    a phone the taps are :class:`SystemTap` (shared)."""
-    sy = BOTTOM - 190 if widget == "bottom" else TOP + 150
-    bar = View(
+def _home_icons(phone: Any, home: _Home) -> list[ui.View]:
+    """Search widget, app grid and dock. Without a phone the taps are :class:`SystemTap` (shared)."""
+    _, widget, order, dock, hint, dock_apps = home  # the icons do not paint the wallpaper
+    sy = ui.BOTTOM - 190 if widget == "bottom" else ui.TOP + 150
+    bar = ui.View(
         (20, sy, 340, sy + 48),
         kind="input",
         ref="home.search",
-        fill=WHITE,
+        fill=ui.WHITE,
         radius=24,
         icon="google",
         placeholder=hint,
-        on_tap=SystemTap("open_search", app="launcher") if phone is None else phone.apps["launcher"].open_search,
+        on_tap=ui.SystemTap("open_search", app="launcher") if phone is None else phone.apps["launcher"].open_search,
         size=15,
     )
-    bar.children.append(View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244), element=False))
-    views: list[View] = [] if widget == "none" else [bar]
+    bar.children.append(ui.View((292, sy + 4, 332, sy + 44), kind="icon", icon="mic", icon_color=(66, 133, 244), element=False))
+    views: list[ui.View] = [] if widget == "none" else [bar]
 
     from digirl.sim.apps import BUILTIN  # (a cycle at import time: the package imports this module)
 
     apps: Any = BUILTIN if phone is None else phone.apps  # app icons read class attributes only
 
     def launch(key: str) -> Callable[[], None]:
-        return SystemTap("launch", key) if phone is None else partial(phone.launch, key)
+        return ui.SystemTap("launch", key) if phone is None else partial(phone.launch, key)
 
-    gy = TOP + 230 if widget == "top" else TOP + 170
+    gy = ui.TOP + 230 if widget == "top" else ui.TOP + 170
     for i, key in enumerate(order):
         cx = 45 + 90 * (i % 4)
         y = gy + 96 * (i // 4)
-        views.append(app_icon_view(apps[key], cx, y, ref=f"home.app.{key}", fg=WHITE, on_tap=launch(key)))
-    views.append(box((160, BOTTOM - 118, 200, BOTTOM - 114), (200, 210, 225), radius=2))
+        views.append(app_icon_view(apps[key], cx, y, ref=f"home.app.{key}", fg=ui.WHITE, on_tap=launch(key)))
+    views.append(ui.box((160, ui.BOTTOM - 118, 200, ui.BOTTOM - 114), (200, 210, 225), radius=2))
     views.append(
-        box(
-            (12, BOTTOM - 104, 348, BOTTOM - 16),
+        ui.box(
+            (12, ui.BOTTOM - 104, 348, ui.BOTTOM - 16),
             dock,
             radius=28,
             ref="home.dock",
             children=[
                 app_icon_view(
-                    apps[k], 54 + 84 * i, BOTTOM - 92, ref=f"home.app.{k}", fg=WHITE, show_label=False, on_tap=launch(k)
+                    apps[k], 54 + 84 * i, ui.BOTTOM - 92, ref=f"home.app.{k}", fg=ui.WHITE, show_label=False, on_tap=launch(k)
                 )
                 for i, k in enumerate(dock_apps)
             ],

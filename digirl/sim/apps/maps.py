@@ -5,25 +5,10 @@ from __future__ import annotations
 import re
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps.base import FIELD_FILL, ScreenStackApp, tab_label
 from digirl.sim.apps.search import app_search_screen
 from digirl.sim.content import Place, places, stable_rng
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    FAINT,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    View,
-    box,
-    button,
-    icon_button,
-    input_field,
-    label,
-    scroll_list,
-)
 
 __all__ = ["Maps", "place_query"]
 
@@ -33,9 +18,9 @@ _WATER = (170, 218, 255)
 _PARK = (197, 232, 197)
 
 
-def _route_end(y: float, text: str, *, ref: str) -> View:
+def _route_end(y: float, text: str, *, ref: str) -> ui.View:
     """A read-only box of the directions header: where the route starts or ends."""
-    return input_field(
+    return ui.input_field(
         (52, y, 348, y + 40),
         text,
         placeholder="",
@@ -56,31 +41,26 @@ def place_query(q: str) -> str:
     return re.sub(r"\s+", " ", q).strip()
 
 
-def _map(y0: float, y1: float, seed: str, pins: int = 0) -> View:
+def _map(y0: float, y1: float, seed: str, pins: int = 0) -> ui.View:
     r = stable_rng("map", seed)
-    m = box((0, y0, 360, y1), _LAND, ref="maps.map")
-    m.children.append(box((r.randint(180, 260), y0, 360, y0 + r.randint(60, 140)), _WATER))
-    m.children.append(box((20, y1 - r.randint(120, 200), r.randint(100, 160), y1 - 60), _PARK, radius=10))
+    m = ui.box((0, y0, 360, y1), _LAND, ref="maps.map")
+    m.children.append(ui.box((r.randint(180, 260), y0, 360, y0 + r.randint(60, 140)), _WATER))
+    m.children.append(ui.box((20, y1 - r.randint(120, 200), r.randint(100, 160), y1 - 60), _PARK, radius=10))
     for _ in range(4):
         y = r.randint(int(y0) + 20, int(y1) - 20)
-        m.children.append(box((0, y, 360, y + 8), _ROAD))
+        m.children.append(ui.box((0, y, 360, y + 8), _ROAD))
         x = r.randint(10, 340)
-        m.children.append(box((x, y0, x + 8, y1), _ROAD))
+        m.children.append(ui.box((x, y0, x + 8, y1), _ROAD))
     for _i in range(pins):
         x, y = r.randint(40, 320), r.randint(int(y0) + 40, int(y1) - 40)
-        m.children.append(View((x - 12, y - 24, x + 12, y), kind="icon", icon="pin", icon_color=(234, 67, 53), element=False))
+        m.children.append(ui.View((x - 12, y - 24, x + 12, y), kind="icon", icon="pin", icon_color=(234, 67, 53), element=False))
     return m
 
 
-class Maps(ScreenStackApp):
-    key = "maps"
-    label = "Maps"
-    icon = "pin"
-    color = (52, 168, 83)
-    rates = True
+class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168, 83), rates=True):
+    results_scroll = "maps.results"
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
 
     def screen(self) -> str:
@@ -103,22 +83,16 @@ class Maps(ScreenStackApp):
         self.fields["q"] = self.query if self.top[0] == "results" else ""
         self.focus("q")
 
-    def submit(self, name: str) -> None:
-        if self.fields.get("q", "").strip():
-            self.run_query(self.fields["q"])
-
     def run_query(self, q: str) -> None:
-        while len(self.stack) > 1:
-            self.stack.pop()
-        self.push("results", q.strip())
-        self.phone.scroll.pop("maps.results", None)
+        del self.stack[1:]  # a place search starts again from the map
+        super().run_query(q)
 
     def results(self) -> list[Place]:
         q = self.query
         items = places(place_query(q) or q, self.phone.dyn.world_version)
         return [items[j] for j in self.phone.dyn.order(len(items), "maps", q.lower())]
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         s, arg = self.top
         if s == "search":
             return self._search()
@@ -130,68 +104,68 @@ class Maps(ScreenStackApp):
             return self._directions(arg)
         return self._home()
 
-    def _searchbox(self, text: str) -> View:
-        return input_field(
-            (12, TOP + 8, 348, TOP + 56),
+    def _searchbox(self, text: str) -> ui.View:
+        return ui.input_field(
+            (12, ui.TOP + 8, 348, ui.TOP + 56),
             text,
             placeholder="Search here",
             focused=False,
             on_tap=self.start_search,
             ref="maps.search",
             icon="pin",
-            fill=WHITE,
-            border=FAINT,
+            fill=ui.WHITE,
+            border=ui.FAINT,
             radius=24,
         )
 
-    def _home(self) -> list[View]:
-        views = [_map(TOP, BOTTOM, "home", pins=3), self._searchbox("")]
+    def _home(self) -> list[ui.View]:
+        views = [_map(ui.TOP, ui.BOTTOM, "home", pins=3), self._searchbox("")]
         for i, chip in enumerate(("Restaurants", "Gas", "Coffee", "Hotels")):
             x = 12 + 86 * i
             views.append(
-                button(
-                    (x, TOP + 64, x + 80, TOP + 96),
+                ui.button(
+                    (x, ui.TOP + 64, x + 80, ui.TOP + 96),
                     chip,
                     partial(self.run_query, chip.lower()),
                     ref=f"maps.chip.{chip.lower()}",
                     style="outlined",
-                    color=TEXT,
+                    color=ui.TEXT,
                     size=12,
                     radius=16,
                 )
             )
         views.append(
-            icon_button(
-                (290, BOTTOM - 80, 346, BOTTOM - 24),
+            ui.icon_button(
+                (290, ui.BOTTOM - 80, 346, ui.BOTTOM - 24),
                 "directions",
                 None,
                 ref="maps.go",
                 desc="Directions",
                 color=(26, 115, 232),
-                fill=WHITE,
+                fill=ui.WHITE,
                 radius=28,
             )
         )
         return views
 
-    def _search(self) -> list[View]:
+    def _search(self) -> list[ui.View]:
         return app_search_screen(self, ref="maps", back_ref="maps.back", placeholder="Search here")
 
-    def _results(self) -> list[View]:
+    def _results(self) -> list[ui.View]:
         q = self.query
-        rows: list[View] = []
+        rows: list[ui.View] = []
         y = 8.0 + self.phone.dyn.list_offset * 0.5
         for i, p in enumerate(self.results()):
-            row = box(
-                (0, y, 360, y + 104), WHITE, ref=f"maps.result.{i}", on_tap=partial(self.push, "place", p), kind="list_item"
+            row = ui.box(
+                (0, y, 360, y + 104), ui.WHITE, ref=f"maps.result.{i}", on_tap=partial(self.push, "place", p), kind="list_item"
             )
-            row.children.append(label((16, y + 8, 250, y + 32), p.name, size=16, bold=True))
+            row.children.append(ui.label((16, y + 8, 250, y + 32), p.name, size=16, bold=True))
             row.children.append(
-                label((16, y + 32, 250, y + 52), f"{p.rating} ★ · {p.category} · {p.distance}", size=12, fg=SUBTLE)
+                ui.label((16, y + 32, 250, y + 52), f"{p.rating} ★ · {p.category} · {p.distance}", size=12, fg=ui.SUBTLE)
             )
-            row.children.append(label((16, y + 52, 250, y + 72), f"{p.address} · {p.detail}", size=12, fg=SUBTLE))
+            row.children.append(ui.label((16, y + 52, 250, y + 72), f"{p.address} · {p.detail}", size=12, fg=ui.SUBTLE))
             row.children.append(
-                button(
+                ui.button(
                     (256, y + 20, 348, y + 56),
                     self.phone.dyn.text("directions", "Directions"),
                     partial(self.push, "directions", p),
@@ -201,26 +175,26 @@ class Maps(ScreenStackApp):
                     icon="directions",
                 )
             )
-            row.children.append(box((16, y + 103, 344, y + 104), FAINT))
+            row.children.append(ui.box((16, y + 103, 344, y + 104), ui.FAINT))
             rows.append(row)
             y += 104
         return [
-            _map(TOP, TOP + 260, q, pins=5),
-            scroll_list("maps.results", (0, TOP + 260, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE),
+            _map(ui.TOP, ui.TOP + 260, q, pins=5),
+            ui.scroll_list("maps.results", (0, ui.TOP + 260, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE),
             self._searchbox(q),
         ]
 
-    def _place(self, p: Place) -> list[View]:
-        views = [_map(TOP, TOP + 300, p.name, pins=1), self._searchbox(self.query)]
-        sheet = box((0, TOP + 290, 360, BOTTOM), WHITE, radius=16, ref="maps.place")
-        sheet.children.append(label((16, TOP + 304, 344, TOP + 336), p.name, size=21, bold=True, ref="maps.place.name"))
+    def _place(self, p: Place) -> list[ui.View]:
+        views = [_map(ui.TOP, ui.TOP + 300, p.name, pins=1), self._searchbox(self.query)]
+        sheet = ui.box((0, ui.TOP + 290, 360, ui.BOTTOM), ui.WHITE, radius=16, ref="maps.place")
+        sheet.children.append(ui.label((16, ui.TOP + 304, 344, ui.TOP + 336), p.name, size=21, bold=True, ref="maps.place.name"))
         sheet.children.append(
-            label((16, TOP + 338, 344, TOP + 358), f"{p.rating} ★ · {p.category} · {p.distance}", size=13, fg=SUBTLE)
+            ui.label((16, ui.TOP + 338, 344, ui.TOP + 358), f"{p.rating} ★ · {p.category} · {p.distance}", size=13, fg=ui.SUBTLE)
         )
-        sheet.children.append(label((16, TOP + 360, 344, TOP + 380), f"{p.address} · {p.detail}", size=13, fg=SUBTLE))
+        sheet.children.append(ui.label((16, ui.TOP + 360, 344, ui.TOP + 380), f"{p.address} · {p.detail}", size=13, fg=ui.SUBTLE))
         sheet.children.append(
-            button(
-                (16, TOP + 396, 130, TOP + 436),
+            ui.button(
+                (16, ui.TOP + 396, 130, ui.TOP + 436),
                 self.phone.dyn.text("directions", "Directions"),
                 lambda: self.push("directions", p),
                 ref="maps.place.directions",
@@ -230,8 +204,8 @@ class Maps(ScreenStackApp):
             )
         )
         sheet.children.append(
-            button(
-                (138, TOP + 396, 232, TOP + 436),
+            ui.button(
+                (138, ui.TOP + 396, 232, ui.TOP + 436),
                 "Start",
                 lambda: self.push("directions", p),
                 ref="maps.place.start",
@@ -241,8 +215,8 @@ class Maps(ScreenStackApp):
             )
         )
         sheet.children.append(
-            button(
-                (240, TOP + 396, 344, TOP + 436),
+            ui.button(
+                (240, ui.TOP + 396, 344, ui.TOP + 436),
                 "Save",
                 lambda: None,
                 ref="maps.place.save",
@@ -254,25 +228,23 @@ class Maps(ScreenStackApp):
         views.append(sheet)
         return views
 
-    def _directions(self, p: Place) -> list[View]:
+    def _directions(self, p: Place) -> list[ui.View]:
         r = stable_rng("route", p.name)
-        views = [_map(TOP + 120, BOTTOM, "route" + p.name, pins=1)]
-        head = box((0, TOP, 360, TOP + 120), WHITE, blocker=True, ref="maps.directions")
-        head.children.append(
-            icon_button(
-                (4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="maps.directions.back", desc="Back", color=TEXT
-            )
-        )
-        head.children.append(_route_end(TOP + 8, "Your location", ref="maps.from"))
-        head.children.append(_route_end(TOP + 56, p.name, ref="maps.to"))
+        views = [_map(ui.TOP + 120, ui.BOTTOM, "route" + p.name, pins=1)]
+        head = ui.box((0, ui.TOP, 360, ui.TOP + 120), ui.WHITE, blocker=True, ref="maps.directions")
+        head.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="maps.directions.back"))
+        head.children.append(_route_end(ui.TOP + 8, "Your location", ref="maps.from"))
+        head.children.append(_route_end(ui.TOP + 56, p.name, ref="maps.to"))
         for i, mode in enumerate(("Drive", "Transit", "Walk", "Bike")):
-            head.children.append(tab_label((52 + 74 * i, TOP + 98, 120 + 74 * i, TOP + 118), mode, i == 0, BLUE, size=12))
+            head.children.append(
+                tab_label((52 + 74 * i, ui.TOP + 98, 120 + 74 * i, ui.TOP + 118), mode, i == 0, ui.BLUE, size=12)
+            )
         views.append(head)
         mins = r.randint(3, 40)
-        sheet = box((0, BOTTOM - 150, 360, BOTTOM), WHITE, radius=16, ref="maps.route")
+        sheet = ui.box((0, ui.BOTTOM - 150, 360, ui.BOTTOM), ui.WHITE, radius=16, ref="maps.route")
         sheet.children.append(
-            label(
-                (16, BOTTOM - 138, 344, BOTTOM - 106),
+            ui.label(
+                (16, ui.BOTTOM - 138, 344, ui.BOTTOM - 106),
                 f"{mins} min ({p.distance})",
                 size=20,
                 bold=True,
@@ -280,10 +252,17 @@ class Maps(ScreenStackApp):
                 ref="maps.route.eta",
             )
         )
-        sheet.children.append(label((16, BOTTOM - 104, 344, BOTTOM - 84), f"Fastest route to {p.name}", size=13, fg=SUBTLE))
         sheet.children.append(
-            button(
-                (16, BOTTOM - 72, 160, BOTTOM - 28), "Start", lambda: None, ref="maps.route.start", radius=22, icon="directions"
+            ui.label((16, ui.BOTTOM - 104, 344, ui.BOTTOM - 84), f"Fastest route to {p.name}", size=13, fg=ui.SUBTLE)
+        )
+        sheet.children.append(
+            ui.button(
+                (16, ui.BOTTOM - 72, 160, ui.BOTTOM - 28),
+                "Start",
+                lambda: None,
+                ref="maps.route.start",
+                radius=22,
+                icon="directions",
             )
         )
         views.append(sheet)

@@ -6,22 +6,9 @@ import re
 from dataclasses import dataclass
 from functools import partial
 
-from digirl.sim.apps.base import FIELD_FILL, App, app_bar, fab, person_row
+from digirl.sim import ui
+from digirl.sim.apps.base import App, app_bar, fab, person_row
 from digirl.sim.device import find_contacts
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    FAINT,
-    LIGHT_BLUE,
-    SUBTLE,
-    TOP,
-    WHITE,
-    View,
-    box,
-    icon_button,
-    label,
-    scroll_list,
-)
 
 __all__ = ["Messages", "Msg"]
 
@@ -45,14 +32,8 @@ class Msg:
     new: bool = False
 
 
-class Messages(App):
-    key = "messages"
-    label = "Messages"
-    icon = "message"
-    color = (26, 115, 232)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Messages(App, key="messages", label="Messages", icon="message", color=(26, 115, 232)):
+    def init_state(self) -> None:
         #: Conversation name (a contact's name, else a number) → messages, oldest first.
         self.threads: dict[str, list[Msg]] = {c.name: [Msg(t, False)] for c, t in zip(self.phone.contacts[:8], _INBOX)}
         self.order: list[str] = list(self.threads)
@@ -114,7 +95,7 @@ class Messages(App):
             self.send()
 
     # ---------------------------------------------------------------- views
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.page == "new":
             return self._new()
         if self.page == "thread":
@@ -127,69 +108,73 @@ class Messages(App):
                     76.0 * i, 76, name, sub=last, ref=f"messages.thread.{i}", on_tap=partial(self.open_thread, name), size=44
                 )
             )
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            scroll_list("messages", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
+        return self.list_page(
+            "messages",
+            56,
+            rows,
             app_bar("Messages", ref="messages.bar"),
             fab("message", self.new_chat, ref="messages.new", desc="Start chat", text="Start chat"),
-        ]
+        )
 
-    def _new(self) -> list[View]:
-        views: list[View] = [
-            box((0, TOP, 360, BOTTOM), WHITE),
+    def _new(self) -> list[ui.View]:
+        views: list[ui.View] = [
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
             app_bar("New conversation", back=self.phone.key_back, ref="messages.newbar"),
         ]
         views.append(
             self.text_input(
-                (12, TOP + 64, 348, TOP + 112), "to", placeholder="To: type a name or number", ref="messages.to", icon="person"
+                (12, ui.TOP + 64, 348, ui.TOP + 112),
+                "to",
+                placeholder="To: type a name or number",
+                ref="messages.to",
+                icon="person",
             )
         )
         for i, (name, sub) in enumerate(self.recipients()):
-            y = TOP + 120 + 64 * i
+            y = ui.TOP + 120 + 64 * i
             views.append(person_row(y, 64, name, sub=sub, ref=f"messages.to.sugg.{i}", on_tap=partial(self.open_thread, name)))
         return views
 
-    def _thread(self) -> list[View]:
+    def _thread(self) -> list[ui.View]:
         msgs = self.threads.get(self.current, [])
-        rows: list[View] = []
+        rows: list[ui.View] = []
         y = 8.0
         for i, m in enumerate(msgs):
             w = min(260, 24 + 8 * len(m.text))
             x0 = 348 - w if m.outgoing else 12
-            bubble = box(
-                (x0, y, x0 + w, y + 44), LIGHT_BLUE if m.outgoing else (241, 243, 244), radius=18, ref=f"messages.msg.{i}"
+            bubble = ui.box(
+                (x0, y, x0 + w, y + 44), ui.LIGHT_BLUE if m.outgoing else (241, 243, 244), radius=18, ref=f"messages.msg.{i}"
             )
-            bubble.children.append(label((x0 + 12, y, x0 + w - 8, y + 44), m.text, size=14))
+            bubble.children.append(ui.label((x0 + 12, y, x0 + w - 8, y + 44), m.text, size=14))
             rows.append(bubble)
             y += 52
-        views: list[View] = [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            scroll_list("messages.thread", (0, TOP + 56, 360, BOTTOM - 64), rows, {"messages.thread": 1e9}),
+        views: list[ui.View] = [
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
+            ui.scroll_list("messages.thread", (0, ui.TOP + 56, 360, ui.BOTTOM - 64), rows, {"messages.thread": 1e9}),
             app_bar(self.current, back=self.phone.key_back, ref="messages.thread.bar"),
         ]
         text = self.fields.get("compose", "")
-        bar = box((0, BOTTOM - 64, 360, BOTTOM), WHITE, blocker=True)
-        bar.children.append(box((0, BOTTOM - 64, 360, BOTTOM - 63), FAINT))
+        bar = ui.box((0, ui.BOTTOM - 64, 360, ui.BOTTOM), ui.WHITE, blocker=True)
+        bar.children.append(ui.box((0, ui.BOTTOM - 64, 360, ui.BOTTOM - 63), ui.FAINT))
         bar.children.append(
             self.text_input(
-                (12, BOTTOM - 56, 296, BOTTOM - 8),
+                (12, ui.BOTTOM - 56, 296, ui.BOTTOM - 8),
                 "compose",
                 placeholder="Text message",
                 ref="messages.compose",
                 clear=False,
                 icon="",
-                fill=FIELD_FILL,
-                border=None,
+                filled=True,
             )
         )
         bar.children.append(
-            icon_button(
-                (304, BOTTOM - 56, 352, BOTTOM - 8),
+            ui.icon_button(
+                (304, ui.BOTTOM - 56, 352, ui.BOTTOM - 8),
                 "send",
                 self.send if text.strip() else None,
                 ref="messages.send",
                 desc="Send",
-                color=BLUE if text.strip() else SUBTLE,
+                color=ui.BLUE if text.strip() else ui.SUBTLE,
             )
         )
         views.append(bar)

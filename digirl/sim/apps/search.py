@@ -10,51 +10,33 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from digirl.sim import ui
 from digirl.sim.apps.base import FIELD_FILL, App, tab_label
 from digirl.sim.content import Card, answer_card, suggestions, web_results
 from digirl.sim.perturb import Dynamics
-from digirl.sim.ui import (
-    BG,
-    BLUE,
-    BOTTOM,
-    FAINT,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    SystemTap,
-    View,
-    box,
-    icon_button,
-    input_field,
-    label,
-    list_row,
-    scroll_list,
-    shared_ops_view,
-)
 
 __all__ = ["GoogleApp", "google_logo", "results_list", "suggestion_list"]
 
 _LOGO = ((66, 133, 244), (234, 67, 53), (251, 188, 5), (66, 133, 244), (52, 168, 83), (234, 67, 53))
 
 
-def google_logo(cx: float, y: float, size: int = 34) -> list[View]:
+def google_logo(cx: float, y: float, size: int = 34) -> list[ui.View]:
     """ "Google" in its four colours, one view per letter."""
     w = size * 0.62
     x = cx - w * 3
     out = []
     for ch, col in zip("Google", _LOGO):
-        out.append(View((x, y, x + w, y + size * 1.3), kind="text", text=ch, fg=col, size=size, align="center", element=False))
+        out.append(ui.View((x, y, x + w, y + size * 1.3), kind="text", text=ch, fg=col, size=size, align="center", element=False))
         x += w
-    out.append(View((cx - w * 3, y, cx + w * 3, y + size * 1.3), kind="logo", placeholder="Google", element=True))
+    out.append(ui.View((cx - w * 3, y, cx + w * 3, y + size * 1.3), kind="logo", placeholder="Google", element=True))
     return out
 
 
-def google_start(y: float, on_tap: Callable[[], None], *, ref: str, placeholder: str = "Search") -> list[View]:
+def google_start(y: float, on_tap: Callable[[], None], *, ref: str, placeholder: str = "Search") -> list[ui.View]:
     """The Google logo over a box that starts a search when tapped (the Google app's feed, Chrome's new tab)."""
     return [
         *google_logo(180, y),
-        input_field((20, y + 70, 340, y + 118), "", placeholder=placeholder, focused=False, on_tap=on_tap, ref=ref),
+        ui.input_field((20, y + 70, 340, y + 118), "", placeholder=placeholder, focused=False, on_tap=on_tap, ref=ref),
     ]
 
 
@@ -66,16 +48,14 @@ def app_search_screen(
     placeholder: str,
     height: float = 64,
     fill: tuple[int, int, int] = FIELD_FILL,
-) -> list[View]:
+) -> list[ui.View]:
     """The search screen every app with a search box shares: back button, query field, suggestions."""
-    bar = box((0, TOP, 360, TOP + height), WHITE, blocker=True)
+    bar = ui.box((0, ui.TOP, 360, ui.TOP + height), ui.WHITE, blocker=True)
     pad = (height - 40) / 2
-    bar.children.append(
-        icon_button((4, TOP + pad, 44, TOP + height - pad), "back", app.phone.key_back, ref=back_ref, desc="Back", color=TEXT)
-    )
+    bar.children.append(app.back_button((4, ui.TOP + pad, 44, ui.TOP + height - pad), ref=back_ref))
     bar.children.append(
         app.text_input(
-            (48, TOP + 8, 352, TOP + height - 8),
+            (48, ui.TOP + 8, 352, ui.TOP + height - 8),
             "q",
             placeholder=placeholder,
             ref=f"{ref}.query",
@@ -85,13 +65,13 @@ def app_search_screen(
         )
     )
     return [
-        box((0, TOP, 360, BOTTOM), WHITE),
-        suggestion_list(TOP + height + 4, app.fields.get("q", ""), app.run_query, ref=f"{ref}.sugg"),
+        ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
+        suggestion_list(ui.TOP + height + 4, app.fields.get("q", ""), app.run_query, ref=f"{ref}.sugg"),
         bar,
     ]
 
 
-def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref: str = "sugg") -> View:
+def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref: str = "sugg") -> ui.View:
     """The drop-down of query completions under a focused search box (a blocker overlay).
 
     When ``on_pick`` is a method of one of the phone's apps, the list is shared by every phone
@@ -101,22 +81,22 @@ def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref:
     if target is None:
         return _suggestion_panel(y, text, ref, lambda s: partial(on_pick, s))
     app, method = target
-    tap = partial(SystemTap, method, app=app)  # SystemTap(method, s, app=app): the phone's app picks s
-    return shared_ops_view(("sugg", y, text, ref, app, method), partial(_suggestion_panel, y, text, ref, tap))
+    tap = partial(ui.SystemTap, method, app=app)  # SystemTap(method, s, app=app): the phone's app picks s
+    return ui.shared_ops_view(("sugg", y, text, ref, app, method), partial(_suggestion_panel, y, text, ref, tap))
 
 
-def _suggestion_panel(y: float, text: str, ref: str, tap: Callable[[str], Callable[[], None]]) -> View:
+def _suggestion_panel(y: float, text: str, ref: str, tap: Callable[[str], Callable[[], None]]) -> ui.View:
     items = suggestions(text)
-    panel = box((0, y, 360, y + 52 * len(items) + 8), WHITE, blocker=True, ref=ref)
+    panel = ui.box((0, y, 360, y + 52 * len(items) + 8), ui.WHITE, blocker=True, ref=ref)
     for i, s in enumerate(items):
         panel.children.append(
-            list_row(
+            ui.list_row(
                 y + 4 + 52 * i,
                 52,
                 s,
                 ref=f"{ref}.{i}",
                 icon="search",
-                icon_color=SUBTLE,
+                icon_color=ui.SUBTLE,
                 on_tap=tap(s),
                 divider=False,
             )
@@ -132,22 +112,24 @@ def _app_method(fn: Callable[..., None]) -> tuple[str, str] | None:
     return app.key, name
 
 
-def _card_views(card: Card, y: float) -> tuple[list[View], float]:
+def _card_views(card: Card, y: float) -> tuple[list[ui.View], float]:
     """The answer card's views starting at content y; returns (views, bottom)."""
     if card.kind == "generic":
         return [], y
     h = 76 + 22 * len(card.lines) + (0 if card.headline else -30)
-    c = box((12, y, 348, y + h), WHITE, radius=14, border=FAINT, ref=f"card.{card.kind}")
-    c.children.append(label((28, y + 10, 332, y + 32), card.title, size=13, fg=SUBTLE))
+    c = ui.box((12, y, 348, y + h), ui.WHITE, radius=14, border=ui.FAINT, ref=f"card.{card.kind}")
+    c.children.append(ui.label((28, y + 10, 332, y + 32), card.title, size=13, fg=ui.SUBTLE))
     if card.headline:
-        c.children.append(label((28, y + 32, 332, y + 68), card.headline, size=24 if len(card.headline) < 22 else 17, bold=True))
+        c.children.append(
+            ui.label((28, y + 32, 332, y + 68), card.headline, size=24 if len(card.headline) < 22 else 17, bold=True)
+        )
     for i, line in enumerate(card.lines):
         c.children.append(
-            label(
+            ui.label(
                 (28, y + h - 16 - 22 * (len(card.lines) - i), 332, y + h - 16 - 22 * (len(card.lines) - i) + 22),
                 line,
                 size=13,
-                fg=TEXT,
+                fg=ui.TEXT,
             )
         )
     return [c], y + h + 12
@@ -161,16 +143,16 @@ def results_list(
     on_open: Callable[[str], None],
     *,
     key: str = "serp",
-) -> View:
+) -> ui.View:
     """The scrollable body of a results page: optional ad, the answer card, then organic results."""
-    rows: list[View] = []
+    rows: list[ui.View] = []
     y = float(dyn.list_offset) * 0.5
     wv = dyn.world_version
     if dyn.has_ad("serp", query.lower()):
-        ad = box((12, y, 348, y + 74), (254, 247, 224), radius=12, ref="ad.serp", on_tap=lambda: on_open("ad.example/deal"))
-        ad.children.append(label((24, y + 6, 330, y + 24), "Sponsored · ad.example", size=11, fg=SUBTLE))
-        ad.children.append(label((24, y + 24, 330, y + 48), f"Best deals on {query} - Shop now", size=15, fg=BLUE))
-        ad.children.append(label((24, y + 48, 330, y + 68), "Free shipping. Limited time offer.", size=12, fg=SUBTLE))
+        ad = ui.box((12, y, 348, y + 74), (254, 247, 224), radius=12, ref="ad.serp", on_tap=lambda: on_open("ad.example/deal"))
+        ad.children.append(ui.label((24, y + 6, 330, y + 24), "Sponsored · ad.example", size=11, fg=ui.SUBTLE))
+        ad.children.append(ui.label((24, y + 24, 330, y + 48), f"Best deals on {query} - Shop now", size=15, fg=ui.BLUE))
+        ad.children.append(ui.label((24, y + 48, 330, y + 68), "Free shipping. Limited time offer.", size=12, fg=ui.SUBTLE))
         rows.append(ad)
         y += 86
     card_views, y = _card_views(answer_card(query, wv), y)
@@ -180,45 +162,38 @@ def results_list(
     first = len(rows)
     tall = 120 if dyn.serp_cards else 96  # the redesigned cards (a search-results update) are taller
     for i, j in enumerate(order):
-        rows.append(box((0, y, 360, y + tall), WHITE, ref=f"result.{i}", on_tap=partial(on_open, res[j].url)))
+        rows.append(ui.box((0, y, 360, y + tall), ui.WHITE, ref=f"result.{i}", on_tap=partial(on_open, res[j].url)))
         y += tall
 
-    def dress(k: int, item: View) -> None:  # a result in view: its texts (no refs)
+    def dress(k: int, item: ui.View) -> None:  # a result in view: its texts (no refs)
         if k < first:
             return
         r, y = res[order[k - first]], item.rect[1]
         if dyn.serp_cards:
             _dress_card(item, r.title, r.url.split("/")[0], r.snippet, y)
             return
-        item.children.append(label((16, y + 8, 344, y + 26), r.url.split("/")[0], size=12, fg=SUBTLE))
-        item.children.append(label((16, y + 26, 344, y + 50), r.title, size=16, fg=(26, 13, 171)))
-        item.children.append(label((16, y + 50, 344, y + 90), r.snippet, size=13, fg=SUBTLE, lines=2))
-        item.children.append(box((16, y + 95, 344, y + 96), FAINT))
+        item.children.append(ui.label((16, y + 8, 344, y + 26), r.url.split("/")[0], size=12, fg=ui.SUBTLE))
+        item.children.append(ui.label((16, y + 26, 344, y + 50), r.title, size=16, fg=(26, 13, 171)))
+        item.children.append(ui.label((16, y + 50, 344, y + 90), r.snippet, size=13, fg=ui.SUBTLE, lines=2))
+        item.children.append(ui.box((16, y + 95, 344, y + 96), ui.FAINT))
 
-    return scroll_list(key, rect, rows, offsets, fill=WHITE, dress=dress)
+    return ui.scroll_list(key, rect, rows, offsets, fill=ui.WHITE, dress=dress)
 
 
-def _dress_card(item: View, title: str, site: str, snippet: str, y: float) -> None:
+def _dress_card(item: ui.View, title: str, site: str, snippet: str, y: float) -> None:
     """A redesigned result card: the title first, then a round site badge with the site, the snippet."""
-    item.children.append(label((16, y + 10, 344, y + 34), title, size=16, fg=(26, 13, 171), bold=True))
-    item.children.append(box((16, y + 40, 36, y + 60), (232, 240, 254), radius=10))
-    item.children.append(label((16, y + 40, 36, y + 60), site[:1].upper(), size=11, fg=BLUE, align="center", bold=True))
-    item.children.append(label((44, y + 40, 344, y + 60), site, size=12, fg=SUBTLE))
-    item.children.append(label((16, y + 66, 344, y + 110), snippet, size=13, fg=SUBTLE, lines=2))
-    item.children.append(box((16, y + 119, 344, y + 120), FAINT))
+    item.children.append(ui.label((16, y + 10, 344, y + 34), title, size=16, fg=(26, 13, 171), bold=True))
+    item.children.append(ui.box((16, y + 40, 36, y + 60), (232, 240, 254), radius=10))
+    item.children.append(ui.label((16, y + 40, 36, y + 60), site[:1].upper(), size=11, fg=ui.BLUE, align="center", bold=True))
+    item.children.append(ui.label((44, y + 40, 344, y + 60), site, size=12, fg=ui.SUBTLE))
+    item.children.append(ui.label((16, y + 66, 344, y + 110), snippet, size=13, fg=ui.SUBTLE, lines=2))
+    item.children.append(ui.box((16, y + 119, 344, y + 120), ui.FAINT))
 
 
-class GoogleApp(App):
+class GoogleApp(App, key="google", label="Google", icon="google", color=ui.WHITE):
     """The Google search app (opened by the home screen's search widget)."""
 
-    key = "google"
-    label = "Google"
-    icon = "google"
-    color = WHITE
-    rates = False
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.mode = "feed"  # feed | search | results
         self.query = ""
         self.history: list[str] = []
@@ -271,12 +246,12 @@ class GoogleApp(App):
         self.phone.launch("chrome")
         browser.open_url(url)  # type: ignore[attr-defined]
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         phone = self.phone
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
         editing = self.focused == "q"
         if self.mode == "feed":
-            views += google_start(TOP + 60, self.start_search, ref="gapp.box")
+            views += google_start(ui.TOP + 60, self.start_search, ref="gapp.box")
             for i, (t, s) in enumerate(
                 (
                     ("Trending: weather this weekend", "Discover · 2h"),
@@ -284,38 +259,38 @@ class GoogleApp(App):
                     ("Recipes to try tonight", "Food · 1d"),
                 )
             ):
-                y = TOP + 210 + 120 * i
-                card = box((16, y, 344, y + 108), BG, radius=16, ref=f"gapp.feed.{i}")
-                card.children.append(label((32, y + 16, 328, y + 60), t, size=17, lines=2))
-                card.children.append(label((32, y + 70, 328, y + 92), s, size=12, fg=SUBTLE))
+                y = ui.TOP + 210 + 120 * i
+                card = ui.box((16, y, 344, y + 108), ui.BG, radius=16, ref=f"gapp.feed.{i}")
+                card.children.append(ui.label((32, y + 16, 328, y + 60), t, size=17, lines=2))
+                card.children.append(ui.label((32, y + 70, 328, y + 92), s, size=12, fg=ui.SUBTLE))
                 views.append(card)
             return views
-        top = box((0, TOP, 360, TOP + 64), WHITE, blocker=True)
-        top.children.append(icon_button((4, TOP + 10, 48, TOP + 54), "back", phone.key_back, ref="gapp.back", desc="Back"))
+        top = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
+        top.children.append(self.back_button((4, ui.TOP + 10, 48, ui.TOP + 54), ref="gapp.back", color=ui.SUBTLE))
         top.children.append(
             self.text_input(
-                (52, TOP + 8, 348, TOP + 56), "q", placeholder="Search or type URL", ref="gapp.box", fill=FIELD_FILL, border=None
+                (52, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search or type URL", ref="gapp.box", filled=True
             )
         )
         if self.mode == "results" and not editing:
             views.append(
-                results_list(self.query, phone.dyn, (0, TOP + 108, 360, BOTTOM), phone.scroll, self._open, key="gapp.serp")
+                results_list(self.query, phone.dyn, (0, ui.TOP + 108, 360, ui.BOTTOM), phone.scroll, self._open, key="gapp.serp")
             )
-            tabs = box((0, TOP + 64, 360, TOP + 108), WHITE, blocker=True)
+            tabs = ui.box((0, ui.TOP + 64, 360, ui.TOP + 108), ui.WHITE, blocker=True)
             for i, t in enumerate(("All", "Images", "News", "Videos", "Maps")):
                 tabs.children.append(
                     tab_label(
-                        (12 + 68 * i, TOP + 70, 76 + 68 * i, TOP + 102),
+                        (12 + 68 * i, ui.TOP + 70, 76 + 68 * i, ui.TOP + 102),
                         t,
                         i == 0,
-                        BLUE,
+                        ui.BLUE,
                         ref=f"gapp.tab.{t.lower()}",
                         on_tap=(lambda: None) if i else None,
                     )
                 )
-            tabs.children.append(box((12, TOP + 104, 76, TOP + 107), BLUE))
+            tabs.children.append(ui.box((12, ui.TOP + 104, 76, ui.TOP + 107), ui.BLUE))
             views.append(tabs)
         else:
-            views.append(suggestion_list(TOP + 68, self.fields.get("q", ""), self.run_query, ref="gapp.sugg"))
+            views.append(suggestion_list(ui.TOP + 68, self.fields.get("q", ""), self.run_query, ref="gapp.sugg"))
         views.append(top)
         return views

@@ -6,25 +6,11 @@ from __future__ import annotations
 
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps import insearch
 from digirl.sim.apps.base import App, app_bar, letter_tile
 from digirl.sim.content import stable_rng
 from digirl.sim.device import get_setting, set_setting
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    SUBTLE,
-    TOP,
-    WHITE,
-    View,
-    box,
-    button,
-    label,
-    list_row,
-    scroll_list,
-    slider,
-    switch,
-)
 
 __all__ = ["Settings"]
 
@@ -45,16 +31,8 @@ _MAIN = (
 _TITLES = {k: t for k, t, _, _ in _MAIN}
 
 
-class Settings(App):
-    key = "settings"
-    label = "Settings"
-    icon = "gear"
-    color = (95, 99, 104)
-    bg = _BG
-    status_color = _BG
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99, 104), bg=_BG):
+    def init_state(self) -> None:
         self.stack: list[tuple[str, str]] = [("main", "")]
 
     @property
@@ -80,7 +58,7 @@ class Settings(App):
     def submit(self, name: str) -> None:
         self.blur()  # the search list filters as one types: enter only hides the keyboard
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         s, arg = self.top
         if s == "search":
             return insearch.settings_search_views(self)
@@ -101,21 +79,21 @@ class Settings(App):
         }.get(s, self._placeholder)
         return builder(arg)
 
-    def _page(self, key: str, title: str, rows: list[View], *, back: bool = True) -> list[View]:
+    def _page(self, key: str, title: str, rows: list[ui.View], *, back: bool = True) -> list[ui.View]:
         title = self.phone.dyn.text(f"settings.{key}", title)  # a page renamed by a Settings update
         return [
-            box((0, TOP, 360, BOTTOM), _BG),
-            scroll_list(f"settings.{key}", (0, TOP + 64, 360, BOTTOM), rows, self.phone.scroll),
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), _BG),
+            ui.scroll_list(f"settings.{key}", (0, ui.TOP + 64, 360, ui.BOTTOM), rows, self.phone.scroll),
             app_bar(title, back=self.phone.key_back if back else None, fill=_BG, ref=f"settings.{key}.bar", height=64, size=22),
         ]
 
-    def _main(self, _: str) -> list[View]:
-        rows: list[View] = [
-            View(
+    def _main(self, _: str) -> list[ui.View]:
+        rows: list[ui.View] = [
+            ui.View(
                 (16, 4, 344, 52),
                 kind="input",
                 placeholder="Search settings",
-                fill=WHITE,
+                fill=ui.WHITE,
                 radius=24,
                 icon="search",
                 ref="settings.search",
@@ -126,13 +104,13 @@ class Settings(App):
         dyn = self.phone.dyn
         for i, (key, title, sub, icon) in enumerate(self.menu()):
             rows.append(
-                list_row(
+                ui.list_row(
                     60 + 72 * i,
                     72,
                     dyn.text(f"settings.{key}", title),
                     sub=sub.format(battery=self.phone.battery),
                     icon=icon,
-                    icon_color=BLUE,
+                    icon_color=ui.BLUE,
                     ref=f"settings.{key}",
                     on_tap=partial(self.push, key),
                     divider=False,
@@ -147,11 +125,11 @@ class Settings(App):
             stable_rng("settings-layout", self.phone.dyn.settings_layout).shuffle(items)
         return items
 
-    def _toggle_row(self, y: float, title: str, sub: str, on: bool, fn: object, ref: str) -> View:
-        sw = switch((300, y + 16, 348, y + 56), on, fn, ref=ref + ".switch")  # type: ignore[arg-type]
-        return list_row(y, 72, title, sub=sub, ref=ref, on_tap=fn, right=sw)  # type: ignore[arg-type]
+    def _toggle_row(self, y: float, title: str, sub: str, on: bool, fn: object, ref: str) -> ui.View:
+        sw = ui.switch((300, y + 16, 348, y + 56), on, fn, ref=ref + ".switch")  # type: ignore[arg-type]
+        return ui.list_row(y, 72, title, sub=sub, ref=ref, on_tap=fn, right=sw)  # type: ignore[arg-type]
 
-    def _setting_row(self, y: float, name: str, title: str, sub_on: str = "On", sub_off: str = "Off") -> View:
+    def _setting_row(self, y: float, name: str, title: str, sub_on: str = "On", sub_off: str = "Off") -> ui.View:
         """A row with a switch bound to device setting ``name`` (ref ``settings.<name>``)."""
         p = self.phone
         on = get_setting(p, name)
@@ -163,7 +141,7 @@ class Settings(App):
         """Whether an update moved the toggle ``name`` away from its factory page ``page``."""
         return self.phone.dyn.moved_settings.get(name, page) != page
 
-    def _network(self, _: str) -> list[View]:
+    def _network(self, _: str) -> list[ui.View]:
         items = [
             ("wifi", "Wi‑Fi", "HomeNetwork-5G", "Off"),
             ("mobile_data", "Mobile data", "Sim Mobile · 4G", "Off"),
@@ -173,25 +151,27 @@ class Settings(App):
         ]
         items = [it for it in items if not self._moved(it[0], "network")]
         rows = [self._setting_row(72 * i, *it) for i, it in enumerate(items)]
-        rows.append(list_row(72 * len(items), 72, "Mobile network", sub="Sim Mobile", ref="settings.mobile", on_tap=lambda: None))
+        rows.append(
+            ui.list_row(72 * len(items), 72, "Mobile network", sub="Sim Mobile", ref="settings.mobile", on_tap=lambda: None)
+        )
         return self._page("network", "Network & internet", rows)
 
-    def _connected(self, _: str) -> list[View]:
+    def _connected(self, _: str) -> list[ui.View]:
         rows = [
             self._setting_row(0, "bluetooth", "Bluetooth"),
-            list_row(72, 72, "Pair new device", ref="settings.pair", icon="plus", icon_color=BLUE, on_tap=lambda: None),
-            list_row(144, 72, "Connection preferences", sub="NFC, Android Auto", ref="settings.prefs", on_tap=lambda: None),
+            ui.list_row(72, 72, "Pair new device", ref="settings.pair", icon="plus", icon_color=ui.BLUE, on_tap=lambda: None),
+            ui.list_row(144, 72, "Connection preferences", sub="NFC, Android Auto", ref="settings.prefs", on_tap=lambda: None),
         ]
         if self.phone.dyn.moved_settings.get("hotspot") == "connected":
             rows.append(self._setting_row(216, "hotspot", "Hotspot & tethering", "Sharing the connection"))
         return self._page("connected", "Connected devices", rows)
 
-    def _security(self, _: str) -> list[View]:
+    def _security(self, _: str) -> list[ui.View]:
         if self.phone.dyn.moved_settings.get("location") != "security":
             return self._placeholder("")
         rows = [self._setting_row(0, "location", "Use location", "On - 3 apps have access")]
         rows += [
-            list_row(72 * (i + 1), 72, t, ref=f"settings.security.{i}", on_tap=lambda: None)
+            ui.list_row(72 * (i + 1), 72, t, ref=f"settings.security.{i}", on_tap=lambda: None)
             for i, t in enumerate(("General", "Advanced", "Reset options"))
         ]
         return self._page("security", _TITLES["security"], rows)
@@ -200,19 +180,19 @@ class Settings(App):
         apps = self.phone.apps
         return sorted(self.phone.installed, key=lambda k: apps[k].label.lower())
 
-    def _apps(self, _: str) -> list[View]:
+    def _apps(self, _: str) -> list[ui.View]:
         apps = self.phone.apps
-        rows: list[View] = [label((16, 0, 344, 32), "All apps", size=14, fg=BLUE, bold=True)]
+        rows: list[ui.View] = [ui.label((16, 0, 344, 32), "All apps", size=14, fg=ui.BLUE, bold=True)]
         for i, k in enumerate(self.app_keys()):
             a = apps[k]
             rows.append(
-                list_row(
+                ui.list_row(
                     36 + 64 * i,
                     64,
                     a.label,
                     sub=f"{(len(a.label) * 37) % 300 + 12} MB",
                     icon="apps" if a.icon == "letter" else a.icon,
-                    icon_color=a.color if a.color != WHITE else BLUE,
+                    icon_color=a.color if a.color != ui.WHITE else ui.BLUE,
                     ref=f"settings.app.{k}",
                     on_tap=partial(self.push, "app_info", k),
                     divider=False,
@@ -220,15 +200,15 @@ class Settings(App):
             )
         return self._page("apps", "Apps", rows)
 
-    def _app_info(self, key: str) -> list[View]:
+    def _app_info(self, key: str) -> list[ui.View]:
         p = self.phone
         a = p.apps[key]
         on = p.notifications.get(key, True)
-        rows: list[View] = [
-            letter_tile((148, 8, 212, 72), a.label[:1].upper(), a.color if a.color != WHITE else BLUE, radius=32, size=26),
-            label((16, 80, 344, 110), a.label, size=22, align="center", ref="settings.appinfo.name"),
-            button((40, 124, 172, 164), "Open", lambda: p.launch(key), ref="settings.appinfo.open", style="tonal"),
-            button((188, 124, 320, 164), "Force stop", lambda: None, ref="settings.appinfo.stop", style="tonal"),
+        rows: list[ui.View] = [
+            letter_tile((148, 8, 212, 72), a.label[:1].upper(), a.color if a.color != ui.WHITE else ui.BLUE, radius=32, size=26),
+            ui.label((16, 80, 344, 110), a.label, size=22, align="center", ref="settings.appinfo.name"),
+            ui.button((40, 124, 172, 164), "Open", lambda: p.launch(key), ref="settings.appinfo.open", style="tonal"),
+            ui.button((188, 124, 320, 164), "Force stop", lambda: None, ref="settings.appinfo.stop", style="tonal"),
             self._toggle_row(
                 180,
                 "Notifications",
@@ -237,8 +217,8 @@ class Settings(App):
                 lambda: p.toggle_notifications(key),
                 "settings.appinfo.notifications",
             ),
-            list_row(252, 72, "Permissions", sub="Camera, Location", ref="settings.appinfo.perms", on_tap=lambda: None),
-            list_row(
+            ui.list_row(252, 72, "Permissions", sub="Camera, Location", ref="settings.appinfo.perms", on_tap=lambda: None),
+            ui.list_row(
                 324,
                 72,
                 "Storage & cache",
@@ -246,14 +226,14 @@ class Settings(App):
                 ref="settings.appinfo.storage",
                 on_tap=lambda: None,
             ),
-            list_row(396, 72, "Mobile data & Wi‑Fi", sub="No data used", ref="settings.appinfo.data", on_tap=lambda: None),
-            list_row(
+            ui.list_row(396, 72, "Mobile data & Wi‑Fi", sub="No data used", ref="settings.appinfo.data", on_tap=lambda: None),
+            ui.list_row(
                 468, 72, "Battery", sub="0% use since last full charge", ref="settings.appinfo.battery", on_tap=lambda: None
             ),
         ]
         return self._page("appinfo", "App info", rows)
 
-    def _level_row(self, y: float, title: str, attr: str, ref: str) -> list[View]:
+    def _level_row(self, y: float, title: str, attr: str, ref: str) -> list[ui.View]:
         st = self.phone.settings
         value = int(getattr(st, attr))
 
@@ -261,64 +241,64 @@ class Settings(App):
             setattr(st, attr, v)
 
         return [
-            label((16, y + 6, 250, y + 30), title, size=15),
-            label((250, y + 6, 344, y + 30), f"{value}%", size=13, fg=SUBTLE, align="right", ref=f"{ref}.value"),
-            slider((20, y + 32, 340, y + 68), value, set_level, ref=f"{ref}.slider", desc=title),
+            ui.label((16, y + 6, 250, y + 30), title, size=15),
+            ui.label((250, y + 6, 344, y + 30), f"{value}%", size=13, fg=ui.SUBTLE, align="right", ref=f"{ref}.value"),
+            ui.slider((20, y + 32, 340, y + 68), value, set_level, ref=f"{ref}.slider", desc=title),
         ]
 
-    def _display(self, _: str) -> list[View]:
+    def _display(self, _: str) -> list[ui.View]:
         rows = [
             *self._level_row(0, "Brightness level", "brightness", "settings.brightness"),
             self._setting_row(80, "dark_mode", "Dark theme", "On", "Off"),
             self._setting_row(152, "auto_rotate", "Auto-rotate screen"),
-            list_row(224, 72, "Screen timeout", sub="After 30 seconds", ref="settings.timeout", on_tap=lambda: None),
-            list_row(296, 72, "Font size", sub="Default", ref="settings.font", on_tap=lambda: None),
+            ui.list_row(224, 72, "Screen timeout", sub="After 30 seconds", ref="settings.timeout", on_tap=lambda: None),
+            ui.list_row(296, 72, "Font size", sub="Default", ref="settings.font", on_tap=lambda: None),
         ]
         return self._page("display", "Display", rows)
 
-    def _battery(self, _: str) -> list[View]:
+    def _battery(self, _: str) -> list[ui.View]:
         rows = [
-            label((16, 8, 344, 60), f"{self.phone.battery}%", size=36, bold=True, ref="settings.battery.level"),
-            label((16, 60, 344, 84), "Should last until about 10:00 PM", size=13, fg=SUBTLE),
+            ui.label((16, 8, 344, 60), f"{self.phone.battery}%", size=36, bold=True, ref="settings.battery.level"),
+            ui.label((16, 60, 344, 84), "Should last until about 10:00 PM", size=13, fg=ui.SUBTLE),
             self._setting_row(96, "battery_saver", "Battery Saver"),
-            list_row(168, 72, "Battery usage", ref="settings.usage", on_tap=lambda: None),
+            ui.list_row(168, 72, "Battery usage", ref="settings.usage", on_tap=lambda: None),
         ]
         return self._page("battery", "Battery", rows)
 
-    def _sound(self, _: str) -> list[View]:
+    def _sound(self, _: str) -> list[ui.View]:
         rows = [
             *self._level_row(0, "Media volume", "volume", "settings.volume"),
             self._setting_row(80, "do_not_disturb", "Do Not Disturb"),
-            list_row(152, 72, "Phone ringtone", sub="Pixel Sounds", ref="settings.ringtone", on_tap=lambda: None),
-            list_row(224, 72, "Vibration & haptics", sub="On", ref="settings.haptics", on_tap=lambda: None),
+            ui.list_row(152, 72, "Phone ringtone", sub="Pixel Sounds", ref="settings.ringtone", on_tap=lambda: None),
+            ui.list_row(224, 72, "Vibration & haptics", sub="On", ref="settings.haptics", on_tap=lambda: None),
         ]
         return self._page("sound", "Sound & vibration", rows)
 
-    def _storage(self, _: str) -> list[View]:
+    def _storage(self, _: str) -> list[ui.View]:
         used = 38 + len(self.phone.installed) // 4
         rows = [
-            label((16, 8, 344, 52), f"{used}% used", size=30, bold=True, ref="settings.storage.used"),
-            label(
+            ui.label((16, 8, 344, 52), f"{used}% used", size=30, bold=True, ref="settings.storage.used"),
+            ui.label(
                 (16, 52, 344, 76),
                 f"{128 * (100 - used) // 100} GB free of 128 GB",
                 size=14,
-                fg=SUBTLE,
+                fg=ui.SUBTLE,
                 ref="settings.storage.free",
             ),
-            box(
+            ui.box(
                 (16, 88, 344, 100),
                 (218, 220, 224),
                 radius=6,
-                children=[box((16, 88, 16 + 328 * used / 100, 100), BLUE, radius=6)],
+                children=[ui.box((16, 88, 16 + 328 * used / 100, 100), ui.BLUE, radius=6)],
             ),
         ]
         for i, (t, sub) in enumerate((("Apps", "21 GB"), ("Images", "9.4 GB"), ("Videos", "6.1 GB"), ("System", "12 GB"))):
-            rows.append(list_row(112 + 72 * i, 72, t, sub=sub, ref=f"settings.storage.{i}", on_tap=lambda: None))
+            rows.append(ui.list_row(112 + 72 * i, 72, t, sub=sub, ref=f"settings.storage.{i}", on_tap=lambda: None))
         return self._page("storage", "Storage", rows)
 
-    def _notifications(self, _: str) -> list[View]:
+    def _notifications(self, _: str) -> list[ui.View]:
         rows = [
-            list_row(
+            ui.list_row(
                 0,
                 72,
                 "App notifications",
@@ -326,7 +306,7 @@ class Settings(App):
                 ref="settings.notif.apps",
                 on_tap=lambda: self.push("apps"),
             ),
-            list_row(
+            ui.list_row(
                 72,
                 72,
                 "Notification history",
@@ -338,14 +318,14 @@ class Settings(App):
         ]
         return self._page("notifications", "Notifications", rows)
 
-    def _location(self, _: str) -> list[View]:
+    def _location(self, _: str) -> list[ui.View]:
         up = 72 if self._moved("location", "location") else 0  # the switch moved to Security & privacy
         rows = [
             self._setting_row(0, "location", "Use location", "On - 3 apps have access"),
-            list_row(
+            ui.list_row(
                 72 - up, 72, "App location permissions", sub="3 of 20 apps", ref="settings.location.apps", on_tap=lambda: None
             ),
-            list_row(
+            ui.list_row(
                 144 - up,
                 72,
                 "Location services",
@@ -356,9 +336,9 @@ class Settings(App):
         ]
         return self._page("location", "Location", rows[1:] if up else rows)
 
-    def _about(self, _: str) -> list[View]:
+    def _about(self, _: str) -> list[ui.View]:
         rows = [
-            list_row(72 * i, 72, t, sub=s, ref=f"settings.about.{i}", on_tap=lambda: None)
+            ui.list_row(72 * i, 72, t, sub=s, ref=f"settings.about.{i}", on_tap=lambda: None)
             for i, (t, s) in enumerate(
                 (
                     ("Device name", "Pixel Sim"),
@@ -371,10 +351,10 @@ class Settings(App):
         ]
         return self._page("about", "About phone", rows)
 
-    def _placeholder(self, _: str) -> list[View]:
+    def _placeholder(self, _: str) -> list[ui.View]:
         key = self.top[0]
         rows = [
-            list_row(72 * i, 72, t, ref=f"settings.{key}.{i}", on_tap=lambda: None)
+            ui.list_row(72 * i, 72, t, ref=f"settings.{key}.{i}", on_tap=lambda: None)
             for i, t in enumerate(("General", "Advanced", "Reset options"))
         ]
         return self._page(key, _TITLES.get(key, key.title()), rows)

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps.base import App
 from digirl.sim.device import get_setting, set_setting
-from digirl.sim.ui import BOTTOM, TOP, WHITE, Color, View, box, button, label, scroll_list, slider
 
 __all__ = ["TILES", "Shade"]
 
-_BG: Color = (32, 33, 36)
-_TILE_OFF: Color = (60, 64, 67)
-_TILE_ON: Color = (168, 199, 250)
-_CARD: Color = (48, 49, 52)
+_BG: ui.Color = (32, 33, 36)
+_TILE_OFF: ui.Color = (60, 64, 67)
+_TILE_ON: ui.Color = (168, 199, 250)
+_CARD: ui.Color = (48, 49, 52)
 #: Quick-settings tiles: (setting, label, icon), four per row.
 TILES = (
     ("wifi", "Internet", "wifi"),
@@ -31,13 +31,7 @@ TILES = (
 )
 
 
-class Shade(App):
-    key = "shade"
-    label = "Notifications"
-    icon = "bell"
-    bg = _BG
-    status_color = _BG
-
+class Shade(App, key="shade", label="Notifications", icon="bell", bg=_BG):
     def screen(self) -> str:
         return "shade"
 
@@ -65,16 +59,16 @@ class Shade(App):
     def _clear(self) -> None:
         self.phone.notices.clear()
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         p = self.phone
-        views: list[View] = [box((0, TOP, 360, BOTTOM), _BG, ref="shade")]
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), _BG, ref="shade")]
         h, m = p.clock
-        views.append(label((20, TOP + 6, 200, TOP + 46), f"{h}:{m:02d}", size=26, fg=WHITE, ref="shade.clock"))
-        views.append(label((200, TOP + 6, 340, TOP + 46), "Tue, Jun 4", size=13, fg=(200, 200, 205), align="right"))
+        views.append(ui.label((20, ui.TOP + 6, 200, ui.TOP + 46), f"{h}:{m:02d}", size=26, fg=ui.WHITE, ref="shade.clock"))
+        views.append(ui.label((200, ui.TOP + 6, 340, ui.TOP + 46), "Tue, Jun 4", size=13, fg=(200, 200, 205), align="right"))
         for i, (name, text, icon) in enumerate(TILES):
-            x, y = 12 + 86 * (i % 4), TOP + 56 + 72 * (i // 4)
+            x, y = 12 + 86 * (i % 4), ui.TOP + 56 + 72 * (i // 4)
             on = get_setting(p, name)
-            tile = View(
+            tile = ui.View(
                 (x, y, x + 80, y + 64),
                 kind="button",
                 ref=f"shade.tile.{name}",
@@ -84,30 +78,30 @@ class Shade(App):
                 placeholder=f"{text} {'on' if on else 'off'}",
                 checked=on,
             )
-            fg = (32, 33, 36) if on else WHITE
-            tile.children.append(View((x + 28, y + 8, x + 52, y + 32), kind="icon", icon=icon, icon_color=fg, element=False))
-            tile.children.append(label((x + 2, y + 36, x + 78, y + 58), text, size=10, fg=fg, align="center"))
+            fg = (32, 33, 36) if on else ui.WHITE
+            tile.children.append(ui.View((x + 28, y + 8, x + 52, y + 32), kind="icon", icon=icon, icon_color=fg, element=False))
+            tile.children.append(ui.label((x + 2, y + 36, x + 78, y + 58), text, size=10, fg=fg, align="center"))
             views.append(tile)
-        y0 = TOP + 56 + 72 * ((len(TILES) + 3) // 4) + 4.0
+        y0 = ui.TOP + 56 + 72 * ((len(TILES) + 3) // 4) + 4.0
         views.append(
-            slider((24, y0, 336, y0 + 36), p.settings.brightness, self._brightness, ref="shade.brightness", desc="Brightness")
+            ui.slider((24, y0, 336, y0 + 36), p.settings.brightness, self._brightness, ref="shade.brightness", desc="Brightness")
         )
         y0 += 48
-        rows: list[View] = []
+        rows: list[ui.View] = []
         for i, n in enumerate(p.notices):
             ny = 96.0 * i
             app = p.apps.get(n.app)
-            card = box((12, ny, 348, ny + 88), _CARD, radius=18, ref=f"shade.notice.{i}", on_tap=partial(self._open_notice, i))
+            card = ui.box((12, ny, 348, ny + 88), _CARD, radius=18, ref=f"shade.notice.{i}", on_tap=partial(self._open_notice, i))
             card.kind = "list_item"
             card.children.append(
-                label((28, ny + 8, 300, ny + 28), f"{app.label if app else n.app} · {n.when}", size=11, fg=(190, 192, 198))
+                ui.label((28, ny + 8, 300, ny + 28), f"{app.label if app else n.app} · {n.when}", size=11, fg=(190, 192, 198))
             )
-            card.children.append(label((28, ny + 30, 330, ny + 54), n.title, size=15, fg=WHITE, bold=True))
-            card.children.append(label((28, ny + 54, 330, ny + 78), n.text, size=13, fg=(220, 221, 225)))
+            card.children.append(ui.label((28, ny + 30, 330, ny + 54), n.title, size=15, fg=ui.WHITE, bold=True))
+            card.children.append(ui.label((28, ny + 54, 330, ny + 78), n.text, size=13, fg=(220, 221, 225)))
             rows.append(card)
         if rows:
             rows.append(
-                button(
+                ui.button(
                     (220, 96.0 * len(rows) + 4, 348, 96.0 * len(rows) + 44),
                     "Clear all",
                     self._clear,
@@ -117,7 +111,7 @@ class Shade(App):
             )
         else:
             rows.append(
-                label((0, 20, 360, 60), "No notifications", size=15, fg=(190, 192, 198), align="center", ref="shade.empty")
+                ui.label((0, 20, 360, 60), "No notifications", size=15, fg=(190, 192, 198), align="center", ref="shade.empty")
             )
-        views.append(scroll_list("shade.list", (0, y0, 360, BOTTOM), rows, p.scroll))
+        views.append(ui.scroll_list("shade.list", (0, y0, 360, ui.BOTTOM), rows, p.scroll))
         return views

@@ -6,35 +6,15 @@ from __future__ import annotations
 import functools
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps.base import App, app_bar
 from digirl.sim.content import stable_rng, title_case
-from digirl.sim.ui import (
-    BLUE,
-    BOTTOM,
-    FAINT,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    Color,
-    View,
-    box,
-    label,
-    list_row,
-    scroll_list,
-)
 
 __all__ = ["Calculator", "Files", "GenericApp", "Music"]
 
 
-class Calculator(App):
-    key = "calculator"
-    label = "Calculator"
-    icon = "calc"
-    color = (60, 64, 67)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Calculator(App, key="calculator", label="Calculator", icon="calc", color=(60, 64, 67)):
+    def init_state(self) -> None:
         self.expr = ""
         self.result = ""
 
@@ -78,18 +58,20 @@ class Calculator(App):
         except (ValueError, IndexError):
             return "Error"
 
-    def build(self) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
-        views.append(label((16, TOP + 60, 344, TOP + 130), self.expr or "0", size=40, align="right", ref="calc.expr"))
-        views.append(label((16, TOP + 130, 344, TOP + 170), self.result, size=24, fg=SUBTLE, align="right", ref="calc.result"))
+    def build(self) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
+        views.append(ui.label((16, ui.TOP + 60, 344, ui.TOP + 130), self.expr or "0", size=40, align="right", ref="calc.expr"))
+        views.append(
+            ui.label((16, ui.TOP + 130, 344, ui.TOP + 170), self.result, size=24, fg=ui.SUBTLE, align="right", ref="calc.result")
+        )
         keys = ("AC", "⌫", "%", "÷", "7", "8", "9", "×", "4", "5", "6", "-", "1", "2", "3", "+", "0", ".", "=", "")
         for i, k in enumerate(keys):
             if not k:
                 continue
-            x, y = 12 + 86 * (i % 4), TOP + 250 + 90 * (i // 4)
-            fill: Color = (194, 231, 255) if k in "÷×-+=" else ((255, 218, 214) if k in ("AC", "⌫", "%") else (241, 243, 244))
+            x, y = 12 + 86 * (i % 4), ui.TOP + 250 + 90 * (i // 4)
+            fill: ui.Color = (194, 231, 255) if k in "÷×-+=" else ((255, 218, 214) if k in ("AC", "⌫", "%") else (241, 243, 244))
             views.append(
-                View(
+                ui.View(
                     (x, y, x + 78, y + 78),
                     kind="button",
                     text=k,
@@ -135,14 +117,8 @@ def folder_files(folder: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-class Files(App):
-    key = "files"
-    label = "Files"
-    icon = "folder"
-    color = (26, 115, 232)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Files(App, key="files", label="Files", icon="folder", color=(26, 115, 232)):
+    def init_state(self) -> None:
         #: The folder open (None: the browse list).
         self.folder: str | None = None
 
@@ -158,49 +134,37 @@ class Files(App):
             return True
         return False
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         if self.folder is not None:
             return self._folder(self.folder)
         rows = [
-            list_row(72 * i, 72, t, sub=s, icon="folder", icon_color=BLUE, ref=f"files.{i}", on_tap=partial(self.open_folder, t))
+            ui.list_row(
+                72 * i, 72, t, sub=s, icon="folder", icon_color=ui.BLUE, ref=f"files.{i}", on_tap=partial(self.open_folder, t)
+            )
             for i, (t, s, _, _) in enumerate(FILE_FOLDERS)
         ]
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            scroll_list("files", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
-            app_bar("Files", ref="files.bar"),
-        ]
+        return self.list_page("files", 56, rows, app_bar("Files", ref="files.bar"))
 
-    def _folder(self, name: str) -> list[View]:
+    def _folder(self, name: str) -> list[ui.View]:
         icon = next((ic for n, _, _, ic in FILE_FOLDERS if n == name), "folder")
         rows = [
-            list_row(72 * i, 72, f, sub=meta, icon=icon, icon_color=BLUE, ref=f"files.file.{i}", on_tap=lambda: None)
+            ui.list_row(72 * i, 72, f, sub=meta, icon=icon, icon_color=ui.BLUE, ref=f"files.file.{i}", on_tap=lambda: None)
             for i, (f, meta) in enumerate(folder_files(name))
         ]
-        return [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            scroll_list(f"files.{name.lower()}", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll),
-            app_bar(name, back=self.phone.key_back, ref="files.folder.bar"),
-        ]
+        return self.list_page(f"files.{name.lower()}", 56, rows, app_bar(name, back=self.phone.key_back, ref="files.folder.bar"))
 
 
-class Music(App):
-    key = "music"
-    label = "Music"
-    icon = "music"
-    color = (230, 81, 0)
-
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+class Music(App, key="music", label="Music", icon="music", color=(230, 81, 0)):
+    def init_state(self) -> None:
         self.playing = ""
 
     def screen(self) -> str:
         return "library"
 
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         songs = ("Blinding Lights", "Levitating", "As It Was", "Anti-Hero", "Flowers", "Stay", "Heat Waves", "Bad Habit")
         rows = [
-            list_row(
+            ui.list_row(
                 64 * i,
                 64,
                 s,
@@ -213,24 +177,22 @@ class Music(App):
             for i, s in enumerate(songs)
         ]
         views = [
-            box((0, TOP, 360, BOTTOM), WHITE),
-            scroll_list("music", (0, TOP + 56, 360, BOTTOM - 64), rows, self.phone.scroll),
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
+            ui.scroll_list("music", (0, ui.TOP + 56, 360, ui.BOTTOM - 64), rows, self.phone.scroll),
             app_bar("Library", ref="music.bar"),
         ]
         if self.playing:
-            bar = box((0, BOTTOM - 64, 360, BOTTOM), (255, 236, 224), ref="music.player")
-            bar.children.append(label((16, BOTTOM - 64, 300, BOTTOM), self.playing, size=15, bold=True))
+            bar = ui.box((0, ui.BOTTOM - 64, 360, ui.BOTTOM), (255, 236, 224), ref="music.player")
+            bar.children.append(ui.label((16, ui.BOTTOM - 64, 300, ui.BOTTOM), self.playing, size=15, bold=True))
             bar.children.append(
-                View((308, BOTTOM - 56, 348, BOTTOM - 8), kind="icon", icon="pause", icon_color=TEXT, element=False)
+                ui.View((308, ui.BOTTOM - 56, 348, ui.BOTTOM - 8), kind="icon", icon="pause", icon_color=ui.TEXT, element=False)
             )
             views.append(bar)
         return views
 
 
-class GenericApp(App):
+class GenericApp(App, icon="letter"):
     """Any app by name: a branded welcome screen with a few cards."""
-
-    icon = "letter"
 
     def __init__(self, phone: object, name: str) -> None:
         super().__init__(phone)  # type: ignore[arg-type]
@@ -239,22 +201,30 @@ class GenericApp(App):
     def screen(self) -> str:
         return "main"
 
-    def build(self) -> list[View]:
-        views: list[View] = [
-            box((0, TOP, 360, BOTTOM), (245, 246, 248)),
-            app_bar(self.label, fill=self.color, fg=WHITE, ref=f"{self.key}.bar"),
+    def build(self) -> list[ui.View]:
+        views: list[ui.View] = [
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), (245, 246, 248)),
+            app_bar(self.label, fill=self.color, fg=ui.WHITE, ref=f"{self.key}.bar"),
         ]
         views.append(
-            label((16, TOP + 76, 344, TOP + 110), f"Welcome to {self.label}", size=20, bold=True, ref=f"{self.key}.welcome")
+            ui.label(
+                (16, ui.TOP + 76, 344, ui.TOP + 110), f"Welcome to {self.label}", size=20, bold=True, ref=f"{self.key}.welcome"
+            )
         )
         for i in range(4):
-            y = TOP + 124 + 130 * i
-            card = box((12, y, 348, y + 118), WHITE, radius=12, border=FAINT, ref=f"{self.key}.card.{i}", on_tap=lambda: None)
-            card.children.append(box((24, y + 12, 84, y + 72), self.color, radius=30))
-            card.children.append(label((96, y + 16, 336, y + 40), f"{self.label} update {i + 1}", size=15, bold=True))
+            y = ui.TOP + 124 + 130 * i
+            card = ui.box(
+                (12, y, 348, y + 118), ui.WHITE, radius=12, border=ui.FAINT, ref=f"{self.key}.card.{i}", on_tap=lambda: None
+            )
+            card.children.append(ui.box((24, y + 12, 84, y + 72), self.color, radius=30))
+            card.children.append(ui.label((96, y + 16, 336, y + 40), f"{self.label} update {i + 1}", size=15, bold=True))
             card.children.append(
-                label(
-                    (96, y + 42, 336, y + 100), "Something new is waiting for you. Tap to see more.", size=13, fg=SUBTLE, lines=2
+                ui.label(
+                    (96, y + 42, 336, y + 100),
+                    "Something new is waiting for you. Tap to see more.",
+                    size=13,
+                    fg=ui.SUBTLE,
+                    lines=2,
                 )
             )
             views.append(card)
@@ -262,7 +232,7 @@ class GenericApp(App):
 
 
 @functools.lru_cache(maxsize=1024)
-def _generic_identity(name: str) -> tuple[str, str, Color]:
+def _generic_identity(name: str) -> tuple[str, str, ui.Color]:
     """Label, key and brand colour of an app by name; cached because every reset installs the same
     extra apps (a stable-hash RNG per app is most of a phone's construction time)."""
     from digirl.sim.apps import resolve_app

@@ -9,9 +9,10 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from digirl.sim import ui
+from digirl.sim.apps.base import letter_tile
 from digirl.sim.apps.search import suggestion_list
 from digirl.sim.content import stable_rng, title_case
-from digirl.sim.ui import BG, BOTTOM, FAINT, SUBTLE, TEXT, WHITE, Color, View, box, icon_button, input_field, label, scroll_list
 
 if TYPE_CHECKING:
     from digirl.sim.apps.browser import Browser
@@ -23,11 +24,11 @@ __all__ = ["SEARCH_ROW_H", "search_extra", "search_row", "site_result_titles", "
 SEARCH_ROW_H = 58
 
 
-def search_row(b: Browser, y: float, accent: Color, query: str = "") -> View:
+def search_row(b: Browser, y: float, accent: ui.Color, query: str = "") -> ui.View:
     """The site's search field and button at content y (a blocker, like the shops' search bar)."""
-    row = box((0, y, 360, y + SEARCH_ROW_H), BG, blocker=True, ref="site.searchbar")
+    row = ui.box((0, y, 360, y + SEARCH_ROW_H), ui.BG, blocker=True, ref="site.searchbar")
     row.children.append(
-        input_field(
+        ui.input_field(
             (12, y + 7, 300, y + 51),
             b.fields.get("site", query) if b.focused == "site" else query,
             placeholder=f"Search {b.page.domain}",
@@ -36,18 +37,18 @@ def search_row(b: Browser, y: float, accent: Color, query: str = "") -> View:
             ref="site.search",
             on_clear=b.clear_field("site"),
             radius=8,
-            fill=WHITE,
+            fill=ui.WHITE,
             icon="",
         )
     )
     row.children.append(
-        icon_button(
+        ui.icon_button(
             (304, y + 7, 348, y + 51),
             "search",
             b.site_search,
             ref="site.search_button",
             desc="Search",
-            color=WHITE,
+            color=ui.WHITE,
             fill=accent,
             radius=8,
         )
@@ -55,7 +56,7 @@ def search_row(b: Browser, y: float, accent: Color, query: str = "") -> View:
     return row
 
 
-def search_extra(b: Browser, y: float, accent: Color) -> tuple[float, list[View]]:
+def search_extra(b: Browser, y: float, accent: ui.Color) -> tuple[float, list[ui.View]]:
     """Where a site's page body starts below its header (at y) and the views above it: with
     ``phone.surfaces``, the search row and, while its field is focused, the suggestions under it;
     otherwise none (the pinned page; the interstitial ad has no search either)."""
@@ -85,50 +86,43 @@ def site_result_titles(domain: str, query: str, world_version: int = 0, n: int =
     return [(f.format(q=q), f"{domain} · {r.randint(1, 30)} days ago") for f in picks]
 
 
-def site_results_views(b: Browser, page: Page, top: float) -> list[View]:
+def site_results_views(b: Browser, page: Page, top: float) -> list[ui.View]:
     """The results page's views; ``top`` is where the page (under the browser's toolbar) starts."""
     head, color = _header(page.domain, top)
     bar = search_row(b, top + 56, color, page.query)
     body = top + 56 + SEARCH_ROW_H
-    rows: list[View] = [label((16, 4, 344, 30), f"Results for “{page.query}”", size=13, fg=SUBTLE, ref="site.results.title")]
+    rows: list[ui.View] = [
+        ui.label((16, 4, 344, 30), f"Results for “{page.query}”", size=13, fg=ui.SUBTLE, ref="site.results.title")
+    ]
     y = 34.0
     for i, (title, meta) in enumerate(site_result_titles(page.domain, page.query, b.phone.dyn.world_version)):
-        item = box((0, y, 360, y + 76), WHITE, ref=f"site.result.{i}", on_tap=partial(_noop), kind="list_item")
-        item.children.append(label((16, y + 8, 344, y + 48), title, size=16, lines=2, fg=TEXT))
-        item.children.append(label((16, y + 50, 344, y + 70), meta, size=12, fg=SUBTLE))
-        item.children.append(box((16, y + 75, 344, y + 76), FAINT))
+        item = ui.box((0, y, 360, y + 76), ui.WHITE, ref=f"site.result.{i}", on_tap=partial(_noop), kind="list_item")
+        item.children.append(ui.label((16, y + 8, 344, y + 48), title, size=16, lines=2, fg=ui.TEXT))
+        item.children.append(ui.label((16, y + 50, 344, y + 70), meta, size=12, fg=ui.SUBTLE))
+        item.children.append(ui.box((16, y + 75, 344, y + 76), ui.FAINT))
         rows.append(item)
         y += 76
-    views: list[View] = [scroll_list(f"page:{page.url}", (0, body, 360, BOTTOM), rows, b.phone.scroll, fill=WHITE), head, bar]
+    views: list[ui.View] = [
+        ui.scroll_list(f"page:{page.url}", (0, body, 360, ui.BOTTOM), rows, b.phone.scroll, fill=ui.WHITE),
+        head,
+        bar,
+    ]
     if b.focused == "site":
         views.append(suggestion_list(body, b.fields.get("site", ""), b.site_search_text, ref="site.sugg"))
     return views
 
 
-def _header(domain: str, top: float) -> tuple[View, Color]:
+def _header(domain: str, top: float) -> tuple[ui.View, ui.Color]:
     """The site's header as its front page draws it (reddit's own; any other site's by its colour)."""
     if domain == "reddit.com":
-        orange: Color = (255, 69, 0)
-        head = box((0, top, 360, top + 56), WHITE, blocker=True, ref="site.header")
-        head.children.append(
-            View(
-                (12, top + 12, 44, top + 44),
-                kind="text",
-                text="r",
-                fill=orange,
-                fg=WHITE,
-                radius=16,
-                size=18,
-                bold=True,
-                align="center",
-                element=False,
-            )
-        )
-        head.children.append(label((52, top, 200, top + 56), "reddit", size=22, bold=True))
+        orange: ui.Color = (255, 69, 0)
+        head = ui.box((0, top, 360, top + 56), ui.WHITE, blocker=True, ref="site.header")
+        head.children.append(letter_tile((12, top + 12, 44, top + 44), "r", orange, radius=16, size=18, bold=True))
+        head.children.append(ui.label((52, top, 200, top + 56), "reddit", size=22, bold=True))
         return head, orange
     color = stable_rng("sitecolor", domain).choice(((33, 33, 33), (0, 82, 147), (140, 20, 30), (20, 110, 70), (90, 40, 120)))
-    head = box((0, top, 360, top + 56), color, blocker=True, ref="site.header")
-    head.children.append(label((16, top, 300, top + 56), domain.split(".")[0].upper(), size=22, fg=WHITE, bold=True))
+    head = ui.box((0, top, 360, top + 56), color, blocker=True, ref="site.header")
+    head.children.append(ui.label((16, top, 300, top + 56), domain.split(".")[0].upper(), size=22, fg=ui.WHITE, bold=True))
     return head, color
 
 

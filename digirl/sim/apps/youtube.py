@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from digirl.sim import ui
 from digirl.sim.apps import yttabs
 from digirl.sim.apps.base import ScreenStackApp, letter_tile, tab_label
 from digirl.sim.apps.search import app_search_screen
@@ -16,22 +17,6 @@ from digirl.sim.content import (
     video_age,
     youtube_results,
 )
-from digirl.sim.ui import (
-    BOTTOM,
-    FAINT,
-    RED,
-    SUBTLE,
-    TEXT,
-    TOP,
-    WHITE,
-    View,
-    box,
-    button,
-    icon_button,
-    input_field,
-    label,
-    scroll_list,
-)
 
 __all__ = ["YouTube"]
 
@@ -40,28 +25,23 @@ Screen = tuple[str, object]
 _CHANNEL_RED = (204, 0, 0)
 
 
-def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> View:
+def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> ui.View:
     col = stable_rng("thumb", key).choice(((60, 64, 80), (120, 60, 60), (40, 90, 120), (90, 110, 60), (110, 80, 140)))
-    t = box((x0, y0, x1, y1), col, radius=8)
+    t = ui.box((x0, y0, x1, y1), col, radius=8)
     s = min(x1 - x0, y1 - y0) * 0.4
     cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
     t.children.append(
-        View(
+        ui.View(
             (cx - s / 2, cy - s / 2, cx + s / 2, cy + s / 2), kind="icon", icon="play", icon_color=(235, 235, 235), element=False
         )
     )
     return t
 
 
-class YouTube(ScreenStackApp):
-    key = "youtube"
-    label = "YouTube"
-    icon = "youtube"
-    color = WHITE
-    rates = True
+class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", color=ui.WHITE, rates=True):
+    results_scroll = "yt.results"
 
-    def __init__(self, phone: object) -> None:
-        super().__init__(phone)  # type: ignore[arg-type]
+    def init_state(self) -> None:
         self.stack: list[Screen] = [("home", None)]
         #: Channels subscribed to during the episode (``norm_name`` of the channel).
         self.subscriptions: set[str] = set()
@@ -80,14 +60,14 @@ class YouTube(ScreenStackApp):
         if name == "watch" and isinstance(arg, Video):
             self.history.append(arg.channel)
 
-    def _subscribe_button(self, rect: tuple[float, float, float, float], channel: str, ref: str) -> View:
+    def _subscribe_button(self, rect: tuple[float, float, float, float], channel: str, ref: str) -> ui.View:
         on = norm_name(channel) in self.subscriptions
-        return button(
+        return ui.button(
             rect,
             "Subscribed" if on else "Subscribe",
             lambda: self.toggle_subscription(channel),
             ref=ref,
-            color=TEXT,
+            color=ui.TEXT,
             radius=16,
             size=13,
             style="tonal" if on else "filled",
@@ -110,24 +90,7 @@ class YouTube(ScreenStackApp):
             "subscriptions": sorted(self.subscriptions),
         }
 
-    def start_search(self) -> None:
-        q = self.top[1] if self.top[0] == "results" else ""
-        self.push("search")
-        self.fields["q"] = str(q or "")
-        self.focus("q")
-
-    def submit(self, name: str) -> None:
-        q = self.fields.get("q", "").strip()
-        if q:
-            self.run_query(q)
-
-    def run_query(self, q: str) -> None:
-        if self.top[0] == "search":
-            self.stack.pop()
-        self.push("results", q.strip())
-        self.phone.scroll.pop("yt.results", None)
-
-    def build(self) -> list[View]:
+    def build(self) -> list[ui.View]:
         s, arg = self.top
         if s == "search":
             return self._search()
@@ -139,79 +102,73 @@ class YouTube(ScreenStackApp):
             return self._watch(arg)
         return self._home()
 
-    def _bar(self, back: bool = False) -> View:
-        bar = box((0, TOP, 360, TOP + 52), WHITE, blocker=True, ref="yt.bar")
+    def _bar(self, back: bool = False) -> ui.View:
+        bar = ui.box((0, ui.TOP, 360, ui.TOP + 52), ui.WHITE, blocker=True, ref="yt.bar")
         x = 12
         if back:
-            bar.children.append(
-                icon_button(
-                    (4, TOP + 6, 44, TOP + 46), "back", self.phone.key_back, ref="yt.back", desc="Navigate up", color=TEXT
-                )
-            )
+            bar.children.append(self.back_button((4, ui.TOP + 6, 44, ui.TOP + 46), ref="yt.back", desc="Navigate up"))
             x = 48
-        bar.children.append(View((x, TOP + 12, x + 38, TOP + 40), kind="icon", icon="youtube", element=False))
-        bar.children.append(label((x + 42, TOP, x + 140, TOP + 52), "YouTube", size=19, bold=True, ref="yt.logo"))
+        bar.children.append(ui.View((x, ui.TOP + 12, x + 38, ui.TOP + 40), kind="icon", icon="youtube", element=False))
+        bar.children.append(ui.label((x + 42, ui.TOP, x + 140, ui.TOP + 52), "YouTube", size=19, bold=True, ref="yt.logo"))
+        bar.children.append(self.search_button((264, ui.TOP + 6, 304, ui.TOP + 46), ref="yt.search"))
         bar.children.append(
-            icon_button((264, TOP + 6, 304, TOP + 46), "search", self.start_search, ref="yt.search", desc="Search", color=TEXT)
-        )
-        bar.children.append(
-            icon_button((308, TOP + 6, 352, TOP + 46), "person", None, ref="yt.account", desc="Account", color=TEXT)
+            ui.icon_button((308, ui.TOP + 6, 352, ui.TOP + 46), "person", None, ref="yt.account", desc="Account", color=ui.TEXT)
         )
         return bar
 
-    def _video_row(self, y: float, v: Video, ref: str) -> View:
-        row = box((0, y, 360, y + 96), WHITE, ref=ref, on_tap=partial(self.push, "watch", v), kind="list_item")
+    def _video_row(self, y: float, v: Video, ref: str) -> ui.View:
+        row = ui.box((0, y, 360, y + 96), ui.WHITE, ref=ref, on_tap=partial(self.push, "watch", v), kind="list_item")
         row.children.append(_thumb(12, y + 8, 152, y + 88, v.vid))
-        row.children.append(label((162, y + 8, 350, y + 50), v.title, size=14, lines=2))
-        row.children.append(label((162, y + 52, 350, y + 70), v.channel, size=12, fg=SUBTLE, ref=f"{ref}.channel"))
-        row.children.append(label((162, y + 70, 350, y + 88), f"{v.views} · {video_age(v)}", size=12, fg=SUBTLE))
+        row.children.append(ui.label((162, y + 8, 350, y + 50), v.title, size=14, lines=2))
+        row.children.append(ui.label((162, y + 52, 350, y + 70), v.channel, size=12, fg=ui.SUBTLE, ref=f"{ref}.channel"))
+        row.children.append(ui.label((162, y + 70, 350, y + 88), f"{v.views} · {video_age(v)}", size=12, fg=ui.SUBTLE))
         return row
 
-    def _home(self) -> list[View]:
+    def _home(self) -> list[ui.View]:
         feed = youtube_results("trending music", self.phone.dyn.world_version)
         rows = [self._video_row(8 + 100 * i, v, f"yt.feed.{i}") for i, v in enumerate(feed)]
         if self.phone.surfaces:  # the bottom navigation (Home, Shorts, Subscriptions, Library)
-            feed_list = scroll_list("yt.home", (0, TOP + 52, 360, BOTTOM - 64), rows, self.phone.scroll, fill=WHITE)
+            feed_list = ui.scroll_list("yt.home", (0, ui.TOP + 52, 360, ui.BOTTOM - 64), rows, self.phone.scroll, fill=ui.WHITE)
             return yttabs.tab_views(self, [feed_list, self._bar()])
-        return [scroll_list("yt.home", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), self._bar()]
+        return [ui.scroll_list("yt.home", (0, ui.TOP + 52, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE), self._bar()]
 
-    def _search(self) -> list[View]:
+    def _search(self) -> list[ui.View]:
         return app_search_screen(
             self, ref="yt", back_ref="yt.search.back", placeholder="Search YouTube", height=56, fill=(242, 242, 242)
         )
 
-    def _results(self, q: str) -> list[View]:
+    def _results(self, q: str) -> list[ui.View]:
         dyn = self.phone.dyn
-        rows: list[View] = []
+        rows: list[ui.View] = []
         y = 8.0 + dyn.list_offset * 0.5
         if dyn.has_ad("yt", q.lower()):
-            ad = box((12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.yt", on_tap=lambda: None)
-            ad.children.append(label((24, y + 6, 336, y + 24), "Ad · Sponsored", size=11, fg=SUBTLE))
-            ad.children.append(label((24, y + 26, 336, y + 54), "Try Premium free for 1 month", size=15))
+            ad = ui.box((12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.yt", on_tap=lambda: None)
+            ad.children.append(ui.label((24, y + 6, 336, y + 24), "Ad · Sponsored", size=11, fg=ui.SUBTLE))
+            ad.children.append(ui.label((24, y + 26, 336, y + 54), "Try Premium free for 1 month", size=15))
             rows.append(ad)
             y += 76
         name = title_case(q)
-        ch = box((0, y, 360, y + 88), WHITE, ref="yt.channel_result", on_tap=lambda: self.push("channel", name), kind="list_item")
+        ch = ui.box(
+            (0, y, 360, y + 88), ui.WHITE, ref="yt.channel_result", on_tap=lambda: self.push("channel", name), kind="list_item"
+        )
         ch.children.append(letter_tile((20, y + 12, 84, y + 76), name[:1].upper(), _CHANNEL_RED, radius=32, size=26))
-        ch.children.append(label((100, y + 14, 350, y + 38), name, size=16, bold=True))
+        ch.children.append(ui.label((100, y + 14, 350, y + 38), name, size=16, bold=True))
         subs = stable_rng("subs", norm_name(q)).randint(2, 900)
         ch.children.append(
-            label((100, y + 38, 350, y + 58), f"@{norm_name(q)[:18]} · {subs / 10:.1f}M subscribers", size=12, fg=SUBTLE)
+            ui.label((100, y + 38, 350, y + 58), f"@{norm_name(q)[:18]} · {subs / 10:.1f}M subscribers", size=12, fg=ui.SUBTLE)
         )
-        ch.children.append(box((0, y + 87, 360, y + 88), FAINT))
+        ch.children.append(ui.box((0, y + 87, 360, y + 88), ui.FAINT))
         rows.append(ch)
         y += 96
         vids = youtube_results(q, dyn.world_version)
         for i, j in enumerate(dyn.order(len(vids), "yt", q.lower())):
             rows.append(self._video_row(y, vids[j], f"yt.result.{i}"))
             y += 100
-        bar = box((0, TOP, 360, TOP + 56), WHITE, blocker=True)
+        bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), ui.WHITE, blocker=True)
+        bar.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="yt.back"))
         bar.children.append(
-            icon_button((4, TOP + 8, 44, TOP + 48), "back", self.phone.key_back, ref="yt.back", desc="Back", color=TEXT)
-        )
-        bar.children.append(
-            input_field(
-                (48, TOP + 8, 352, TOP + 48),
+            ui.input_field(
+                (48, ui.TOP + 8, 352, ui.TOP + 48),
                 q,
                 placeholder="Search YouTube",
                 focused=False,
@@ -222,40 +179,47 @@ class YouTube(ScreenStackApp):
                 icon="",
             )
         )
-        return [scroll_list("yt.results", (0, TOP + 56, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), bar]
+        return [ui.scroll_list("yt.results", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE), bar]
 
-    def _channel(self, name: str) -> list[View]:
+    def _channel(self, name: str) -> list[ui.View]:
         vids = channel_videos(name, self.phone.dyn.world_version)
-        rows: list[View] = [
-            box((0, 0, 360, 90), (180, 30, 30), children=[label((16, 20, 344, 70), name, size=24, fg=WHITE, bold=True)])
+        rows: list[ui.View] = [
+            ui.box((0, 0, 360, 90), (180, 30, 30), children=[ui.label((16, 20, 344, 70), name, size=24, fg=ui.WHITE, bold=True)])
         ]
-        rows.append(label((16, 98, 250, 122), name, size=18, bold=True, ref="yt.channel.name"))
+        rows.append(ui.label((16, 98, 250, 122), name, size=18, bold=True, ref="yt.channel.name"))
         rows.append(self._subscribe_button((260, 96, 348, 128), name, "yt.channel.subscribe"))
         for i, t in enumerate(("Home", "Videos", "Shorts", "Playlists")):
-            rows.append(tab_label((12 + 84 * i, 136, 92 + 84 * i, 172), t, t == "Videos", TEXT, element=True))
-        rows.append(box((96, 170, 176, 173), TEXT))
+            rows.append(tab_label((12 + 84 * i, 136, 92 + 84 * i, 172), t, t == "Videos", ui.TEXT, element=True))
+        rows.append(ui.box((96, 170, 176, 173), ui.TEXT))
         y = 180.0
         for i, v in enumerate(vids):
             rows.append(self._video_row(y, v, f"yt.chvideo.{i}"))
             y += 100
-        return [scroll_list("yt.channel", (0, TOP + 52, 360, BOTTOM), rows, self.phone.scroll, fill=WHITE), self._bar(back=True)]
+        return [
+            ui.scroll_list("yt.channel", (0, ui.TOP + 52, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE),
+            self._bar(back=True),
+        ]
 
-    def _watch(self, v: Video) -> list[View]:
-        views: list[View] = [box((0, TOP, 360, BOTTOM), WHITE)]
-        player = box((0, TOP, 360, TOP + 202), (0, 0, 0), ref="yt.player")
-        player.children.append(View((156, TOP + 77, 204, TOP + 125), kind="icon", icon="pause", icon_color=WHITE, element=False))
-        player.children.append(box((0, TOP + 198, 140, TOP + 202), RED))
-        player.children.append(label((12, TOP + 172, 200, TOP + 194), "0:12 / 3:45", size=11, fg=WHITE))
+    def _watch(self, v: Video) -> list[ui.View]:
+        views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
+        player = ui.box((0, ui.TOP, 360, ui.TOP + 202), (0, 0, 0), ref="yt.player")
+        player.children.append(
+            ui.View((156, ui.TOP + 77, 204, ui.TOP + 125), kind="icon", icon="pause", icon_color=ui.WHITE, element=False)
+        )
+        player.children.append(ui.box((0, ui.TOP + 198, 140, ui.TOP + 202), ui.RED))
+        player.children.append(ui.label((12, ui.TOP + 172, 200, ui.TOP + 194), "0:12 / 3:45", size=11, fg=ui.WHITE))
         views.append(player)
-        views.append(label((12, TOP + 210, 348, TOP + 258), v.title, size=16, bold=True, lines=2, ref="yt.watch.title"))
-        views.append(label((12, TOP + 260, 348, TOP + 280), f"{v.views} · {video_age(v)}", size=12, fg=SUBTLE))
-        chan = box((0, TOP + 288, 360, TOP + 340), WHITE, ref="yt.watch.channel", on_tap=lambda: self.push("channel", v.channel))
-        chan.children.append(letter_tile((12, TOP + 294, 52, TOP + 334), v.channel[:1], _CHANNEL_RED, radius=20, size=18))
-        chan.children.append(label((62, TOP + 288, 250, TOP + 340), v.channel, size=15, bold=True))
-        chan.children.append(self._subscribe_button((260, TOP + 298, 348, TOP + 330), v.channel, "yt.subscribe"))
+        views.append(ui.label((12, ui.TOP + 210, 348, ui.TOP + 258), v.title, size=16, bold=True, lines=2, ref="yt.watch.title"))
+        views.append(ui.label((12, ui.TOP + 260, 348, ui.TOP + 280), f"{v.views} · {video_age(v)}", size=12, fg=ui.SUBTLE))
+        chan = ui.box(
+            (0, ui.TOP + 288, 360, ui.TOP + 340), ui.WHITE, ref="yt.watch.channel", on_tap=lambda: self.push("channel", v.channel)
+        )
+        chan.children.append(letter_tile((12, ui.TOP + 294, 52, ui.TOP + 334), v.channel[:1], _CHANNEL_RED, radius=20, size=18))
+        chan.children.append(ui.label((62, ui.TOP + 288, 250, ui.TOP + 340), v.channel, size=15, bold=True))
+        chan.children.append(self._subscribe_button((260, ui.TOP + 298, 348, ui.TOP + 330), v.channel, "yt.subscribe"))
         views.append(chan)
-        views.append(label((12, TOP + 348, 348, TOP + 372), "Up next", size=14, bold=True))
+        views.append(ui.label((12, ui.TOP + 348, 348, ui.TOP + 372), "Up next", size=14, bold=True))
         nxt = youtube_results(v.channel, self.phone.dyn.world_version)[:3]
         for i, n in enumerate(nxt):
-            views.append(self._video_row(TOP + 376 + 100 * i, n, f"yt.next.{i}"))
+            views.append(self._video_row(ui.TOP + 376 + 100 * i, n, f"yt.next.{i}"))
         return views

@@ -9,8 +9,9 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from digirl.sim import ui
+from digirl.sim.apps.base import letter_tile
 from digirl.sim.content import channel_videos, stable_rng, title_case
-from digirl.sim.ui import BOTTOM, SUBTLE, TEXT, TOP, WHITE, View, box, label, list_row, scroll_list
 
 if TYPE_CHECKING:
     from digirl.sim.apps.youtube import YouTube
@@ -28,28 +29,30 @@ def select_tab(yt: YouTube, tab: str) -> None:
     yt.blur()
 
 
-def _nav(yt: YouTube) -> View:
-    bar = box((0, BOTTOM - _NAV, 360, BOTTOM), WHITE, blocker=True, ref="yt.tabs")
-    bar.children.append(box((0, BOTTOM - _NAV, 360, BOTTOM - _NAV + 1), (229, 229, 229)))
+def _nav(yt: YouTube) -> ui.View:
+    bar = ui.box((0, ui.BOTTOM - _NAV, 360, ui.BOTTOM), ui.WHITE, blocker=True, ref="yt.tabs")
+    bar.children.append(ui.box((0, ui.BOTTOM - _NAV, 360, ui.BOTTOM - _NAV + 1), (229, 229, 229)))
     for i, t in enumerate(YT_TABS):
         sel = t == yt.tab
         x0 = 90 * i
-        item = View(
-            (x0, BOTTOM - _NAV, x0 + 90, BOTTOM),
+        item = ui.View(
+            (x0, ui.BOTTOM - _NAV, x0 + 90, ui.BOTTOM),
             kind="tab",
             ref=f"yt.tab.{t.lower()}",
             placeholder=t,
             on_tap=partial(select_tab, yt, t),
         )
         item.children.append(
-            View((x0 + 33, BOTTOM - 58, x0 + 57, BOTTOM - 34), kind="icon", icon=_ICONS[t], icon_color=TEXT, element=False)
+            ui.View(
+                (x0 + 33, ui.BOTTOM - 58, x0 + 57, ui.BOTTOM - 34), kind="icon", icon=_ICONS[t], icon_color=ui.TEXT, element=False
+            )
         )
-        item.children.append(label((x0, BOTTOM - 30, x0 + 90, BOTTOM - 10), t, size=11, align="center", bold=sel))
+        item.children.append(ui.label((x0, ui.BOTTOM - 30, x0 + 90, ui.BOTTOM - 10), t, size=11, align="center", bold=sel))
         bar.children.append(item)
     return bar
 
 
-def tab_views(yt: YouTube, home: list[View]) -> list[View]:
+def tab_views(yt: YouTube, home: list[ui.View]) -> list[ui.View]:
     """The bottom screen's views for the current tab (``home``: the feed's views) and the nav bar."""
     if yt.tab == "Shorts":
         views = _shorts(yt)
@@ -62,30 +65,32 @@ def tab_views(yt: YouTube, home: list[View]) -> list[View]:
     return [*views, _nav(yt)]
 
 
-def _shorts(yt: YouTube) -> list[View]:
+def _shorts(yt: YouTube) -> list[ui.View]:
     r = stable_rng("yt-short", yt.phone.dyn.world_version)
     who = r.choice(("DailyLaughs", "ChefInAMinute", "TechTips", "PetPals", "StreetDance"))
-    low = BOTTOM - _NAV
+    low = ui.BOTTOM - _NAV
     # Children of the dark player, as the watch page's player: text and icon are drawn on its fill.
-    player = box((0, TOP, 360, low), (18, 18, 18), ref="yt.short")
-    player.children.append(label((16, TOP + 12, 200, TOP + 40), "Shorts", size=19, fg=WHITE, bold=True))
-    player.children.append(View((156, TOP + 236, 204, TOP + 284), kind="icon", icon="pause", icon_color=WHITE, element=False))
-    player.children.append(label((16, low - 92, 280, low - 68), f"@{who}", size=15, fg=WHITE, bold=True))
-    player.children.append(label((16, low - 66, 300, low - 20), "Wait for the end #shorts", size=14, fg=WHITE, lines=2))
+    player = ui.box((0, ui.TOP, 360, low), (18, 18, 18), ref="yt.short")
+    player.children.append(ui.label((16, ui.TOP + 12, 200, ui.TOP + 40), "Shorts", size=19, fg=ui.WHITE, bold=True))
+    player.children.append(
+        ui.View((156, ui.TOP + 236, 204, ui.TOP + 284), kind="icon", icon="pause", icon_color=ui.WHITE, element=False)
+    )
+    player.children.append(ui.label((16, low - 92, 280, low - 68), f"@{who}", size=15, fg=ui.WHITE, bold=True))
+    player.children.append(ui.label((16, low - 66, 300, low - 20), "Wait for the end #shorts", size=14, fg=ui.WHITE, lines=2))
     return [player]
 
 
-def _subscriptions(yt: YouTube) -> list[View]:
+def _subscriptions(yt: YouTube) -> list[ui.View]:
     names = sorted(yt.channel_names[c] for c in yt.subscriptions if c in yt.channel_names)
-    rows: list[View] = []
+    rows: list[ui.View] = []
     if not names:
-        rows.append(label((24, 40, 336, 72), "No subscriptions yet", size=18, bold=True, align="center"))
+        rows.append(ui.label((24, 40, 336, 72), "No subscriptions yet", size=18, bold=True, align="center"))
         rows.append(
-            label(
+            ui.label(
                 (24, 76, 336, 124),
                 "Subscribe to channels to see their newest videos here",
                 size=14,
-                fg=SUBTLE,
+                fg=ui.SUBTLE,
                 align="center",
                 lines=2,
             )
@@ -93,40 +98,28 @@ def _subscriptions(yt: YouTube) -> list[View]:
     else:
         for i, n in enumerate(names[:5]):
             x0 = 12 + 68 * i
-            rows.append(
-                View(
-                    (x0 + 8, 8, x0 + 56, 56),
-                    kind="text",
-                    text=n[:1].upper(),
-                    fill=_RED,
-                    fg=WHITE,
-                    radius=24,
-                    size=20,
-                    align="center",
-                    element=False,
-                )
-            )
-            rows.append(label((x0, 58, x0 + 64, 76), n, size=11, align="center", ref=f"yt.subs.channel.{i}"))
+            rows.append(letter_tile((x0 + 8, 8, x0 + 56, 56), n[:1].upper(), _RED, radius=24, size=20))
+            rows.append(ui.label((x0, 58, x0 + 64, 76), n, size=11, align="center", ref=f"yt.subs.channel.{i}"))
         y = 88.0
         vids = sorted((v for n in names for v in channel_videos(n, yt.phone.dyn.world_version)[:2]), key=lambda v: v.age_days)
         for i, v in enumerate(vids):
             rows.append(yt._video_row(y, v, f"yt.subs.video.{i}"))
             y += 100
-    head = box((0, TOP, 360, TOP + 52), WHITE, blocker=True)
-    head.children.append(label((16, TOP, 300, TOP + 52), "Subscriptions", size=19, bold=True, ref="yt.subs.title"))
-    return [scroll_list("yt.subs", (0, TOP + 52, 360, BOTTOM - _NAV), rows, yt.phone.scroll, fill=WHITE), head]
+    head = ui.box((0, ui.TOP, 360, ui.TOP + 52), ui.WHITE, blocker=True)
+    head.children.append(ui.label((16, ui.TOP, 300, ui.TOP + 52), "Subscriptions", size=19, bold=True, ref="yt.subs.title"))
+    return [ui.scroll_list("yt.subs", (0, ui.TOP + 52, 360, ui.BOTTOM - _NAV), rows, yt.phone.scroll, fill=ui.WHITE), head]
 
 
-def _library(yt: YouTube) -> list[View]:
-    rows: list[View] = []
+def _library(yt: YouTube) -> list[ui.View]:
+    rows: list[ui.View] = []
     watched = list(dict.fromkeys(title_case(c) for c in yt.history))
-    rows.append(label((16, 0, 344, 32), "History", size=16, bold=True))
+    rows.append(ui.label((16, 0, 344, 32), "History", size=16, bold=True))
     if watched:
-        rows.append(label((16, 32, 344, 56), "Watched today: " + ", ".join(watched[:3]), size=13, fg=SUBTLE))
+        rows.append(ui.label((16, 32, 344, 56), "Watched today: " + ", ".join(watched[:3]), size=13, fg=ui.SUBTLE))
     else:
-        rows.append(label((16, 32, 344, 56), "Videos you watch will show up here", size=13, fg=SUBTLE))
+        rows.append(ui.label((16, 32, 344, 56), "Videos you watch will show up here", size=13, fg=ui.SUBTLE))
     for i, (t, icon) in enumerate((("Your videos", "video"), ("Watch later", "clock"), ("Liked videos", "star"))):
-        rows.append(list_row(64 + 64 * i, 64, t, ref=f"yt.library.{i}", icon=icon, icon_color=TEXT, divider=False))
-    head = box((0, TOP, 360, TOP + 52), WHITE, blocker=True)
-    head.children.append(label((16, TOP, 300, TOP + 52), "Library", size=19, bold=True, ref="yt.library.title"))
-    return [scroll_list("yt.library", (0, TOP + 52, 360, BOTTOM - _NAV), rows, yt.phone.scroll, fill=WHITE), head]
+        rows.append(ui.list_row(64 + 64 * i, 64, t, ref=f"yt.library.{i}", icon=icon, icon_color=ui.TEXT, divider=False))
+    head = ui.box((0, ui.TOP, 360, ui.TOP + 52), ui.WHITE, blocker=True)
+    head.children.append(ui.label((16, ui.TOP, 300, ui.TOP + 52), "Library", size=19, bold=True, ref="yt.library.title"))
+    return [ui.scroll_list("yt.library", (0, ui.TOP + 52, 360, ui.BOTTOM - _NAV), rows, yt.phone.scroll, fill=ui.WHITE), head]
