@@ -71,7 +71,7 @@ if __package__ in (None, ""):  # run as a script: the repository root on the pat
 
 from benchmarks.studies.device_variation_report import FIGURES, device_check, markdown, paired, seed_row, spread
 from digirl.experiments.subruns import StoppedError, children_stop_with_me, run_all, run_cli
-from digirl.utils.provenance import machine_info, result_metadata
+from digirl.utils.provenance import git_revision, machine_info, result_metadata
 
 SCRIPT = Path(__file__).resolve()
 OBSERVATION = "screenshot"
@@ -309,16 +309,6 @@ def run_seed(seed: int, a: argparse.Namespace, clock: Clock) -> dict[str, Any]:
     return record
 
 
-def _git_revision() -> str:
-    root = SCRIPT.parents[2]
-    try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (not a git checkout)"
-    return rev + ("+uncommitted" if dirty.strip() else "")
-
-
 def summarize(records: list[dict[str, Any]], a: argparse.Namespace, wall_s: float, argv: list[str]) -> dict[str, Any]:
     done = [r for r in records if r["stopped"] is None]
     rows = [seed_row(r) for r in done]
@@ -371,7 +361,7 @@ def summarize(records: list[dict[str, Any]], a: argparse.Namespace, wall_s: floa
         "hard_s": a.hard_s,
         "cpu_count": meta["machine"]["cpus"],
         "gpu_model": meta["gpu"],
-        "git_revision": _git_revision(),
+        "git_revision": git_revision() or "unknown (not a git checkout)",
         "command_line": " ".join(["python", "benchmarks/studies/device_variation.py", *argv]),
         **meta,
     }

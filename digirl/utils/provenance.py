@@ -3,15 +3,17 @@
 A result is only as honest as what it says about itself: what the agent saw (``observation``:
 ``screenshot`` or ``screenshot+elements``), which split its recipe or checkpoint was chosen on
 (``selection_split``: ``validation``, ``test``, ``none`` or ``unspecified``), the GPU model and the
-machine, and the exact command. Writers call :func:`result_metadata` and merge it into their JSON;
+machine, the exact command and the source revision. Writers call :func:`result_metadata` and merge it into their JSON;
 the command line sets the run's part once (:func:`set_run_context`) after its config is settled, so
 writers deep in a run (periodic evaluations) need no extra arguments.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -20,6 +22,7 @@ from typing import Any
 
 __all__ = [
     "SELECTION_SPLITS",
+    "git_revision",
     "gpu_name",
     "machine_info",
     "result_metadata",
@@ -90,11 +93,34 @@ def machine_info() -> dict[str, Any]:
     return out
 
 
+#: Set this where the source tree is a copy without ``.git`` (a GPU machine's copy of the working tree):
+#: its value is recorded as the result's ``git_revision``.
+REVISION_ENV = "DIGIRL_GIT_REVISION"
+
+
+@functools.cache
+def git_revision() -> str | None:
+    """The commit the running ``digirl`` was imported from: ``$DIGIRL_GIT_REVISION`` when set, else
+    ``git rev-parse HEAD`` of its source tree, with ``+uncommitted`` when tracked files differ from it;
+    ``None`` for an installed copy outside any git checkout."""
+    if os.environ.get(REVISION_ENV):
+        return os.environ[REVISION_ENV]
+    root = Path(__file__).resolve().parents[2]
+    try:
+        run = functools.partial(subprocess.run, cwd=root, capture_output=True, text=True, check=True, timeout=10)
+        rev = run(["git", "rev-parse", "HEAD"]).stdout.strip()
+        dirty = run(["git", "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("+uncommitted" if dirty else "") if rev else None
+
+
 def result_metadata(
     *, observation: str | None = None, selection_split: str | None = None, command: Sequence[str] | None = None
 ) -> dict[str, Any]:
     """The fields every result JSON carries: ``observation``, ``selection_split``, ``gpu``, ``machine``,
-    ``command`` (the exact argv, a list) and ``date``; arguments override the run's context."""
+    ``command`` (the exact argv, a list), ``git_revision`` and ``date``; arguments override the run's
+    context."""
     from digirl import __version__
 
     if selection_split is not None and selection_split not in SELECTION_SPLITS:
@@ -107,6 +133,7 @@ def result_metadata(
         "machine": machine,
         "command": list(command if command is not None else sys.argv),
         "digirl_version": __version__,
+        "git_revision": git_revision(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
 

@@ -35,6 +35,22 @@ def test_result_metadata_fields() -> None:
         set_run_context(selection_split="best")
 
 
+def test_git_revision_is_recorded_and_can_be_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    provenance.git_revision.cache_clear()
+    monkeypatch.setenv(provenance.REVISION_ENV, "abc1234")
+    try:
+        assert result_metadata()["git_revision"] == "abc1234"
+        provenance.git_revision.cache_clear()
+        monkeypatch.delenv(provenance.REVISION_ENV)
+        rev = provenance.git_revision()
+        if rev is None:
+            pytest.skip("the tests run from a copy that is not a git checkout")
+        # a 40-hex commit, maybe marked as having uncommitted changes
+        assert len(rev.split("+")[0]) == 40 and rev.split("+")[1:] in ([], ["uncommitted"])
+    finally:
+        provenance.git_revision.cache_clear()
+
+
 def test_gpu_name_is_the_device_model_or_none() -> None:
     import torch
 

@@ -255,6 +255,26 @@ class ScreenStackApp(App):
     #: The results list's scroll key: a new query shows its results from the top.
     results_scroll: str
 
+    def build(self) -> list[ui.View]:
+        """The search flow's two screens (the search field; the results of the query on the stack),
+        else :meth:`build_screen` for the app's own screens."""
+        s, arg = self.top
+        if s == "search":
+            return self._search()
+        if s == "results":
+            return self._results(str(arg))
+        return self.build_screen(s, arg)
+
+    def _search(self) -> list[ui.View]:
+        raise NotImplementedError
+
+    def _results(self, q: str) -> list[ui.View]:
+        raise NotImplementedError
+
+    def build_screen(self, name: str, arg: object) -> list[ui.View]:
+        """The views of the app's screen ``name`` (anything but "search" and "results")."""
+        raise NotImplementedError
+
     def search_button(self, rect: ui.Rect, *, ref: str) -> ui.View:
         """A top bar's magnifier: it opens the search screen."""
         return ui.icon_button(rect, "search", self.start_search, ref=ref, desc="Search", color=ui.TEXT)

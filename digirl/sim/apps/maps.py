@@ -92,12 +92,7 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
         items = places(place_query(q) or q, self.phone.dyn.world_version)
         return [items[j] for j in self.phone.dyn.order(len(items), "maps", q.lower())]
 
-    def build(self) -> list[ui.View]:
-        s, arg = self.top
-        if s == "search":
-            return self._search()
-        if s == "results":
-            return self._results()
+    def build_screen(self, s: str, arg: object) -> list[ui.View]:
         if s == "place" and isinstance(arg, Place):
             return self._place(arg)
         if s == "directions" and isinstance(arg, Place):
@@ -151,8 +146,7 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
     def _search(self) -> list[ui.View]:
         return app_search_screen(self, ref="maps", back_ref="maps.back", placeholder="Search here")
 
-    def _results(self) -> list[ui.View]:
-        q = self.query
+    def _results(self, q: str) -> list[ui.View]:
         rows: list[ui.View] = []
         y = 8.0 + self.phone.dyn.list_offset * 0.5
         for i, p in enumerate(self.results()):

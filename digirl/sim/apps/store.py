@@ -138,12 +138,7 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
             radius=18,
         )
 
-    def build(self) -> list[ui.View]:
-        s, arg = self.top
-        if s == "search":
-            return self._search()
-        if s == "results":
-            return self._results(str(arg))
+    def build_screen(self, s: str, arg: object) -> list[ui.View]:
         if s == "app" and isinstance(arg, StoreApp):
             views = self._app(arg)
         elif s == "manage":

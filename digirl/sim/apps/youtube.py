@@ -90,12 +90,7 @@ class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", co
             "subscriptions": sorted(self.subscriptions),
         }
 
-    def build(self) -> list[ui.View]:
-        s, arg = self.top
-        if s == "search":
-            return self._search()
-        if s == "results":
-            return self._results(str(arg))
+    def build_screen(self, s: str, arg: object) -> list[ui.View]:
         if s == "channel":
             return self._channel(str(arg))
         if s == "watch" and isinstance(arg, Video):
