@@ -101,6 +101,21 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 EXTRA_FAMILIES = ("compound", "go_home", "add_to_cart", "app_search", "calculate", "app_page", "site_search")
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)
+#: English month names, January first: the calendar app, date phrases and the launcher's date widget.
+MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 SHOP_SITES = ("costco.com", "bestbuy.com", "target.com", "walmart.com", "newegg.com", "ebay.com")
 #: Built-in task sets and the families they pose.
 TASKSET_FAMILIES: dict[str, tuple[str, ...]] = {

@@ -10,24 +10,9 @@ from functools import partial
 
 from digirl.sim import ui
 from digirl.sim.apps.base import App, app_bar, fab
-from digirl.sim.intents import TODAY
+from digirl.sim.intents import MONTH_NAMES, TODAY
 
 __all__ = ["Calendar", "Event", "parse_clock_time"]
-
-_MONTHS = (
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
 
 
 @dataclass
@@ -136,7 +121,7 @@ class Calendar(App, key="calendar", label="Calendar", icon="calendar", color=(26
             return self._editor()
         y, m = self.month
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]
-        views.append(app_bar(f"{_MONTHS[m - 1]} {y}", ref="calendar.bar"))
+        views.append(app_bar(f"{MONTH_NAMES[m - 1]} {y}", ref="calendar.bar"))
         views.append(
             ui.icon_button(
                 (264, ui.TOP + 8, 304, ui.TOP + 48),

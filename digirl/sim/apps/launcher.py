@@ -11,6 +11,7 @@ from digirl.core.actions import SwipeDirection
 from digirl.sim import ui
 from digirl.sim.apps.base import App, letter_tile
 from digirl.sim.content import stable_rng
+from digirl.sim.intents import MONTH_NAMES
 
 __all__ = ["DOCK_APPS", "HOME_APPS", "Launcher", "app_icon_view"]
 
@@ -18,7 +19,7 @@ HOME_APPS = ("playstore", "gmail", "maps", "youtube", "settings", "clock", "phot
 DOCK_APPS = ("phone", "messages", "chrome", "camera")
 _MULTICOLOR = {"chrome", "google", "photos", "youtube", "store"}
 _WALLPAPERS: tuple[ui.Color, ...] = ((38, 70, 115), (46, 94, 84), (74, 52, 104))
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTHS = tuple(m[:3] for m in MONTH_NAMES)
 
 
 def app_icon_view(

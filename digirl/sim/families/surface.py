@@ -19,13 +19,12 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.apps.calendar import _MONTHS
 from digirl.sim.apps.clock import TABS as CLOCK_TABS
 from digirl.sim.apps.simple import FILE_FOLDERS, Calculator
 from digirl.sim.families.pages import SURFACE_PAGE_KINDS
 from digirl.sim.family_registry import builtin_family
 from digirl.sim.goals import TaskContext
-from digirl.sim.intents import Intent
+from digirl.sim.intents import MONTH_NAMES, Intent
 from digirl.sim.plans import ExpertStep, in_app
 
 if TYPE_CHECKING:
@@ -133,7 +132,7 @@ def _month_page(text: str) -> str | None:
     m = re.fullmatch(r"([a-z]+)(?:\s+(\d{4}))?", t)
     if m is None:
         return None
-    names = [x.lower() for x in _MONTHS]
+    names = [x.lower() for x in MONTH_NAMES]
     word = m.group(1)
     hits = [i for i, n in enumerate(names) if word in (n, n[:3])]
     if not hits:

@@ -6,26 +6,13 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from digirl.sim.intents import TODAY
+from digirl.sim.intents import MONTH_NAMES, TODAY
 from digirl.sim.tasks.normalize import parse_time_phrase
 
 __all__ = ["parse_date", "split_when"]
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
+_MONTHS = tuple(m.lower() for m in MONTH_NAMES)
 _MONTH_RX = "|".join(m[:3] + f"(?:{m[3:]})?" for m in _MONTHS) + "|sept"
 
 
