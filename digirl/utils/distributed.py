@@ -246,8 +246,9 @@ class GradSync:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         try:
-            if exc is not None and self._next > 0:
-                # Ranks that raise together (a non-finite loss) still finish the collectives they began.
+            if exc is not None and self._armed:
+                # Ranks that raise together after arm() (a non-finite loss) finish the step's collectives,
+                # those that started none (an empty slice) included, so the next collective matches.
                 self._complete()
         finally:
             for h in self._hooks:

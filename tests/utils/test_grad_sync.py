@@ -97,10 +97,24 @@ def _worker(rank: int, world: int, port: int) -> None:
     for grad_accum in (1, 3):
         for empty_rank in (None, 0, 1):
             _case(rank, grad_accum, empty_rank)
+    _case_raise(rank)
     os.environ["DIGIRL_GRAD_SYNC"] = "flat"  # the benchmarks' comparison path: sum_grads itself
     _case_flat(rank)
     dist.barrier()
     torch.distributed.destroy_process_group()
+
+
+def _case_raise(rank: int) -> None:
+    """Every rank raises after a backward pass that started some buckets (rank 1 none: empty slice);
+    the context's exit finishes what began, so the next collective still matches."""
+    net = Net()
+    with pytest.raises(ArithmeticError):
+        with dist.GradSync(net.parameters(), bucket_mb=300 / 2**20) as sync:
+            _backward(net, rank, 0, 1, rank == 1, sync)
+            assert (sync._next > 0) == (rank == 0)
+            raise ArithmeticError("a non-finite loss, seen by every rank")
+    assert all(not p._post_accumulate_grad_hooks for p in net.parameters())
+    assert float(dist.all_sum(torch.tensor(float(rank + 1)))) == 3.0
 
 
 def _case_flat(rank: int) -> None:
