@@ -21,8 +21,8 @@ Summing gradients, two ways with the same result:
   rank, with an empty slice, runs no backward at all; :meth:`GradSync.finish` starts the rest in
   order (a missing gradient counts as zero), waits, and writes the sums back. No other collective may
   be issued from the backward pass after :meth:`GradSync.arm` until :meth:`GradSync.finish` (the
-  buckets are collectives in flight, started at different times on different ranks). ``DIGIRL_GRAD_SYNC=flat`` makes it call
-  :func:`sum_grads` instead (for benchmarks).
+  buckets are collectives in flight, started at different times on different ranks).
+  ``DIGIRL_GRAD_SYNC=flat`` makes it call :func:`sum_grads` instead (for benchmarks).
 
 Process group: :func:`init` joins the group the launcher describes in the environment (``RANK``,
 ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``/``MASTER_PORT``): NCCL on GPUs (each rank on
