@@ -7,7 +7,11 @@ A worker builds the policy as training does (``HFPolicy``, ``digirl.utils.distri
 steps the Filtered-BC algorithm the training loop steps (``FilteredBC.update`` -> ``bc_update``:
 every rank draws the same minibatch, scores its shard, gradients summed over ranks before
 clipping), one optimizer step per call on expert episodes of the simulator; only those calls are
-timed. The update is exact: the N-rank run's losses and gradient norms equal the 1-rank run's up to
+timed. ``--grad-sync overlap flat`` runs every N > 1 once per way of summing the gradients
+(``DIGIRL_GRAD_SYNC``): ``overlap``, the library's default (``GradSync``: bucketed all-reduces
+started during the backward pass), and ``flat`` (``sum_grads``: one flat all-reduce after it), so
+one invocation measures both side by side (``speedup[variant]["N_overlap_vs_flat"]``).
+The update is exact: the N-rank run's losses and gradient norms equal the 1-rank run's up to
 float rounding, and the JSON records the largest relative difference.
 
 Models: ``qwen2.5-vl-3b`` (random weights, the configuration ``bench_vlm.py`` builds), ``small``
@@ -25,6 +29,8 @@ cut short keeps what it measured. On the 2-GPU machine (fits ``--budget-s 480``)
 
     PYTHONPATH=. python benchmarks/gpu/bench_vlm_ddp.py --out $OUT/ddp.json --model qwen2.5-vl-3b \\
         --variants full frozen_vision --ranks 1 2 --batch 16 --steps 8 --warmup 2 --act-envs 16 64 --budget-s 480
+    PYTHONPATH=. python benchmarks/gpu/bench_vlm_ddp.py --out $OUT/ddp_sync.json --model qwen2.5-vl-3b \
+        --variants full --ranks 1 2 --grad-sync overlap flat --batch 16 --steps 8 --warmup 2 --act-envs --budget-s 540
     PYTHONPATH=. python benchmarks/gpu/bench_vlm_ddp.py --model tiny --device cpu --steps 2 --act-envs 2  # smoke test
 """
 
@@ -302,8 +308,9 @@ def _env(args: argparse.Namespace, n: int) -> dict[str, str]:
     return env
 
 
-def summarize_run(variant: str, n: int, ranks: list[dict[str, Any]], batch: int) -> dict[str, Any]:
-    """One (variant, N) run from its ranks' records: a step lasts until its slowest rank is done."""
+def summarize_run(variant: str, n: int, ranks: list[dict[str, Any]], batch: int, grad_sync: str | None = None) -> dict[str, Any]:
+    """One (variant, N) run from its ranks' records: a step lasts until its slowest rank is done.
+    ``grad_sync``: how its gradients were summed over ranks (None: one rank, nothing to sum)."""
     import numpy as np
 
     steps = [max(r["step_s"][i] for r in ranks) for i in range(min(len(r["step_s"]) for r in ranks))]
@@ -311,6 +318,7 @@ def summarize_run(variant: str, n: int, ranks: list[dict[str, Any]], batch: int)
     out: dict[str, Any] = {
         "variant": variant,
         "ranks": n,
+        "grad_sync": grad_sync,
         "global_batch": batch,
         "per_rank_batch": batch / n,
         "timed_steps": len(steps),
@@ -339,24 +347,33 @@ def _rel_diff(a: list[float], b: list[float]) -> float | None:
     return max(abs(x - y) / max(abs(x), abs(y), 1e-12) for x, y in pairs) if pairs else None
 
 
+def _compare(r: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "speedup": r["samples_per_s"] / base["samples_per_s"],
+        "speedup_p50": r["samples_per_s_p50"] / base["samples_per_s_p50"],
+        "scaling_efficiency": r["samples_per_s"] / base["samples_per_s"] * base["ranks"] / r["ranks"],
+        "loss_max_rel_diff": _rel_diff(r["loss"], base["loss"]),
+        "grad_norm_max_rel_diff": _rel_diff(r["grad_norm"], base["grad_norm"]),
+    }
+
+
 def speedups(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per variant, each N against the fewest ranks measured in this invocation: throughput and exactness."""
+    """Per variant, each N against the fewest ranks measured in this invocation: throughput and exactness
+    (``N_vs_B``; ``N_vs_B_flat`` for the flat gradient sum), and ``N_overlap_vs_flat`` when both ran."""
     out: dict[str, Any] = {}
     for v in dict.fromkeys(r["variant"] for r in runs):
         rs = sorted((r for r in runs if r["variant"] == v and "samples_per_s" in r), key=lambda r: r["ranks"])
         if len(rs) < 2:
             continue
         base = rs[0]
-        out[v] = {
-            f"{r['ranks']}_vs_{base['ranks']}": {
-                "speedup": r["samples_per_s"] / base["samples_per_s"],
-                "speedup_p50": r["samples_per_s_p50"] / base["samples_per_s_p50"],
-                "scaling_efficiency": r["samples_per_s"] / base["samples_per_s"] * base["ranks"] / r["ranks"],
-                "loss_max_rel_diff": _rel_diff(r["loss"], base["loss"]),
-                "grad_norm_max_rel_diff": _rel_diff(r["grad_norm"], base["grad_norm"]),
-            }
-            for r in rs[1:]
-        }
+        out[v] = {}
+        for r in rs[1:]:
+            tag = "" if r.get("grad_sync") in (None, "overlap") else f"_{r['grad_sync']}"
+            out[v][f"{r['ranks']}_vs_{base['ranks']}{tag}"] = _compare(r, base)
+        for n in dict.fromkeys(r["ranks"] for r in rs):
+            ways = {r.get("grad_sync"): r for r in rs if r["ranks"] == n}
+            if "overlap" in ways and "flat" in ways:
+                out[v][f"{n}_overlap_vs_flat"] = _compare(ways["overlap"], ways["flat"])
     return out
 
 
@@ -376,21 +393,27 @@ def prepare_processor(args: argparse.Namespace, work: Path) -> None:
     build_processor(cfg.model, corpus_of(examples), seed=cfg.seed).save_pretrained(args.processor_dir)
 
 
-def update_run(args: argparse.Namespace, variant: str, n: int, work: Path, result: dict[str, Any], timeout_s: float) -> None:
-    """One torchrun launch of ``n`` update workers; its summary (also a cut-short one) goes to ``result``."""
-    run_dir = work / f"{variant}_x{n}"
+def update_run(
+    args: argparse.Namespace, variant: str, n: int, sync: str | None, work: Path, result: dict[str, Any], timeout_s: float
+) -> None:
+    """One torchrun launch of ``n`` update workers summing gradients the ``sync`` way (``DIGIRL_GRAD_SYNC``;
+    None for one rank); its summary (also a cut-short one) goes to ``result``."""
+    label = f"{variant} x{n}" + (f" ({sync})" if sync else "")
+    run_dir = work / (f"{variant}_x{n}" + (f"_{sync}" if sync else ""))
     run_dir.mkdir()
-    print(f"{variant}, {n} rank(s), global batch {args.batch}:", flush=True)
+    print(f"{label}, global batch {args.batch}:", flush=True)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}", __file__]
     cmd += ["--worker", "update", "--variant", variant, "--run-dir", str(run_dir), *_worker_args(args)]
     env = _env(args, n)
+    if sync:
+        env["DIGIRL_GRAD_SYNC"] = sync
     err = _spawn(cmd, env, timeout_s)
     ranks = [json.loads(p.read_text()) for p in sorted(run_dir.glob("rank*.json"))]
     if err:
-        result["errors"].append({"variant": variant, "ranks": n, "error": err})
+        result["errors"].append({"variant": variant, "ranks": n, "grad_sync": sync, "error": err})
     if not any(r["rank"] == 0 for r in ranks):
         return
-    run = summarize_run(variant, n, ranks, args.batch) | {"omp_threads": env.get("OMP_NUM_THREADS")}
+    run = summarize_run(variant, n, ranks, args.batch, sync) | {"omp_threads": env.get("OMP_NUM_THREADS")}
     result["runs"].append(run)
     r0 = next(r for r in ranks if r["rank"] == 0)
     result["gpu"], result["params"], result["model_class"] = r0["device"], r0["params"], r0["model_class"]
@@ -398,7 +421,7 @@ def update_run(args: argparse.Namespace, variant: str, n: int, work: Path, resul
     if "samples_per_s" in run:
         peaks = [round(m, 1) if m is not None else None for m in run["peak_mem_gib_per_rank"]]
         print(
-            f"{variant} x{n}: {run['samples_per_s']:.2f} samples/s, step mean {run['step_s_mean']:.3f} s "
+            f"{label}: {run['samples_per_s']:.2f} samples/s, step mean {run['step_s_mean']:.3f} s "
             f"p50 {run['step_s_p50']:.3f} p95 {run['step_s_p95']:.3f}, peak {peaks} GiB",
             flush=True,
         )
@@ -435,10 +458,12 @@ def launch(args: argparse.Namespace) -> int:
     result |= {"global_batch": args.batch, "timed_steps": args.steps, "warmup_steps": args.warmup}
     result |= {"screen": list(screen_size(args.screen)), "max_new_tokens": args.max_new_tokens, "lr": args.lr}
     result["update"] = "FilteredBC.update -> bc_update (digirl.algorithms), one optimizer step per call, AdamW"
+    result["grad_sync"] = args.grad_sync
     result["notes"] = {
         "samples_per_s": "global batch / mean step time; a step lasts until its slowest rank is done",
         "grad_norm": f"norm of the applied gradients of each timed step, after clipping at {args.max_grad_norm}",
         "loss": "train/actor_loss of each timed step: -sum w log pi(a|s) / sum w over the global minibatch",
+        "grad_sync": "overlap: GradSync, bucketed all-reduces during the backward pass; flat: sum_grads after it",
     }
     result |= {"runs": [], "speedup": {}, "acting": [], "errors": []}
 
@@ -456,14 +481,14 @@ def launch(args: argparse.Namespace) -> int:
         save()
         for variant in args.variants:
             variant_settings(variant)  # fail early on a variant the loop cannot run
-            for n in args.ranks:
+            for n, sync in [(k, s) for k in args.ranks for s in (args.grad_sync if k > 1 else [None])]:
                 if args.device == "cuda" and n > result["gpus_visible"]:
                     result["errors"].append({"variant": variant, "ranks": n, "error": f"only {result['gpus_visible']} GPUs"})
                     continue
                 if left() < reserve + args.min_run_s:
-                    result["errors"].append({"variant": variant, "ranks": n, "error": "skipped: time budget"})
+                    result["errors"].append({"variant": variant, "ranks": n, "grad_sync": sync, "error": "skipped: time budget"})
                     continue
-                update_run(args, variant, n, work, result, left() - min(reserve, args.act_min_s))
+                update_run(args, variant, n, sync, work, result, left() - min(reserve, args.act_min_s))
                 save()
         if args.act_envs:
             act_run(args, work, result, left())
@@ -479,6 +504,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--variants", nargs="+", default=DEFAULT_VARIANTS, help="bench_vlm.py variants (policy options)")
     ap.add_argument("--ranks", nargs="+", type=int, default=[1, 2], help="process counts, each a torchrun launch")
+    ap.add_argument(
+        "--grad-sync",
+        nargs="+",
+        default=["overlap"],
+        choices=["overlap", "flat"],
+        help="how N > 1 ranks sum gradients (each given: one run): overlap (GradSync, the default) or flat (sum_grads)",
+    )
     ap.add_argument("--batch", type=int, default=16, help="GLOBAL minibatch of one optimizer step (split over the ranks)")
     ap.add_argument("--steps", type=int, default=8, help="timed optimizer steps")
     ap.add_argument("--warmup", type=int, default=2, help="untimed optimizer steps first")

@@ -112,7 +112,8 @@ def bc_update(
 
     Data parallel (:mod:`digirl.utils.distributed`): every rank draws the same minibatch, scores
     its slice, divides by the global weight sum, and gradients are summed over ranks before
-    clipping, so the step equals the one-process step on the whole minibatch.
+    clipping (:class:`~digirl.utils.distributed.GradSync`, during the step's last backward pass),
+    so the step equals the one-process step on the whole minibatch.
     """
     usable = [s for s in samples if s.action.is_valid]
     if not usable or steps <= 0:
@@ -133,23 +134,24 @@ def bc_update(
 
     pending: HostCopy | None = None
     try:
-        for _ in range(steps):
-            optimizer.zero_grad(set_to_none=True)
-            stats = _accumulate_gradients(policy, usable, batch_size, grad_accum, rng)
-            if _skips_on_device(optimizer, stats):
-                # The GPU path never waits for this step: the fused optimizer skips the update on the
-                # device when a loss is non-finite (as under a GradScaler), and the losses are read one
-                # step later, while the next step runs; a non-finite one raises before that step's update.
-                optimizer.found_inf = (~torch.isfinite(stats[:grad_accum]).all()).float()  # type: ignore[attr-defined]
-                copy = HostCopy(stats)
-                if pending is not None:
-                    take(pending)
-                pending = copy
-            else:  # before the optimizer step: a non-finite loss never reaches the weights
-                take(HostCopy(stats))
-            dist.sum_grads(policy.parameters())
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
-            optimizer.step()
+        with dist.GradSync(policy.parameters()) as sync:
+            for _ in range(steps):
+                optimizer.zero_grad(set_to_none=True)
+                stats = _accumulate_gradients(policy, usable, batch_size, grad_accum, rng, sync)
+                if _skips_on_device(optimizer, stats):
+                    # The GPU path never waits for this step: the fused optimizer skips the update on the
+                    # device when a loss is non-finite (as under a GradScaler), and the losses are read one
+                    # step later, while the next step runs; a non-finite one raises before that step's update.
+                    optimizer.found_inf = (~torch.isfinite(stats[:grad_accum]).all()).float()  # type: ignore[attr-defined]
+                    copy = HostCopy(stats)
+                    if pending is not None:
+                        take(pending)
+                    pending = copy
+                else:  # before the optimizer step: a non-finite loss never reaches the weights
+                    take(HostCopy(stats))
+                sync.finish()
+                torch.nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+                optimizer.step()
         if pending is not None:
             take(pending)
     finally:
@@ -166,15 +168,21 @@ def bc_update(
 
 
 def _accumulate_gradients(
-    policy: Policy, usable: Sequence[Sample], batch_size: int, grad_accum: int, rng: np.random.Generator
+    policy: Policy,
+    usable: Sequence[Sample],
+    batch_size: int,
+    grad_accum: int,
+    rng: np.random.Generator,
+    sync: dist.GradSync,
 ) -> torch.Tensor:
     """Backward passes of one optimizer step's ``grad_accum`` minibatches; returns, still on the device,
-    each minibatch's loss (summed over ranks) then its count of actions the policy cannot express."""
+    each minibatch's loss (summed over ranks) then its count of actions the policy cannot express.
+    The last backward pass starts ``sync``'s all-reduces (no other collective may follow it)."""
     # Losses and counts stay on the device until the step's backward passes are queued: reading
     # them earlier would make the host wait for each forward pass before launching its backward.
     totals: list[torch.Tensor] = []
     invalid: list[torch.Tensor] = []
-    for _ in range(grad_accum):
+    for k in range(grad_accum):
         idx = rng.integers(0, len(usable), size=min(batch_size, len(usable)))
         mb = dist.shard([usable[i] for i in idx])
         if mb:
@@ -186,6 +194,8 @@ def _accumulate_gradients(
         denom = dist.all_sum(w.sum()).clamp(min=1e-8)
         loss = -(torch.where(valid, lp, torch.zeros_like(lp)) * w).sum() / denom / grad_accum
         totals.append(dist.all_sum(loss.detach()))
+        if k == grad_accum - 1:
+            sync.arm()
         if loss.requires_grad:
             loss.backward()  # type: ignore[no-untyped-call]
     return torch.stack([*totals, *invalid])

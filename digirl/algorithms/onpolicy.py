@@ -206,19 +206,22 @@ def clipped_policy_update(
     use_kl = opts.kl_coef > 0
     sums: dict[str, list[float]] = {"loss": [], "kl": [], "clip": [], "entropy": [], "log_ratio": []}
     policy.train(False)  # the same function as π_old was scored with (see the module docstring)
-    for _ in range(opts.steps):
-        optimizer.zero_grad(set_to_none=True)
-        for _ in range(opts.grad_accum):
-            idx = rng.integers(0, len(usable), size=min(opts.batch_size, len(usable)))
-            stats = _minibatch_backward(policy, dist.shard([usable[i] for i in idx]), opts, use_kl)
-            for k, v in stats.items():
-                sums[k].append(v)
-        loss = float(np.mean(sums["loss"][-opts.grad_accum :])) * opts.grad_accum
-        if not math.isfinite(loss):
-            raise NonFiniteLoss(f"policy loss is {loss} (check the learning rate and the data)")
-        dist.sum_grads(policy.parameters())
-        torch.nn.utils.clip_grad_norm_(policy.parameters(), opts.max_grad_norm)
-        optimizer.step()
+    with dist.GradSync(policy.parameters()) as sync:
+        for _ in range(opts.steps):
+            optimizer.zero_grad(set_to_none=True)
+            for m in range(opts.grad_accum):
+                idx = rng.integers(0, len(usable), size=min(opts.batch_size, len(usable)))
+                if m == opts.grad_accum - 1:
+                    sync.arm()  # the last backward pass starts the gradients' all-reduces
+                stats = _minibatch_backward(policy, dist.shard([usable[i] for i in idx]), opts, use_kl)
+                for k, v in stats.items():
+                    sums[k].append(v)
+            loss = float(np.mean(sums["loss"][-opts.grad_accum :])) * opts.grad_accum
+            if not math.isfinite(loss):
+                raise NonFiniteLoss(f"policy loss is {loss} (check the learning rate and the data)")
+            sync.finish()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), opts.max_grad_norm)
+            optimizer.step()
     out = {
         "train/policy_loss": float(np.mean(sums["loss"])) * opts.grad_accum,
         "train/clip_fraction": float(np.mean(sums["clip"])),
@@ -277,19 +280,14 @@ def _minibatch_backward(policy: Policy, mb: list[PGSample], opts: ClipOptions, u
         per = per - opts.entropy_coef * ent
     denom = dist.all_sum(w.sum().detach()).clamp(min=1e-8)
     loss = (per * w).sum() / denom / opts.grad_accum
+    # Summed over ranks before the backward pass, in one collective: none may follow a backward
+    # pass that starts the gradients' all-reduces (GradSync).
+    parts = [loss.detach()] + [(x.detach().to(dt) * w).sum() for x in (kl, clipped, ent, old - lp)]
+    totals = dist.all_sum(torch.stack(parts))
     if loss.requires_grad:
         loss.backward()  # type: ignore[no-untyped-call]
-
-    def mean(x: torch.Tensor) -> float:
-        return float(dist.all_sum((x.detach().to(dt) * w).sum()) / denom)
-
-    return {
-        "loss": float(dist.all_sum(loss.detach())),
-        "kl": mean(kl),
-        "clip": mean(clipped.to(dt)),
-        "entropy": mean(ent),
-        "log_ratio": mean(old - lp.detach()),
-    }
+    means = (totals[1:] / denom).tolist()  # weighted means over the global minibatch
+    return dict(zip(("loss", "kl", "clip", "entropy", "log_ratio"), [float(totals[0]), *means]))
 
 
 def pg_batch(

@@ -85,13 +85,40 @@ def _run(out: Path | None) -> dict[str, torch.Tensor]:
     return state
 
 
-def _worker(rank: int, world: int, port: int, out: str) -> None:
+def _run_clipped(out: Path | None) -> dict[str, torch.Tensor]:
+    """The on-policy (GRPO/PPO) clipped update, also with a minibatch of one sample (a rank with an
+    empty slice) over three micro-batches; returns the policy's tensors and the update's metrics."""
+    from digirl.algorithms.onpolicy import ClipOptions, PGSample, clipped_policy_update, prepare_samples
+
+    torch.manual_seed(0)
+    policy = DefaultPolicy(SMALL, seed=0)
+    steps = [st for t in _trajectories() for st in t.steps]
+    samples = [PGSample(s.observation, s.action, (i % 5) - 2.0, 1.0 + 0.5 * (i % 3)) for i, s in enumerate(steps)]
+    samples = prepare_samples(policy, None, samples)
+    opt = torch.optim.SGD(policy.parameters(), lr=0.05)
+    state: dict[str, torch.Tensor] = {}
+    for name, batch, accum in (("mb7", 7, 2), ("mb1", 1, 3)):
+        opts = ClipOptions(0.2, 0.0, 0.01, steps=2, batch_size=batch, grad_accum=accum, max_grad_norm=0.5)
+        m = clipped_policy_update(policy, opt, samples, opts, np.random.default_rng(3))
+        state |= {f"{name}.{k}": torch.tensor(v) for k, v in m.items()}
+    state |= {f"policy.{k}": v for k, v in policy.state_dict().items()}
+    if out is not None and dist.is_main():
+        from safetensors.torch import save_file
+
+        save_file({k: v.contiguous() for k, v in state.items()}, str(out))
+    return state
+
+
+RUNS = {"bc_digirl": _run, "clipped": _run_clipped}
+
+
+def _worker(rank: int, world: int, port: int, out: str, which: str) -> None:
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     os.environ["DIGIRL_DIST_BACKEND"] = "gloo"
     torch.set_num_threads(1)
     assert dist.init()
     assert dist.world_size() == world and dist.rank() == rank
-    _run(Path(out))
+    RUNS[which](Path(out))
     dist.barrier()
     torch.distributed.destroy_process_group()
 
@@ -102,21 +129,34 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.slow
-def test_two_ranks_equal_one_process(tmp_path):
+def _two_ranks_and_one(tmp_path: Path, which: str, rtol: float = 0.0) -> dict[str, torch.Tensor]:
+    """``RUNS[which]`` on 2 gloo ranks and in this process: every tensor equal to 1e-6; the latter's."""
     from safetensors.torch import load_file
 
     out = tmp_path / "two.safetensors"
-    mp.spawn(_worker, args=(2, _free_port(), str(out)), nprocs=2, join=True)
+    mp.spawn(_worker, args=(2, _free_port(), str(out), which), nprocs=2, join=True)
     two = load_file(str(out))
-    one = _run(None)
+    one = RUNS[which](None)
     assert set(one) == set(two)
     for k, v in one.items():
-        torch.testing.assert_close(two[k], v, atol=1e-6, rtol=0, msg=lambda m, k=k: f"{k}: {m}")
+        torch.testing.assert_close(two[k], v, atol=1e-6, rtol=rtol, msg=lambda m, k=k: f"{k}: {m}")
+    return one
+
+
+@pytest.mark.slow
+def test_two_ranks_equal_one_process(tmp_path):
+    one = _two_ranks_and_one(tmp_path, "bc_digirl")
     torch.manual_seed(0)
     start = DefaultPolicy(SMALL, seed=0).state_dict()
     moved = max(float((one[f"policy.{k}"] - v).abs().max()) for k, v in start.items())
     assert moved > 1e-3  # the updates did something
+
+
+@pytest.mark.slow
+def test_two_ranks_clipped_update_equals_one_process(tmp_path):
+    # the metrics are float32 sums split over ranks: a few ulps apart
+    one = _two_ranks_and_one(tmp_path, "clipped", rtol=1e-6)
+    assert float(one["mb1.train/actor_samples"]) > 0 and float(one["mb7.train/clip_fraction"]) >= 0
 
 
 def test_single_process_helpers_are_no_ops():
