@@ -77,6 +77,7 @@ class Context:
     query: str = ""
     entity: str = ""
     verb: str = ""
+    said: str = ""
     last: Intent | None = None
     parts: list[Intent] = field(default_factory=list)
 
@@ -194,6 +195,35 @@ def _ellipsis(text: str, ctx: Context) -> Intent | None:
     return got if got.family in ("toggle_setting", "open_app", "settings_page", "make_call", "install_app") else None
 
 
+#: A value said alone after a request: a state, or a time / number / duration ("6:15am", "10 minutes").
+_BARE_VALUE = re.compile(r"^(?:on|off|\S*\d\S*(?:\s+[a-z.]+)?)$", re.I)
+
+
+def _shared_verb(text: str, ctx: Context) -> Intent | None:
+    """A short group that is only a new value takes the request before it with its last words
+    replaced ("turn airplane mode on then off", "set an alarm for 6am and 6:15am"), or one that starts
+    with an article takes its verb ("set an alarm for 7am and a timer for 20 minutes")."""
+    words = ctx.said.split()
+    if ctx.last is None or not words:
+        return None
+    if re.match(r"^(?:an?|the|another)\s", text, re.I):  # "set an alarm for 7am and a timer for 20 minutes"
+        got = match_single(f"{words[0]} {text}")
+        return got if got is not None and _usable(got) and not _free_text(got) else None
+    if not _BARE_VALUE.match(text):  # a name may hold "and"/"&" itself ("Barnes & Noble")
+        return None
+    for k in range(1, min(3, len(words) - 1) + 1):
+        got = match_single(" ".join([*words[:-k], text]))
+        if got is not None and got.family == ctx.last.family and got != ctx.last and _usable(got) and not _free_text(got):
+            return got
+    return None
+
+
+def _free_text(intent: Intent) -> bool:
+    """Whether ``intent`` carries words of the user's (a message, a query): "text Mom saying hi, how
+    are you" is one message, not a second one saying "how are you"."""
+    return any(intent.get(k) for k in ("body", "query", "subject"))
+
+
 def _in_app_page(text: str, ctx: Context) -> Intent | None:
     """Inside the Calculator an arithmetic request is entered there; inside Clock / Phone / Camera /
     Calendar / Files a tab, mode, month or folder name ("go to timer", "switch to video", "go to next
@@ -275,7 +305,7 @@ def _reworded(text: str, pattern: str, phrase: str, family: str) -> Intent | Non
 #: group before the phrasings (a rule returns None to pass).
 CONTEXT_RULES: list[ContextRule] = [_first_result, _in_app_search, _in_app_page, _app_info_step]
 #: Rules tried after the phrasings failed on a group (bare names: "…, then wifi").
-FALLBACK_RULES: list[ContextRule] = [_ellipsis, _settings_page]
+FALLBACK_RULES: list[ContextRule] = [_ellipsis, _settings_page, _shared_verb]
 
 
 def _known_app(name: str) -> bool:
@@ -318,7 +348,8 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
 
 
 def _resolve_group(text: str, ctx: Context) -> Intent | None:
-    text = text.strip(" ,.;")
+    # "turn it off again": "again" says nothing the step does not
+    text = re.sub(r"\s+(?:again|as\s+well|too)$", "", text.strip(" ,.;"), flags=re.I)
     if not text:
         return None
     for rule in CONTEXT_RULES:
@@ -417,7 +448,7 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
         ctx.verb = m.group("verb")
     elif fam == "toggle_setting" and intent.get("state") in ("on", "off"):
         ctx.verb = f"turn {intent.get('state')}"
-    ctx.last = intent
+    ctx.last, ctx.said = intent, text.strip(" ,.;")
     ctx.parts.append(intent)
 
 
@@ -437,7 +468,7 @@ def parse_compound(text: str) -> list[Intent] | None:
     # Each cut between pieces is kept (a new sub-task) or joined back; most sub-tasks first.
     cuts = list(itertools.product((True, False), repeat=len(seps)))
     cuts.sort(key=lambda c: -sum(c))
-    cache: dict[tuple[str, tuple[str, ...], str, str, str], Intent | None] = {}
+    cache: dict[tuple[str, tuple[str, ...], str, str, str, str], Intent | None] = {}
     for cut in cuts:
         if sum(cut) == 0 or sum(cut) + 1 > MAX_PARTS:
             continue
@@ -454,7 +485,7 @@ def parse_compound(text: str) -> list[Intent] | None:
         ctx = Context()
         ok = True
         for g in groups:
-            key = (g, tuple(repr(p) for p in ctx.parts), ctx.app, ctx.site, ctx.verb)
+            key = (g, tuple(repr(p) for p in ctx.parts), ctx.app, ctx.site, ctx.verb, ctx.said)
             if key not in cache:
                 cache[key] = _resolve(g, ctx)
             got = cache[key]

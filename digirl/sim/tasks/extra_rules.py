@@ -68,6 +68,15 @@ def _calculate(g: dict[str, str]) -> Intent | None:
     return calc_intent(g["x"])
 
 
+@APPS_EARLY.rule("(?:what~is|what's|how~much~is)~{x}", "(?P<x>\\d[^?!]*)")
+def _arithmetic(g: dict[str, str]) -> Intent | None:
+    """A question that is only arithmetic ("what is 17 times 23", "144 over 12") is worked out on the
+    calculator; a bare "calculate …" and a percentage stay web searches, as tests/sim pins them."""
+    from digirl.sim.families.surface import calc_intent
+
+    return calc_intent(g["x"])
+
+
 _CLOCK_TAB = {
     "alarm": "Alarm",
     "alarms": "Alarm",
@@ -82,6 +91,9 @@ _CLOCK_TAB = {
     "(?:open|go~to|show(?:~me)?|switch~to|select|tap)~(?:the~|my~)?(?P<tab>alarms?|world~clock|clock|timer|stopwatch)~tab"
     "(?:~(?:in|of|on)~(?:the~)?clock(?:~app)?)?",
     "(?:show|open)(?:~me)?~(?:the~)?world~clock",
+    # a tab named without "tab" ("open the stopwatch", "show my alarms"): never an app named so
+    "(?:open|go~to|show(?:~me)?|switch~to|view|check|see|bring~up)~(?:the~|my~|all~(?:my~)?)?(?P<tab>alarms|stopwatch|timer)"
+    "(?:~(?:in|of|on|from)~(?:the~)?clock(?:~app)?)?",
 )
 def _clock_tab(g: dict[str, str]) -> Intent:
     tab = _CLOCK_TAB[" ".join(g.get("tab", "world clock").lower().split())]
@@ -136,6 +148,27 @@ def _level_to(g: dict[str, str]) -> Intent | None:
     return got if got is not None and got.family in ("set_brightness", "set_volume") else None
 
 
+#: What "send X to Y" sends when X is a thing, not words: never a text whose body is "the photo".
+_NOT_A_BODY = re.compile(
+    r"^(?:an?|the|my|your|this|that|these|those|it|them|some|money|\$|\d+\s*(?:dollars|bucks))\b|"
+    r"\b(?:e-?mail|photo|picture|pic|file|location|link|video|invite|invitation|contact|song)s?$",
+    re.I,
+)
+
+
+@APPS_EARLY.rule("send~(?:a~(?:text|message)~(?:saying~)?)?{body}~to~{contact}")
+def _send_words_to(g: dict[str, str]) -> Intent | None:
+    """Words texted to a contact ("send \"on my way\" to John", "send hi to Ryan"): quoted, or a few
+    that do not name a thing."""
+    raw = g["body"].strip()
+    quoted = len(raw) >= 2 and raw[0] in "\"'“" and raw[-1] in "\"'”"
+    body = unquote(raw)
+    if not body or (not quoted and (len(body.split()) > 4 or _NOT_A_BODY.search(body))):
+        return None
+    got = reparse(f"text {g['contact']} {body}")
+    return got if got is not None and got.family == "send_message" and got.get("body") == body else None
+
+
 @APPS_EARLY.rule("open~(?:the~|my~)?(?:web~|internet~)?browser")
 def _browser(g: dict[str, str]) -> Intent:
     return Intent("open_app", {"app": "Chrome"})
@@ -144,6 +177,12 @@ def _browser(g: dict[str, str]) -> Intent:
 @APPS_EARLY.rule("(?:show|open|view|go~to|take~me~to)(?:~me)?~(?:my~|the~)?(?:e-?mail~|gmail~|mail~)?inbox")
 def _inbox(g: dict[str, str]) -> Intent:
     return Intent("check_email")
+
+
+@APPS_EARLY.rule("(?:check|show|see|view)(?:~me)?~(?:my~|the~)?(?:texts|text~messages|sms(?:~messages)?|messages)")
+def _check_texts(g: dict[str, str]) -> Intent:
+    # the Messages list is where texts are checked (as "check my email" is the inbox)
+    return Intent("open_app", {"app": "Messages"})
 
 
 @APPS_EARLY.rule("(?:open|show|go~to)(?:~me)?~(?:the~)?notification~settings~(?:for|of)~(?:the~)?{app}")
