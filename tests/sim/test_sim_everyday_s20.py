@@ -35,6 +35,11 @@ from digirl.sim.tasks.tasksets import task_from_instruction
         ("send a text saying running late to Mom", "send_message", {"contact": "Mom", "body": "running late"}),
         ("check my texts", "open_app", {"app": "Messages"}),
         ("check my messages", "open_app", {"app": "Messages"}),
+        ("open the world clock in the clock app", "app_page", {"app": "clock", "page": "Clock"}),
+        ("open the keypad in the phone app", "app_page", {"app": "phone", "page": "Keypad"}),
+        ("open youtube's library tab", "app_page", {"app": "youtube", "page": "Library"}),
+        ("open the calendar month view", "app_page", {"app": "calendar", "page": "2024-06"}),
+        ("Open Google Drive", "open_app", {"app": "Google Drive"}),  # an app of its own, not a page of Google
     ],
 )
 def test_new_single_phrasings(text: str, family: str, slots: dict[str, str]) -> None:
@@ -54,6 +59,15 @@ def test_new_single_phrasings(text: str, family: str, slots: dict[str, str]) -> 
 def test_what_the_new_phrasings_leave_alone(text: str) -> None:
     found = explain_instruction(text)
     assert found.intent is None or found.intent.family not in ("send_message", "calculate", "app_page"), found
+
+
+@pytest.mark.parametrize(
+    ("text", "page"),
+    [("open the Camera album", "'album'"), ("Open YouTube's trending page", "'trending page'")],
+)
+def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app(text: str, page: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is None and found.reason.startswith(f"{page} is not a page of"), found
 
 
 @pytest.mark.parametrize(
@@ -131,6 +145,8 @@ def test_the_typo_corrector_keeps_real_words() -> None:
         "show my alarms",
         'send "on my way" to John',
         "check my texts",
+        "open the calendar month view",
+        "open the world clock in the clock app",
         "turn airplane mode on then off",
         "Set an alarm for 7am and a timer for 20 minutes",
         "Uninstall Snapchat, then install Snapchat again",

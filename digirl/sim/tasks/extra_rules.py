@@ -125,10 +125,15 @@ def _camera_mode(g: dict[str, str]) -> Intent:
     "(?:show|open|go~to|display)(?:~me)?~{month}~(?:in|on)~(?:my|the)~calendar(?:~app)?",
     "(?:show|open)(?:~me)?~(?:my~|the~)?calendar(?:~app)?~(?:for|to|at)~{month}",
 )
+@APPS_EARLY.rule(
+    # the calendar's month grid is its only view: its month view is this month's page
+    "(?:open|show|view|switch~to|go~to)(?:~me)?~(?:the~|my~)?(?:calendar(?:'s)?~)?month(?:ly)?~view"
+    "(?:~(?:in|of|on)~(?:the~|my~)?calendar(?:~app)?)?",
+)
 def _calendar_month(g: dict[str, str]) -> Intent | None:
     from digirl.sim.families.surface import _month_page
 
-    page = _month_page(re.sub(r"^(?:the\s+month\s+of\s+)", "", g["month"].strip(), flags=re.I))
+    page = _month_page(re.sub(r"^(?:the\s+month\s+of\s+)", "", g.get("month", "this month").strip(), flags=re.I))
     return Intent("app_page", {"app": "calendar", "page": page}) if page else None
 
 
