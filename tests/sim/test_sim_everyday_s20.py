@@ -71,6 +71,23 @@ def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app
 
 
 @pytest.mark.parametrize(
+    ("text", "missing"),
+    [
+        ("take a screenshot", "screenshot"),
+        ("Lock the screen", "lock screen"),
+        ("open recent apps", "recent-apps screen"),
+        ("share my location with mom", "location sharing"),
+        ("get walking directions to Central Park", "travel-mode choice"),
+        ("switch to satellite view", "satellite view"),
+        ("take a panorama", "panorama mode"),
+    ],
+)
+def test_what_the_phone_has_no_screen_for_stays_rejected_with_what_is_missing(text: str, missing: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is None and missing in found.reason, found
+
+
+@pytest.mark.parametrize(
     ("text", "parts"),
     [
         (
