@@ -40,6 +40,8 @@ from digirl.sim.tasks.tasksets import task_from_instruction
         ("open youtube's library tab", "app_page", {"app": "youtube", "page": "Library"}),
         ("open the calendar month view", "app_page", {"app": "calendar", "page": "2024-06"}),
         ("Open Google Drive", "open_app", {"app": "Google Drive"}),  # an app of its own, not a page of Google
+        ("check my calendar", "open_app", {"app": "Calendar"}),
+        ("Check which android version I have", "settings_page", {"page": "about"}),
     ],
 )
 def test_new_single_phrasings(text: str, family: str, slots: dict[str, str]) -> None:
@@ -105,6 +107,15 @@ def test_what_the_phone_has_no_screen_for_stays_rejected_with_what_is_missing(te
             ],
         ),
         ("set an alarm for 6am and 6:15am", [Intent("set_alarm", {"time": "06:00"}), Intent("set_alarm", {"time": "06:15"})]),
+        ("set alarms for 6am and 6:15am", [Intent("set_alarm", {"time": "06:00"}), Intent("set_alarm", {"time": "06:15"})]),
+        (
+            "set alarms for 6am, 6:30am and 7am",
+            [Intent("set_alarm", {"time": t}) for t in ("06:00", "06:30", "07:00")],
+        ),
+        (
+            "check my calendar and set an alarm for 8am",
+            [Intent("open_app", {"app": "Calendar"}), Intent("set_alarm", {"time": "08:00"})],
+        ),
         (
             "Set an alarm for 7am and a timer for 20 minutes",
             [Intent("set_alarm", {"time": "07:00"}), Intent("start_timer", {"seconds": "1200"})],
@@ -167,6 +178,8 @@ def test_the_typo_corrector_keeps_real_words() -> None:
         "turn airplane mode on then off",
         "Set an alarm for 7am and a timer for 20 minutes",
         "Uninstall Snapchat, then install Snapchat again",
+        "set alarms for 6am, 6:30am and 7am",
+        "Check which android version I have",
     ],
 )
 def test_the_expert_solves_the_new_kinds(text: str) -> None:

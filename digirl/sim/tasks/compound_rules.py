@@ -448,7 +448,9 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
         ctx.verb = m.group("verb")
     elif fam == "toggle_setting" and intent.get("state") in ("on", "off"):
         ctx.verb = f"turn {intent.get('state')}"
-    ctx.last, ctx.said = intent, text.strip(" ,.;")
+    said = text.strip(" ,.;")
+    # a bare value keeps the request it filled in, for the next one ("6am, 6:30am and 7am")
+    ctx.last, ctx.said = intent, ctx.said if ctx.said and _BARE_VALUE.match(said) else said
     ctx.parts.append(intent)
 
 

@@ -218,6 +218,8 @@ for _shown, _questions in (
             "(?:what|which)~(?:android~version|version~of~android)~(?:am~i~(?:running|on|using)|do~i~have|is~(?:this|my~phone|installed)"
             "(?:~running)?|does~(?:my|this)~phone~(?:have|run))",
             "(?:check|show(?:~me)?|find|see)~(?:the~|my~)?(?:android~version|version~of~android|software~version)",
+            "(?:check|find(?:~out)?|see|tell~me)~(?:which|what)~(?:android~version|version~of~android)"
+            "(?:~(?:i~have|i'm~(?:on|running|using)|i~am~(?:on|running|using)|is~on~my~phone|my~phone~(?:has|runs)))?",
             "(?:show(?:~me)?|open|go~to)~(?:the~)?about~(?:this~)?phone(?:~(?:page|screen|section))?",
         ),
     ),

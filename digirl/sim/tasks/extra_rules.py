@@ -144,6 +144,13 @@ def _back_on(g: dict[str, str]) -> Intent | None:
     return got if got is not None and got.family == "toggle_setting" else None
 
 
+@APPS_EARLY.rule("(?:set|create|add|make)~(?:two~|2~|some~|the~)?alarms~(?:for|at)~{t}")
+def _alarms_for(g: dict[str, str]) -> Intent | None:
+    # "set alarms for 6am and 6:15am": each time is an alarm (the compound parser carries the verb)
+    got = reparse(f"set an alarm for {g['t']}")
+    return got if got is not None and got.family == "set_alarm" else None
+
+
 @APPS_EARLY.rule(
     "(?:lower|reduce|decrease|dim|drop|raise|increase|bump~up|boost|turn~down|turn~up|bring~down|bring~up)~(?:the~)?"
     "(?:screen~|media~|phone~)?(?P<what>brightness|volume)(?:~level)?~to~(?P<n>\\d{1,3})(?:\\s*%|~percent)?",
@@ -184,10 +191,13 @@ def _inbox(g: dict[str, str]) -> Intent:
     return Intent("check_email")
 
 
-@APPS_EARLY.rule("(?:check|show|see|view)(?:~me)?~(?:my~|the~)?(?:texts|text~messages|sms(?:~messages)?|messages)")
-def _check_texts(g: dict[str, str]) -> Intent:
-    # the Messages list is where texts are checked (as "check my email" is the inbox)
-    return Intent("open_app", {"app": "Messages"})
+@APPS_EARLY.rule(
+    "(?:check|show|see|view)(?:~me)?~(?:my~|the~)?(?P<what>texts|text~messages|sms(?:~messages)?|messages|calendar|schedule)"
+)
+def _check_app(g: dict[str, str]) -> Intent:
+    # the app's first screen is where these are checked (as "check my email" is the inbox)
+    app = "Calendar" if g["what"].lower() in ("calendar", "schedule") else "Messages"
+    return Intent("open_app", {"app": app})
 
 
 @APPS_EARLY.rule("(?:open|show|go~to)(?:~me)?~(?:the~)?notification~settings~(?:for|of)~(?:the~)?{app}")
