@@ -41,6 +41,9 @@ from digirl.sim.tasks.tasksets import task_from_instruction
         ("open the calendar month view", "app_page", {"app": "calendar", "page": "2024-06"}),
         ("Open Google Drive", "open_app", {"app": "Google Drive"}),  # an app of its own, not a page of Google
         ("check my calendar", "open_app", {"app": "Calendar"}),
+        ("Open my conversation with Emma", "open_thread", {"contact": "Emma"}),
+        ("start a new conversation with Nina", "open_thread", {"contact": "Nina"}),
+        ("show my texts from Mom", "open_thread", {"contact": "Mom"}),
         ("Check which android version I have", "settings_page", {"page": "about"}),
     ],
 )
@@ -113,6 +116,10 @@ def test_what_the_phone_has_no_screen_for_stays_rejected_with_what_is_missing(te
             [Intent("set_alarm", {"time": t}) for t in ("06:00", "06:30", "07:00")],
         ),
         (
+            "open my conversation with Emma and call her",
+            [Intent("open_thread", {"contact": "Emma"}), Intent("make_call", {"contact": "Emma"})],
+        ),
+        (
             "check my calendar and set an alarm for 8am",
             [Intent("open_app", {"app": "Calendar"}), Intent("set_alarm", {"time": "08:00"})],
         ),
@@ -180,6 +187,8 @@ def test_the_typo_corrector_keeps_real_words() -> None:
         "Uninstall Snapchat, then install Snapchat again",
         "set alarms for 6am, 6:30am and 7am",
         "Check which android version I have",
+        "Open my conversation with Emma",
+        "Open messages and start a new conversation with Nina",
     ],
 )
 def test_the_expert_solves_the_new_kinds(text: str) -> None:

@@ -400,6 +400,7 @@ _APP_OF = {
     "disable_alarm": "clock",
     "make_call": "phone",
     "send_message": "messages",
+    "open_thread": "messages",
     "add_contact": "contacts",
     "view_contact": "contacts",
     "create_event": "calendar",

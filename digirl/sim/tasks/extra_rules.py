@@ -181,6 +181,19 @@ def _send_words_to(g: dict[str, str]) -> Intent | None:
     return got if got is not None and got.family == "send_message" and got.get("body") == body else None
 
 
+@APPS_EARLY.rule(
+    "(?:open|show|view|go~to|pull~up|read|check)(?:~me)?~(?:my~|the~)?(?:conversation|chat|text~thread|message~thread|thread"
+    "|messages|texts)~(?:with|from)~{c}",
+    "(?:start|begin|open)~(?:a~)?(?:new~)?(?:conversation|chat|thread|text~thread)~with~{c}",
+)
+def _open_thread(g: dict[str, str]) -> Intent | None:
+    # the contact as the texting phrasings read it ("text Emma" names the thread's person)
+    got = reparse(f"text {g['c']}")
+    if got is None or got.family != "send_message" or got.get("body"):
+        return None
+    return Intent("open_thread", {"contact": got.get("contact")})
+
+
 @APPS_EARLY.rule("open~(?:the~|my~)?(?:web~|internet~)?browser")
 def _browser(g: dict[str, str]) -> Intent:
     return Intent("open_app", {"app": "Chrome"})
