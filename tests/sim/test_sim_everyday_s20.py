@@ -44,6 +44,7 @@ from digirl.sim.tasks.tasksets import task_from_instruction
         ("Open my conversation with Emma", "open_thread", {"contact": "Emma"}),
         ("start a new conversation with Nina", "open_thread", {"contact": "Nina"}),
         ("show my texts from Mom", "open_thread", {"contact": "Mom"}),
+        ("switch to video mode", "app_page", {"app": "camera", "page": "Video"}),
         ("Check which android version I have", "settings_page", {"page": "about"}),
     ],
 )
@@ -85,6 +86,11 @@ def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app
         ("get walking directions to Central Park", "travel-mode choice"),
         ("switch to satellite view", "satellite view"),
         ("take a panorama", "panorama mode"),
+        ("Add London to the world clock", "add a city"),
+        # a step of a compound request that is recognized but cannot be done names what is missing
+        ("open the camera, switch to selfie mode and take a picture", "step 'switch to selfie mode' cannot be done"),
+        ("open the files app then show recent files", "recent-files view"),
+        ("open maps and switch to satellite view", "satellite view"),
     ],
 )
 def test_what_the_phone_has_no_screen_for_stays_rejected_with_what_is_missing(text: str, missing: str) -> None:
@@ -118,6 +124,17 @@ def test_what_the_phone_has_no_screen_for_stays_rejected_with_what_is_missing(te
         (
             "open my conversation with Emma and call her",
             [Intent("open_thread", {"contact": "Emma"}), Intent("make_call", {"contact": "Emma"})],
+        ),
+        (
+            "Switch to video mode and record a video",
+            [Intent("app_page", {"app": "camera", "page": "Video"}), Intent("take_photo", {"mode": "video"})],
+        ),
+        (
+            "go to cnn.com then search google for today's news",
+            [
+                Intent("open_site", {"site": "cnn.com"}),
+                Intent("web_search", {"query": "today's news", "key_terms": "today news", "answer": "generic"}),
+            ],
         ),
         (
             "check my calendar and set an alarm for 8am",
@@ -189,6 +206,7 @@ def test_the_typo_corrector_keeps_real_words() -> None:
         "Check which android version I have",
         "Open my conversation with Emma",
         "Open messages and start a new conversation with Nina",
+        "Switch to video mode and record a video",
     ],
 )
 def test_the_expert_solves_the_new_kinds(text: str) -> None:

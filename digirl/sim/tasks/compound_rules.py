@@ -28,9 +28,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from digirl.sim.intents import SHOP_SITES, Intent
-from digirl.sim.tasks.matching import match_single
+from digirl.sim.tasks.matching import match_rules, match_single
+from digirl.sim.tasks.rules import Reject
 
-__all__ = ["CONTEXT_RULES", "FALLBACK_RULES", "MAX_PIECES", "Context", "parse_compound", "second_request", "swallowed_connective"]
+__all__ = [
+    "CONTEXT_RULES",
+    "FALLBACK_RULES",
+    "MAX_PIECES",
+    "Context",
+    "failed_step",
+    "parse_compound",
+    "second_request",
+    "swallowed_connective",
+]
 
 #: Texts cut into more pieces than this are not tried as compounds (2^(n-1) groupings).
 MAX_PIECES = 8
@@ -51,6 +61,7 @@ _PRONOUNS = frozenset({"it", "them", "him", "her", "that", "this", "this one", "
 _FIRST = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entry|link|video|listing|hit|place|match))?"
 _SEARCH = re.compile(r"^(?:search|look|find|browse)\s+(?:for\s+|up\s+)?(?P<q>.+?)$", re.I)
 _OPEN_FIRST = re.compile(rf"^(?:open|select|tap|click|choose|pick|go\s+to|view)\s+(?:on\s+)?{_FIRST}$", re.I)
+_WEB_FOR = re.compile(r"^(?:google|the\s+web|the\s+internet|online)\s+for\s", re.I)
 _PLAY_FIRST = re.compile(rf"^(?:play|watch|open)\s+{_FIRST}$", re.I)
 _DIRECTIONS_FIRST = re.compile(
     rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{_FIRST}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{_FIRST}|there|it)$",
@@ -119,7 +130,7 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
     if m is None or not ctx.app:
         return None
     q = re.sub(r"^(?:a|an|the|some)\s+", "", m.group("q").strip(" .\"'"), flags=re.I)
-    if not q or q.lower() in _PRONOUNS:
+    if not q or q.lower() in _PRONOUNS or _WEB_FOR.match(q):  # "search google for X" is a web search anywhere
         return None
     if ctx.app == "youtube":
         return match_single(f"search YouTube for {q}")
@@ -500,6 +511,19 @@ def parse_compound(text: str) -> list[Intent] | None:
             best = ctx.parts
             break
     return best
+
+
+def failed_step(text: str) -> str:
+    """Why a request of several steps that is no plan fails, when one step is a phrasing the phone
+    cannot do ("open the camera, switch to selfie mode and …": no front camera), else ""."""
+    pieces, _ = _pieces(text)
+    if len(pieces) < 2:
+        return ""
+    for piece in pieces:
+        out = match_rules(piece.strip(" ,.;"))
+        if isinstance(out, Reject):
+            return f"a compound request whose step {piece.strip(' ,.;')!r} cannot be done: {out.reason}"
+    return ""
 
 
 _CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b|\s&)\s*\S", re.I)

@@ -340,6 +340,12 @@ _NO_SCREEN = (
     ),
     ("(?:switch|change|go)~to~(?:the~)?satellite(?:~(?:view|map|mode|layer))?", "the simulated Maps has no satellite view"),
     ("take~(?:a~)?panorama(?:~{x})?", "the simulated camera has no panorama mode"),
+    (
+        "(?:switch|change|flip|turn)~to~(?:the~)?(?:selfie|front)(?:~camera|~mode|~cam)?(?:~{x})?",
+        "the simulated camera has no front camera",
+    ),
+    ("(?:show|open|view)(?:~me)?~(?:my~|the~)?recent~files", "the simulated Files app has no recent-files view"),
+    ("add~{x}~to~(?:the~|my~)?world~clock", "the simulated Clock cannot add a city to its world clock"),
 )
 
 

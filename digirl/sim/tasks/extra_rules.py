@@ -116,6 +116,7 @@ def _recents(g: dict[str, str]) -> Intent:
 @APPS_EARLY.rule(
     "(?:switch|set|change|put)~(?:the~)?camera~(?:to|in(?:to)?)~(?P<mode>photo|video|portrait)(?:~mode)?",
     "(?:open|start|launch)~(?:the~)?camera~in~(?P<mode>photo|video|portrait)~mode",
+    "(?:switch|change|go)~(?:over~)?to~(?P<mode>photo|video|portrait)~mode(?:~(?:in|on)~the~camera)?",
 )
 def _camera_mode(g: dict[str, str]) -> Intent:
     return Intent("app_page", {"app": "camera", "page": g["mode"].capitalize()})
