@@ -45,6 +45,7 @@ from digirl.sim.tasks.tasksets import task_from_instruction
         ("start a new conversation with Nina", "open_thread", {"contact": "Nina"}),
         ("show my texts from Mom", "open_thread", {"contact": "Mom"}),
         ("switch to video mode", "app_page", {"app": "camera", "page": "Video"}),
+        ("check for app updates in the play store", "update_app", {"app": "all"}),
         ("Check which android version I have", "settings_page", {"page": "about"}),
     ],
 )

@@ -131,7 +131,10 @@ def _update(g: dict[str, str]) -> Intent | Reject | None:
     return _store_app("update_app", app)
 
 
-@APPS_EARLY.rule("(?:check~for|install|get)~(?:all~)?(?:app~)?updates", "update~(?:all~)?(?:of~)?(?:my~|the~)?apps")
+@APPS_EARLY.rule(
+    "(?:check~for|install|get)~(?:all~)?(?:app~)?updates(?:~(?:in|on|from)~(?:the~)?(?:google~)?play~?store)?",
+    "update~(?:all~)?(?:of~)?(?:my~|the~)?apps(?:~(?:in|on|from)~(?:the~)?(?:google~)?play~?store)?",
+)
 def _update_all(g: dict[str, str]) -> Intent:
     return Intent("update_app", {"app": "all"})
 
