@@ -112,16 +112,12 @@ def _number_of(phone: Phone, thread: str, want: str) -> bool:
     return False
 
 
-@builtin_family(
-    "send_message", "phone", predicate=_texted, setup=_with_contact("contact"), doc="a text with the words was sent to them"
-)
-@in_app("messages")
-def _text_plan(e: ExpertStep) -> Action:
+def _to_thread(e: ExpertStep) -> Action | None:
+    """The step towards the conversation with the intent's ``contact`` (an existing thread, or a new
+    one through the To field); ``None`` once it is open."""
     m, want = _app(e.phone, "messages"), e.intent.get("contact")
     if m.page == "thread":
-        if same_person(m.current, want) or _number_of(e.phone, m.current, want):
-            return e.type_into(m, "compose", "messages.compose", _body(e.intent))
-        return Action.back()
+        return None if same_person(m.current, want) or _number_of(e.phone, m.current, want) else Action.back()
     if m.page == "list":
         for i, name in enumerate(m.order):
             if same_person(name, want):
@@ -133,6 +129,28 @@ def _text_plan(e: ExpertStep) -> Action:
             if same_person(name, want) or _number_of(e.phone, name, want):
                 return e.goto(f"messages.to.sugg.{i}") or Action.back()
     return e.type_into(m, "to", "messages.to", want, submit=False)
+
+
+@builtin_family(
+    "send_message", "phone", predicate=_texted, setup=_with_contact("contact"), doc="a text with the words was sent to them"
+)
+@in_app("messages")
+def _text_plan(e: ExpertStep) -> Action:
+    step = _to_thread(e)
+    return step if step is not None else e.type_into(_app(e.phone, "messages"), "compose", "messages.compose", _body(e.intent))
+
+
+def _thread_open(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    m, want = _app(phone, "messages"), intent.get("contact")
+    return phone.fg == "messages" and m.page == "thread" and (same_person(m.current, want) or _number_of(phone, m.current, want))
+
+
+@builtin_family(
+    "open_thread", "phone", predicate=_thread_open, setup=_with_contact("contact"), doc="the conversation with them is open"
+)
+@in_app("messages")
+def _thread_plan(e: ExpertStep) -> Action:
+    return _to_thread(e) or Action.back()
 
 
 # ---- contacts ------------------------------------------------------------------------------

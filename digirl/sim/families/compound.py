@@ -73,6 +73,9 @@ LASTING = frozenset(
 #: Slots that say *how* a state should be (not *what* it is about): a later sub-goal that differs
 #: only in these supersedes an earlier one ("turn the flashlight on, then off").
 _HOW_SLOTS = frozenset({"state", "level", "body", "subject"})
+#: Families that undo each other: a later one about the same thing supersedes the earlier one too
+#: ("uninstall Snapchat, then install it again").
+_UNDOES = {"install_app": "uninstall_app", "uninstall_app": "install_app", "set_alarm": "delete_alarm"}
 
 
 def compound_intent(parts: Sequence[Intent]) -> Intent:
@@ -126,9 +129,8 @@ def _contexts(ctx: TaskContext) -> list[TaskContext]:
 def _superseded(parts: Sequence[Intent], i: int) -> bool:
     me = parts[i]
     what = {k: v for k, v in me.slots.items() if k not in _HOW_SLOTS}
-    return any(
-        p.family == me.family and {k: v for k, v in p.slots.items() if k not in _HOW_SLOTS} == what for p in parts[i + 1 :]
-    )
+    families = (me.family, _UNDOES.get(me.family))
+    return any(p.family in families and {k: v for k, v in p.slots.items() if k not in _HOW_SLOTS} == what for p in parts[i + 1 :])
 
 
 def _reached(phone: Phone, ctx: TaskContext) -> int:

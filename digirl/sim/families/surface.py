@@ -40,7 +40,7 @@ _NUM = r"(\d+(?:\.\d+)?)"
 _OPS = (
     (r"plus|\+|and", "+"),
     (r"minus|-|less", "-"),
-    (r"times|x|\*|×|multiplied\s+by", "×"),
+    (r"times|x|\*|×|multiplied\s+by|into", "×"),
     (r"divided\s+by|over|/|÷", "÷"),
 )
 
@@ -60,7 +60,7 @@ def calc_expression(text: str) -> str | None:
         m = re.fullmatch(pat, t)
         if m is not None:
             return form.format(*m.groups())
-    tokens = re.split(r"\s*(plus|\+|minus|-|less|times|x|\*|×|multiplied\s+by|divided\s+by|over|/|÷)\s*", t)
+    tokens = re.split(r"\s*(plus|\+|minus|-|less|times|x|\*|×|multiplied\s+by|into|divided\s+by|over|/|÷)\s*", t)
     if len(tokens) < 3 or len(tokens) % 2 == 0:
         return None
     out: list[str] = []

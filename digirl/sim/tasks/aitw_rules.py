@@ -18,9 +18,9 @@ from digirl.sim.tasks.normalize import clean_slot as _clean_slot
 from digirl.sim.tasks.normalize import distinct_terms as _terms
 from digirl.sim.tasks.normalize import strip_article as _strip_article
 from digirl.sim.tasks.normalize import subject as _subject
-from digirl.sim.tasks.rules import MACROS, RuleTable
+from digirl.sim.tasks.rules import MACROS, Reject, RuleTable
 
-__all__ = ["AITW", "app_intent", "web_search"]
+__all__ = ["AITW", "app_intent", "open_intent", "web_search"]
 
 AITW = RuleTable("aitw")
 _WHEN = MACROS["WHEN"]
@@ -123,6 +123,46 @@ def app_intent(family: str, name: str, **extra: str) -> Intent | None:
     return Intent(family, {"app": app, **extra})
 
 
+#: A name that is a page of a known app, not an app: "YouTube's trending page", "the stopwatch in the
+#: clock app", "the Camera album". Opening it as a placeholder app would be a wrong parse.
+_APP_PAGE_NAMES = (
+    re.compile(r"^(?P<a>.+?)'s\s+(?P<p>.+)$", re.I),
+    re.compile(r"^(?P<p>.+?)\s+(?:in|on|of|from|inside)\s+(?:the\s+|my\s+)?(?P<a>.+?)(?:\s+app)?$", re.I),
+    re.compile(r"^(?P<a>.+?)\s+(?P<p>(?:\S+\s+)*(?:page|tab|view|section|album|screen|folder|menu|feed))$", re.I),
+)
+
+
+def open_intent(name: str) -> Intent | Reject | None:
+    """``open_app`` for an app's name; a rejection when the name is a page of a known app the
+    simulated phone has no task for (a page it has is parsed by an earlier rule)."""
+    from digirl.sim.phone import resolve_app
+
+    app = canonical_app(name)
+    if resolve_app(app).startswith("x."):
+        for rx in _APP_PAGE_NAMES:
+            m = rx.fullmatch(app)
+            owner = canonical_app(m.group("a")) if m is not None else ""
+            if m is not None and not resolve_app(owner).startswith("x."):
+                return _page_of(owner, m.group("p")) or Reject(
+                    f"{m.group('p')!r} is not a page of {owner} that the simulated phone has"
+                )
+    return app_intent("open_app", name)
+
+
+def _page_of(owner: str, page: str) -> Intent | None:
+    """The page of ``owner`` that ``page`` names, said the ways its own phrasings know ("the world
+    clock", "the alarm tab", "this month in the calendar"), or ``None``."""
+    from digirl.sim.phone import resolve_app
+    from digirl.sim.tasks.rules import reparse
+
+    q = re.sub(r"^(?:the|my)\s+|\s+(?:view|page|screen)$", "", page.strip(), flags=re.I)
+    for text in (f"open the {q}", f"open the {q} tab", f"show this {q} in the {owner}"):
+        got = reparse(text)
+        if got is not None and got.family == "app_page" and got.get("app") == resolve_app(owner):
+            return got
+    return None
+
+
 # ---- YouTube ---------------------------------------------------------------------------
 _KIND = "(?P<kind>new|newest|latest|most recent)"
 
@@ -204,14 +244,14 @@ def _calendar(g: dict[str, str]) -> Intent | None:
 
 
 @AITW.rule("(?:open|launch|start|go to)~(?:(?:the|my)~)?{app}(?P<suffix>~app(?:lication)?)?")
-def _open_app(g: dict[str, str]) -> Intent | None:
+def _open_app(g: dict[str, str]) -> Intent | Reject | None:
     raw = g["app"].strip()
     if re.match(r"(?:an?|new|some)\s", raw, re.I):
         return None
     # Without "app", accept a known app or a proper name ("Open Spotify"), not "open the door".
     if not g.get("suffix") and raw.lower() not in _APP_ALIASES and not raw[:1].isupper():
         return None
-    return app_intent("open_app", raw)
+    return open_intent(raw)
 
 
 # ---- web questions ---------------------------------------------------------------------

@@ -28,9 +28,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from digirl.sim.intents import SHOP_SITES, Intent
-from digirl.sim.tasks.matching import match_single
+from digirl.sim.tasks.matching import match_rules, match_single
+from digirl.sim.tasks.rules import Reject
 
-__all__ = ["CONTEXT_RULES", "FALLBACK_RULES", "MAX_PIECES", "Context", "parse_compound", "second_request", "swallowed_connective"]
+__all__ = [
+    "CONTEXT_RULES",
+    "FALLBACK_RULES",
+    "MAX_PIECES",
+    "Context",
+    "failed_step",
+    "parse_compound",
+    "second_request",
+    "swallowed_connective",
+]
 
 #: Texts cut into more pieces than this are not tried as compounds (2^(n-1) groupings).
 MAX_PIECES = 8
@@ -51,6 +61,7 @@ _PRONOUNS = frozenset({"it", "them", "him", "her", "that", "this", "this one", "
 _FIRST = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entry|link|video|listing|hit|place|match))?"
 _SEARCH = re.compile(r"^(?:search|look|find|browse)\s+(?:for\s+|up\s+)?(?P<q>.+?)$", re.I)
 _OPEN_FIRST = re.compile(rf"^(?:open|select|tap|click|choose|pick|go\s+to|view)\s+(?:on\s+)?{_FIRST}$", re.I)
+_WEB_FOR = re.compile(r"^(?:google|the\s+web|the\s+internet|online)\s+for\s", re.I)
 _PLAY_FIRST = re.compile(rf"^(?:play|watch|open)\s+{_FIRST}$", re.I)
 _DIRECTIONS_FIRST = re.compile(
     rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{_FIRST}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{_FIRST}|there|it)$",
@@ -77,6 +88,7 @@ class Context:
     query: str = ""
     entity: str = ""
     verb: str = ""
+    said: str = ""
     last: Intent | None = None
     parts: list[Intent] = field(default_factory=list)
 
@@ -118,7 +130,7 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
     if m is None or not ctx.app:
         return None
     q = re.sub(r"^(?:a|an|the|some)\s+", "", m.group("q").strip(" .\"'"), flags=re.I)
-    if not q or q.lower() in _PRONOUNS:
+    if not q or q.lower() in _PRONOUNS or _WEB_FOR.match(q):  # "search google for X" is a web search anywhere
         return None
     if ctx.app == "youtube":
         return match_single(f"search YouTube for {q}")
@@ -192,6 +204,35 @@ def _ellipsis(text: str, ctx: Context) -> Intent | None:
     if got.family == "open_app" and not _known_app(got.get("app")):
         return None
     return got if got.family in ("toggle_setting", "open_app", "settings_page", "make_call", "install_app") else None
+
+
+#: A value said alone after a request: a state, or a time / number / duration ("6:15am", "10 minutes").
+_BARE_VALUE = re.compile(r"^(?:on|off|\S*\d\S*(?:\s+[a-z.]+)?)$", re.I)
+
+
+def _shared_verb(text: str, ctx: Context) -> Intent | None:
+    """A short group that is only a new value takes the request before it with its last words
+    replaced ("turn airplane mode on then off", "set an alarm for 6am and 6:15am"), or one that starts
+    with an article takes its verb ("set an alarm for 7am and a timer for 20 minutes")."""
+    words = ctx.said.split()
+    if ctx.last is None or not words:
+        return None
+    if re.match(r"^(?:an?|the|another)\s", text, re.I):  # "set an alarm for 7am and a timer for 20 minutes"
+        got = match_single(f"{words[0]} {text}")
+        return got if got is not None and _usable(got) and not _free_text(got) else None
+    if not _BARE_VALUE.match(text):  # a name may hold "and"/"&" itself ("Barnes & Noble")
+        return None
+    for k in range(1, min(3, len(words) - 1) + 1):
+        got = match_single(" ".join([*words[:-k], text]))
+        if got is not None and got.family == ctx.last.family and got != ctx.last and _usable(got) and not _free_text(got):
+            return got
+    return None
+
+
+def _free_text(intent: Intent) -> bool:
+    """Whether ``intent`` carries words of the user's (a message, a query): "text Mom saying hi, how
+    are you" is one message, not a second one saying "how are you"."""
+    return any(intent.get(k) for k in ("body", "query", "subject"))
 
 
 def _in_app_page(text: str, ctx: Context) -> Intent | None:
@@ -275,7 +316,7 @@ def _reworded(text: str, pattern: str, phrase: str, family: str) -> Intent | Non
 #: group before the phrasings (a rule returns None to pass).
 CONTEXT_RULES: list[ContextRule] = [_first_result, _in_app_search, _in_app_page, _app_info_step]
 #: Rules tried after the phrasings failed on a group (bare names: "…, then wifi").
-FALLBACK_RULES: list[ContextRule] = [_ellipsis, _settings_page]
+FALLBACK_RULES: list[ContextRule] = [_ellipsis, _settings_page, _shared_verb]
 
 
 def _known_app(name: str) -> bool:
@@ -318,7 +359,8 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
 
 
 def _resolve_group(text: str, ctx: Context) -> Intent | None:
-    text = text.strip(" ,.;")
+    # "turn it off again": "again" says nothing the step does not
+    text = re.sub(r"\s+(?:again|as\s+well|too)$", "", text.strip(" ,.;"), flags=re.I)
     if not text:
         return None
     for rule in CONTEXT_RULES:
@@ -369,6 +411,7 @@ _APP_OF = {
     "disable_alarm": "clock",
     "make_call": "phone",
     "send_message": "messages",
+    "open_thread": "messages",
     "add_contact": "contacts",
     "view_contact": "contacts",
     "create_event": "calendar",
@@ -417,7 +460,9 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
         ctx.verb = m.group("verb")
     elif fam == "toggle_setting" and intent.get("state") in ("on", "off"):
         ctx.verb = f"turn {intent.get('state')}"
-    ctx.last = intent
+    said = text.strip(" ,.;")
+    # a bare value keeps the request it filled in, for the next one ("6am, 6:30am and 7am")
+    ctx.last, ctx.said = intent, ctx.said if ctx.said and _BARE_VALUE.match(said) else said
     ctx.parts.append(intent)
 
 
@@ -437,7 +482,7 @@ def parse_compound(text: str) -> list[Intent] | None:
     # Each cut between pieces is kept (a new sub-task) or joined back; most sub-tasks first.
     cuts = list(itertools.product((True, False), repeat=len(seps)))
     cuts.sort(key=lambda c: -sum(c))
-    cache: dict[tuple[str, tuple[str, ...], str, str, str], Intent | None] = {}
+    cache: dict[tuple[str, tuple[str, ...], str, str, str, str], Intent | None] = {}
     for cut in cuts:
         if sum(cut) == 0 or sum(cut) + 1 > MAX_PARTS:
             continue
@@ -454,7 +499,7 @@ def parse_compound(text: str) -> list[Intent] | None:
         ctx = Context()
         ok = True
         for g in groups:
-            key = (g, tuple(repr(p) for p in ctx.parts), ctx.app, ctx.site, ctx.verb)
+            key = (g, tuple(repr(p) for p in ctx.parts), ctx.app, ctx.site, ctx.verb, ctx.said)
             if key not in cache:
                 cache[key] = _resolve(g, ctx)
             got = cache[key]
@@ -466,6 +511,19 @@ def parse_compound(text: str) -> list[Intent] | None:
             best = ctx.parts
             break
     return best
+
+
+def failed_step(text: str) -> str:
+    """Why a request of several steps that is no plan fails, when one step is a phrasing the phone
+    cannot do ("open the camera, switch to selfie mode and …": no front camera), else ""."""
+    pieces, _ = _pieces(text)
+    if len(pieces) < 2:
+        return ""
+    for piece in pieces:
+        out = match_rules(piece.strip(" ,.;"))
+        if isinstance(out, Reject):
+            return f"a compound request whose step {piece.strip(' ,.;')!r} cannot be done: {out.reason}"
+    return ""
 
 
 _CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b|\s&)\s*\S", re.I)

@@ -218,6 +218,8 @@ for _shown, _questions in (
             "(?:what|which)~(?:android~version|version~of~android)~(?:am~i~(?:running|on|using)|do~i~have|is~(?:this|my~phone|installed)"
             "(?:~running)?|does~(?:my|this)~phone~(?:have|run))",
             "(?:check|show(?:~me)?|find|see)~(?:the~|my~)?(?:android~version|version~of~android|software~version)",
+            "(?:check|find(?:~out)?|see|tell~me)~(?:which|what)~(?:android~version|version~of~android)"
+            "(?:~(?:i~have|i'm~(?:on|running|using)|i~am~(?:on|running|using)|is~on~my~phone|my~phone~(?:has|runs)))?",
             "(?:show(?:~me)?|open|go~to)~(?:the~)?about~(?:this~)?phone(?:~(?:page|screen|section))?",
         ),
     ),
@@ -319,3 +321,37 @@ def _unknown_setting(g: dict[str, str]) -> Reject:
 @DEVICE_REJECTS.rule("(?:set|create|add|make)~(?:an?~|my~)?(?:new~)?alarm~(?:for~|at~)?{t}", "wake~me~(?:up~)?(?:at~)?{t}")
 def _bad_alarm(g: dict[str, str]) -> Reject:
     return Reject(f"{clean_slot(g['t'])!r} is not a time of day (like '7am' or '18:30')")
+
+
+#: Requests for a part of the phone the simulator has no screen for: recognized, and rejected with
+#: what is missing (a faked task would be a wrong one).
+_NO_SCREEN = (
+    ("take~(?:a~)?screen\\s*shot(?:~{x})?", "the simulated phone has no screenshot"),
+    ("lock~(?:the~|my~)?(?:screen|phone|device)", "the simulated phone has no lock screen"),
+    (
+        "(?:open|show|go~to)(?:~me)?~(?:the~|my~)?(?:recent~apps|recents~screen|app~switcher|overview~screen)",
+        "the simulated phone has no recent-apps screen",
+    ),
+    ("(?:go|navigate)~back|(?:press|tap|hit)~(?:the~)?back(?:~button|~key)?", "going back has no goal state of its own"),
+    ("(?:share|send)~(?:my~)?(?:current~|live~)?location~(?:with|to)~{x}", "the simulated phone has no location sharing"),
+    (
+        "(?:get|show)(?:~me)?~(?:walking|biking|cycling|bike|transit|bus|train)~directions~{x}",
+        "the simulated Maps has no travel-mode choice (walking, cycling, transit)",
+    ),
+    ("(?:switch|change|go)~to~(?:the~)?satellite(?:~(?:view|map|mode|layer))?", "the simulated Maps has no satellite view"),
+    ("take~(?:a~)?panorama(?:~{x})?", "the simulated camera has no panorama mode"),
+    (
+        "(?:switch|change|flip|turn)~to~(?:the~)?(?:selfie|front)(?:~camera|~mode|~cam)?(?:~{x})?",
+        "the simulated camera has no front camera",
+    ),
+    ("(?:show|open|view)(?:~me)?~(?:my~|the~)?recent~files", "the simulated Files app has no recent-files view"),
+    ("add~{x}~to~(?:the~|my~)?world~clock", "the simulated Clock cannot add a city to its world clock"),
+)
+
+
+def _no_screen(reason: str) -> Handler:
+    return lambda g: Reject(reason)
+
+
+for _template, _reason in _NO_SCREEN:
+    DEVICE_REJECTS.rule(_template)(_no_screen(_reason))

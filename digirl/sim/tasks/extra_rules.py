@@ -68,6 +68,15 @@ def _calculate(g: dict[str, str]) -> Intent | None:
     return calc_intent(g["x"])
 
 
+@APPS_EARLY.rule("(?:what~is|what's|how~much~is)~{x}", "(?P<x>\\d[^?!]*)")
+def _arithmetic(g: dict[str, str]) -> Intent | None:
+    """A question that is only arithmetic ("what is 17 times 23", "144 over 12") is worked out on the
+    calculator; a bare "calculate …" and a percentage stay web searches, as tests/sim pins them."""
+    from digirl.sim.families.surface import calc_intent
+
+    return calc_intent(g["x"])
+
+
 _CLOCK_TAB = {
     "alarm": "Alarm",
     "alarms": "Alarm",
@@ -82,6 +91,9 @@ _CLOCK_TAB = {
     "(?:open|go~to|show(?:~me)?|switch~to|select|tap)~(?:the~|my~)?(?P<tab>alarms?|world~clock|clock|timer|stopwatch)~tab"
     "(?:~(?:in|of|on)~(?:the~)?clock(?:~app)?)?",
     "(?:show|open)(?:~me)?~(?:the~)?world~clock",
+    # a tab named without "tab" ("open the stopwatch", "show my alarms"): never an app named so
+    "(?:open|go~to|show(?:~me)?|switch~to|view|check|see|bring~up)~(?:the~|my~|all~(?:my~)?)?(?P<tab>alarms|stopwatch|timer)"
+    "(?:~(?:in|of|on|from)~(?:the~)?clock(?:~app)?)?",
 )
 def _clock_tab(g: dict[str, str]) -> Intent:
     tab = _CLOCK_TAB[" ".join(g.get("tab", "world clock").lower().split())]
@@ -104,6 +116,7 @@ def _recents(g: dict[str, str]) -> Intent:
 @APPS_EARLY.rule(
     "(?:switch|set|change|put)~(?:the~)?camera~(?:to|in(?:to)?)~(?P<mode>photo|video|portrait)(?:~mode)?",
     "(?:open|start|launch)~(?:the~)?camera~in~(?P<mode>photo|video|portrait)~mode",
+    "(?:switch|change|go)~(?:over~)?to~(?P<mode>photo|video|portrait)~mode(?:~(?:in|on)~the~camera)?",
 )
 def _camera_mode(g: dict[str, str]) -> Intent:
     return Intent("app_page", {"app": "camera", "page": g["mode"].capitalize()})
@@ -113,10 +126,15 @@ def _camera_mode(g: dict[str, str]) -> Intent:
     "(?:show|open|go~to|display)(?:~me)?~{month}~(?:in|on)~(?:my|the)~calendar(?:~app)?",
     "(?:show|open)(?:~me)?~(?:my~|the~)?calendar(?:~app)?~(?:for|to|at)~{month}",
 )
+@APPS_EARLY.rule(
+    # the calendar's month grid is its only view: its month view is this month's page
+    "(?:open|show|view|switch~to|go~to)(?:~me)?~(?:the~|my~)?(?:calendar(?:'s)?~)?month(?:ly)?~view"
+    "(?:~(?:in|of|on)~(?:the~|my~)?calendar(?:~app)?)?",
+)
 def _calendar_month(g: dict[str, str]) -> Intent | None:
     from digirl.sim.families.surface import _month_page
 
-    page = _month_page(re.sub(r"^(?:the\s+month\s+of\s+)", "", g["month"].strip(), flags=re.I))
+    page = _month_page(re.sub(r"^(?:the\s+month\s+of\s+)", "", g.get("month", "this month").strip(), flags=re.I))
     return Intent("app_page", {"app": "calendar", "page": page}) if page else None
 
 
@@ -125,6 +143,13 @@ def _calendar_month(g: dict[str, str]) -> Intent | None:
 def _back_on(g: dict[str, str]) -> Intent | None:
     got = reparse(f"turn {g['state']} {g['x']}")
     return got if got is not None and got.family == "toggle_setting" else None
+
+
+@APPS_EARLY.rule("(?:set|create|add|make)~(?:two~|2~|some~|the~)?alarms~(?:for|at)~{t}")
+def _alarms_for(g: dict[str, str]) -> Intent | None:
+    # "set alarms for 6am and 6:15am": each time is an alarm (the compound parser carries the verb)
+    got = reparse(f"set an alarm for {g['t']}")
+    return got if got is not None and got.family == "set_alarm" else None
 
 
 @APPS_EARLY.rule(
@@ -136,6 +161,40 @@ def _level_to(g: dict[str, str]) -> Intent | None:
     return got if got is not None and got.family in ("set_brightness", "set_volume") else None
 
 
+#: What "send X to Y" sends when X is a thing, not words: never a text whose body is "the photo".
+_NOT_A_BODY = re.compile(
+    r"^(?:an?|the|my|your|this|that|these|those|it|them|some|money|\$|\d+\s*(?:dollars|bucks))\b|"
+    r"\b(?:e-?mail|photo|picture|pic|file|location|link|video|invite|invitation|contact|song)s?$",
+    re.I,
+)
+
+
+@APPS_EARLY.rule("send~(?:a~(?:text|message)~(?:saying~)?)?{body}~to~{contact}")
+def _send_words_to(g: dict[str, str]) -> Intent | None:
+    """Words texted to a contact ("send \"on my way\" to John", "send hi to Ryan"): quoted, or a few
+    that do not name a thing."""
+    raw = g["body"].strip()
+    quoted = len(raw) >= 2 and raw[0] in "\"'“" and raw[-1] in "\"'”"
+    body = unquote(raw)
+    if not body or (not quoted and (len(body.split()) > 4 or _NOT_A_BODY.search(body))):
+        return None
+    got = reparse(f"text {g['contact']} {body}")
+    return got if got is not None and got.family == "send_message" and got.get("body") == body else None
+
+
+@APPS_EARLY.rule(
+    "(?:open|show|view|go~to|pull~up|read|check)(?:~me)?~(?:my~|the~)?(?:conversation|chat|text~thread|message~thread|thread"
+    "|messages|texts)~(?:with|from)~{c}",
+    "(?:start|begin|open)~(?:a~)?(?:new~)?(?:conversation|chat|thread|text~thread)~with~{c}",
+)
+def _open_thread(g: dict[str, str]) -> Intent | None:
+    # the contact as the texting phrasings read it ("text Emma" names the thread's person)
+    got = reparse(f"text {g['c']}")
+    if got is None or got.family != "send_message" or got.get("body"):
+        return None
+    return Intent("open_thread", {"contact": got.get("contact")})
+
+
 @APPS_EARLY.rule("open~(?:the~|my~)?(?:web~|internet~)?browser")
 def _browser(g: dict[str, str]) -> Intent:
     return Intent("open_app", {"app": "Chrome"})
@@ -144,6 +203,15 @@ def _browser(g: dict[str, str]) -> Intent:
 @APPS_EARLY.rule("(?:show|open|view|go~to|take~me~to)(?:~me)?~(?:my~|the~)?(?:e-?mail~|gmail~|mail~)?inbox")
 def _inbox(g: dict[str, str]) -> Intent:
     return Intent("check_email")
+
+
+@APPS_EARLY.rule(
+    "(?:check|show|see|view)(?:~me)?~(?:my~|the~)?(?P<what>texts|text~messages|sms(?:~messages)?|messages|calendar|schedule)"
+)
+def _check_app(g: dict[str, str]) -> Intent:
+    # the app's first screen is where these are checked (as "check my email" is the inbox)
+    app = "Calendar" if g["what"].lower() in ("calendar", "schedule") else "Messages"
+    return Intent("open_app", {"app": app})
 
 
 @APPS_EARLY.rule("(?:open|show|go~to)(?:~me)?~(?:the~)?notification~settings~(?:for|of)~(?:the~)?{app}")

@@ -339,6 +339,13 @@ _VOCAB = frozenset(
     settings storage stopwatch subscribe timer toggle translate uninstall update video volume weather
     youtube calculator bedroom brightness subscribe reminder""".split()
 )
+#: Real English words a command word is one or two edits from: a typo fix must not turn a valid word
+#: into another one ("17 times 23" is not "17 timer 23", "calculate" is not "calculator").
+_ENGLISH = frozenset(
+    """times timed tiles tiger timber tamer calculate calculated calculation calculating feather leather
+    heather whether remote contract lunch paunch vacation vocation relocation notation photon
+    located locate rotate""".split()
+)
 _SHORT_TYPOS = {
     "opne": "open",
     "oepn": "open",
@@ -387,7 +394,7 @@ def _fix_word(w: str) -> str:
     low = w.lower()
     if low in _SHORT_TYPOS:
         return _SHORT_TYPOS[low]
-    if len(low) < 5 or low in _VOCAB or not low.isalpha():
+    if len(low) < 5 or low in _VOCAB or low in _ENGLISH or not low.isalpha():
         return w
     limit = 2 if len(low) >= 8 else 1
     best = [v for v in _VOCAB if _edit_distance(low, v, limit) <= limit]

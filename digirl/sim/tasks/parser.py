@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from digirl.sim.intents import Intent
-from digirl.sim.tasks.compound_rules import second_request, swallowed_connective
+from digirl.sim.tasks.compound_rules import failed_step, second_request, swallowed_connective
 from digirl.sim.tasks.matching import USER_RULES, match_rules, match_single
 from digirl.sim.tasks.normalize import (
     canonical_app,
@@ -124,7 +124,9 @@ def explain_instruction(text: str) -> ParseResult:
             return ParseResult(None, f"a compound request whose step {rest!r} no task family does on the simulated phone")
         return ParseResult(search, how="question")
     reject = first or second
-    return ParseResult(None, reject.reason if isinstance(reject, Reject) else unplaceable_reason(normalized or cleaned))
+    if isinstance(reject, Reject):
+        return ParseResult(None, reject.reason)
+    return ParseResult(None, failed_step(cleaned) or unplaceable_reason(normalized or cleaned))
 
 
 def parse_instruction(text: str) -> Intent | None:

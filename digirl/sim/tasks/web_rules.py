@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from digirl.sim.intents import Intent
-from digirl.sim.tasks.aitw_rules import app_intent, web_search
+from digirl.sim.tasks.aitw_rules import app_intent, open_intent, web_search
 from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE, contact_name, unquote
 from digirl.sim.tasks.entities import KNOWN_APPS, SYSTEM_APP_LABELS
 from digirl.sim.tasks.normalize import (
@@ -131,7 +131,10 @@ def _update(g: dict[str, str]) -> Intent | Reject | None:
     return _store_app("update_app", app)
 
 
-@APPS_EARLY.rule("(?:check~for|install|get)~(?:all~)?(?:app~)?updates", "update~(?:all~)?(?:of~)?(?:my~|the~)?apps")
+@APPS_EARLY.rule(
+    "(?:check~for|install|get)~(?:all~)?(?:app~)?updates(?:~(?:in|on|from)~(?:the~)?(?:google~)?play~?store)?",
+    "update~(?:all~)?(?:of~)?(?:my~|the~)?apps(?:~(?:in|on|from)~(?:the~)?(?:google~)?play~?store)?",
+)
 def _update_all(g: dict[str, str]) -> Intent:
     return Intent("update_app", {"app": "all"})
 
@@ -369,11 +372,11 @@ def _open_gmail(g: dict[str, str]) -> Intent:
     "(?:fire~up|bring~up|pull~up|open~up|load~up|boot~up|get~into|go~into|launch|open|start|run)~(?:the~|my~)?{app}"
     "(?:~app(?:lication)?)?(?:~on~my~phone)?",
 )
-def _open_app(g: dict[str, str]) -> Intent | None:
+def _open_app(g: dict[str, str]) -> Intent | Reject | None:
     if re.match(r"(?:an?|new|some)\s", g["app"].strip(), re.I):
         return None
     name = _known_or_named(g["app"])
-    return app_intent("open_app", name) if name else None
+    return open_intent(name) if name else None
 
 
 @APPS_EARLY.rule(
