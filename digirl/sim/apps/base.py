@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 __all__ = [
     "FIELD_FILL",
     "App",
-    "ScreenStackApp",
     "app_bar",
     "avatar",
     "dialog",
@@ -229,74 +228,6 @@ class App:
             icon=icon,
             size=size,
         )
-
-
-class ScreenStackApp(App):
-    """An app whose screens form a back stack of ``(screen name, argument)`` pairs."""
-
-    stack: list[tuple[str, object]]
-
-    @property
-    def top(self) -> tuple[str, object]:
-        return self.stack[-1]
-
-    def push(self, name: str, arg: object = None) -> None:
-        self.stack.append((name, arg))
-        self.blur()
-
-    def back(self) -> bool:
-        if len(self.stack) > 1:
-            self.stack.pop()
-            self.blur()
-            return True
-        return False
-
-    # A search screen ("search", None) whose query opens ("results", query).
-    #: The results list's scroll key: a new query shows its results from the top.
-    results_scroll: str
-
-    def build(self) -> list[ui.View]:
-        """The search flow's two screens (the search field; the results of the query on the stack),
-        else :meth:`build_screen` for the app's own screens."""
-        s, arg = self.top
-        if s == "search":
-            return self._search()
-        if s == "results":
-            return self._results(str(arg))
-        return self.build_screen(s, arg)
-
-    def _search(self) -> list[ui.View]:
-        raise NotImplementedError
-
-    def _results(self, q: str) -> list[ui.View]:
-        raise NotImplementedError
-
-    def build_screen(self, name: str, arg: object) -> list[ui.View]:
-        """The views of the app's screen ``name`` (anything but "search" and "results")."""
-        raise NotImplementedError
-
-    def search_button(self, rect: ui.Rect, *, ref: str) -> ui.View:
-        """A top bar's magnifier: it opens the search screen."""
-        return ui.icon_button(rect, "search", self.start_search, ref=ref, desc="Search", color=ui.TEXT)
-
-    def start_search(self) -> None:
-        """Open the search screen, its field holding the query of the results on screen (if any)."""
-        prev = self.top[1] if self.top[0] == "results" else ""
-        self.push("search")
-        self.fields["q"] = str(prev or "")
-        self.focus("q")
-
-    def submit(self, name: str) -> None:
-        q = self.fields.get("q", "").strip()
-        if q:
-            self.run_query(q)
-
-    def run_query(self, q: str) -> None:
-        """Show the results of ``q`` in place of the search screen."""
-        if self.top[0] == "search":
-            self.stack.pop()
-        self.push("results", q.strip())
-        self.phone.scroll.pop(self.results_scroll, None)
 
 
 def app_bar(

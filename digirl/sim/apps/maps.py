@@ -6,8 +6,8 @@ import re
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import FIELD_FILL, ScreenStackApp, tab_label
-from digirl.sim.apps.search import app_search_screen
+from digirl.sim.apps.base import FIELD_FILL, tab_label
+from digirl.sim.apps.search import ScreenStackApp, SearchFlow
 from digirl.sim.content import Place, places, stable_rng
 
 __all__ = ["Maps", "place_query"]
@@ -58,7 +58,7 @@ def _map(y0: float, y1: float, seed: str, pins: int = 0) -> ui.View:
 
 
 class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168, 83), rates=True):
-    results_scroll = "maps.results"
+    search_flow = SearchFlow("maps", back_ref="maps.back", placeholder="Search here")
 
     def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
@@ -100,17 +100,8 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
         return self._home()
 
     def _searchbox(self, text: str) -> ui.View:
-        return ui.input_field(
-            (12, ui.TOP + 8, 348, ui.TOP + 56),
-            text,
-            placeholder="Search here",
-            focused=False,
-            on_tap=self.start_search,
-            ref="maps.search",
-            icon="pin",
-            fill=ui.WHITE,
-            border=ui.FAINT,
-            radius=24,
+        return self.search_box(
+            (12, ui.TOP + 8, 348, ui.TOP + 56), text, ref="maps.search", icon="pin", fill=ui.WHITE, border=ui.FAINT, radius=24
         )
 
     def _home(self) -> list[ui.View]:
@@ -143,9 +134,6 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
         )
         return views
 
-    def _search(self) -> list[ui.View]:
-        return app_search_screen(self, ref="maps", back_ref="maps.back", placeholder="Search here")
-
     def _results(self, q: str) -> list[ui.View]:
         rows: list[ui.View] = []
         y = 8.0 + self.phone.dyn.list_offset * 0.5
@@ -174,7 +162,9 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
             y += 104
         return [
             _map(ui.TOP, ui.TOP + 260, q, pins=5),
-            ui.scroll_list("maps.results", (0, ui.TOP + 260, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE),
+            ui.scroll_list(
+                self.search_flow.results_scroll, (0, ui.TOP + 260, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE
+            ),
             self._searchbox(q),
         ]
 

@@ -7,6 +7,7 @@ A suggestion list is not a results page: results exist only after a query is *su
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -15,7 +16,7 @@ from digirl.sim.apps.base import FIELD_FILL, App, tab_label
 from digirl.sim.content import Card, answer_card, suggestions, web_results
 from digirl.sim.perturb import Dynamics
 
-__all__ = ["GoogleApp", "google_logo", "results_list", "suggestion_list"]
+__all__ = ["GoogleApp", "ScreenStackApp", "SearchFlow", "google_logo", "results_list", "suggestion_list"]
 
 _LOGO = ((66, 133, 244), (234, 67, 53), (251, 188, 5), (66, 133, 244), (52, 168, 83), (234, 67, 53))
 
@@ -69,6 +70,112 @@ def app_search_screen(
         suggestion_list(ui.TOP + height + 4, app.fields.get("q", ""), app.run_query, ref=f"{ref}.sugg"),
         bar,
     ]
+
+
+@dataclass(frozen=True)
+class SearchFlow:
+    """A :class:`ScreenStackApp`'s search screen: its refs, placeholder and bar."""
+
+    #: Prefix of the refs of the query field, its suggestions and the results list (``{ref}.query``, ...).
+    ref: str
+    back_ref: str
+    placeholder: str
+    bar_height: float = 64
+    fill: ui.Color = FIELD_FILL
+
+    @property
+    def results_scroll(self) -> str:
+        """The results list's scroll key (a new query shows its results from the top)."""
+        return f"{self.ref}.results"
+
+
+class ScreenStackApp(App):
+    """An app whose screens form a back stack of ``(screen name, argument)`` pairs, with a search flow:
+    the shared search screen (:func:`app_search_screen`, as :attr:`search_flow` declares it), then its results."""
+
+    stack: list[tuple[str, object]]
+
+    @property
+    def top(self) -> tuple[str, object]:
+        return self.stack[-1]
+
+    def push(self, name: str, arg: object = None) -> None:
+        self.stack.append((name, arg))
+        self.blur()
+
+    def back(self) -> bool:
+        if len(self.stack) > 1:
+            self.stack.pop()
+            self.blur()
+            return True
+        return False
+
+    #: The search screen ("search", None), whose query opens ("results", query).
+    search_flow: SearchFlow
+
+    def build(self) -> list[ui.View]:
+        """The search flow's two screens (the search field; the results of the query on the stack),
+        else :meth:`build_screen` for the app's own screens."""
+        s, arg = self.top
+        if s == "search":
+            return self._search()
+        if s == "results":
+            return self._results(str(arg))
+        return self.build_screen(s, arg)
+
+    def _search(self) -> list[ui.View]:
+        f = self.search_flow
+        return app_search_screen(
+            self, ref=f.ref, back_ref=f.back_ref, placeholder=f.placeholder, height=f.bar_height, fill=f.fill
+        )
+
+    def _results(self, q: str) -> list[ui.View]:
+        raise NotImplementedError
+
+    def build_screen(self, name: str, arg: object) -> list[ui.View]:
+        """The views of the app's screen ``name`` (anything but "search" and "results")."""
+        raise NotImplementedError
+
+    def search_button(self, rect: ui.Rect, *, ref: str) -> ui.View:
+        """A top bar's magnifier: it opens the search screen."""
+        return ui.icon_button(rect, "search", self.start_search, ref=ref, desc="Search", color=ui.TEXT)
+
+    def search_box(
+        self, rect: ui.Rect, text: str, *, ref: str, fill: ui.Color, border: ui.Color | None, icon: str, radius: int = 22
+    ) -> ui.View:
+        """A page's query box (not focused): it shows ``text``; a tap opens the search screen with it."""
+        placeholder = self.search_flow.placeholder
+        return ui.input_field(
+            rect,
+            text,
+            placeholder=placeholder,
+            focused=False,
+            on_tap=self.start_search,
+            ref=ref,
+            fill=fill,
+            border=border,
+            icon=icon,
+            radius=radius,
+        )
+
+    def start_search(self) -> None:
+        """Open the search screen, its field holding the query of the results on screen (if any)."""
+        prev = self.top[1] if self.top[0] == "results" else ""
+        self.push("search")
+        self.fields["q"] = str(prev or "")
+        self.focus("q")
+
+    def submit(self, name: str) -> None:
+        q = self.fields.get("q", "").strip()
+        if q:
+            self.run_query(q)
+
+    def run_query(self, q: str) -> None:
+        """Show the results of ``q`` in place of the search screen."""
+        if self.top[0] == "search":
+            self.stack.pop()
+        self.push("results", q.strip())
+        self.phone.scroll.pop(self.search_flow.results_scroll, None)
 
 
 def suggestion_list(y: float, text: str, on_pick: Callable[[str], None], *, ref: str = "sugg") -> ui.View:

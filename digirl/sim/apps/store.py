@@ -6,8 +6,8 @@ from __future__ import annotations
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import ScreenStackApp, dialog, letter_tile, tab_label
-from digirl.sim.apps.search import app_search_screen
+from digirl.sim.apps.base import dialog, letter_tile, tab_label
+from digirl.sim.apps.search import ScreenStackApp, SearchFlow
 from digirl.sim.content import StoreApp, norm_name, stable_rng, store_apps
 
 __all__ = ["PlayStore"]
@@ -25,7 +25,7 @@ def _app_tile(x0: float, y0: float, size: float, name: str) -> ui.View:
 
 
 class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store", color=ui.WHITE, rates=True):
-    results_scroll = "store.results"
+    search_flow = SearchFlow("store", back_ref="store.back", placeholder="Search for apps & games")
 
     def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
@@ -164,15 +164,8 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
         self.push("manage")
 
     def _searchbar(self, text: str) -> ui.View:
-        bar = ui.input_field(
-            (12, ui.TOP + 8, 348, ui.TOP + 56),
-            text,
-            placeholder="Search for apps & games",
-            focused=False,
-            on_tap=self.start_search,
-            ref="store.search",
-            fill=(241, 243, 244),
-            border=None,
+        bar = self.search_box(
+            (12, ui.TOP + 8, 348, ui.TOP + 56), text, ref="store.search", icon="search", fill=(241, 243, 244), border=None
         )
         bar.children.append(
             ui.icon_button(
@@ -222,9 +215,6 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
         views.append(head)
         return views
 
-    def _search(self) -> list[ui.View]:
-        return app_search_screen(self, ref="store", back_ref="store.back", placeholder="Search for apps & games")
-
     def _results(self, q: str) -> list[ui.View]:
         rows: list[ui.View] = []
         y = 8.0 + self.phone.dyn.list_offset * 0.5
@@ -240,7 +230,9 @@ class PlayStore(ScreenStackApp, key="playstore", label="Play Store", icon="store
             rows.append(row)
             y += 92
         return [
-            ui.scroll_list("store.results", (0, ui.TOP + 64, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE),
+            ui.scroll_list(
+                self.search_flow.results_scroll, (0, ui.TOP + 64, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE
+            ),
             ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True, children=[self._searchbar(q)]),
         ]
 

@@ -6,8 +6,8 @@ from functools import partial
 
 from digirl.sim import ui
 from digirl.sim.apps import yttabs
-from digirl.sim.apps.base import ScreenStackApp, letter_tile, tab_label
-from digirl.sim.apps.search import app_search_screen
+from digirl.sim.apps.base import letter_tile, tab_label
+from digirl.sim.apps.search import ScreenStackApp, SearchFlow
 from digirl.sim.content import (
     Video,
     channel_videos,
@@ -39,7 +39,7 @@ def _thumb(x0: float, y0: float, x1: float, y1: float, key: str) -> ui.View:
 
 
 class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", color=ui.WHITE, rates=True):
-    results_scroll = "yt.results"
+    search_flow = SearchFlow("yt", back_ref="yt.search.back", placeholder="Search YouTube", bar_height=56, fill=(242, 242, 242))
 
     def init_state(self) -> None:
         self.stack: list[Screen] = [("home", None)]
@@ -127,11 +127,6 @@ class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", co
             return yttabs.tab_views(self, [feed_list, self._bar()])
         return [ui.scroll_list("yt.home", (0, ui.TOP + 52, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE), self._bar()]
 
-    def _search(self) -> list[ui.View]:
-        return app_search_screen(
-            self, ref="yt", back_ref="yt.search.back", placeholder="Search YouTube", height=56, fill=(242, 242, 242)
-        )
-
     def _results(self, q: str) -> list[ui.View]:
         dyn = self.phone.dyn
         rows: list[ui.View] = []
@@ -162,19 +157,14 @@ class YouTube(ScreenStackApp, key="youtube", label="YouTube", icon="youtube", co
         bar = ui.box((0, ui.TOP, 360, ui.TOP + 56), ui.WHITE, blocker=True)
         bar.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="yt.back"))
         bar.children.append(
-            ui.input_field(
-                (48, ui.TOP + 8, 352, ui.TOP + 48),
-                q,
-                placeholder="Search YouTube",
-                focused=False,
-                on_tap=self.start_search,
-                ref="yt.query",
-                fill=(242, 242, 242),
-                border=None,
-                icon="",
-            )
+            self.search_box((48, ui.TOP + 8, 352, ui.TOP + 48), q, ref="yt.query", fill=(242, 242, 242), border=None, icon="")
         )
-        return [ui.scroll_list("yt.results", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE), bar]
+        return [
+            ui.scroll_list(
+                self.search_flow.results_scroll, (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll, fill=ui.WHITE
+            ),
+            bar,
+        ]
 
     def _channel(self, name: str) -> list[ui.View]:
         vids = channel_videos(name, self.phone.dyn.world_version)
