@@ -69,9 +69,15 @@ def test_phrasings_of_the_new_families(text: str, family: str, slots: dict[str, 
     assert found.intent == Intent(family, slots), found
 
 
-def test_a_bare_calculation_stays_a_web_search() -> None:
-    # AitW counts "calculate ..." as a web search; only a request naming the calculator uses it.
-    found = explain_instruction("Calculate 23 times 17")
+@pytest.mark.parametrize("text", ["Calculate 23 times 17", "what is 23 times 17", "compute 23 * 17", "whats 23 x 17"])
+def test_arithmetic_is_worked_out_on_the_calculator_however_it_is_asked(text: str) -> None:
+    # One rule (issue 42): a request that is only arithmetic goes to the calculator.
+    found = explain_instruction(text)
+    assert found.intent == Intent("calculate", {"expr": "23×17", "value": "391"}), found
+
+
+def test_a_percentage_stays_a_web_search() -> None:
+    found = explain_instruction("what is 15% of 80")
     assert found.intent is not None and found.intent.family == "web_search"
 
 

@@ -1,5 +1,6 @@
 """Clock: alarms (list, enable switches, delete, a time picker with hour/minute fields, ▲/▼ and AM/PM),
-world clock, a timer (type its duration, Start; one step is one second) and a stopwatch."""
+world clock (its cities; "Add city" searches one and a tap adds it), a timer (type its duration,
+Start; one step is one second) and a stopwatch."""
 
 from __future__ import annotations
 
@@ -10,11 +11,36 @@ from functools import partial
 from digirl.sim import ui
 from digirl.sim.apps.base import App, fab
 
-__all__ = ["Alarm", "Clock", "fmt12", "fmt_compact", "timer_digits"]
+__all__ = ["DEFAULT_CITIES", "WORLD_CITIES", "Alarm", "Clock", "city_matches", "fmt12", "fmt_compact", "timer_digits"]
 
 _BG = (248, 250, 255)
 TABS = ("Alarm", "Clock", "Timer", "Stopwatch")
 _TAB_ICONS = {"Alarm": "alarm", "Clock": "clock", "Timer": "history", "Stopwatch": "clock"}
+
+#: The world clock's cities → minutes ahead of the phone's local time (local is US Pacific in summer;
+#: the cities' summer offsets, so that New York is 3 h ahead as the default list has always shown).
+WORLD_CITIES: dict[str, int] = {
+    name: round(hours * 60)
+    for name, hours in (
+        ("Honolulu", -3), ("Anchorage", -1), ("Los Angeles", 0), ("Vancouver", 0), ("Denver", 1),
+        ("Mexico City", 1), ("Chicago", 2), ("New York", 3), ("Toronto", 3), ("Boston", 3), ("Miami", 3),
+        ("Buenos Aires", 4), ("Sao Paulo", 4), ("Reykjavik", 7), ("London", 8), ("Dublin", 8), ("Lisbon", 8),
+        ("Lagos", 8), ("Paris", 9), ("Berlin", 9), ("Madrid", 9), ("Rome", 9), ("Amsterdam", 9),
+        ("Stockholm", 9), ("Johannesburg", 9), ("Cairo", 10), ("Istanbul", 10), ("Moscow", 10), ("Nairobi", 10),
+        ("Dubai", 11), ("Karachi", 12), ("Mumbai", 12.5), ("New Delhi", 12.5), ("Bangkok", 14), ("Jakarta", 14),
+        ("Singapore", 15), ("Hong Kong", 15), ("Beijing", 15), ("Shanghai", 15), ("Manila", 15), ("Seoul", 16),
+        ("Tokyo", 16), ("Sydney", 17), ("Melbourne", 17), ("Auckland", 19),
+    )
+}  # fmt: skip
+DEFAULT_CITIES = ("New York", "London", "Tokyo")
+
+
+def city_matches(query: str) -> list[str]:
+    """The world clock's search: cities whose name (or a word of it) starts with ``query``, A–Z."""
+    q = " ".join(query.lower().split())
+    if not q:
+        return sorted(WORLD_CITIES)
+    return sorted(c for c in WORLD_CITIES if c.lower().startswith(q) or any(w.startswith(q) for w in c.lower().split()))
 
 
 @dataclass
@@ -68,8 +94,13 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         self.timer_left = 0
         self.stopwatch_running = False
         self.stopwatch_elapsed = 0
+        self.cities: list[str] = list(DEFAULT_CITIES)
+        #: The world clock's "Add city" search is open.
+        self.adding_city = False
 
     def screen(self) -> str:
+        if self.adding_city:
+            return "add_city"
         return "picker" if self.picker is not None else self.tab.lower()
 
     def state(self) -> dict[str, object]:
@@ -78,6 +109,7 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
             "alarms": [(a.hour, a.minute, a.enabled) for a in self.alarms],
             "timer": {"running": self.timer_running, "total": self.timer_total, "left": self.timer_left},
             "stopwatch": {"running": self.stopwatch_running, "elapsed": self.stopwatch_elapsed},
+            "cities": list(self.cities),
             "picker": None
             if self.picker is None
             else {"hour": self.fields.get("hour"), "minute": self.fields.get("minute"), "pm": self.picker.pm},
@@ -87,6 +119,9 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         return "enter"
 
     def back(self) -> bool:
+        if self.adding_city:
+            self.close_city_search()
+            return True
         if self.picker is not None:
             self.picker = None
             self.blur()
@@ -108,7 +143,27 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         self.fields["minute"] = f"{m:02d}"
         self.focus("hour", select_all=True)
 
+    # ---------------------------------------------------------------- world clock
+    def open_city_search(self) -> None:
+        self.adding_city = True
+        self.fields["city"] = ""
+        self.focus("city")
+
+    def close_city_search(self) -> None:
+        self.adding_city = False
+        self.blur()
+
+    def add_city(self, name: str) -> None:
+        """Add ``name`` to the world clock (at the end; a city already there stays where it is)."""
+        if name not in self.cities:
+            self.cities.append(name)
+        self.phone.scroll.pop("clock.cities", None)
+        self.close_city_search()
+
     def type_text(self, text: str) -> None:
+        if self.focused == "city":
+            App.type_text(self, text)
+            return
         if self.focused == "timer":  # up to six digits, read as hh mm ss from the right
             digits = (self.fields.get("timer", "") + "".join(c for c in text if c.isdigit()))[-6:]
             self.fields["timer"] = digits.lstrip("0")
@@ -149,6 +204,11 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         return True
 
     def submit(self, name: str) -> None:
+        if name == "city":  # enter picks the only match
+            hits = city_matches(self.fields.get("city", ""))
+            if len(hits) == 1:
+                self.add_city(hits[0])
+            return
         if name == "timer":
             self.start_timer()
         elif name == "hour":
@@ -261,6 +321,8 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         views.append(self._tabs())
         if self.picker is not None:
             views.append(self._picker())
+        if self.adding_city:
+            views += self._city_search()
         return views
 
     def _tabs(self) -> ui.View:
@@ -351,15 +413,44 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
             ui.label((0, ui.TOP + 40, 360, ui.TOP + 110), f"{t} {ampm}", size=48, align="center", ref="clock.now"),
             ui.label((0, ui.TOP + 112, 360, ui.TOP + 136), "Local time", size=14, fg=ui.SUBTLE, align="center"),
         ]
-        for i, (city, off) in enumerate((("New York", 3), ("London", 8), ("Tokyo", 16))):
-            y = ui.TOP + 170 + 76 * i
-            ct, cap = fmt12((h + off) % 24, m)
+        # Three cities fit above the button; more scroll (the list's own coordinates start at 0).
+        scrolls = len(self.cities) > 3
+        top = ui.TOP + 170
+        cards: list[ui.View] = []
+        for i, city in enumerate(self.cities):
+            y = (0.0 if scrolls else top) + 76 * i
+            minutes = (h * 60 + m + WORLD_CITIES.get(city, 0)) % (24 * 60)
+            ct, cap = fmt12(minutes // 60, minutes % 60)
             card = ui.box((12, y, 348, y + 68), ui.WHITE, radius=16, ref=f"clock.city.{i}")
             card.children.append(ui.label((28, y, 200, y + 68), city, size=17))
             card.children.append(ui.label((200, y, 332, y + 68), f"{ct} {cap}", size=20, align="right"))
-            views.append(card)
-        views.append(fab("globe", lambda: None, ref="clock.addcity", desc="Add city", y=ui.BOTTOM - 72 - 76))
+            cards.append(card)
+        if scrolls:
+            cards = [ui.scroll_list("clock.cities", (0, top, 360, ui.BOTTOM - 160), cards, self.phone.scroll, fill=_BG)]
+        views += cards
+        views.append(fab("globe", self.open_city_search, ref="clock.addcity", desc="Add city", y=ui.BOTTOM - 72 - 76))
         return views
+
+    def _city_search(self) -> list[ui.View]:
+        """ "Add city": a search field over the matching cities (tap one to add it)."""
+        bar = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
+        bar.children.append(self.back_button((4, ui.TOP + 12, 44, ui.TOP + 52), ref="clock.city.back"))
+        bar.children.append(
+            self.text_input((48, ui.TOP + 8, 352, ui.TOP + 56), "city", placeholder="Search for a city", ref="clock.city.query")
+        )
+        rows: list[ui.View] = []
+        for i, city in enumerate(city_matches(self.fields.get("city", ""))):
+            y = 56.0 * i
+            off = WORLD_CITIES[city]
+            ahead = f"{abs(off) // 60} h{f' {abs(off) % 60} min' if off % 60 else ''} {'ahead' if off >= 0 else 'behind'}"
+            row = ui.box(
+                (0, y, 360, y + 56), ui.WHITE, ref=f"clock.cityresult.{i}", on_tap=partial(self.add_city, city), kind="list_item"
+            )
+            row.children.append(ui.label((20, y + 8, 250, y + 32), city, size=16))
+            row.children.append(ui.label((20, y + 32, 250, y + 50), ahead if off else "Same time", size=12, fg=ui.SUBTLE))
+            rows.append(row)
+        page = ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE, blocker=True)
+        return [page, ui.scroll_list("clock.cityresults", (0, ui.TOP + 64, 360, ui.BOTTOM), rows, self.phone.scroll), bar]
 
     def _timer(self) -> list[ui.View]:
         editing = self.focused == "timer"

@@ -1,11 +1,11 @@
-"""Clock families: start a timer, start the stopwatch, delete or turn off alarms."""
+"""Clock families: start a timer, start the stopwatch, delete or turn off alarms, add a world-clock city."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.apps.clock import Alarm, timer_digits
+from digirl.sim.apps.clock import Alarm, city_matches, timer_digits
 from digirl.sim.family_registry import builtin_family
 from digirl.sim.goals import TaskContext
 from digirl.sim.intents import Intent, parse_time
@@ -129,3 +129,29 @@ def _disabled(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 @builtin_family("disable_alarm", "phone", predicate=_disabled, setup=_alarm_setup(True), doc="the alarm(s) exist and are off")
 def _disable_plan(e: ExpertStep) -> Action:
     return _alarm_plan(e, "switch", enabled_only=True)
+
+
+# ---- world clock ---------------------------------------------------------------------------
+def _city_added(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return intent.get("city") in _clock(phone).cities
+
+
+def _city_absent(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """A city of the default list starts removed (else the task would be done before it starts)."""
+    c = _clock(phone)
+    c.cities = [x for x in c.cities if x != intent.get("city")]
+
+
+@builtin_family("add_world_clock", "phone", predicate=_city_added, setup=_city_absent, doc="that city is on the world clock")
+def _world_clock_plan(e: ExpertStep) -> Action:
+    c = _clock(e.phone)
+    city = e.intent.get("city")
+    if not c.adding_city:
+        return _to_tab(e, "Clock") or e.goto("clock.addcity") or Action.back()
+    typed = c.fields.get("city", "")
+    hits = city_matches(typed)
+    if typed and city in hits:
+        return e.goto(f"clock.cityresult.{hits.index(city)}") or Action.back()
+    if not typed:
+        return Action.type_text(city)
+    return e.goto("kb.backspace") or Action.back()

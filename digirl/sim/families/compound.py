@@ -64,6 +64,7 @@ LASTING = frozenset(
         "create_event",
         "take_photo",
         "youtube_subscribe",
+        "add_world_clock",
         "bookmark_site",
         "close_tabs",
         "clear_notifications",

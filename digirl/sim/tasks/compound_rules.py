@@ -67,6 +67,10 @@ _DIRECTIONS_FIRST = re.compile(
     rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{_FIRST}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{_FIRST}|there|it)$",
     re.I,
 )
+_SUBSCRIBE_FIRST = re.compile(
+    rf"^(?:subscribe|sub)(?:\s+to\s+(?:{_FIRST}|it|them|him|her|the\s+channel|that\s+channel|(?:the\s+)?(?:first|top|1st)\s+channel))?$",
+    re.I,
+)
 _CART = re.compile(
     rf"^(?:add|put)\s+(?:it|this|that|them|{_FIRST})\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
     re.I,
@@ -169,6 +173,8 @@ def _first_result(text: str, ctx: Context) -> Intent | None:
             return Intent("youtube_video", {**last.slots, "action": "play"})
         if last.family == "maps_search" and _OPEN_FIRST.match(text):
             return None  # a place page is not a task of its own; directions are
+    if _SUBSCRIBE_FIRST.match(text) and last.family == "youtube_video" and last.get("action", "search") == "search":
+        return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
     if _DIRECTIONS_FIRST.match(text) and last.family == "maps_search":
         return Intent("maps_directions", {"destination": last.get("query")})
     if _CART.match(text) and last.family in ("shop_search", "shop_select"):
@@ -285,6 +291,10 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
         if m is not None:
             state = m.group("s1") or m.group("s2") or ("on" if m.group("v").lower() in ("enable", "allow", "unmute") else "off")
             return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
+    if ctx.app == "clock":  # "open the world clock and add Tokyo"
+        m = re.fullmatch(r"(?:add|put)\s+(?P<city>.+?)(?:\s+(?:to\s+it|there|too))?", text.strip(), re.I)
+        got = match_single(f"add {m.group('city')} to the world clock") if m else None
+        return got if got is not None and got.family == "add_world_clock" else None
     if ctx.app == "calendar":  # "open the calendar and add Team dinner on Friday at 8pm"
         got = _reworded(
             text,
@@ -412,6 +422,7 @@ _APP_OF = {
     "make_call": "phone",
     "send_message": "messages",
     "open_thread": "messages",
+    "add_world_clock": "clock",
     "add_contact": "contacts",
     "view_contact": "contacts",
     "create_event": "calendar",
@@ -543,7 +554,8 @@ def second_request(intent: Intent) -> str:
         if k not in ("key_terms", "plan", "body", "subject"):
             m = _SECOND_REQUEST.search(v)
             if m is not None:
-                return v[m.start() :].lstrip(",; ")
+                rest = v[m.start() :].lstrip(",; ")
+                return re.sub(r"^(?:and\s+then|and|then|after\s+that),?\s+", "", rest, flags=re.I)
     return ""
 
 

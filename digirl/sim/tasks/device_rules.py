@@ -345,7 +345,6 @@ _NO_SCREEN = (
         "the simulated camera has no front camera",
     ),
     ("(?:show|open|view)(?:~me)?~(?:my~|the~)?recent~files", "the simulated Files app has no recent-files view"),
-    ("add~{x}~to~(?:the~|my~)?world~clock", "the simulated Clock cannot add a city to its world clock"),
 )
 
 

@@ -1,8 +1,9 @@
 """Phrasings of the families issue 42 added outside the shipped task sets: ``go_home``,
 ``app_search`` (a search inside the Play Store or Contacts), ``add_to_cart`` ("add the first X on
 bestbuy.com to the cart"), ``calculate`` ("use the calculator to work out 64 divided by 8") and
-``app_page`` ("open the timer tab in the clock", "open the dial pad"). A bare "calculate 23 times
-17" stays a web search, as AitW counts it. They join :data:`~digirl.sim.tasks.app_rules.APPS_EARLY` (before the
+``app_page`` ("open the timer tab in the clock", "open the dial pad"), ``add_world_clock`` ("add
+Tokyo to the world clock"). Arithmetic is ``calculate`` however it is asked ("calculate 23 times 17",
+"what is 17 times 23"). They join :data:`~digirl.sim.tasks.app_rules.APPS_EARLY` (before the
 AitW rules, which would read "search the Play Store for X" as a web search); the shipped task sets
 parse exactly as before (tests/sim/test_sim_compound.py checks every shipped line)."""
 
@@ -13,7 +14,7 @@ import re
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
 from digirl.sim.tasks.normalize import canonical_shop_site
-from digirl.sim.tasks.rules import reparse
+from digirl.sim.tasks.rules import Reject, reparse
 
 __all__: list[str] = []
 
@@ -68,13 +69,43 @@ def _calculate(g: dict[str, str]) -> Intent | None:
     return calc_intent(g["x"])
 
 
-@APPS_EARLY.rule("(?:what~is|what's|how~much~is)~{x}", "(?P<x>\\d[^?!]*)")
+@APPS_EARLY.rule("(?:what~is|what's|how~much~is|calculate|compute|work~out|figure~out|solve)~{x}", "(?P<x>\\d[^?!]*)")
 def _arithmetic(g: dict[str, str]) -> Intent | None:
-    """A question that is only arithmetic ("what is 17 times 23", "144 over 12") is worked out on the
-    calculator; a bare "calculate …" and a percentage stay web searches, as tests/sim pins them."""
+    """A request that is only arithmetic ("what is 17 times 23", "calculate 250 + 175", "144 over 12")
+    is worked out on the calculator, however it is asked; a percentage stays a web search."""
     from digirl.sim.families.surface import calc_intent
 
     return calc_intent(g["x"])
+
+
+def world_city(name: str) -> str | None:
+    """The world clock's name for a city the user wrote ("new york", "NYC", "São Paulo", "Delhi")."""
+    import unicodedata
+
+    from digirl.sim.apps.clock import WORLD_CITIES
+
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    key = " ".join(re.sub(r"^(?:the\s+)?(?:city\s+of\s+)?", "", plain.strip(" .'\""), flags=re.I).lower().split())
+    key = {"nyc": "new york", "new york city": "new york", "la": "los angeles", "delhi": "new delhi"}.get(key, key)
+    return next((c for c in WORLD_CITIES if c.lower() == key), None)
+
+
+@APPS_EARLY.rule(
+    "(?:add|put|include)~{x}~(?:to|on|in(?:to)?)~(?:the~|my~)?world~clock(?:s)?(?:~(?:in|of|on)~(?:the~)?clock(?:~app)?)?",
+    "(?:add|put)~{x}~(?:to|on|in)~(?:the~|my~)?clock(?:~app)?",
+)
+def _world_clock(g: dict[str, str]) -> Intent | Reject:
+    names = [n for n in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*", unquote(g["x"])) if n]
+    cities = [world_city(n) for n in names]
+    missing = [n for n, c in zip(names, cities) if c is None]
+    if missing:
+        return Reject(f"the simulated world clock has no city {missing[0]!r}")
+    parts = [Intent("add_world_clock", {"city": c}) for c in dict.fromkeys(c for c in cities if c)]
+    if len(parts) == 1:
+        return parts[0]
+    from digirl.sim.families.compound import compound_intent
+
+    return compound_intent(parts)  # "add Paris and New York to the world clock"
 
 
 _CLOCK_TAB = {

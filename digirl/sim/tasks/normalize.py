@@ -366,6 +366,7 @@ _SHORT_TYPOS = {
     "txt": "text",
     "plz": "please",
     "pls": "please",
+    "n": "and",  # "open settings n turn off wifi"
     "u": "you",
     "ur": "your",
     "whats": "what's",

@@ -115,6 +115,8 @@ def explain_instruction(text: str) -> ParseResult:
     if isinstance(second, Intent):
         return _single_or_compound(second, cleaned, "normalized")
     plan = _compound(cleaned)
+    if plan is None and normalized and normalized != cleaned:  # "pls open settings n turn of wifi"
+        plan = _compound(normalized)
     if plan is not None:
         return ParseResult(plan, how="compound")
     search = question_search(normalized or cleaned)

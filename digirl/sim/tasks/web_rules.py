@@ -72,10 +72,14 @@ def _youtube_search(g: dict[str, str]) -> Intent | None:
     "(?:follow)~{ch}~(?:on~youtube|channel|on~the~youtube~app)",
     "(?:hit|press|click|tap)~subscribe~(?:on|for)~{ch}",
 )
-def _subscribe(g: dict[str, str]) -> Intent | None:
+def _subscribe(g: dict[str, str]) -> Intent | Reject | None:
     ch = unquote(g["ch"])
     ch = re.sub(r"\s+(?:on\s+youtube|on\s+the\s+youtube\s+app)$", "", ch, flags=re.I)
     ch = re.sub(r"(?:'s)?(?:\s+youtube)?\s+channel$|'s$", "", ch, flags=re.I)
+    if re.fullmatch(r"(?:the\s+)?(?:first|top|1st|second|2nd|last|next)(?:\s+(?:one|channel|result|video))?", ch.strip(), re.I):
+        # "subscribe to the first channel" points at a screen; alone it names no channel (after a
+        # search, compound_rules takes it as the channel searched for)
+        return Reject(f"{unquote(g['ch'])!r} points at a channel on screen without naming one")
     ch = strip_article(ch).strip()
     if not ch or len(ch.split()) > 5 or re.fullmatch(r"(?:the\s+)?(?:newsletter|mailing\s+list|plan|premium)", ch, re.I):
         return None
