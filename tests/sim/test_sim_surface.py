@@ -204,3 +204,36 @@ def test_files_folders_list_their_files_and_go_back() -> None:
     assert row is not None and any(c.text.endswith(".mp4") for c in row.children)
     env.phone.apply(Action.back())  # the episode ended on success; the app itself still goes back
     assert files.folder is None and env.phone.find("files.0") is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "app", "page"),
+    [
+        ("show my downloads", "files", "Downloads"),
+        ("open my downloads", "files", "Downloads"),
+        ("show me my recent files", "files", "Recent"),
+        ("open the recent folder in files", "files", "Recent"),
+        ("show my apps in the play store", "playstore", "Manage"),
+        ("check app updates in the play store", "playstore", "Manage"),
+    ],
+)
+def test_pages_of_files_and_the_play_store(text: str, app: str, page: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent == Intent("app_page", {"app": app, "page": page}), found
+    env = SimEnv(taskset="phone", perturbation=1)
+    task = task_from_instruction(text, taskset="phone")
+    ok, _, reason = run_expert_episode(env, task, seed=0)
+    assert ok, reason
+
+
+def test_the_recent_folder_mixes_kinds_of_files() -> None:
+    from digirl.sim.apps.simple import folder_files
+
+    kinds = {name.rsplit(".", 1)[1] for name, _ in folder_files("Recent")}
+    assert len(kinds) >= 2
+
+
+def test_my_apps_after_opening_the_play_store_is_its_manage_page() -> None:
+    found = explain_instruction("open the play store and go to my apps")
+    assert found.intent is not None and found.intent.family == "compound"
+    assert '{"family": "app_page", "slots": {"app": "playstore", "page": "Manage"}}' in found.intent.get("plan")

@@ -94,6 +94,7 @@ FILE_FOLDERS = (
     ("Audio", "54 files", "mp3", "music"),
     ("Documents", "17 files", "docx", "edit"),
     ("Apps", "23 apps", "apk", "apps"),
+    ("Recent", "Last 7 days", "recent", "history"),
 )
 _FILE_STEMS = {
     "pdf": ("Boarding pass", "Receipt", "Invoice_0412", "Lease agreement", "Concert tickets", "Manual"),
@@ -112,6 +113,8 @@ def folder_files(folder: str) -> tuple[tuple[str, str], ...]:
     r = stable_rng("files", folder)
     out = []
     for i in range(8):
+        if folder == "Recent":  # the newest files of every kind
+            kind = r.choice(sorted(_FILE_STEMS))
         stem = r.choice(_FILE_STEMS[kind])
         out.append((f"{stem} ({i + 1}).{kind}", f"{r.randint(1, 900)} {r.choice(('KB', 'MB'))} · Jun {4 - i // 3}"))
     return tuple(out)

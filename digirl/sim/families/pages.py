@@ -1,6 +1,6 @@
 """``app_page`` kinds of the surfaces added in round 3's last pass (issue 42), merged into
 :data:`digirl.sim.families.surface.APP_PAGE_KINDS`: Gmail's folders (through the navigation drawer,
-which the shipped screens already had) and YouTube's bottom tabs (:mod:`digirl.sim.apps.yttabs`,
+which the shipped screens already had), the Play Store's "Manage apps" and YouTube's bottom tabs (:mod:`digirl.sim.apps.yttabs`,
 shown with ``phone.surfaces``). Each kind: its page names, the page shown (``""`` while a dialog,
 a mail or a pushed screen hides the pages), the ref to tap next, and the task's start state."""
 
@@ -13,7 +13,7 @@ from digirl.sim.apps.yttabs import YT_TABS
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["MAIL_FOLDERS", "SURFACE_PAGE_KINDS"]
+__all__ = ["MAIL_FOLDERS", "STORE_PAGES", "SURFACE_PAGE_KINDS"]
 
 #: Gmail's drawer folders an ``app_page`` task may ask for.
 MAIL_FOLDERS = ("Inbox", "Starred", "Snoozed", "Sent", "Drafts", "Spam", "Trash")
@@ -45,6 +45,20 @@ def _yt_setup(a: Any, page: str, rng: np.random.Generator) -> None:
         a.tab = others[int(rng.integers(len(others)))]
 
 
+#: The Play Store's pages an ``app_page`` task may ask for: its home and "Manage apps" (my apps, updates).
+STORE_PAGES = ("Home", "Manage")
+
+
+def _store_current(a: Any) -> str:
+    return {"home": "Home", "manage": "Manage"}.get(a.top[0], "") if a.confirm is None else ""
+
+
+def _store_setup(a: Any, page: str, rng: np.random.Generator) -> None:
+    """The Play Store opens on its home; a task for the home starts on "Manage apps"."""
+    if page == "Home":
+        a.push("manage")
+
+
 SURFACE_PAGE_KINDS: dict[str, dict[str, Any]] = {
     "gmail": {"pages": MAIL_FOLDERS, "current": _mail_current, "ref": _mail_ref, "setup": _mail_setup},
     "youtube": {
@@ -52,5 +66,12 @@ SURFACE_PAGE_KINDS: dict[str, dict[str, Any]] = {
         "current": _yt_current,
         "ref": lambda a, p: f"yt.tab.{p.lower()}",
         "setup": _yt_setup,
+    },
+    # the account button opens "Manage apps"; any other screen goes back towards the home
+    "playstore": {
+        "pages": STORE_PAGES,
+        "current": _store_current,
+        "ref": lambda a, p: "store.account" if p == "Manage" and a.top[0] == "home" else "store.back",
+        "setup": _store_setup,
     },
 }

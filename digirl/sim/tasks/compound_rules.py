@@ -249,7 +249,7 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         from digirl.sim.families.surface import calc_intent
 
         return calc_intent(text)
-    if ctx.app not in ("clock", "phone", "camera", "calendar", "files", "gmail", "youtube"):
+    if ctx.app not in ("clock", "phone", "camera", "calendar", "files", "gmail", "youtube", "playstore"):
         return None
     from digirl.sim.families.surface import APP_PAGES, _month_page
 
@@ -270,6 +270,14 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         "recent calls": "recents",
         "pictures": "images",
         "downloaded files": "downloads",
+        "recent files": "recent",
+        "apps": "manage",  # the Play Store's "my apps"
+        "apps & games": "manage",
+        "apps and games": "manage",
+        "manage apps": "manage",
+        "manage apps & device": "manage",
+        "updates": "manage",
+        "app updates": "manage",
     }.get(name, name)
     for page in APP_PAGES[ctx.app]:
         if name == page.lower():

@@ -344,7 +344,6 @@ _NO_SCREEN = (
         "(?:switch|change|flip|turn)~to~(?:the~)?(?:selfie|front)(?:~camera|~mode|~cam)?(?:~{x})?",
         "the simulated camera has no front camera",
     ),
-    ("(?:show|open|view)(?:~me)?~(?:my~|the~)?recent~files", "the simulated Files app has no recent-files view"),
 )
 
 

@@ -265,14 +265,29 @@ _FOLDERS = {
     "audio": "Audio",
     "documents": "Documents",
     "docs": "Documents",
+    "recent": "Recent",
 }
 
 
 @APPS_EARLY.rule(
     "(?:open|show|view|go~to|check)(?:~me)?~(?:my~|the~)?(?P<f>downloaded~files|download~folder)(?:~in~(?:the~)?files(?:~app)?)?",
-    "(?:open|show|go~to)~(?:the~|my~)?(?P<f>downloads|images|videos|audio|documents|docs)~folder(?:~in~(?:the~)?files(?:~app)?)?",
-    "(?:open|show|go~to)~(?:the~|my~)?(?P<f>downloads|images|videos|audio|documents|docs)~in~(?:the~)?files(?:~app)?",
+    "(?:open|show|go~to)~(?:the~|my~)?(?P<f>downloads|images|videos|audio|documents|docs|recent)~folder(?:~in~(?:the~)?files(?:~app)?)?",
+    "(?:open|show|go~to)~(?:the~|my~)?(?P<f>downloads|images|videos|audio|documents|docs|recent~files)~in~(?:the~)?files(?:~app)?",
+    # "show my downloads", "open my recent files": the Files app's folder ("Open the downloads", a
+    # shipped line, stays the Files app)
+    "(?:open|show|view|go~to|check|see)(?:~me)?~(?:my~|all~(?:my~)?)(?P<f>downloads|recent~files|recently~downloaded~files)",
+    "(?:show|view|check|see)(?:~me)?~(?:the~)?(?P<f>downloads|recent~files)",
+    "(?:open|go~to)~(?:the~)?(?P<f>recent~files)",
 )
 def _files_folder(g: dict[str, str]) -> Intent:
     key = g["f"].lower().split()[0]
     return Intent("app_page", {"app": "files", "page": _FOLDERS.get(key, "Downloads")})
+
+
+@APPS_EARLY.rule(
+    "(?:open|show|go~to|view|check|see)(?:~me)?~(?:the~|my~)?(?:my~apps(?:~(?:&|and)~games)?|manage~apps(?:~(?:&|and)~device)?|"
+    "installed~apps|app~updates|updates)~(?:in|on|from)~(?:the~)?(?:google~)?play~store",
+    "(?:open|show|go~to)(?:~me)?~(?:the~)?(?:google~)?play~store(?:'s)?~(?:my~apps|manage~apps)(?:~page|~tab|~screen)?",
+)
+def _store_manage(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "playstore", "page": "Manage"})
