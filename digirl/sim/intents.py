@@ -128,7 +128,9 @@ MONTH_NAMES = (
     "November",
     "December",
 )
-SHOP_SITES = ("costco.com", "bestbuy.com", "target.com", "walmart.com", "newegg.com", "ebay.com")
+#: The shops (search, product pages, a cart). The first six are AitW Web Shopping's and the shipped
+#: webshop set's; amazon.com joined them for everyday requests (issue 42) and is in no shipped set.
+SHOP_SITES = ("costco.com", "bestbuy.com", "target.com", "walmart.com", "newegg.com", "ebay.com", "amazon.com")
 #: Built-in task sets and the families they pose.
 TASKSET_FAMILIES: dict[str, tuple[str, ...]] = {
     "general": GENERAL_FAMILIES,

@@ -264,9 +264,13 @@ class Dynamics:
         # A stage of the timeline repeats the pinned version of its number (renames, widget, site
         # layouts), then adds the updates. The draws below are the same for every version.
         legacy = stage or int(world_version)
-        for i, site in enumerate(SHOP_SITES):
+        for i, site in enumerate(SHOP_SITES[:6]):  # the shipped six; amazon.com draws last (below)
             base = (legacy + i) % 2 if legacy else 0
             d.site_layout[site] = base if level < 2 else int(rng.integers(0, 2))
+        # amazon.com (a shop added later) draws from its own stream: the draws above stay as they were
+        d.site_layout["amazon.com"] = (
+            (legacy % 2 if legacy else 0) if level < 2 else int(np.random.default_rng([salt, 7]).integers(0, 2))
+        )
         bottom = bool(legacy % 2) if level < 2 else bool(rng.integers(0, 2))
         d.search_widget = "none" if legacy % 3 == 2 else "bottom" if bottom else "top"
         d.renames = dict(_RENAMES[legacy % len(_RENAMES)])

@@ -180,7 +180,8 @@ def test_shipped_families_keep_the_pinned_screens() -> None:
 @pytest.mark.parametrize(
     ("text", "family", "slots"),
     [
-        ("search amazon.com for running shoes", "site_search", {"site": "amazon.com", "query": "running shoes"}),
+        ("search imdb.com for dune", "site_search", {"site": "imdb.com", "query": "dune"}),
+        ("search amazon.com for running shoes", "shop_search", {"site": "amazon.com", "query": "running shoes"}),
         ("Search Wikipedia for octopus", "site_search", {"site": "wikipedia.org", "query": "octopus"}),
         ("look for standing desks on reddit.com", "site_search", {"site": "reddit.com", "query": "standing desks"}),
         ("find a blender on ebay", "shop_search", {"site": "ebay.com", "query": "blender"}),
@@ -196,7 +197,7 @@ def test_an_app_name_is_not_a_site_to_search() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["search wikipedia for octopus", "Go to amazon.com and search for headphones", "Open reddit.com and search for memes"]
+    "text", ["search wikipedia for octopus", "Go to imdb.com and search for dune", "Open reddit.com and search for memes"]
 )
 @pytest.mark.parametrize("level", [0, 2])
 def test_the_expert_solves_site_search(text: str, level: int) -> None:
@@ -229,3 +230,20 @@ def test_the_pinned_sites_have_no_search_row() -> None:
     env = _env(Intent("open_site", {"site": "reddit.com"}))
     _run(env)
     assert env.success and _find(env, "site.search") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "search amazon for airpods, open the first result and add it to the cart",
+        "go to amazon.com, search for headphones and open the first result",
+    ],
+)
+@pytest.mark.parametrize("level", [0, 2])
+def test_amazon_is_a_shop_with_results_product_pages_and_a_cart(text: str, level: int) -> None:
+    found = explain_instruction(text)
+    assert found.intent is not None and found.intent.family in ("compound", "shop_select"), found
+    env = SimEnv("phone", perturbation=level)
+    for seed in (0, 1):
+        ok, _, why = run_expert_episode(env, task_from_instruction(text), seed)
+        assert ok, (text, seed, why)

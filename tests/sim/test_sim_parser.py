@@ -331,7 +331,8 @@ def test_helpers() -> None:
     assert parse_time("12am") == "00:00" and parse_time("12pm") == "12:00" and parse_time("6:05 p.m.") == "18:05"
     assert parse_time("18:30") == "18:30" and parse_time("7") is None and parse_time("13pm") is None
     assert canonical_app("the chrome app") == "Chrome" and canonical_app("Spotify") == "Spotify"
-    assert canonical_shop_site("www.BestBuy.com/") == "bestbuy.com" and canonical_shop_site("amazon.com") is None
+    assert canonical_shop_site("www.BestBuy.com/") == "bestbuy.com" and canonical_shop_site("amazon.com") == "amazon.com"
+    assert canonical_shop_site("reddit.com") is None
 
 
 def test_parser_is_fast_and_deterministic() -> None:

@@ -57,6 +57,7 @@ SITE_STYLES: dict[str, SiteStyle] = {
     "walmart.com": SiteStyle("Walmart", (0, 113, 220), ui.WHITE, (0, 113, 220), True, (255, 194, 32)),
     "newegg.com": SiteStyle("newegg", (25, 33, 48), (247, 140, 0), (247, 140, 0), True),
     "ebay.com": SiteStyle("ebay", ui.WHITE, (229, 50, 56), (0, 100, 210), False, (0, 100, 210)),
+    "amazon.com": SiteStyle("amazon", (19, 25, 33), ui.WHITE, (255, 153, 0), True, (255, 153, 0)),
 }
 
 
