@@ -237,3 +237,22 @@ def test_my_apps_after_opening_the_play_store_is_its_manage_page() -> None:
     found = explain_instruction("open the play store and go to my apps")
     assert found.intent is not None and found.intent.family == "compound"
     assert '{"family": "app_page", "slots": {"app": "playstore", "page": "Manage"}}' in found.intent.get("plan")
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("wake me up at 7", Intent("set_alarm", {"time": "07:00"})),
+        ("show my photos", Intent("open_app", {"app": "Photos"})),
+        (
+            "check the weather in Tokyo",
+            Intent("web_search", {"query": "weather in Tokyo", "key_terms": "weather tokyo", "answer": "generic"}),
+        ),
+    ],
+)
+def test_everyday_wordings_added_in_session_22(text: str, intent: Intent) -> None:
+    assert explain_instruction(text).intent == intent
+
+
+def test_waking_at_twelve_is_ambiguous_and_rejected() -> None:
+    assert explain_instruction("wake me up at 12").intent is None

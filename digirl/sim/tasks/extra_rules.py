@@ -284,6 +284,18 @@ def _files_folder(g: dict[str, str]) -> Intent:
     return Intent("app_page", {"app": "files", "page": _FOLDERS.get(key, "Downloads")})
 
 
+@APPS_EARLY.rule("wake~(?:me~)?up~(?:at|by)~(?P<h>\\d{1,2})(?:~(?:tomorrow|tomorrow~morning))?")
+def _wake_at_hour(g: dict[str, str]) -> Intent | None:
+    """ "Wake me up at 7": a bare hour to wake at is in the morning (12 is ambiguous: not taken)."""
+    h = int(g["h"])
+    return Intent("set_alarm", {"time": f"{h:02d}:00"}) if 1 <= h <= 11 else None
+
+
+@APPS_EARLY.rule("(?:show|open|view|see)(?:~me)?~(?:my~|all~(?:my~)?)(?:photos|pictures|pics|gallery|camera~roll)")
+def _my_photos(g: dict[str, str]) -> Intent:
+    return Intent("open_app", {"app": "Photos"})
+
+
 @APPS_EARLY.rule(
     "(?:open|show|go~to|view|check|see)(?:~me)?~(?:the~|my~)?(?:my~apps(?:~(?:&|and)~games)?|manage~apps(?:~(?:&|and)~device)?|"
     "installed~apps|app~updates|updates)~(?:in|on|from)~(?:the~)?(?:google~)?play~store",

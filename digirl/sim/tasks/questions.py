@@ -23,7 +23,9 @@ _ASK = re.compile(
     r"^(?:(?:can|could|would)\s+you\s+)?(?:please\s+)?(?:(?:tell|show|teach|give)\s+me(?:\s+(?:about|how|the|a|some))?"
     r"|find\s+out(?:\s+(?:about|if|whether))?|find(?:\s+me)?|look\s+(?:up|for)|search(?:\s+the\s+web|\s+online|\s+google)?(?:\s+for)?"
     r"|google|i\s+(?:want|need|would\s+like)\s+to\s+know(?:\s+about)?|i\s+wonder(?:\s+if)?|i'm\s+(?:looking\s+for|curious\s+about)"
-    r"|explain|describe|summari[sz]e|recommend|suggest|list)\s+",
+    r"|explain|describe|summari[sz]e|recommend|suggest|list"
+    # "check the weather in Tokyo": a look-up, where "check" alone is an order ("check my email")
+    r"|check(?:\s+(?:out|on))?(?:\s+the)?(?=\s+(?:weather|forecast|news|score|scores|stock|traffic|temperature|time\s+in)\b))\s+",
     re.I,
 )
 _INFO_START = re.compile(
