@@ -4,6 +4,7 @@ shipped sets' episodes left as they were (the surfaces are off for their familie
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -247,3 +248,41 @@ def test_amazon_is_a_shop_with_results_product_pages_and_a_cart(text: str, level
     for seed in (0, 1):
         ok, _, why = run_expert_episode(env, task_from_instruction(text), seed)
         assert ok, (text, seed, why)
+
+
+@pytest.mark.parametrize(
+    ("text", "site"),
+    [
+        ("go to target.com and check my cart", "target.com"),
+        ("search amazon for usb c cable, open the first result, add to cart, then go to the cart", "amazon.com"),
+        ("check my cart on ebay", "ebay.com"),
+        ("show me my walmart cart", "walmart.com"),
+    ],
+)
+def test_a_shops_cart_page(text: str, site: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is not None, found
+    intent = found.intent
+    parts = json.loads(intent.get("plan")) if intent.family == "compound" else [{"family": intent.family, "slots": intent.slots}]
+    assert parts[-1] == {"family": "shop_cart", "slots": {"site": site}}
+    env = SimEnv("phone", perturbation=2)
+    ok, _, why = run_expert_episode(env, task_from_instruction(text), 0)
+    assert ok, why
+
+
+def test_the_cart_page_lists_what_was_added_with_a_subtotal() -> None:
+    from digirl.sim.apps.cart import cart_items
+    from digirl.sim.content import products
+
+    env = _env(Intent("shop_cart", {"site": "bestbuy.com"}))
+    browser: Any = env.phone.apps["chrome"]
+    env.phone.fg = "chrome"
+    browser.open_url("bestbuy.com/cart")
+    assert _find(env, "cart.empty") is not None and check(env.phone, env.ctx)
+    first = products("bestbuy.com", "tv", env.phone.dyn.world_version)[0]
+    browser.open_url(f"bestbuy.com/product/{first.pid}?q=tv&rank=0")
+    assert not check(env.phone, env.ctx)  # a product page is not the cart
+    browser.add_to_cart(browser.page)
+    browser.open_url("bestbuy.com/cart")
+    assert cart_items(browser, "bestbuy.com") == [first]
+    assert _find(env, "cart.subtotal") is not None and _find(env, "cart.empty") is None

@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, quote_plus, urlsplit
 from digirl.sim import ui
 from digirl.sim.apps import sitesearch
 from digirl.sim.apps.base import FIELD_FILL, letter_tile
+from digirl.sim.apps.cart import cart_rows
 from digirl.sim.apps.search import google_logo, google_start, results_list, suggestion_list
 from digirl.sim.content import Product, products, site_headlines, stable_rng
 from digirl.sim.intents import SHOP_SITES
@@ -76,6 +77,8 @@ def parse_url(url: str) -> Page:
     if domain in SITE_STYLES:
         if path == "/search" and q:
             return Page(url, "shop_results", domain, q)
+        if path == "/cart":
+            return Page(url, "cart", domain)
         if path.startswith("/product/"):
             try:
                 rank = int(qs.get("rank", ["-1"])[0])
@@ -106,6 +109,7 @@ def page_views(b: Browser, page: Page) -> list[ui.View]:
         "shop_home": _shop,
         "shop_results": _shop,
         "product": _shop,
+        "cart": _shop,
         "reddit": _reddit,
         "site_results": _site_results,
     }.get(page.kind, _site)
@@ -254,7 +258,14 @@ def _site_header(b: Browser, site: str, query: str) -> tuple[list[ui.View], floa
         ui.icon_button((268, y0 + 6, 308, y0 + 46), "person", None, ref=f"{site}.account", desc="Account", color=icon_col)
     )
     header.children.append(
-        ui.icon_button((312, y0 + 6, 352, y0 + 46), "cart", lambda: None, ref=f"{site}.cart", desc="Cart", color=icon_col)
+        ui.icon_button(
+            (312, y0 + 6, 352, y0 + 46),
+            "cart",
+            partial(b.open_url, f"{site}/cart"),
+            ref=f"{site}.cart",
+            desc="Cart",
+            color=icon_col,
+        )
     )
     n_cart = b.in_cart(site)
     if n_cart:  # the count badge a site shows on its cart icon once something is in it
@@ -490,6 +501,8 @@ def _shop(b: Browser, page: Page) -> list[ui.View]:
         _shop_home_rows(b, page, style, y, tall, rows, shown)
     elif page.kind == "shop_results":
         _shop_results_rows(b, page, style, y, tall, rows, shown)
+    elif page.kind == "cart":
+        rows += cart_rows(b, site, y, style.accent)
     else:
         _product_rows(b, page, style, y, rows)
 

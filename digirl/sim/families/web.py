@@ -1,4 +1,4 @@
-"""Chrome families: close tabs, bookmark a site, open the bookmarks / history / downloads page."""
+"""Chrome families: close tabs, bookmark a site, open the bookmarks / history / downloads page, a shop's cart."""
 
 from __future__ import annotations
 
@@ -112,3 +112,20 @@ def _page_plan(e: ExpertStep) -> Action:
     if b.mode != "page" or b.focused is not None:
         return Action.back()
     return e.goto("chrome.menu") or Action.back()
+
+
+# ---- a shop's cart ---------------------------------------------------------------------------
+def _cart_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    b = _chrome(phone)
+    return bool(phone.fg == "chrome" and b.mode == "page" and b.page.kind == "cart" and b.page.domain == intent.get("site"))
+
+
+@builtin_family("shop_cart", "phone", predicate=_cart_shown, doc="the shop's cart page is shown")
+def _cart_page_plan(e: ExpertStep) -> Action:
+    site = e.intent.get("site")
+    step = to_site(e, site)
+    if step is not None:
+        return step
+    if _chrome(e.phone).focused is not None:
+        return Action.back()
+    return e.goto(f"{site}.cart") or Action.back()

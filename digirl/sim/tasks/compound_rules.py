@@ -72,7 +72,11 @@ _SUBSCRIBE_FIRST = re.compile(
     re.I,
 )
 _CART = re.compile(
-    rf"^(?:add|put)\s+(?:it|this|that|them|{_FIRST})\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
+    rf"^(?:add|put)(?:\s+(?:it|this|that|them|{_FIRST}))?\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
+    re.I,
+)
+_CART_PAGE = re.compile(
+    r"^(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?(?:shopping\s+)?(?:cart|basket)$",
     re.I,
 )
 _VERB = re.compile(
@@ -177,6 +181,8 @@ def _first_result(text: str, ctx: Context) -> Intent | None:
         return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
     if _DIRECTIONS_FIRST.match(text) and last.family == "maps_search":
         return Intent("maps_directions", {"destination": last.get("query")})
+    if _CART_PAGE.match(text) and _shop_site(ctx):  # "…, add it to the cart, then go to the cart"
+        return Intent("shop_cart", {"site": _shop_site(ctx)})
     if _CART.match(text) and last.family in ("shop_search", "shop_select"):
         return Intent("add_to_cart", {"site": last.get("site"), "query": last.get("query")})
     return None
@@ -450,7 +456,16 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
     if fam == "open_app":
         ctx.app = resolve_app(intent.get("app"))
         ctx.site = ""
-    elif fam in ("open_site", "shop_goto", "shop_search", "shop_select", "add_to_cart", "bookmark_site", "site_search"):
+    elif fam in (
+        "open_site",
+        "shop_goto",
+        "shop_search",
+        "shop_select",
+        "add_to_cart",
+        "bookmark_site",
+        "site_search",
+        "shop_cart",
+    ):
         ctx.app, ctx.site = "chrome", intent.get("site") or ctx.site
     elif fam in ("browser_tab", "close_tabs", "browser_page"):
         ctx.app, ctx.site = "chrome", ""

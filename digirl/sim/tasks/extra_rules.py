@@ -41,6 +41,15 @@ def _store_search(g: dict[str, str]) -> Intent | None:
 
 
 @APPS_EARLY.rule(
+    "(?:go~to|open|show(?:~me)?|check|view|see)~(?:my~|the~)?(?:shopping~)?(?:cart|basket)~(?:on|at|in)~{site}",
+    "(?:go~to|open|show(?:~me)?|check|view|see)~(?:my~)?{site}~(?:shopping~)?(?:cart|basket)",
+)
+def _cart_page(g: dict[str, str]) -> Intent | None:
+    site = canonical_shop_site(g["site"])
+    return Intent("shop_cart", {"site": site}) if site else None
+
+
+@APPS_EARLY.rule(
     "add~(?:the~)?(?:first|top)~{q}~(?:on|from|at)~{site}~to~(?:the~|my~)?(?:shopping~)?(?:cart|basket)",
 )
 def _cart(g: dict[str, str]) -> Intent | None:
