@@ -4,6 +4,7 @@ what the shipped sets keep."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -425,3 +426,17 @@ def test_sloppy_n_joins_two_requests() -> None:
     found = explain_instruction("pls open settings n turn of wifi")
     assert found.how == "compound" and found.intent is not None
     assert '"setting": "wifi", "state": "off"' in found.intent.get("plan")
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ("open the clock, go to the timer tab and set it for 5 minutes", {"family": "start_timer", "slots": {"seconds": "300"}}),
+        ("open the clock, go to alarms and set one for 6am", {"family": "set_alarm", "slots": {"time": "06:00"}}),
+        ("open messages then start a new message to Ken", {"family": "open_thread", "slots": {"contact": "Ken"}}),
+    ],
+)
+def test_steps_inside_the_clock_and_messages(text: str, last: dict[str, object]) -> None:
+    found = explain_instruction(text)
+    assert found.intent is not None and found.intent.family == "compound", found
+    assert json.loads(found.intent.get("plan"))[-1] == last

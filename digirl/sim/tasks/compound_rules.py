@@ -305,10 +305,8 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
         if m is not None:
             state = m.group("s1") or m.group("s2") or ("on" if m.group("v").lower() in ("enable", "allow", "unmute") else "off")
             return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
-    if ctx.app == "clock":  # "open the world clock and add Tokyo"
-        m = re.fullmatch(r"(?:add|put)\s+(?P<city>.+?)(?:\s+(?:to\s+it|there|too))?", text.strip(), re.I)
-        got = match_single(f"add {m.group('city')} to the world clock") if m else None
-        return got if got is not None and got.family == "add_world_clock" else None
+    if ctx.app == "clock":
+        return _clock_step(text, ctx)
     if ctx.app == "calendar":  # "open the calendar and add Team dinner on Friday at 8pm"
         got = _reworded(
             text,
@@ -324,6 +322,29 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
             "add a new contact named {rest}",
             "add_contact",
         )
+    return None
+
+
+def _clock_step(text: str, ctx: Context) -> Intent | None:
+    """In the Clock: "add Tokyo" (the world clock), "set it for 5 minutes" (a timer; on the Alarm tab or
+    with a time of day, an alarm)."""
+    m = re.fullmatch(r"(?:add|put)\s+(?P<city>.+?)(?:\s+(?:to\s+it|there|too))?", text.strip(), re.I)
+    if m is not None:
+        got = match_single(f"add {m.group('city')} to the world clock")
+        return got if got is not None and got.family == "add_world_clock" else None
+    m = re.fullmatch(
+        r"(?:set|start)(?:\s+(?:it|one|the\s+timer|a\s+timer|the\s+alarm|an\s+alarm))?\s+(?:for|to|at)\s+(?P<v>.+)",
+        text.strip(),
+        re.I,
+    )
+    if m is None:
+        return None
+    page = ctx.last.get("page") if ctx.last is not None and ctx.last.family == "app_page" else ""
+    tries = ("alarm", "timer") if page == "Alarm" else ("timer", "alarm")
+    for kind in tries:
+        got = match_single(f"set {'an alarm' if kind == 'alarm' else 'a timer'} for {m.group('v')}")
+        if got is not None and got.family in ("set_alarm", "start_timer"):
+            return got
     return None
 
 

@@ -226,6 +226,7 @@ def _send_words_to(g: dict[str, str]) -> Intent | None:
     "(?:open|show|view|go~to|pull~up|read|check)(?:~me)?~(?:my~|the~)?(?:conversation|chat|text~thread|message~thread|thread"
     "|messages|texts)~(?:with|from)~{c}",
     "(?:start|begin|open)~(?:a~)?(?:new~)?(?:conversation|chat|thread|text~thread)~with~{c}",
+    "(?:start|begin|write|compose|create)~(?:a~)?(?:new~)?(?:message|text|sms)~(?:to|for)~{c}",
 )
 def _open_thread(g: dict[str, str]) -> Intent | None:
     # the contact as the texting phrasings read it ("text Emma" names the thread's person)
