@@ -99,8 +99,9 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: ``site_search`` (``site``, ``query``: a site other than the six shops shows its own results for the
 #: query; :mod:`digirl.sim.families.insearch`) came with the last surfaces of round 3.
 #: ``open_thread`` (``contact``: that conversation is open in Messages), ``add_world_clock`` (``city``:
-#: the city is on the Clock's world clock) and ``shop_cart`` (``site``: that shop's cart page is shown)
-#: came with the compound-instruction work.
+#: the city is on the Clock's world clock), ``shop_cart`` (``site``: that shop's cart page is shown) and
+#: ``stop_stopwatch`` (no slots: the stopwatch is stopped with time on it) came with the
+#: compound-instruction work.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -112,6 +113,7 @@ EXTRA_FAMILIES = (
     "open_thread",
     "add_world_clock",
     "shop_cart",
+    "stop_stopwatch",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -256,3 +256,38 @@ def test_everyday_wordings_added_in_session_22(text: str, intent: Intent) -> Non
 
 def test_waking_at_twelve_is_ambiguous_and_rejected() -> None:
     assert explain_instruction("wake me up at 12").intent is None
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("remove tiktok", Intent("uninstall_app", {"app": "TikTok"})),
+        ("create contact Nia 555 8888", Intent("add_contact", {"name": "Nia", "number": "5558888"})),
+        ("go to next month in calendar", Intent("app_page", {"app": "calendar", "page": "2024-07"})),
+        ("stop the stopwatch", Intent("stop_stopwatch")),
+    ],
+)
+def test_more_everyday_wordings(text: str, intent: Intent) -> None:
+    assert explain_instruction(text).intent == intent
+    env = SimEnv(taskset="phone", perturbation=2)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+def test_remove_names_an_app_the_phone_knows_or_is_not_an_uninstall() -> None:
+    found = explain_instruction("remove the alarm")
+    assert found.intent is None or found.intent.family != "uninstall_app"
+
+
+def test_starting_then_stopping_the_stopwatch_is_one_plan_whose_stop_supersedes_the_start() -> None:
+    text = "start the stopwatch then stop it"
+    found = explain_instruction(text)
+    assert found.intent is not None and found.intent.family == "compound"
+    env = SimEnv(taskset="phone", perturbation=0)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+def test_an_event_months_away_gets_a_step_per_month() -> None:
+    env = _env(Intent("create_event", {"title": "Dentist", "date": "2025-03-03", "time": "09:00"}))
+    assert env.horizon == 15 + 9

@@ -1,4 +1,4 @@
-"""Clock families: start a timer, start the stopwatch, delete or turn off alarms, add a world-clock city."""
+"""Clock families: start a timer, start or stop the stopwatch, delete or turn off alarms, add a world-clock city."""
 
 from __future__ import annotations
 
@@ -62,8 +62,37 @@ def _stopwatch_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return bool(_clock(phone).stopwatch_running)
 
 
-@builtin_family("start_stopwatch", "phone", predicate=_stopwatch_ok, doc="the stopwatch is running")
+def _stopwatch_idle(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """The stopwatch is not running at the start (its default: a no-op that keeps no draw)."""
+    _clock(phone).stopwatch_running = False
+
+
+@builtin_family("start_stopwatch", "phone", predicate=_stopwatch_ok, setup=_stopwatch_idle, doc="the stopwatch is running")
 def _stopwatch_plan(e: ExpertStep) -> Action:
+    return _to_tab(e, "Stopwatch") or e.goto("clock.stopwatch.start") or Action.back()
+
+
+def _stopwatch_stopped(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    c = _clock(phone)
+    return not c.stopwatch_running and c.stopwatch_elapsed > 0
+
+
+def _stopwatch_going(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """The stopwatch runs at the start, some seconds in (as if started before)."""
+    c = _clock(phone)
+    c.stopwatch_running, c.stopwatch_elapsed = True, 5 + int(rng.integers(0, 120))
+
+
+@builtin_family(
+    "stop_stopwatch",
+    "phone",
+    predicate=_stopwatch_stopped,
+    setup=_stopwatch_going,
+    doc="the stopwatch is stopped with time on it",
+)
+def _stop_stopwatch_plan(e: ExpertStep) -> Action:
+    if not _clock(e.phone).stopwatch_running:
+        return Action.complete()
     return _to_tab(e, "Stopwatch") or e.goto("clock.stopwatch.start") or Action.back()
 
 

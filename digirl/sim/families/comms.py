@@ -253,11 +253,20 @@ def _calendar_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.rand
     _event_date(intent)  # validates the date (ValueError → the task cannot be set up)
 
 
+def _event_horizon(intent: Intent) -> int:
+    """An event months away takes a tap per month to reach its day: the phone set's steps plus those."""
+    from digirl.sim.intents import HORIZONS
+
+    day = _event_date(intent)
+    return HORIZONS["phone"] + abs((day.year - TODAY.year) * 12 + day.month - TODAY.month)
+
+
 @builtin_family(
     "create_event",
     "phone",
     predicate=_scheduled,
     setup=_calendar_setup,
+    horizon=_event_horizon,
     doc="an event with the title on that day (and time) exists",
 )
 @in_app("calendar")

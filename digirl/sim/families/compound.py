@@ -54,6 +54,7 @@ LASTING = frozenset(
         "disable_alarm",
         "start_timer",
         "start_stopwatch",
+        "stop_stopwatch",
         "install_app",
         "uninstall_app",
         "update_app",
@@ -76,7 +77,13 @@ LASTING = frozenset(
 _HOW_SLOTS = frozenset({"state", "level", "body", "subject"})
 #: Families that undo each other: a later one about the same thing supersedes the earlier one too
 #: ("uninstall Snapchat, then install it again").
-_UNDOES = {"install_app": "uninstall_app", "uninstall_app": "install_app", "set_alarm": "delete_alarm"}
+_UNDOES = {
+    "install_app": "uninstall_app",
+    "uninstall_app": "install_app",
+    "set_alarm": "delete_alarm",
+    "start_stopwatch": "stop_stopwatch",
+    "stop_stopwatch": "start_stopwatch",
+}
 
 
 def compound_intent(parts: Sequence[Intent]) -> Intent:

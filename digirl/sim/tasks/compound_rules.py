@@ -332,6 +332,8 @@ def _clock_step(text: str, ctx: Context) -> Intent | None:
     if m is not None:
         got = match_single(f"add {m.group('city')} to the world clock")
         return got if got is not None and got.family == "add_world_clock" else None
+    if re.fullmatch(r"(?:stop|pause|halt)\s+(?:it|the\s+stopwatch)", text.strip(), re.I):  # "start the stopwatch, then stop it"
+        return Intent("stop_stopwatch")
     m = re.fullmatch(
         r"(?:set|start)(?:\s+(?:it|one|the\s+timer|a\s+timer|the\s+alarm|an\s+alarm))?\s+(?:for|to|at)\s+(?P<v>.+)",
         text.strip(),
@@ -452,6 +454,7 @@ _APP_OF = {
     "set_alarm": "clock",
     "start_timer": "clock",
     "start_stopwatch": "clock",
+    "stop_stopwatch": "clock",
     "delete_alarm": "clock",
     "disable_alarm": "clock",
     "make_call": "phone",

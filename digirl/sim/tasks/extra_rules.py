@@ -163,7 +163,7 @@ def _camera_mode(g: dict[str, str]) -> Intent:
 
 
 @APPS_EARLY.rule(
-    "(?:show|open|go~to|display)(?:~me)?~{month}~(?:in|on)~(?:my|the)~calendar(?:~app)?",
+    "(?:show|open|go~to|display)(?:~me)?~{month}~(?:in|on)~(?:my~|the~)?calendar(?:~app)?",
     "(?:show|open)(?:~me)?~(?:my~|the~)?calendar(?:~app)?~(?:for|to|at)~{month}",
 )
 @APPS_EARLY.rule(
@@ -299,6 +299,29 @@ def _wake_at_hour(g: dict[str, str]) -> Intent | None:
     """ "Wake me up at 7": a bare hour to wake at is in the morning (12 is ambiguous: not taken)."""
     h = int(g["h"])
     return Intent("set_alarm", {"time": f"{h:02d}:00"}) if 1 <= h <= 11 else None
+
+
+@APPS_EARLY.rule("(?:stop|pause|halt)~(?:the~|my~)?stop ?watch")
+def _stop_stopwatch(g: dict[str, str]) -> Intent:
+    return Intent("stop_stopwatch")
+
+
+@APPS_EARLY.rule("(?:remove|delete)~(?P<app>[\\w' .&+-]+)")
+def _remove_app(g: dict[str, str]) -> Intent | None:
+    """ "remove tiktok": uninstalling, when the name is an app the phone knows (not "remove the alarm")."""
+    from digirl.sim.tasks.entities import KNOWN_APPS
+
+    app = KNOWN_APPS.get(" ".join(g["app"].lower().split()))
+    return Intent("uninstall_app", {"app": app}) if app else None
+
+
+@APPS_EARLY.rule(
+    "(?:create|add|save|make)~(?:a~)?(?:new~)?contact~(?:for~|named~|called~)?(?P<n>[A-Za-z][A-Za-z' .-]*?)~"
+    "(?:with~(?:the~)?(?:number~|phone~)?|at~)?(?P<num>\\+?[\\d][\\d ()-]{5,})"
+)
+def _contact_with_number(g: dict[str, str]) -> Intent | None:
+    """ "create contact Nia 555 8888": the add-contact phrasing with the number right after the name."""
+    return reparse(f"add a new contact named {g['n'].strip()} with number {g['num'].strip()}")
 
 
 @APPS_EARLY.rule("(?:show|open|view|see)(?:~me)?~(?:my~|all~(?:my~)?)(?:photos|pictures|pics|gallery|camera~roll)")
