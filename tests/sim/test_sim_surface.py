@@ -291,3 +291,24 @@ def test_starting_then_stopping_the_stopwatch_is_one_plan_whose_stop_supersedes_
 def test_an_event_months_away_gets_a_step_per_month() -> None:
     env = _env(Intent("create_event", {"title": "Dentist", "date": "2025-03-03", "time": "09:00"}))
     assert env.horizon == 15 + 9
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ("switch to selfie mode", {"family": "camera_lens", "slots": {"lens": "front"}}),
+        ("flip the camera to rear", {"family": "camera_lens", "slots": {"lens": "back"}}),
+        ("open the camera, switch to selfie mode and take a picture", {"family": "take_photo", "slots": {"mode": "selfie"}}),
+        ("open the notification shade and clear everything", {"family": "clear_notifications", "slots": {}}),
+    ],
+)
+def test_camera_lens_and_clearing_the_shade(text: str, last: dict[str, object]) -> None:
+    import json
+
+    intent = explain_instruction(text).intent
+    assert intent is not None
+    parts = json.loads(intent.get("plan")) if intent.family == "compound" else [{"family": intent.family, "slots": intent.slots}]
+    assert parts[-1] == last
+    env = SimEnv(taskset="phone", perturbation=1)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason

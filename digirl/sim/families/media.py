@@ -53,6 +53,28 @@ def _photo_plan(e: ExpertStep) -> Action:
     return e.goto("camera.shutter") or Action.back()
 
 
+def _lens_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    cam = _app(phone, "camera")
+    return phone.fg == "camera" and not cam.recording and bool(cam.front) == (intent.get("lens") == "front")
+
+
+def _other_lens(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    if intent.get("lens") not in ("front", "back"):
+        raise ValueError(f"camera lens must be front or back, got {intent.get('lens')!r}")
+    _app(phone, "camera").front = intent.get("lens") != "front"
+
+
+@builtin_family(
+    "camera_lens", "phone", predicate=_lens_shown, setup=_other_lens, doc="the camera shows that lens (front: selfie)"
+)
+@in_app("camera")
+def _lens_plan(e: ExpertStep) -> Action:
+    cam = _app(e.phone, "camera")
+    if cam.recording:
+        return e.goto("camera.shutter") or Action.back()
+    return e.goto("camera.flip") or Action.back()
+
+
 # ---- photos ------------------------------------------------------------------------------
 def _viewing(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     v = _app(phone, "photos").viewing

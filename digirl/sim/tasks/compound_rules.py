@@ -75,6 +75,10 @@ _CART = re.compile(
     rf"^(?:add|put)(?:\s+(?:it|this|that|them|{_FIRST}))?\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
     re.I,
 )
+_CLEAR_ALL = re.compile(
+    r"(?:clear|dismiss|remove|delete|swipe\s+away)\s+(?:everything|all|them(?:\s+all)?|all\s+of\s+them|it\s+all|all\s+notifications)",
+    re.I,
+)
 _CART_PAGE = re.compile(
     r"^(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?(?:shopping\s+)?(?:cart|basket)$",
     re.I,
@@ -307,6 +311,12 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
             return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
     if ctx.app == "clock":
         return _clock_step(text, ctx)
+    if last is not None and last.family == "show_notifications" and _CLEAR_ALL.fullmatch(text.strip()):
+        return Intent("clear_notifications")  # "open the notification shade and clear everything"
+    if last is not None and last.family == "camera_lens" and last.get("lens") == "front":  # "…selfie mode and take a picture"
+        got = match_single(text)
+        if got is not None and got.family == "take_photo" and got.get("mode", "photo") == "photo":
+            return Intent("take_photo", {"mode": "selfie"})
     if ctx.app == "calendar":  # "open the calendar and add Team dinner on Friday at 8pm"
         got = _reworded(
             text,
@@ -465,6 +475,7 @@ _APP_OF = {
     "view_contact": "contacts",
     "create_event": "calendar",
     "take_photo": "camera",
+    "camera_lens": "camera",
     "view_photo": "photos",
     "check_email": "gmail",
     "send_email": "gmail",

@@ -340,10 +340,6 @@ _NO_SCREEN = (
     ),
     ("(?:switch|change|go)~to~(?:the~)?satellite(?:~(?:view|map|mode|layer))?", "the simulated Maps has no satellite view"),
     ("take~(?:a~)?panorama(?:~{x})?", "the simulated camera has no panorama mode"),
-    (
-        "(?:switch|change|flip|turn)~to~(?:the~)?(?:selfie|front)(?:~camera|~mode|~cam)?(?:~{x})?",
-        "the simulated camera has no front camera",
-    ),
 )
 
 

@@ -301,6 +301,17 @@ def _wake_at_hour(g: dict[str, str]) -> Intent | None:
     return Intent("set_alarm", {"time": f"{h:02d}:00"}) if 1 <= h <= 11 else None
 
 
+@APPS_EARLY.rule(
+    "(?:switch|change|flip|turn|go)~(?:over~)?to~(?:the~)?(?P<lens>selfie|front|front-facing|back|rear|main)"
+    "(?:~camera|~cam|~mode|~lens)(?:~(?:in|on)~the~camera(?:~app)?)?",
+    "(?:switch|change|flip|turn)~(?:the~)?camera~(?:to~)?(?:the~)?(?P<lens>selfie|front|front-facing|back|rear|main)(?:~camera|~mode|~lens)?",
+    "(?:use|open)~(?:the~)?(?P<lens>front|front-facing|selfie)~camera",
+)
+def _camera_lens(g: dict[str, str]) -> Intent:
+    lens = "front" if g["lens"].lower() in ("selfie", "front", "front-facing") else "back"
+    return Intent("camera_lens", {"lens": lens})
+
+
 @APPS_EARLY.rule("(?:stop|pause|halt)~(?:the~|my~)?stop ?watch")
 def _stop_stopwatch(g: dict[str, str]) -> Intent:
     return Intent("stop_stopwatch")
