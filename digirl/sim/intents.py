@@ -100,8 +100,10 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: query; :mod:`digirl.sim.families.insearch`) came with the last surfaces of round 3.
 #: ``open_thread`` (``contact``: that conversation is open in Messages), ``add_world_clock`` (``city``:
 #: the city is on the Clock's world clock), ``shop_cart`` (``site``: that shop's cart page is shown) and
-#: ``stop_stopwatch`` (no slots: the stopwatch is stopped with time on it) and ``camera_lens`` (``lens``:
-#: front or back, the camera shows it) came with the compound-instruction work.
+#: ``stop_stopwatch`` (no slots: the stopwatch is stopped with time on it), ``camera_lens`` (``lens``:
+#: front or back, the camera shows it), ``latest_thread`` (the newest conversation is open) and
+#: ``open_mail`` (``query`` optional: Gmail shows the newest mail, or the search's first result) came
+#: with the compound-instruction work.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -115,6 +117,8 @@ EXTRA_FAMILIES = (
     "shop_cart",
     "stop_stopwatch",
     "camera_lens",
+    "latest_thread",
+    "open_mail",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

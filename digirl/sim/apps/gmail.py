@@ -60,6 +60,8 @@ class Gmail(App, key="gmail", label="Gmail", icon="mail", color=_RED, rates=True
         self.drawer = False
         self.compose = False
         self.sent: list[Mail] = []
+        #: Mails a task put in the inbox (newest first), above the generated ones: (sender, subject, snippet, time).
+        self.received: list[tuple[str, str, str, str]] = []
         #: Search in mail (:mod:`.insearch`, with ``phone.surfaces``): ("search", "") or ("results", query).
         self.search: tuple[str, str] | None = None
 
@@ -80,7 +82,8 @@ class Gmail(App, key="gmail", label="Gmail", icon="mail", color=_RED, rates=True
                     else f"{r.choice(('Jun', 'May'))} {r.randint(1, 28)}",
                 )
             )
-        return mine + out
+        got = list(self.received) if f == "Inbox" else []
+        return mine + got + out
 
     def screen(self) -> str:
         if self.compose:

@@ -75,6 +75,10 @@ _CART = re.compile(
     rf"^(?:add|put)(?:\s+(?:it|this|that|them|{_FIRST}))?\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
     re.I,
 )
+_OPEN_MAIL = re.compile(
+    rf"^(?:open|read|show|view|tap(?:\s+on)?|select)\s+(?:it|that\s+one|{_FIRST}|(?:the\s+)?(?:first|top|1st)\s+(?:e-?mail|mail|message))$",
+    re.I,
+)
 _CLEAR_ALL = re.compile(
     r"(?:clear|dismiss|remove|delete|swipe\s+away)\s+(?:everything|all|them(?:\s+all)?|all\s+of\s+them|it\s+all|all\s+notifications)",
     re.I,
@@ -185,6 +189,8 @@ def _first_result(text: str, ctx: Context) -> Intent | None:
         return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
     if _DIRECTIONS_FIRST.match(text) and last.family == "maps_search":
         return Intent("maps_directions", {"destination": last.get("query")})
+    if _OPEN_MAIL.match(text) and last.family == "app_search" and last.get("app") == "gmail":
+        return Intent("open_mail", {"query": last.get("query")})  # "search my email for X and open the first one"
     if _CART_PAGE.match(text) and _shop_site(ctx):  # "…, add it to the cart, then go to the cart"
         return Intent("shop_cart", {"site": _shop_site(ctx)})
     if _CART.match(text) and last.family in ("shop_search", "shop_select"):
@@ -470,6 +476,8 @@ _APP_OF = {
     "make_call": "phone",
     "send_message": "messages",
     "open_thread": "messages",
+    "latest_thread": "messages",
+    "open_mail": "gmail",
     "add_world_clock": "clock",
     "add_contact": "contacts",
     "view_contact": "contacts",

@@ -312,6 +312,25 @@ def _camera_lens(g: dict[str, str]) -> Intent:
     return Intent("camera_lens", {"lens": lens})
 
 
+_LATEST = "(?:latest|last|newest|most~recent|new|recent)"
+
+
+@APPS_EARLY.rule(
+    f"(?:read|open|show(?:~me)?|check|see|view)~(?:my~|the~)?{_LATEST}~(?:text(?:~message)?|message|sms|conversation|chat)"
+    "(?:~(?:in|on)~(?:the~)?messages(?:~app)?)?",
+)
+def _latest_thread(g: dict[str, str]) -> Intent:
+    return Intent("latest_thread")
+
+
+@APPS_EARLY.rule(
+    f"(?:read|open|show(?:~me)?|check|see|view)~(?:my~|the~)?{_LATEST}~(?:e-?mail|mail|message~in~(?:my~)?inbox)"
+    "(?:~(?:in|on)~(?:the~)?gmail(?:~app)?)?",
+)
+def _latest_mail(g: dict[str, str]) -> Intent:
+    return Intent("open_mail")
+
+
 @APPS_EARLY.rule("(?:stop|pause|halt)~(?:the~|my~)?stop ?watch")
 def _stop_stopwatch(g: dict[str, str]) -> Intent:
     return Intent("stop_stopwatch")

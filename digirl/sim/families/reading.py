@@ -1,0 +1,99 @@
+"""Reading what arrived: ``latest_thread`` (Messages: the newest conversation is open, "read my latest
+text") and ``open_mail`` (Gmail: the newest inbox mail is open, or with ``query`` the first result of
+that search, "search my email for invoices and open the first one")."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from digirl.core.actions import Action
+from digirl.sim.apps.insearch import mail_matches
+from digirl.sim.content import terms_in, title_case
+from digirl.sim.family_registry import builtin_family
+from digirl.sim.goals import TaskContext, query_terms
+from digirl.sim.intents import Intent
+from digirl.sim.plans import ExpertStep, in_app
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from digirl.sim.phone import Phone
+
+
+def _app(phone: Phone, key: str) -> Any:
+    return phone.apps[key]
+
+
+# ---- Messages: the newest conversation ---------------------------------------------------------
+def _note_latest(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    ctx.initial["latest"] = _app(phone, "messages").order[0]
+
+
+def _latest_open(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    m = _app(phone, "messages")
+    return phone.fg == "messages" and m.page == "thread" and m.current == ctx.initial.get("latest")
+
+
+@builtin_family(
+    "latest_thread", "phone", predicate=_latest_open, setup=_note_latest, doc="the newest conversation is open in Messages"
+)
+@in_app("messages")
+def _latest_plan(e: ExpertStep) -> Action:
+    m = _app(e.phone, "messages")
+    if m.page != "list":
+        return Action.back()
+    return e.goto("messages.thread.0") or Action.back()
+
+
+# ---- Gmail: the newest mail, or the first result of a search ---------------------------------------
+def _mail_target(g: Any, intent: Intent) -> int | None:
+    """The index (in the inbox list) of the mail the task is about; None when the search finds none."""
+    q = intent.get("query")
+    if not q:
+        return 0
+    hits = mail_matches(g, q)
+    return hits[0] if hits else None
+
+
+def _mail_open(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    g = _app(phone, "gmail")
+    if phone.fg != "gmail" or g.folder != "Inbox" or g.open_mail is None:
+        return False
+    if intent.get("query") and (g.search is None or not terms_in(query_terms(intent), g.search[1])):
+        return False  # the first result is the one the search shows first
+    return bool(g.open_mail == _mail_target(g, intent))
+
+
+def _mail_arrived(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """With a query no mail matches, one about it arrived this morning (so the search finds it)."""
+    g, q = _app(phone, "gmail"), intent.get("query")
+    if q and not mail_matches(g, q):
+        sender = ("Alex Kim", "Priya Nair", "Support Team", "Jordan Lee", "Maria Garcia")[int(rng.integers(5))]
+        g.received.insert(0, (sender, title_case(q), "Hi! Here are the details you asked about.", "9:12 AM"))
+
+
+@builtin_family(
+    "open_mail",
+    "phone",
+    predicate=_mail_open,
+    setup=_mail_arrived,
+    doc="Gmail shows the newest mail, or the first result of the search",
+)
+@in_app("gmail")
+def _mail_plan(e: ExpertStep) -> Action:
+    g = _app(e.phone, "gmail")
+    q = e.intent.get("query")
+    if g.compose or g.drawer or g.open_mail is not None or g.folder != "Inbox":
+        return Action.back()
+    if not q:
+        return Action.back() if g.search is not None else e.goto("gmail.mail.0") or Action.back()
+    if _mail_target(g, e.intent) is None or not e.phone.surfaces:  # no hit; or the pinned screens' search bar
+        return Action.impossible()
+    screen = g.screen()
+    if screen == "results" and terms_in(query_terms(e.intent), g.search[1]):
+        return e.goto("gmail.result.0") or Action.back()
+    if screen == "search":
+        return e.type_into(g, "q", "gmail.search.query", q)
+    if screen == "results":
+        return e.goto("gmail.results.query") or Action.back()
+    return e.goto("gmail.search") or Action.back()
