@@ -312,3 +312,13 @@ def test_camera_lens_and_clearing_the_shade(text: str, last: dict[str, object]) 
     env = SimEnv(taskset="phone", perturbation=1)
     ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
     assert ok, reason
+
+
+@pytest.mark.parametrize("text", ["show recent apps", "clear app cache for chrome", "force stop facebook"])
+def test_device_orders_are_not_turned_into_web_searches(text: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is None or found.intent.family != "web_search", found
+
+
+def test_data_usage_is_the_network_page() -> None:
+    assert explain_instruction("show me how much data i used").intent == Intent("settings_page", {"page": "network"})

@@ -213,6 +213,14 @@ for _shown, _questions in (
         ),
     ),
     (
+        "network",
+        (
+            "(?:check|see|show~me)~(?:my~|the~)?(?:mobile~|cellular~)?data~(?:usage|used)",
+            "(?:check|see|show~me)~how~much~(?:mobile~|cellular~)?data~(?:i~(?:have~)?used|i've~used|is~left|i~have~left)",
+            "how~much~(?:mobile~|cellular~)?data~(?:have~i|did~i|i've|i~have|i)~used",
+        ),
+    ),
+    (
         "about",
         (
             "(?:what|which)~(?:android~version|version~of~android)~(?:am~i~(?:running|on|using)|do~i~have|is~(?:this|my~phone|installed)"
