@@ -322,3 +322,20 @@ def test_device_orders_are_not_turned_into_web_searches(text: str) -> None:
 
 def test_data_usage_is_the_network_page() -> None:
     assert explain_instruction("show me how much data i used").intent == Intent("settings_page", {"page": "network"})
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("open insta", Intent("open_app", {"app": "Instagram"})),
+        ("send an emial to tom@mail.com saying hi", Intent("send_email", {"to": "tom@mail.com", "subject": "", "body": "hi"})),
+        ("remind me to buy milk at 5pm", Intent("create_event", {"title": "Buy milk", "date": "", "time": "17:00"})),
+    ],
+)
+def test_nicknames_typos_and_reminders(text: str, intent: Intent) -> None:
+    assert explain_instruction(text).intent == intent
+
+
+def test_a_reminder_without_a_time_is_not_an_event() -> None:
+    found = explain_instruction("remind me to call mom")
+    assert found.intent is None or found.intent.family != "create_event"

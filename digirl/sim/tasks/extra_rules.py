@@ -312,6 +312,15 @@ def _camera_lens(g: dict[str, str]) -> Intent:
     return Intent("camera_lens", {"lens": lens})
 
 
+@APPS_EARLY.rule(
+    "(?:remind~me|set~(?:a|up~a)~reminder)~(?:to~)?(?P<x>.+?)~(?P<w>(?:at|on|tomorrow|today|tonight|this|next)~.+)",
+)
+def _reminder(g: dict[str, str]) -> Intent | None:
+    """ "remind me to buy milk at 5pm": an event in the calendar (the simulated phone's reminders)."""
+    got = reparse(f"add {g['x']} to my calendar {g['w']}")
+    return got if got is not None and got.family == "create_event" and got.get("time") else None
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 

@@ -105,10 +105,14 @@ def canonical_app(name: str) -> str:
     n = clean_slot(name)
     n = re.sub(r"^(?:the|my)\s+", "", n, flags=re.I)
     n = re.sub(r"\s+app(?:lication)?$", "", n, flags=re.I).strip()
-    alias = APP_ALIASES.get(n.lower())
+    alias = APP_ALIASES.get(n.lower()) or _NICKNAMES.get(n.lower())
     if alias:
         return alias
     return n.title() if n.islower() else n
+
+
+#: What people call apps in a hurry ("open insta"); not :data:`APP_ALIASES` (those are the phone's own apps).
+_NICKNAMES = {"insta": "Instagram", "ig": "Instagram", "fb": "Facebook", "yt": "YouTube", "snap": "Snapchat", "wa": "WhatsApp"}
 
 
 def canonical_shop_site(name: str) -> str | None:
@@ -337,7 +341,8 @@ _VOCAB = frozenset(
     hotspot incognito install launch location message messages navigate nearest notification
     notifications picture pictures photos recipe remove restaurant rotation schedule search selfie
     settings storage stopwatch subscribe timer toggle translate uninstall update video volume weather
-    youtube calculator bedroom brightness subscribe reminder""".split()
+    youtube calculator bedroom brightness subscribe reminder email emails gmail instagram whatsapp facebook
+    spotify netflix amazon walmart""".split()
 )
 #: Real English words a command word is one or two edits from: a typo fix must not turn a valid word
 #: into another one ("17 times 23" is not "17 timer 23", "calculate" is not "calculator").

@@ -13,6 +13,7 @@ from digirl.sim.tasks.aitw_rules import app_intent, open_intent, web_search
 from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE, contact_name, unquote
 from digirl.sim.tasks.entities import KNOWN_APPS, SYSTEM_APP_LABELS
 from digirl.sim.tasks.normalize import (
+    canonical_app,
     canonical_shop_site,
     canonical_site,
     clean_slot,
@@ -364,6 +365,9 @@ def _known_or_named(raw: str) -> str | None:
     low = re.sub(r"\s+app(?:lication)?$", "", raw, flags=re.I).lower()
     if low in KNOWN_APPS:
         return KNOWN_APPS[low]
+    nick = canonical_app(low)  # "insta", "fb": a nickname the parser knows
+    if nick.lower() in KNOWN_APPS or nick in SYSTEM_APP_LABELS:
+        return nick
     return raw if raw[:1].isupper() else None
 
 
