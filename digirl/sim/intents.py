@@ -102,8 +102,9 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: the city is on the Clock's world clock), ``shop_cart`` (``site``: that shop's cart page is shown) and
 #: ``stop_stopwatch`` (no slots: the stopwatch is stopped with time on it), ``camera_lens`` (``lens``:
 #: front or back, the camera shows it), ``latest_thread`` (the newest conversation is open) and
-#: ``open_mail`` (``query`` optional: Gmail shows the newest mail, or the search's first result) came
-#: with the compound-instruction work.
+#: ``open_mail`` (``query`` optional: Gmail shows the newest mail, or the search's first result) and
+#: ``calendar_day`` (``date``: the calendar shows that day's agenda) came with the compound-instruction
+#: work.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -119,6 +120,7 @@ EXTRA_FAMILIES = (
     "camera_lens",
     "latest_thread",
     "open_mail",
+    "calendar_day",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -60,3 +60,25 @@ def test_the_latest_thread_is_the_one_on_top_at_the_start() -> None:
     m.page = "list"
     m.open_thread(env.ctx.initial["latest"])
     assert check(env.phone, env.ctx)
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("what do i have on friday", "2024-06-07"),
+        ("show me my calendar for tomorrow", "2024-06-05"),
+        ("what's on my calendar today", "2024-06-04"),
+        ("what's on my schedule for july 2", "2024-07-02"),
+    ],
+)
+def test_a_days_agenda(text: str, day: str) -> None:
+    assert explain_instruction(text).intent == Intent("calendar_day", {"date": day})
+    env = SimEnv(taskset="phone", perturbation=2)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+def test_a_filler_step_is_dropped() -> None:
+    found = explain_instruction("turn on airplane mode, wait, turn it off")
+    assert found.intent is not None and found.intent.family == "compound"
+    assert [p["slots"]["state"] for p in json.loads(found.intent.get("plan"))] == ["on", "off"]

@@ -285,3 +285,34 @@ def _event_plan(e: ExpertStep) -> Action:
     if cal.fields.get("title", "").strip() != title:
         return e.type_into(cal, "title", "calendar.edit.title", title)
     return e.type_into(cal, "time", "calendar.edit.time", e.intent.get("time"))
+
+
+# ---- calendar: a day's agenda ------------------------------------------------------------------
+def _day_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    cal = _app(phone, "calendar")
+    return phone.fg == "calendar" and not cal.editing and cal.day == _event_date(intent)
+
+
+def _other_day(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """The calendar opens on today; a task for today starts with another day of the month selected."""
+    cal, day = _app(phone, "calendar"), _event_date(intent)
+    if cal.day == day:
+        cal.day = day.replace(day=day.day + 1 if day.day < 28 else day.day - 1)
+
+
+@builtin_family(
+    "calendar_day",
+    "phone",
+    predicate=_day_shown,
+    setup=_other_day,
+    horizon=_event_horizon,
+    doc="the calendar shows that day's agenda (the day selected)",
+)
+@in_app("calendar")
+def _day_plan(e: ExpertStep) -> Action:
+    cal, day = _app(e.phone, "calendar"), _event_date(e.intent)
+    if cal.editing:
+        return Action.back()
+    if cal.month != (day.year, day.month):
+        return e.goto("calendar.next" if (day.year, day.month) > cal.month else "calendar.prev") or Action.back()
+    return e.goto(f"calendar.day.{day.day}") or Action.back()

@@ -543,9 +543,17 @@ def _advance(ctx: Context, intent: Intent, text: str) -> None:
     ctx.parts.append(intent)
 
 
+#: A piece that asks for nothing ("turn on airplane mode, wait, turn it off"): dropped with its separator.
+_FILLER = re.compile(r"(?:wait|hold\s+on|pause)(?:\s+(?:a\s+)?(?:sec(?:ond)?|moment|bit|minute))?", re.I)
+
+
 def _pieces(text: str) -> tuple[list[str], list[str]]:
     bits = _SEP.split(_FIRST_WORD.sub("", text.strip()))
-    return bits[0::2], bits[1::2]
+    pieces, seps = bits[0::2], bits[1::2]
+    for i in range(len(pieces) - 1, 0, -1):
+        if _FILLER.fullmatch(pieces[i].strip(" ,.;")):
+            del pieces[i], seps[i - 1]
+    return pieces, seps
 
 
 def parse_compound(text: str) -> list[Intent] | None:

@@ -321,6 +321,19 @@ def _reminder(g: dict[str, str]) -> Intent | None:
     return got if got is not None and got.family == "create_event" and got.get("time") else None
 
 
+@APPS_EARLY.rule(
+    "(?:what's|whats|what~is|anything)~on~(?:my~|the~)?(?:calendar|schedule|agenda)~(?:for~)?(?P<d>.+)",
+    "what~(?:do~i~have|have~i~got|is~happening|am~i~doing)~(?:on~my~(?:calendar|schedule|agenda)~)?(?P<d>.+)",
+    "(?:show(?:~me)?|open|check|see|view)~(?:my~|the~)?(?:calendar|schedule|agenda)~(?:for|on|to)~(?P<d>.+)",
+)
+def _calendar_day(g: dict[str, str]) -> Intent | None:
+    """ "what do I have on Friday", "show my calendar for tomorrow": that day in the calendar."""
+    from digirl.sim.tasks.when import parse_date
+
+    day = parse_date(g["d"])
+    return Intent("calendar_day", {"date": day.isoformat()}) if day else None
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 
