@@ -82,3 +82,21 @@ def test_a_filler_step_is_dropped() -> None:
     found = explain_instruction("turn on airplane mode, wait, turn it off")
     assert found.intent is not None and found.intent.family == "compound"
     assert [p["slots"]["state"] for p in json.loads(found.intent.get("plan"))] == ["on", "off"]
+
+
+@pytest.mark.parametrize(
+    ("text", "body"),
+    [
+        ("read my last message and reply ok", "ok"),
+        ("reply to my last text saying on my way", "on my way"),
+        ("reply yes to my latest message", "yes"),
+    ],
+)
+def test_replying_in_the_newest_conversation(text: str, body: str) -> None:
+    intent = explain_instruction(text).intent
+    assert intent is not None
+    parts = json.loads(intent.get("plan")) if intent.family == "compound" else [{"family": intent.family, "slots": intent.slots}]
+    assert parts[-1] == {"family": "reply_latest", "slots": {"body": body}}
+    env = SimEnv(taskset="phone", perturbation=1)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=2)
+    assert ok, reason

@@ -60,6 +60,7 @@ LASTING = frozenset(
         "update_app",
         "make_call",
         "send_message",
+        "reply_latest",
         "send_email",
         "add_contact",
         "create_event",

@@ -1,6 +1,7 @@
-"""Reading what arrived: ``latest_thread`` (Messages: the newest conversation is open, "read my latest
-text") and ``open_mail`` (Gmail: the newest inbox mail is open, or with ``query`` the first result of
-that search, "search my email for invoices and open the first one")."""
+"""Reading what arrived: ``latest_thread`` (Messages: the newest conversation is open, "read my
+latest text"), ``reply_latest`` (``body``: a reply sent in it, "reply ok to my last text") and
+``open_mail`` (Gmail: the newest inbox mail is open, or with ``query`` the first result of that
+search, "search my email for invoices and open the first one")."""
 
 from __future__ import annotations
 
@@ -43,6 +44,29 @@ def _latest_plan(e: ExpertStep) -> Action:
     if m.page != "list":
         return Action.back()
     return e.goto("messages.thread.0") or Action.back()
+
+
+def _replied(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    from digirl.sim.families.comms import message_terms
+
+    msgs = _app(phone, "messages").threads.get(ctx.initial.get("latest"), [])
+    terms = message_terms(intent.get("body"))
+    return any(m.new and m.outgoing and terms_in(terms, m.text) for m in msgs)
+
+
+@builtin_family(
+    "reply_latest",
+    "phone",
+    predicate=_replied,
+    setup=_note_latest,
+    doc="a reply with the words was sent in the newest conversation",
+)
+@in_app("messages")
+def _reply_plan(e: ExpertStep) -> Action:
+    m = _app(e.phone, "messages")
+    if m.page == "thread" and m.current == e.ctx.initial.get("latest"):
+        return e.type_into(m, "compose", "messages.compose", e.intent.get("body") or "OK")
+    return _latest_plan(e)
 
 
 # ---- Gmail: the newest mail, or the first result of a search ---------------------------------------

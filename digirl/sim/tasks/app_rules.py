@@ -118,6 +118,8 @@ def _send_text(g: dict[str, str]) -> Intent | None:
         body = re.sub(r"^(?:saying|that\s+says|with)\s+", "", g.get("b1") or g.get("b2") or "", flags=re.I)
         return _message(g["c1"], body)
     contact, body = _split_contact_body(g["rest"])
+    if re.fullmatch(r"(?:my\s+|the\s+)?(?:latest|last|newest|most\s+recent)\s+(?:text|message|sms)", contact or "", re.I):
+        return None  # "reply to my last text saying …" names no person: reply_latest (extra_rules)
     return _message(contact, body)
 
 

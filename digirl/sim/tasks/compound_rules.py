@@ -317,6 +317,10 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
             return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
     if ctx.app == "clock":
         return _clock_step(text, ctx)
+    if last is not None and last.family == "latest_thread":  # "read my last message and reply ok"
+        m = re.fullmatch(r"reply(?:\s+(?:to\s+(?:it|them|him|her)))?(?:\s+(?:with|saying))?\s+(?P<b>.+)", text.strip(), re.I)
+        if m is not None:
+            return Intent("reply_latest", {"body": m.group("b").strip(" \"'")})
     if last is not None and last.family == "show_notifications" and _CLEAR_ALL.fullmatch(text.strip()):
         return Intent("clear_notifications")  # "open the notification shade and clear everything"
     if last is not None and last.family == "camera_lens" and last.get("lens") == "front":  # "…selfie mode and take a picture"
@@ -477,6 +481,7 @@ _APP_OF = {
     "send_message": "messages",
     "open_thread": "messages",
     "latest_thread": "messages",
+    "reply_latest": "messages",
     "open_mail": "gmail",
     "add_world_clock": "clock",
     "add_contact": "contacts",

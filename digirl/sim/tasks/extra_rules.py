@@ -334,6 +334,15 @@ def _calendar_day(g: dict[str, str]) -> Intent | None:
     return Intent("calendar_day", {"date": day.isoformat()}) if day else None
 
 
+@APPS_EARLY.rule(
+    "reply~(?:to~)?(?:my~|the~)?(?:latest|last|newest|most~recent)~(?:text|message|sms)~(?:with|saying|and~say)~(?P<b>.+)",
+    "reply~(?P<b>.+?)~to~(?:my~|the~)?(?:latest|last|newest|most~recent)~(?:text|message|sms)",
+)
+def _reply_latest(g: dict[str, str]) -> Intent | None:
+    body = unquote(g["b"])
+    return Intent("reply_latest", {"body": body}) if body else None
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 
