@@ -339,3 +339,9 @@ def test_nicknames_typos_and_reminders(text: str, intent: Intent) -> None:
 def test_a_reminder_without_a_time_is_not_an_event() -> None:
     found = explain_instruction("remind me to call mom")
     assert found.intent is None or found.intent.family != "create_event"
+
+
+def test_needing_directions_is_asking_for_them() -> None:
+    assert explain_instruction("i need directions to the nearest hospital").intent == Intent(
+        "maps_directions", {"destination": "hospital"}
+    )

@@ -343,6 +343,12 @@ def _reply_latest(g: dict[str, str]) -> Intent | None:
     return Intent("reply_latest", {"body": body}) if body else None
 
 
+@APPS_EARLY.rule("(?:i~need|i~want|i'd~like|give~me|get~me|find~me)~(?:the~)?directions~to~(?P<x>.+)")
+def _need_directions(g: dict[str, str]) -> Intent | None:
+    got = reparse(f"get directions to {g['x']}")
+    return got if got is not None and got.family == "maps_directions" else None
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 
