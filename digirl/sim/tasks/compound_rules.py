@@ -34,6 +34,7 @@ from digirl.sim.tasks.rules import Reject
 __all__ = [
     "CONTEXT_RULES",
     "FALLBACK_RULES",
+    "FIRST_ITEM",
     "MAX_PIECES",
     "Context",
     "failed_step",
@@ -58,33 +59,18 @@ _PRONOUN = re.compile(r"\b(?:it|them|him|her)\b|\b(?:that|this)$|\b(?:the|this)\
 #: group: "text Mom saying hi, how are you" must not become a text and a search).
 _LOOKUP = re.compile(r"^(?:check|look\s+up|find\s+out|google|search\s+for|what(?:'s|\s+is))\b", re.I)
 _PRONOUNS = frozenset({"it", "them", "him", "her", "that", "this", "this one", "that one"})
-_FIRST = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entry|link|video|listing|hit|place|match))?"
+#: "the first one", "the top result", "1st": a phrase pointing at the first item a list shows.
+FIRST_ITEM = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entry|link|video|listing|hit|place|match))?"
 _SEARCH = re.compile(r"^(?:search|look|find|browse)\s+(?:for\s+|up\s+)?(?P<q>.+?)$", re.I)
-_OPEN_FIRST = re.compile(rf"^(?:open|select|tap|click|choose|pick|go\s+to|view)\s+(?:on\s+)?{_FIRST}$", re.I)
+_OPEN_FIRST = re.compile(rf"^(?:open|select|tap|click|choose|pick|go\s+to|view)\s+(?:on\s+)?{FIRST_ITEM}$", re.I)
 _WEB_FOR = re.compile(r"^(?:google|the\s+web|the\s+internet|online)\s+for\s", re.I)
-_PLAY_FIRST = re.compile(rf"^(?:play|watch|open)\s+{_FIRST}$", re.I)
+_PLAY_FIRST = re.compile(rf"^(?:play|watch|open)\s+{FIRST_ITEM}$", re.I)
 _DIRECTIONS_FIRST = re.compile(
-    rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{_FIRST}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{_FIRST}|there|it)$",
-    re.I,
-)
-_SUBSCRIBE_FIRST = re.compile(
-    rf"^(?:subscribe|sub)(?:\s+to\s+(?:{_FIRST}|it|them|him|her|the\s+channel|that\s+channel|(?:the\s+)?(?:first|top|1st)\s+channel))?$",
+    rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{FIRST_ITEM}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{FIRST_ITEM}|there|it)$",
     re.I,
 )
 _CART = re.compile(
-    rf"^(?:add|put)(?:\s+(?:it|this|that|them|{_FIRST}))?\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
-    re.I,
-)
-_OPEN_MAIL = re.compile(
-    rf"^(?:open|read|show|view|tap(?:\s+on)?|select)\s+(?:it|that\s+one|{_FIRST}|(?:the\s+)?(?:first|top|1st)\s+(?:e-?mail|mail|message))$",
-    re.I,
-)
-_CLEAR_ALL = re.compile(
-    r"(?:clear|dismiss|remove|delete|swipe\s+away)\s+(?:everything|all|them(?:\s+all)?|all\s+of\s+them|it\s+all|all\s+notifications)",
-    re.I,
-)
-_CART_PAGE = re.compile(
-    r"^(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?(?:shopping\s+)?(?:cart|basket)$",
+    rf"^(?:add|put)(?:\s+(?:it|this|that|them|{FIRST_ITEM}))?\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
     re.I,
 )
 _VERB = re.compile(
@@ -185,14 +171,8 @@ def _first_result(text: str, ctx: Context) -> Intent | None:
             return Intent("youtube_video", {**last.slots, "action": "play"})
         if last.family == "maps_search" and _OPEN_FIRST.match(text):
             return None  # a place page is not a task of its own; directions are
-    if _SUBSCRIBE_FIRST.match(text) and last.family == "youtube_video" and last.get("action", "search") == "search":
-        return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
     if _DIRECTIONS_FIRST.match(text) and last.family == "maps_search":
         return Intent("maps_directions", {"destination": last.get("query")})
-    if _OPEN_MAIL.match(text) and last.family == "app_search" and last.get("app") == "gmail":
-        return Intent("open_mail", {"query": last.get("query")})  # "search my email for X and open the first one"
-    if _CART_PAGE.match(text) and _shop_site(ctx):  # "…, add it to the cart, then go to the cart"
-        return Intent("shop_cart", {"site": _shop_site(ctx)})
     if _CART.match(text) and last.family in ("shop_search", "shop_select"):
         return Intent("add_to_cart", {"site": last.get("site"), "query": last.get("query")})
     return None
@@ -315,18 +295,6 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
         if m is not None:
             state = m.group("s1") or m.group("s2") or ("on" if m.group("v").lower() in ("enable", "allow", "unmute") else "off")
             return Intent("app_notifications", {"app": last.get("app"), "state": state.lower()})
-    if ctx.app == "clock":
-        return _clock_step(text, ctx)
-    if last is not None and last.family == "latest_thread":  # "read my last message and reply ok"
-        m = re.fullmatch(r"reply(?:\s+(?:to\s+(?:it|them|him|her)))?(?:\s+(?:with|saying))?\s+(?P<b>.+)", text.strip(), re.I)
-        if m is not None:
-            return Intent("reply_latest", {"body": m.group("b").strip(" \"'")})
-    if last is not None and last.family == "show_notifications" and _CLEAR_ALL.fullmatch(text.strip()):
-        return Intent("clear_notifications")  # "open the notification shade and clear everything"
-    if last is not None and last.family == "camera_lens" and last.get("lens") == "front":  # "…selfie mode and take a picture"
-        got = match_single(text)
-        if got is not None and got.family == "take_photo" and got.get("mode", "photo") == "photo":
-            return Intent("take_photo", {"mode": "selfie"})
     if ctx.app == "calendar":  # "open the calendar and add Team dinner on Friday at 8pm"
         got = _reworded(
             text,
@@ -342,31 +310,6 @@ def _app_info_step(text: str, ctx: Context) -> Intent | None:
             "add a new contact named {rest}",
             "add_contact",
         )
-    return None
-
-
-def _clock_step(text: str, ctx: Context) -> Intent | None:
-    """In the Clock: "add Tokyo" (the world clock), "set it for 5 minutes" (a timer; on the Alarm tab or
-    with a time of day, an alarm)."""
-    m = re.fullmatch(r"(?:add|put)\s+(?P<city>.+?)(?:\s+(?:to\s+it|there|too))?", text.strip(), re.I)
-    if m is not None:
-        got = match_single(f"add {m.group('city')} to the world clock")
-        return got if got is not None and got.family == "add_world_clock" else None
-    if re.fullmatch(r"(?:stop|pause|halt)\s+(?:it|the\s+stopwatch)", text.strip(), re.I):  # "start the stopwatch, then stop it"
-        return Intent("stop_stopwatch")
-    m = re.fullmatch(
-        r"(?:set|start)(?:\s+(?:it|one|the\s+timer|a\s+timer|the\s+alarm|an\s+alarm))?\s+(?:for|to|at)\s+(?P<v>.+)",
-        text.strip(),
-        re.I,
-    )
-    if m is None:
-        return None
-    page = ctx.last.get("page") if ctx.last is not None and ctx.last.family == "app_page" else ""
-    tries = ("alarm", "timer") if page == "Alarm" else ("timer", "alarm")
-    for kind in tries:
-        got = match_single(f"set {'an alarm' if kind == 'alarm' else 'a timer'} for {m.group('v')}")
-        if got is not None and got.family in ("set_alarm", "start_timer"):
-            return got
     return None
 
 

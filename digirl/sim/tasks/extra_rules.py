@@ -349,6 +349,116 @@ def _need_directions(g: dict[str, str]) -> Intent | None:
     return got if got is not None and got.family == "maps_directions" else None
 
 
+@APPS_EARLY.rule("directions~to~(?P<x>.+)", "(?:how~do~i~get|how~to~get)~to~(?P<x>.+)")
+def _bare_directions(g: dict[str, str]) -> Intent | None:
+    """ "directions to the airport": Maps' directions, as "get directions to …" is."""
+    got = reparse(f"get directions to {g['x']}")
+    return got if got is not None and got.family == "maps_directions" else None
+
+
+@APPS_EARLY.rule("(?P<site>[a-z]+\\.com)~(?P<q>[^?!]+)")
+def _site_then_query(g: dict[str, str]) -> Intent | None:
+    """ "costco.com paper towels": that shop's search."""
+    site = canonical_shop_site(g["site"])
+    q = unquote(g["q"])
+    return Intent("shop_search", {"site": site, "query": q}) if site and q else None
+
+
+@APPS_EARLY.rule(
+    "(?:what's|whats|what~is)~my~(?:android|software|os)~version",
+    "(?:which|what)~android~(?:am~i~on|is~this|is~on~my~phone)",
+)
+def _android_version(g: dict[str, str]) -> Intent:
+    return Intent("settings_page", {"page": "about"})
+
+
+@APPS_EARLY.rule(
+    "who~(?:called|rang|phoned)~(?:me~)?(?:last|recently|today)?",
+    "(?:show|check|see|view)(?:~me)?~(?:my~|the~)?(?:missed|recent|latest|last)~calls?",
+)
+def _who_called(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "phone", "page": "Recents"})
+
+
+@APPS_EARLY.rule(
+    "(?:did|has)~(?P<c>[A-Za-z][\\w'-]*(?:~[A-Z][\\w'-]*)?)~(?:text(?:ed)?|message(?:d)?)~me(?:~(?:back|yet|today))?"
+)
+def _did_they_text(g: dict[str, str]) -> Intent | None:
+    return reparse(f"open my conversation with {g['c']}")
+
+
+@APPS_EARLY.rule("(?:any|do~i~have~(?:any~)?)~(?:new~|unread~)?(?:e-?mails?|mail)~from~(?P<q>[^?!]+)")
+def _mail_from(g: dict[str, str]) -> Intent | None:
+    q = unquote(g["q"])
+    return Intent("app_search", {"app": "gmail", "query": q}) if q else None
+
+
+@APPS_EARLY.rule("am~i~(?:free|busy|available)~(?:on~)?(?P<d>[^?!]+?)(?:~(?:morning|afternoon|evening|night))?")
+def _am_i_free(g: dict[str, str]) -> Intent | None:
+    from digirl.sim.tasks.when import parse_date
+
+    day = parse_date(g["d"])
+    return Intent("calendar_day", {"date": day.isoformat()}) if day else None
+
+
+@APPS_EARLY.rule("(?:show(?:~me)?|open|check)~(?:my~)?(?:youtube~)?watch~later(?:~list|~playlist)?(?:~on~youtube)?")
+def _watch_later(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "youtube", "page": "Library"})
+
+
+@APPS_EARLY.rule("youtube~(?:search~(?:for~)?)?(?P<q>(?:how~to|search~for)~[^?!]+)", "youtube~search~(?:for~)?(?P<q>[^?!]+)")
+def _youtube_query(g: dict[str, str]) -> Intent | None:
+    """ "youtube how to change a tire", "youtube search for sourdough": a search on YouTube."""
+    q = re.sub(r"^search\s+for\s+", "", unquote(g["q"]), flags=re.I)
+    return reparse(f"search youtube for {q}") if q else None
+
+
+@APPS_EARLY.rule("close~(?:the~|my~)?(?P<app>[\\w' ]+?)(?:~app)?")
+def _close_app(g: dict[str, str]) -> Intent | None:
+    """ "close youtube": leaving the app (the simulated phone has no app switcher to kill it in)."""
+    from digirl.sim.tasks.normalize import canonical_app
+
+    return Intent("go_home") if _known(canonical_app(g["app"])) else None
+
+
+def _known(app: str) -> bool:
+    from digirl.sim.tasks.entities import KNOWN_APPS, SYSTEM_APP_LABELS
+
+    return app in SYSTEM_APP_LABELS or app.lower() in KNOWN_APPS
+
+
+@APPS_EARLY.rule(
+    "(?:compose|write|send)~(?:an?~)?(?:new~)?e-?mail~to~(?P<to>\\S+@\\S+)~with~(?:the~)?subject~(?P<s>.+?)~and~(?:the~)?"
+    "(?:body|message|text)~(?P<b>.+)",
+)
+def _email_subject_body(g: dict[str, str]) -> Intent | None:
+    return reparse(f"email {g['to']} with the subject {unquote(g['s'])} and say {unquote(g['b'])}")
+
+
+@APPS_EARLY.rule(
+    "(?:add|create|save)~(?:a~)?(?:new~)?contact~(?:named~|called~)?(?P<n>[A-Za-z][A-Za-z' .-]*?)"
+    "\\s*,\\s*(?P<num>\\+?[\\d][\\d ()-]{5,})"
+)
+def _contact_comma_number(g: dict[str, str]) -> Intent | None:
+    """ "add a new contact named Diego Ramirez, 555 201 8890"."""
+    return reparse(f"add a new contact named {g['n'].strip()} with number {g['num'].strip()}")
+
+
+@APPS_EARLY.rule("(?:add|schedule|put|book|create)~(?:an?~)?(?P<x>(?!alarm\\b|timer\\b|contact\\b)[^?!]+)")
+def _add_dated(g: dict[str, str]) -> Intent | None:
+    """ "add meeting with Lars tomorrow at 3pm", "add Mom's birthday on June 3": an event when the
+    words end with a date or a time (else not this rule: "add milk to the cart")."""
+    from digirl.sim.tasks.when import split_when
+
+    if re.match(r"(?:new\s+)?(?:event|reminder)\b", g["x"], re.I):
+        return None  # the event phrasings' own words (this rule rewords into them)
+    title, day, hhmm = split_when(g["x"])
+    if not (day or hhmm) or not title or re.search(r"\b(?:to|in|on)\s+(?:my|the)\s+(?:cart|basket|list)\b", title, re.I):
+        return None
+    got = reparse(f"add an event called {g['x']}")  # the event phrasing reads the date and time itself
+    return got if got is not None and got.family == "create_event" else None
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 

@@ -284,6 +284,8 @@ def clean_text(text: str) -> str:
     """Whitespace, stray wrapping quotes, trailing punctuation and AitW's glued words fixed."""
     t = text.translate(_QUOTES)
     t = re.sub(r"\s+", " ", t).strip()
+    # A quoted message's own end mark ("happy new year!") is not the instruction's punctuation.
+    t = re.sub(r"(\w)[!?.]+(['\"])(?=\s|$)", r"\1\2", t)
     for _ in range(3):  # stray wrapping quotes and trailing punctuation, in any order
         before = t
         t = re.sub(r"[\s.?!]+$", "", t)
@@ -372,6 +374,7 @@ _SHORT_TYPOS = {
     "plz": "please",
     "pls": "please",
     "n": "and",  # "open settings n turn off wifi"
+    "cn": "can",
     "u": "you",
     "ur": "your",
     "whats": "what's",

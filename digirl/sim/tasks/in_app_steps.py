@@ -1,0 +1,137 @@
+"""Compound steps that only mean something after the one before, added for everyday requests
+(issue 42): appended to :data:`~digirl.sim.tasks.compound_rules.CONTEXT_RULES` on import, the
+extension point that module documents. Each rule returns ``None`` to pass.
+
+- after a YouTube search, "subscribe to the first channel" is the searched channel;
+- after a Gmail search, "open the first one" / "open it" is its first result (``open_mail``);
+- on a shop, "go to the cart" is its cart page (``shop_cart``);
+- in the Clock, "add Tokyo", "set it for 5 minutes", "stop it";
+- after the newest conversation, "reply ok"; after a conversation, "say …" sends it there; after a
+  text, "then to Anjali" sends the same text to another person;
+- after the shade, "clear everything"; after the front lens, "take a picture" takes a selfie;
+- in Gmail, "check the inbox"; in the Calendar, "show tomorrow"; in Chrome, "ask how tall …".
+"""
+
+from __future__ import annotations
+
+import re
+
+from digirl.sim.intents import Intent
+from digirl.sim.tasks.compound_rules import CONTEXT_RULES, FIRST_ITEM, Context
+from digirl.sim.tasks.matching import match_single
+
+__all__: list[str] = []
+
+_SUBSCRIBE_FIRST = re.compile(
+    rf"(?:subscribe|sub)(?:\s+to\s+(?:{FIRST_ITEM}|it|them|him|her|the\s+channel|that\s+channel|(?:the\s+)?(?:first|top|1st)\s+channel))?",
+    re.I,
+)
+_OPEN_MAIL = re.compile(
+    rf"(?:open|read|show|view|tap(?:\s+on)?|select)\s+(?:it|that\s+one|{FIRST_ITEM}|(?:the\s+)?(?:first|top|1st)\s+(?:e-?mail|mail|message))",
+    re.I,
+)
+_CART_PAGE = re.compile(
+    r"(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?(?:shopping\s+)?(?:cart|basket)",
+    re.I,
+)
+_CLEAR_ALL = re.compile(
+    r"(?:clear|dismiss|remove|delete|swipe\s+away)\s+(?:everything|all|them(?:\s+all)?|all\s+of\s+them|it\s+all|all\s+notifications)",
+    re.I,
+)
+_REPLY = re.compile(r"reply(?:\s+(?:to\s+(?:it|them|him|her)))?(?:\s+(?:with|saying))?\s+(?P<b>.+)", re.I)
+_SAY = re.compile(r"(?:say|send|text|type|write|tell\s+(?:them|him|her))(?:\s+(?:them|him|her))?\s+(?P<b>.+)", re.I)
+_SAME_TO = re.compile(r"(?:and\s+)?(?:then\s+)?(?:also\s+)?to\s+(?P<c>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:\s+too)?", re.I)
+
+
+def _quoted(text: str) -> str:
+    return text.strip().strip("\"'“”").strip()
+
+
+def _pointing_steps(text: str, ctx: Context) -> Intent | None:
+    """Steps that point at the screen the last step left: a search's first channel / mail, a cart."""
+    last, t = ctx.last, text.strip()
+    if last is None:
+        return None
+    if _SUBSCRIBE_FIRST.fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
+        return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
+    if _OPEN_MAIL.fullmatch(t) and last.family == "app_search" and last.get("app") == "gmail":
+        return Intent("open_mail", {"query": last.get("query")})
+    if _CART_PAGE.fullmatch(t) and ctx.app == "chrome" and ctx.site:
+        got = match_single(f"check my cart on {ctx.site}")
+        return got if got is not None and got.family == "shop_cart" else None
+    if last.family == "show_notifications" and _CLEAR_ALL.fullmatch(t):
+        return Intent("clear_notifications")
+    if last.family == "camera_lens" and last.get("lens") == "front":
+        got = match_single(t)
+        if got is not None and got.family == "take_photo" and got.get("mode", "photo") == "photo":
+            return Intent("take_photo", {"mode": "selfie"})
+    return None
+
+
+def _messaging_steps(text: str, ctx: Context) -> Intent | None:
+    """A reply in the newest conversation, a text said in the open one, the same text to another person."""
+    last, t = ctx.last, text.strip()
+    if last is None:
+        return None
+    if last.family == "latest_thread":
+        m = _REPLY.fullmatch(t) or _SAY.fullmatch(t)
+        return Intent("reply_latest", {"body": _quoted(m.group("b"))}) if m else None
+    if last.family == "open_thread":  # "start a new conversation with Ines and say 'lunch tomorrow?'"
+        m = _SAY.fullmatch(t) or _REPLY.fullmatch(t)
+        if m is not None and _quoted(m.group("b")):
+            return Intent("send_message", {"contact": last.get("contact"), "body": _quoted(m.group("b"))})
+    if last.family == "send_message":  # "send 'happy new year!' to Wei and then to Anjali"
+        m = _SAME_TO.fullmatch(t)
+        if m is not None:
+            got = match_single(f"text {m.group('c')} saying {last.get('body')}")
+            return got if got is not None and got.family == "send_message" and got.get("contact") != last.get("contact") else None
+    return None
+
+
+def _clock_step(text: str, ctx: Context) -> Intent | None:
+    """In the Clock: "add Tokyo" (the world clock), "set it for 5 minutes" (a timer; on the Alarm tab, an
+    alarm), "stop it" after starting the stopwatch."""
+    if ctx.app != "clock":
+        return None
+    t = text.strip()
+    m = re.fullmatch(r"(?:add|put)\s+(?:a\s+(?:world\s+)?clock\s+for\s+)?(?P<city>.+?)(?:\s+(?:to\s+it|there|too))?", t, re.I)
+    if m is not None:
+        got = match_single(f"add {m.group('city')} to the world clock")
+        return got if got is not None and got.family == "add_world_clock" else None
+    if re.fullmatch(r"(?:stop|pause|halt)\s+(?:it|the\s+stopwatch)", t, re.I):
+        return Intent("stop_stopwatch")
+    m = re.fullmatch(
+        r"(?:set|start)(?:\s+(?:it|one|the\s+timer|a\s+timer|the\s+alarm|an\s+alarm))?\s+(?:for|to|at)\s+(?P<v>.+)", t, re.I
+    )
+    if m is None:
+        return None
+    page = ctx.last.get("page") if ctx.last is not None and ctx.last.family == "app_page" else ""
+    for kind in ("alarm", "timer") if page == "Alarm" else ("timer", "alarm"):
+        got = match_single(f"set {'an alarm' if kind == 'alarm' else 'a timer'} for {m.group('v')}")
+        if got is not None and got.family in ("set_alarm", "start_timer"):
+            return got
+    return None
+
+
+def _app_steps(text: str, ctx: Context) -> Intent | None:
+    """Gmail's "check the inbox", the Calendar's "show tomorrow", Chrome's "ask how tall …"."""
+    t = text.strip()
+    if ctx.app == "gmail" and re.fullmatch(r"(?:check|open|show|go\s+to|view)\s+(?:the\s+|my\s+)?inbox", t, re.I):
+        return Intent("check_email")
+    if ctx.app == "calendar":
+        m = re.fullmatch(r"(?:show(?:\s+me)?|go\s+to|open|check|view|see)\s+(?P<d>.+)", t, re.I)
+        if m is not None:
+            from digirl.sim.tasks.when import parse_date
+
+            day = parse_date(m.group("d"))
+            return Intent("calendar_day", {"date": day.isoformat()}) if day else None
+    if ctx.app in ("chrome", "google"):
+        m = re.fullmatch(r"ask(?:\s+(?:google|it))?\s+(?P<q>.+)", t, re.I)
+        if m is not None:
+            from digirl.sim.tasks.questions import question_search
+
+            return question_search(m.group("q"))
+    return None
+
+
+CONTEXT_RULES.extend([_pointing_steps, _messaging_steps, _clock_step, _app_steps])

@@ -1,0 +1,101 @@
+"""Compound steps that point at what the step before left (digirl.sim.tasks.in_app_steps) and the
+everyday phrasings added with them (issue 42)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from digirl.sim.coverage import run_expert_episode
+from digirl.sim.env import SimEnv
+from digirl.sim.intents import Intent
+from digirl.sim.tasks.parser import explain_instruction
+from digirl.sim.tasks.tasksets import task_from_instruction
+
+
+def _parts(text: str) -> list[dict[str, object]]:
+    intent = explain_instruction(text).intent
+    assert intent is not None, explain_instruction(text)
+    if intent.family == "compound":
+        return list(json.loads(intent.get("plan")))
+    return [{"family": intent.family, "slots": intent.slots}]
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        (
+            'open messages, start a new conversation with Ines and say "lunch tomorrow?"',
+            {"family": "send_message", "slots": {"body": "lunch tomorrow", "contact": "Ines"}},
+        ),
+        (
+            'open my chat with Mum and send "landed safely"',
+            {"family": "send_message", "slots": {"body": "landed safely", "contact": "Mum"}},
+        ),
+        (
+            'send "happy new year!" to Wei and then to Anjali',
+            {"family": "send_message", "slots": {"body": "happy new year", "contact": "Anjali"}},
+        ),
+        ("open gmail and check the inbox", {"family": "check_email", "slots": {}}),
+        ("open calendar then show tomorrow", {"family": "calendar_day", "slots": {"date": "2024-06-05"}}),
+        ("open the clock and add a world clock for Sydney", {"family": "add_world_clock", "slots": {"city": "Sydney"}}),
+        ("read my last message and say thanks", {"family": "reply_latest", "slots": {"body": "thanks"}}),
+        (
+            "search amazon for batteries, add the first one to the cart and go to the cart",
+            {"family": "shop_cart", "slots": {"site": "amazon.com"}},
+        ),
+    ],
+)
+def test_steps_after_the_one_before(text: str, last: dict[str, object]) -> None:
+    assert _parts(text)[-1] == last
+    env = SimEnv(taskset="phone", perturbation=1)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+def test_asking_in_chrome_is_a_web_search() -> None:
+    last = _parts("open chrome and ask how tall mount everest is")[-1]
+    assert last["family"] == "web_search"
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("directions to 221B Baker Street", Intent("maps_directions", {"destination": "221B Baker Street"})),
+        ("costco.com paper towels", Intent("shop_search", {"site": "costco.com", "query": "paper towels"})),
+        ("whats my android version", Intent("settings_page", {"page": "about"})),
+        ("who called me last", Intent("app_page", {"app": "phone", "page": "Recents"})),
+        ("show missed calls", Intent("app_page", {"app": "phone", "page": "Recents"})),
+        ("did Lena text me", Intent("open_thread", {"contact": "Lena"})),
+        ("any new emails from amazon?", Intent("app_search", {"app": "gmail", "query": "amazon"})),
+        ("am i free thursday afternoon?", Intent("calendar_day", {"date": "2024-06-06"})),
+        ("show me my watch later list", Intent("app_page", {"app": "youtube", "page": "Library"})),
+        (
+            "add a new contact named Diego Ramirez, 555 201 8890",
+            Intent("add_contact", {"name": "Diego Ramirez", "number": "5552018890"}),
+        ),
+        (
+            "add meeting with Lars tomorrow at 3pm",
+            Intent("create_event", {"title": "Meeting with Lars", "date": "2024-06-05", "time": "15:00"}),
+        ),
+        (
+            'compose an email to lucia@example.com with subject "Dinner" and body "Are we still on for Saturday?"',
+            Intent("send_email", {"to": "lucia@example.com", "subject": "Dinner", "body": "Are we still on for Saturday"}),
+        ),
+    ],
+)
+def test_everyday_phrasings_of_existing_families(text: str, intent: Intent) -> None:
+    assert explain_instruction(text).intent == intent
+
+
+@pytest.mark.parametrize("text", ["dial 212 555 0175 and put it on speaker", "add milk to my cart"])
+def test_orders_the_phone_cannot_do_are_not_web_searches(text: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is None or found.intent.family != "web_search", found
+
+
+def test_closing_an_app_goes_home_and_the_youtube_prefix_searches_there() -> None:
+    assert _parts("close youtube and open spotify")[0] == {"family": "go_home", "slots": {}}
+    first = _parts("youtube how to change a tire")[0]
+    assert first["family"] == "youtube_video"
