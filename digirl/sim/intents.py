@@ -104,7 +104,8 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: front or back, the camera shows it), ``latest_thread`` (the newest conversation is open) and
 #: ``open_mail`` (``query`` optional: Gmail shows the newest mail, or the search's first result) and
 #: ``calendar_day`` (``date``: the calendar shows that day's agenda) and ``reply_latest`` (``body``: a reply
-#: sent in the newest conversation) came with the compound-instruction work.
+#: sent in the newest conversation) and ``youtube_channel`` (``channel``: YouTube shows its page) came
+#: with the compound-instruction work.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -122,6 +123,7 @@ EXTRA_FAMILIES = (
     "open_mail",
     "calendar_day",
     "reply_latest",
+    "youtube_channel",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

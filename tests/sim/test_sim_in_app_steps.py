@@ -99,3 +99,23 @@ def test_closing_an_app_goes_home_and_the_youtube_prefix_searches_there() -> Non
     assert _parts("close youtube and open spotify")[0] == {"family": "go_home", "slots": {}}
     first = _parts("youtube how to change a tire")[0]
     assert first["family"] == "youtube_video"
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ("go to the Veritasium channel on youtube", {"family": "youtube_channel", "slots": {"channel": "Veritasium"}}),
+        ("open mkbhd's channel", {"family": "youtube_channel", "slots": {"channel": "Mkbhd"}}),
+        (
+            "search youtube for Marques Brownlee and open his channel",
+            {"family": "youtube_channel", "slots": {"channel": "Marques Brownlee"}},
+        ),
+        ("put my phone on silent", {"family": "set_volume", "slots": {"level": "0"}}),
+    ],
+)
+@pytest.mark.parametrize("perturbation", [0, 2])
+def test_youtube_channels_and_silent(text: str, last: dict[str, object], perturbation: int) -> None:
+    assert _parts(text)[-1] == last
+    env = SimEnv(taskset="phone", perturbation=perturbation)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=1)
+    assert ok, reason

@@ -143,6 +143,17 @@ def _subscribed(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return norm_name(intent.get("channel")) in _app(phone, "youtube").subscriptions
 
 
+def _channel_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    screen, arg = _app(phone, "youtube").top
+    return phone.fg == "youtube" and screen == "channel" and norm_name(str(arg)) == norm_name(intent.get("channel"))
+
+
+@builtin_family("youtube_channel", "phone", predicate=_channel_shown, doc="YouTube shows that channel's page")
+@in_app("youtube")
+def _channel_plan(e: ExpertStep) -> Action:
+    return on_youtube_channel(e, e.intent.get("channel"), "yt.channel.name")
+
+
 @builtin_family("youtube_subscribe", "phone", predicate=_subscribed, doc="subscribed to that channel")
 @in_app("youtube")
 def _subscribe_plan(e: ExpertStep) -> Action:

@@ -407,6 +407,7 @@ _APP_OF = {
     "youtube_play": "youtube",
     "youtube_video": "youtube",
     "youtube_subscribe": "youtube",
+    "youtube_channel": "youtube",
     "install_app": "playstore",
     "update_app": "playstore",
     "uninstall_app": "playstore",

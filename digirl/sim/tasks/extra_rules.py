@@ -459,6 +459,32 @@ def _add_dated(g: dict[str, str]) -> Intent | None:
     return got if got is not None and got.family == "create_event" else None
 
 
+@APPS_EARLY.rule(
+    "(?:go~to|open|show(?:~me)?|visit|check~out|pull~up)~(?:the~)?(?P<ch>.+?)(?:'s)?~(?:youtube~)?channel(?:~on~youtube)?",
+    "(?:go~to|open|show(?:~me)?|visit)~(?:the~)?youtube~channel~(?:of~|for~)?(?P<ch>.+)",
+)
+def _youtube_channel(g: dict[str, str]) -> Intent | None:
+    """ "go to the Veritasium channel on youtube": that channel's page (named as subscribing names it)."""
+    if re.fullmatch(r"(?:my|his|her|their|its|the|this|that)", g["ch"].strip(), re.I):
+        return None  # points at a channel on screen (compound steps read it)
+    got = reparse(f"subscribe to {g['ch']}")
+    return (
+        Intent("youtube_channel", {"channel": got.get("channel")})
+        if got is not None and got.family == "youtube_subscribe"
+        else None
+    )
+
+
+@APPS_EARLY.rule(
+    "(?:put|set|switch|turn)~(?:my~|the~)?(?:phone|ringer|device)?~?(?:on|to|in(?:to)?)~silent(?:~mode)?",
+    "(?:turn~on|enable|activate)~(?:the~)?silent~mode",
+    "silence~my~phone",
+)
+def _silent(g: dict[str, str]) -> Intent:
+    """Silent: the simulated phone has one volume, so silent is that volume at 0 ("mute my phone")."""
+    return Intent("set_volume", {"level": "0"})
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 

@@ -2,7 +2,7 @@
 (issue 42): appended to :data:`~digirl.sim.tasks.compound_rules.CONTEXT_RULES` on import, the
 extension point that module documents. Each rule returns ``None`` to pass.
 
-- after a YouTube search, "subscribe to the first channel" is the searched channel;
+- after a YouTube search, "subscribe to the first channel" / "open his channel" is the searched channel;
 - after a Gmail search, "open the first one" / "open it" is its first result (``open_mail``);
 - on a shop, "go to the cart" is its cart page (``shop_cart``);
 - in the Clock, "add Tokyo", "set it for 5 minutes", "stop it";
@@ -30,6 +30,10 @@ _OPEN_MAIL = re.compile(
     rf"(?:open|read|show|view|tap(?:\s+on)?|select)\s+(?:it|that\s+one|{FIRST_ITEM}|(?:the\s+)?(?:first|top|1st)\s+(?:e-?mail|mail|message))",
     re.I,
 )
+_CHANNEL = re.compile(
+    r"(?:open|go\s+to|show(?:\s+me)?|visit|tap(?:\s+on)?)\s+(?:his|her|their|its|the|that)\s+(?:youtube\s+)?channel(?:\s+page)?",
+    re.I,
+)
 _CART_PAGE = re.compile(
     r"(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?(?:shopping\s+)?(?:cart|basket)",
     re.I,
@@ -54,6 +58,9 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         return None
     if _SUBSCRIBE_FIRST.fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
         return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
+    if _CHANNEL.fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
+        got = match_single(f"subscribe to {last.get('query')}")  # "search youtube for X and open his channel"
+        return Intent("youtube_channel", {"channel": got.get("channel")}) if got is not None else None
     if _OPEN_MAIL.fullmatch(t) and last.family == "app_search" and last.get("app") == "gmail":
         return Intent("open_mail", {"query": last.get("query")})
     if _CART_PAGE.fullmatch(t) and ctx.app == "chrome" and ctx.site:
