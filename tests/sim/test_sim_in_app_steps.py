@@ -119,3 +119,31 @@ def test_youtube_channels_and_silent(text: str, last: dict[str, object], perturb
     env = SimEnv(taskset="phone", perturbation=perturbation)
     ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=1)
     assert ok, reason
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ("remove candy crush", {"family": "uninstall_app", "slots": {"app": "Candy Crush"}}),
+        ("open netflix then go back", {"family": "go_home", "slots": {}}),
+        ("show my recent photos", {"family": "open_app", "slots": {"app": "Photos"}}),
+    ],
+)
+def test_app_names_photos_and_going_back(text: str, last: dict[str, object]) -> None:
+    assert _parts(text)[-1] == last
+    env = SimEnv(taskset="phone", perturbation=1)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+@pytest.mark.parametrize(
+    "text", ["set an alarm for 3", "set an alarm for 7", "remove Bob from contacts", "delete history", "remove the alarm"]
+)
+def test_ambiguous_hours_and_things_that_are_not_apps_stay_unread(text: str) -> None:
+    found = explain_instruction(text)
+    assert found.intent is None or found.intent.family not in ("set_alarm", "uninstall_app"), found
+
+
+def test_a_system_app_cannot_be_removed() -> None:
+    found = explain_instruction("remove chrome")
+    assert found.intent is None and "system app" in found.reason

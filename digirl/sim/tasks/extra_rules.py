@@ -510,12 +510,29 @@ def _stop_stopwatch(g: dict[str, str]) -> Intent:
 
 
 @APPS_EARLY.rule("(?:remove|delete)~(?P<app>[\\w' .&+-]+)")
-def _remove_app(g: dict[str, str]) -> Intent | None:
-    """ "remove tiktok": uninstalling, when the name is an app the phone knows (not "remove the alarm")."""
-    from digirl.sim.tasks.entities import KNOWN_APPS
+def _remove_app(g: dict[str, str]) -> Intent | Reject | None:
+    """ "remove tiktok", "remove candy crush": uninstalling an app by its name (not "remove the alarm",
+    "delete my 7am alarm" or "remove Bob from contacts": an article, a possessive, a preposition, a
+    thing's noun or a digit says it is something else); the phone's own apps cannot be uninstalled."""
+    from digirl.sim.tasks.entities import KNOWN_APPS, SYSTEM_APP_LABELS
 
-    app = KNOWN_APPS.get(" ".join(g["app"].lower().split()))
-    return Intent("uninstall_app", {"app": app}) if app else None
+    name = " ".join(g["app"].split())
+    app = KNOWN_APPS.get(name.lower())
+    if app is None:
+        words = name.lower().split()
+        if len(words) > 3 or re.search(r"\d", name) or set(words) & _NOT_APP_WORDS:
+            return None
+        app = " ".join(w[:1].upper() + w[1:] for w in words)
+    if app in SYSTEM_APP_LABELS:
+        return Reject(f"{app} is a system app: it cannot be uninstalled")
+    return Intent("uninstall_app", {"app": app})
+
+
+_NOT_APP_WORDS = frozenset(
+    """the a an my this that these those all every from to in on of for with it them alarm alarms timer contact
+    contacts event events photo photos picture pictures message messages email emails file files tab tabs
+    bookmark bookmarks notification notifications song songs video videos item items cart history cache""".split()
+)
 
 
 @APPS_EARLY.rule(
@@ -527,7 +544,9 @@ def _contact_with_number(g: dict[str, str]) -> Intent | None:
     return reparse(f"add a new contact named {g['n'].strip()} with number {g['num'].strip()}")
 
 
-@APPS_EARLY.rule("(?:show|open|view|see)(?:~me)?~(?:my~|all~(?:my~)?)(?:photos|pictures|pics|gallery|camera~roll)")
+@APPS_EARLY.rule(
+    "(?:show|open|view|see)(?:~me)?~(?:my~|all~(?:my~)?)(?:recent~|latest~|new~)?(?:photos|pictures|pics|gallery|camera~roll)"
+)
 def _my_photos(g: dict[str, str]) -> Intent:
     return Intent("open_app", {"app": "Photos"})
 

@@ -66,6 +66,10 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
     if _CART_PAGE.fullmatch(t) and ctx.app == "chrome" and ctx.site:
         got = match_single(f"check my cart on {ctx.site}")
         return got if got is not None and got.family == "shop_cart" else None
+    if last.family == "open_app" and re.fullmatch(
+        r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?", t, re.I
+    ):
+        return Intent("go_home")  # "open netflix then go back": back from an app opened from home is home
     if last.family == "show_notifications" and _CLEAR_ALL.fullmatch(t):
         return Intent("clear_notifications")
     if last.family == "camera_lens" and last.get("lens") == "front":
