@@ -104,8 +104,9 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: front or back, the camera shows it), ``latest_thread`` (the newest conversation is open) and
 #: ``open_mail`` (``query`` optional: Gmail shows the newest mail, or the search's first result) and
 #: ``calendar_day`` (``date``: the calendar shows that day's agenda) and ``reply_latest`` (``body``: a reply
-#: sent in the newest conversation) and ``youtube_channel`` (``channel``: YouTube shows its page) came
-#: with the compound-instruction work.
+#: sent in the newest conversation), ``youtube_channel`` (``channel``: YouTube shows its page) and
+#: ``take_screenshot`` (a new screenshot is in the gallery: quick settings' Screenshot tile) came with
+#: the compound-instruction work.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -124,6 +125,7 @@ EXTRA_FAMILIES = (
     "calendar_day",
     "reply_latest",
     "youtube_channel",
+    "take_screenshot",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -80,7 +80,6 @@ def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app
 @pytest.mark.parametrize(
     ("text", "missing"),
     [
-        ("take a screenshot", "screenshot"),
         ("Lock the screen", "lock screen"),
         ("open recent apps", "recent-apps screen"),
         ("share my location with mom", "location sharing"),

@@ -147,3 +147,27 @@ def test_ambiguous_hours_and_things_that_are_not_apps_stay_unread(text: str) -> 
 def test_a_system_app_cannot_be_removed() -> None:
     found = explain_instruction("remove chrome")
     assert found.intent is None and "system app" in found.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ("take a screenshot", {"family": "take_screenshot", "slots": {}}),
+        ("take a screenshot and open it in photos", {"family": "view_photo", "slots": {"query": ""}}),
+        ("take a screenshot then go home", {"family": "go_home", "slots": {}}),
+    ],
+)
+@pytest.mark.parametrize("perturbation", [0, 2])
+def test_a_screenshot_from_quick_settings(text: str, last: dict[str, object], perturbation: int) -> None:
+    assert _parts(text)[-1] == last
+    env = SimEnv(taskset="phone", perturbation=perturbation)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+    assert "screenshot" in env.phone.gallery[0].tags
+
+
+def test_the_screenshot_tile_is_only_on_the_newer_surfaces() -> None:
+    env = SimEnv(taskset="phone", perturbation=0)
+    env.reset(seed=0, options={"task": task_from_instruction("check my notifications", taskset="phone")})
+    env.phone.open_shade()
+    assert env.phone.find("shade.tile.screenshot") is None  # a shipped family: the pinned shade

@@ -1,5 +1,6 @@
-"""The notification shade (swipe down from the status bar): quick-settings tiles, a brightness
-slider and the notifications with "Clear all". Not an app of the drawer."""
+"""The notification shade (swipe down from the status bar): quick-settings tiles (with the newer
+surfaces, a Screenshot tile), a brightness slider and the notifications with "Clear all". Not an app
+of the drawer."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import partial
 
 from digirl.sim import ui
 from digirl.sim.apps.base import App
-from digirl.sim.device import get_setting, set_setting
+from digirl.sim.device import Photo, get_setting, set_setting
 
 __all__ = ["TILES", "Shade"]
 
@@ -32,6 +33,9 @@ TILES = (
 
 
 class Shade(App, key="shade", label="Notifications", icon="bell", bg=_BG):
+    def init_state(self) -> None:
+        self.shots = 0  # screenshots taken in the episode (their gallery ids)
+
     def screen(self) -> str:
         return "shade"
 
@@ -59,6 +63,15 @@ class Shade(App, key="shade", label="Notifications", icon="bell", bg=_BG):
     def _clear(self) -> None:
         self.phone.notices.clear()
 
+    def _screenshot(self) -> None:
+        """Quick settings' "Screenshot": the shade closes and a picture of the screen under it lands in
+        the gallery (tagged ``screenshot`` and the app it shows)."""
+        p = self.phone
+        p.close_shade()
+        self.shots += 1
+        p.gallery.insert(0, Photo(f"s{self.shots}", "photo", ("screenshot", p.fg), False, "Just now", (210, 214, 222)))
+        p.invalidate()
+
     def build(self) -> list[ui.View]:
         p = self.phone
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), _BG, ref="shade")]
@@ -82,6 +95,22 @@ class Shade(App, key="shade", label="Notifications", icon="bell", bg=_BG):
             tile.children.append(ui.View((x + 28, y + 8, x + 52, y + 32), kind="icon", icon=icon, icon_color=fg, element=False))
             tile.children.append(ui.label((x + 2, y + 36, x + 78, y + 58), text, size=10, fg=fg, align="center"))
             views.append(tile)
+        if p.surfaces:  # in the free twelfth slot (the pinned screens of the shipped sets have none)
+            x, y = 12 + 86 * 3, ui.TOP + 56 + 72 * 2
+            shot = ui.View(
+                (x, y, x + 80, y + 64),
+                kind="button",
+                ref="shade.tile.screenshot",
+                fill=_TILE_OFF,
+                radius=18,
+                on_tap=self._screenshot,
+                placeholder="Screenshot",
+            )
+            shot.children.append(
+                ui.View((x + 28, y + 8, x + 52, y + 32), kind="icon", icon="image", icon_color=ui.WHITE, element=False)
+            )
+            shot.children.append(ui.label((x + 2, y + 36, x + 78, y + 58), "Screenshot", size=10, fg=ui.WHITE, align="center"))
+            views.append(shot)
         y0 = ui.TOP + 56 + 72 * ((len(TILES) + 3) // 4) + 4.0
         views.append(
             ui.slider((24, y0, 336, y0 + 36), p.settings.brightness, self._brightness, ref="shade.brightness", desc="Brightness")

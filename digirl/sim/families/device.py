@@ -192,3 +192,21 @@ def _some_notices(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random
 @builtin_family("clear_notifications", "phone", predicate=_cleared, setup=_some_notices, doc="no notification is left")
 def _clear_plan(e: ExpertStep) -> Action:
     return open_shade(e) or e.goto("shade.clear") or Action.back()
+
+
+# ---- a screenshot (the shade's Screenshot tile, with the newer surfaces) ------------------------
+def _shot_before(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    ctx.initial["shots"] = sum(1 for p in phone.gallery if "screenshot" in p.tags)
+
+
+def _screenshot_taken(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return sum(1 for p in phone.gallery if "screenshot" in p.tags) > int(ctx.initial.get("shots", 0))
+
+
+@builtin_family(
+    "take_screenshot", "phone", predicate=_screenshot_taken, setup=_shot_before, doc="a new screenshot is in the gallery"
+)
+def _screenshot_plan(e: ExpertStep) -> Action:
+    if not e.phone.surfaces:  # the pinned shade has no Screenshot tile
+        return Action.impossible()
+    return open_shade(e) or e.goto("shade.tile.screenshot") or Action.back()

@@ -334,7 +334,6 @@ def _bad_alarm(g: dict[str, str]) -> Reject:
 #: Requests for a part of the phone the simulator has no screen for: recognized, and rejected with
 #: what is missing (a faked task would be a wrong one).
 _NO_SCREEN = (
-    ("take~(?:a~)?screen\\s*shot(?:~{x})?", "the simulated phone has no screenshot"),
     ("lock~(?:the~|my~)?(?:screen|phone|device)", "the simulated phone has no lock screen"),
     (
         "(?:open|show|go~to)(?:~me)?~(?:the~|my~)?(?:recent~apps|recents~screen|app~switcher|overview~screen)",

@@ -485,6 +485,14 @@ def _silent(g: dict[str, str]) -> Intent:
     return Intent("set_volume", {"level": "0"})
 
 
+@APPS_EARLY.rule(
+    "(?:take|grab|capture|make|save)~(?:a~)?screen\\s*-?\\s*(?:shot|capture|grab)(?:~of~(?:this|the~screen|my~screen))?",
+    "screen\\s*shot~(?:this|the~screen)",
+)
+def _screenshot(g: dict[str, str]) -> Intent:
+    return Intent("take_screenshot")
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 

@@ -8,7 +8,8 @@ extension point that module documents. Each rule returns ``None`` to pass.
 - in the Clock, "add Tokyo", "set it for 5 minutes", "stop it";
 - after the newest conversation, "reply ok"; after a conversation, "say …" sends it there; after a
   text, "then to Anjali" sends the same text to another person;
-- after the shade, "clear everything"; after the front lens, "take a picture" takes a selfie;
+- after the shade, "clear everything"; after the front lens, "take a picture" takes a selfie; after a
+  screenshot or a photo, "open it in photos" views it;
 - in Gmail, "check the inbox"; in the Calendar, "show tomorrow"; in Chrome, "ask how tall …".
 """
 
@@ -70,6 +71,12 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?", t, re.I
     ):
         return Intent("go_home")  # "open netflix then go back": back from an app opened from home is home
+    if last.family in ("take_screenshot", "take_photo") and re.fullmatch(
+        r"(?:open|view|show(?:\s+me)?|see)\s+(?:it|that|the\s+(?:screenshot|photo|picture|video))(?:\s+in\s+(?:the\s+)?(?:photos|gallery)(?:\s+app)?)?",
+        t,
+        re.I,
+    ):
+        return Intent("view_photo", {"query": ""})  # the newest picture: the one just taken
     if last.family == "show_notifications" and _CLEAR_ALL.fullmatch(t):
         return Intent("clear_notifications")
     if last.family == "camera_lens" and last.get("lens") == "front":
