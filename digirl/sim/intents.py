@@ -105,8 +105,8 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: ``open_mail`` (``query`` optional: Gmail shows the newest mail, or the search's first result) and
 #: ``calendar_day`` (``date``: the calendar shows that day's agenda) and ``reply_latest`` (``body``: a reply
 #: sent in the newest conversation), ``youtube_channel`` (``channel``: YouTube shows its page) and
-#: ``take_screenshot`` (a new screenshot is in the gallery: quick settings' Screenshot tile) came with
-#: the compound-instruction work.
+#: ``take_screenshot`` (a new screenshot is in the gallery: quick settings' Screenshot tile) and
+#: ``favorite_contact`` (``name``: the contact is starred) came with the compound-instruction work.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -126,6 +126,7 @@ EXTRA_FAMILIES = (
     "reply_latest",
     "youtube_channel",
     "take_screenshot",
+    "favorite_contact",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -171,3 +171,29 @@ def test_the_screenshot_tile_is_only_on_the_newer_surfaces() -> None:
     env.reset(seed=0, options={"task": task_from_instruction("check my notifications", taskset="phone")})
     env.phone.open_shade()
     assert env.phone.find("shade.tile.screenshot") is None  # a shipped family: the pinned shade
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ("show my favorite contacts", {"family": "app_page", "slots": {"app": "contacts", "page": "Favourites"}}),
+        ("open contacts, go to favourites", {"family": "app_page", "slots": {"app": "contacts", "page": "Favourites"}}),
+        ("add Giovanni to favourites", {"family": "favorite_contact", "slots": {"name": "Giovanni"}}),
+        ("add my mom to favorites", {"family": "favorite_contact", "slots": {"name": "Mom"}}),
+    ],
+)
+@pytest.mark.parametrize("perturbation", [0, 2])
+def test_favourite_contacts(text: str, last: dict[str, object], perturbation: int) -> None:
+    assert _parts(text)[-1] == last
+    env = SimEnv(taskset="phone", perturbation=perturbation)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+def test_favourites_need_a_persons_name_and_the_newer_surfaces() -> None:
+    assert explain_instruction("add milk to favourites").intent is None
+    env = SimEnv(taskset="phone", perturbation=0)
+    env.reset(seed=0, options={"task": task_from_instruction("call Ana", taskset="phone")})
+    env.phone.fg = "contacts"
+    env.phone.invalidate()
+    assert env.phone.find("contacts.tab.favourites") is None  # a shipped family: the pinned list

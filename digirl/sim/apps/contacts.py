@@ -1,4 +1,6 @@
-"""Contacts: a searchable list, a contact's page (call, text) and a form to create one."""
+"""Contacts: a searchable list, a contact's page (call, text) and a form to create one; with the newer
+surfaces (``phone.surfaces``) also favourites: a star on a contact's page and an All / Favourites tab
+row over the list."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import re
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import App, avatar, fab, person_row
+from digirl.sim.apps.base import App, avatar, fab, person_row, tab_label
 from digirl.sim.device import Contact, find_contacts
 
 __all__ = ["Contacts"]
@@ -17,6 +19,9 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         self.page = "list"  # list | detail | edit
         self.shown: Contact | None = None
         self.error = ""
+        #: Starred contacts (names) and the list's tab (All / Favourites), with the newer surfaces.
+        self.favorites: list[str] = []
+        self.tab = "All"
 
     def screen(self) -> str:
         return "contacts" if self.page == "list" else self.page
@@ -65,6 +70,16 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
                 self.show(hits[0])
             self.blur()
 
+    def toggle_favorite(self, c: Contact) -> None:
+        if c.name in self.favorites:
+            self.favorites.remove(c.name)
+        else:
+            self.favorites.append(c.name)
+
+    def select_tab(self, tab: str) -> None:
+        self.tab = tab
+        self.phone.scroll.pop("contacts", None)
+
     def _call(self, c: Contact) -> None:
         dialer = self.phone.apps["phone"]
         self.phone.launch("phone")
@@ -82,22 +97,54 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         if self.page == "edit":
             return self._edit()
         rows = []
-        for i, c in enumerate(find_contacts(self.phone.contacts, self.fields.get("q", ""))):
+        shown = find_contacts(self.phone.contacts, self.fields.get("q", ""))
+        favs = self.phone.surfaces and self.tab == "Favourites"
+        if favs:
+            shown = [c for c in shown if c.name in self.favorites]
+        for i, c in enumerate(shown):
             rows.append(person_row(64.0 * i, 64, c.name, ref=f"contacts.row.{i}", on_tap=partial(self.show, c)))
         if not rows:
-            rows.append(ui.label((16, 16, 344, 48), "No contacts found", size=15, fg=ui.SUBTLE, ref="contacts.none"))
-        head = ui.box((0, ui.TOP, 360, ui.TOP + 64), ui.WHITE, blocker=True)
+            empty = "No favourites yet" if favs else "No contacts found"
+            rows.append(ui.label((16, 16, 344, 48), empty, size=15, fg=ui.SUBTLE, ref="contacts.none"))
+        head_h = 104 if self.phone.surfaces else 64
+        head = ui.box((0, ui.TOP, 360, ui.TOP + head_h), ui.WHITE, blocker=True)
         head.children.append(
             self.text_input(
                 (12, ui.TOP + 8, 348, ui.TOP + 56), "q", placeholder="Search contacts", ref="contacts.search", filled=True
             )
         )
-        return self.list_page("contacts", 64, rows, head, fab("plus", self.create, ref="contacts.add", desc="Create contact"))
+        if self.phone.surfaces:
+            for i, tab in enumerate(("All", "Favourites")):
+                x = 16 + 120 * i
+                head.children.append(
+                    tab_label(
+                        (x, ui.TOP + 62, x + 112, ui.TOP + 100),
+                        tab,
+                        tab == self.tab,
+                        ui.BLUE,
+                        ref=f"contacts.tab.{tab.lower()}",
+                        on_tap=partial(self.select_tab, tab),
+                        element=True,
+                    )
+                )
+        return self.list_page("contacts", head_h, rows, head, fab("plus", self.create, ref="contacts.add", desc="Create contact"))
 
     def _detail(self, c: Contact) -> list[ui.View]:
         views = self.form_page("", ref="contacts.detail")
         views.append(avatar(130, ui.TOP + 70, c.name, 100))
         views.append(ui.label((0, ui.TOP + 180, 360, ui.TOP + 220), c.name, size=26, align="center", ref="contacts.detail.name"))
+        if self.phone.surfaces:
+            starred = c.name in self.favorites
+            views.append(
+                ui.icon_button(
+                    (300, ui.TOP + 8, 348, ui.TOP + 56),
+                    "star",
+                    partial(self.toggle_favorite, c),
+                    ref="contacts.detail.star",
+                    desc="Remove from favourites" if starred else "Add to favourites",
+                    color=(251, 188, 4) if starred else ui.TEXT,
+                )
+            )
         for i, (icon, text, fn) in enumerate(
             (("phone", "Call", partial(self._call, c)), ("message", "Text", partial(self._text, c)))
         ):

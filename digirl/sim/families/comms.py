@@ -287,6 +287,32 @@ def _event_plan(e: ExpertStep) -> Action:
     return e.type_into(cal, "time", "calendar.edit.time", e.intent.get("time"))
 
 
+# ---- contacts: favourites (with the newer surfaces) ----------------------------------------------
+def _starred(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return any(same_person(n, intent.get("name")) for n in _app(phone, "contacts").favorites)
+
+
+def _unstarred_contact(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    ensure_contact(phone, intent.get("name"), rng)
+    c = _app(phone, "contacts")
+    c.favorites = [n for n in c.favorites if not same_person(n, intent.get("name"))]
+
+
+@builtin_family(
+    "favorite_contact", "phone", predicate=_starred, setup=_unstarred_contact, doc="the contact is starred (a favourite)"
+)
+@in_app("contacts")
+def _star_plan(e: ExpertStep) -> Action:
+    if not e.phone.surfaces:  # the pinned contact page has no star
+        return Action.impossible()
+    c, want = _app(e.phone, "contacts"), e.intent.get("name")
+    if c.page == "detail" and c.shown is not None and same_person(c.shown.name, want):
+        return e.goto("contacts.detail.star") or Action.back()
+    if c.page == "list" and c.tab != "All":
+        return e.goto("contacts.tab.all") or Action.back()
+    return _view_plan(ExpertStep(e.phone, TaskContext(Intent("view_contact", {"name": want})), e.jitter, e.salt))
+
+
 # ---- calendar: a day's agenda ------------------------------------------------------------------
 def _day_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     cal = _app(phone, "calendar")

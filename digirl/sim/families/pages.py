@@ -1,6 +1,7 @@
 """``app_page`` kinds of the surfaces added in round 3's last pass (issue 42), merged into
 :data:`digirl.sim.families.surface.APP_PAGE_KINDS`: Gmail's folders (through the navigation drawer,
-which the shipped screens already had), the Play Store's "Manage apps" and YouTube's bottom tabs (:mod:`digirl.sim.apps.yttabs`,
+which the shipped screens already had), the Play Store's "Manage apps", Contacts' favourites tab and
+YouTube's bottom tabs (:mod:`digirl.sim.apps.yttabs`,
 shown with ``phone.surfaces``). Each kind: its page names, the page shown (``""`` while a dialog,
 a mail or a pushed screen hides the pages), the ref to tap next, and the task's start state."""
 
@@ -13,7 +14,7 @@ from digirl.sim.apps.yttabs import YT_TABS
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["MAIL_FOLDERS", "STORE_PAGES", "SURFACE_PAGE_KINDS"]
+__all__ = ["CONTACT_TABS", "MAIL_FOLDERS", "STORE_PAGES", "SURFACE_PAGE_KINDS"]
 
 #: Gmail's drawer folders an ``app_page`` task may ask for.
 MAIL_FOLDERS = ("Inbox", "Starred", "Snoozed", "Sent", "Drafts", "Spam", "Trash")
@@ -59,6 +60,23 @@ def _store_setup(a: Any, page: str, rng: np.random.Generator) -> None:
         a.push("manage")
 
 
+#: Contacts' list tabs (with the newer surfaces).
+CONTACT_TABS = ("All", "Favourites")
+
+
+def _contacts_current(a: Any) -> str:
+    return str(a.tab) if a.page == "list" and a.phone.surfaces else ""
+
+
+def _contacts_setup(a: Any, page: str, rng: np.random.Generator) -> None:
+    """Contacts open on All; a Favourites task starts with two contacts starred (something to show)."""
+    a.tab = "All"
+    if page == "Favourites":
+        a.favorites = [c.name for c in a.phone.contacts[:2]]
+    else:
+        a.tab = "Favourites"
+
+
 SURFACE_PAGE_KINDS: dict[str, dict[str, Any]] = {
     "gmail": {"pages": MAIL_FOLDERS, "current": _mail_current, "ref": _mail_ref, "setup": _mail_setup},
     "youtube": {
@@ -66,6 +84,12 @@ SURFACE_PAGE_KINDS: dict[str, dict[str, Any]] = {
         "current": _yt_current,
         "ref": lambda a, p: f"yt.tab.{p.lower()}",
         "setup": _yt_setup,
+    },
+    "contacts": {
+        "pages": CONTACT_TABS,
+        "current": _contacts_current,
+        "ref": lambda a, p: f"contacts.tab.{p.lower()}",
+        "setup": _contacts_setup,
     },
     # the account button opens "Manage apps"; any other screen goes back towards the home
     "playstore": {

@@ -245,7 +245,7 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         from digirl.sim.families.surface import calc_intent
 
         return calc_intent(text)
-    if ctx.app not in ("clock", "phone", "camera", "calendar", "files", "gmail", "youtube", "playstore"):
+    if ctx.app not in ("clock", "phone", "camera", "calendar", "files", "gmail", "youtube", "playstore", "contacts"):
         return None
     from digirl.sim.families.surface import APP_PAGES, _month_page
 
@@ -274,6 +274,8 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         "manage apps & device": "manage",
         "updates": "manage",
         "app updates": "manage",
+        "favorites": "favourites",
+        "starred": "favourites",
     }.get(name, name)
     for page in APP_PAGES[ctx.app]:
         if name == page.lower():
@@ -429,6 +431,7 @@ _APP_OF = {
     "open_mail": "gmail",
     "add_world_clock": "clock",
     "add_contact": "contacts",
+    "favorite_contact": "contacts",
     "view_contact": "contacts",
     "create_event": "calendar",
     "take_photo": "camera",

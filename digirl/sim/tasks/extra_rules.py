@@ -493,6 +493,32 @@ def _screenshot(g: dict[str, str]) -> Intent:
     return Intent("take_screenshot")
 
 
+@APPS_EARLY.rule(
+    "(?:show|open|view|see|go~to|check)(?:~me)?~(?:my~|the~)?(?:favou?rite|starred)~(?:contacts|people)",
+    "(?:show|open|view|go~to)(?:~me)?~(?:my~|the~)?favou?rites~(?:in|on)~(?:the~|my~)?contacts(?:~app)?",
+)
+def _favourite_contacts(g: dict[str, str]) -> Intent:
+    return Intent("app_page", {"app": "contacts", "page": "Favourites"})
+
+
+@APPS_EARLY.rule(
+    "(?:add|put)~(?P<c>.+?)~to~(?:my~|the~)?favou?rites(?:~(?:in|on)~(?:my~)?contacts)?",
+    "(?:star|favou?rite)~(?P<c>.+?)(?:~in~(?:my~)?contacts)?",
+    "(?:mark|make|set)~(?P<c>.+?)~as~(?:a~)?favou?rite(?:~contact)?",
+)
+def _favourite_contact(g: dict[str, str]) -> Intent | None:
+    from digirl.sim.tasks.app_rules import contact_name
+
+    raw = re.sub(r"^my\s+", "", g["c"].strip(), flags=re.I)
+    if not (raw[:1].isupper() or raw.lower() in _KIN):  # a person's name, not "add milk to favourites"
+        return None
+    name = contact_name(raw)
+    return Intent("favorite_contact", {"name": name}) if name and not name.isdigit() and len(name.split()) <= 3 else None
+
+
+_KIN = frozenset("mom mum dad mother father grandma grandpa granny wife husband sister brother son daughter boss".split())
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 
