@@ -197,3 +197,19 @@ def test_favourites_need_a_persons_name_and_the_newer_surfaces() -> None:
     env.phone.fg = "contacts"
     env.phone.invalidate()
     assert env.phone.find("contacts.tab.favourites") is None  # a shipped family: the pinned list
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("show me the eiffel tower on the map", Intent("maps_search", {"query": "eiffel tower", "key_terms": "eiffel tower"})),
+        ("get whatsapp", Intent("install_app", {"app": "WhatsApp"})),
+    ],
+)
+def test_map_and_install_phrasings(text: str, intent: Intent) -> None:
+    assert explain_instruction(text).intent == intent
+
+
+def test_redial_is_an_order_not_a_search() -> None:
+    found = explain_instruction("redial")
+    assert found.intent is None

@@ -519,6 +519,15 @@ def _favourite_contact(g: dict[str, str]) -> Intent | None:
 _KIN = frozenset("mom mum dad mother father grandma grandpa granny wife husband sister brother son daughter boss".split())
 
 
+@APPS_EARLY.rule("(?:get|grab)~(?:me~)?(?:the~)?(?P<app>[\\w' .&+-]+?)(?:~app)?")
+def _get_app(g: dict[str, str]) -> Intent | None:
+    """ "get whatsapp": installing an app the phone knows by name (not "get directions", "get milk")."""
+    from digirl.sim.tasks.entities import KNOWN_APPS
+
+    app = KNOWN_APPS.get(" ".join(g["app"].lower().split()))
+    return Intent("install_app", {"app": app}) if app else None
+
+
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 

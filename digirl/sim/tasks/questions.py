@@ -44,7 +44,7 @@ _ACTIONS = frozenset(
     forward archive mark block unblock report mute unmute invite join leave cancel schedule remind reserve rent return
     refund track deliver ship pick get put bring fetch throw wake sleep kill end launch go visit navigate ride fly hire
     tip donate vote sign log login logout register apply fill submit upgrade downgrade enroll dim brighten increase
-    decrease raise lower adjust check show clear force dial""".split()
+    decrease raise lower adjust check show clear force dial redial reload refresh""".split()
 )
 # A bare phrase whose second word is one of these is an order ("mow the lawn"), not a search phrase.
 _OBJECT_WORDS = frozenset("the a an my your his her our their some this that these those it me him them us all every".split())

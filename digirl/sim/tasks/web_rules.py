@@ -281,7 +281,7 @@ def _web(g: dict[str, str]) -> Intent | None:
 @APPS_LATE.rule(
     "(?:show|show~me|find|search~for|look~for|locate)~(?:some~|any~)?{x}~(?:near~me|nearby|around~me|around~here|close~by|in~my~area)"
     "(?:~on~(?:the~)?(?:google~)?maps?(?:~app)?)?",
-    "(?:find|show|show~me|search~for|look~for)~{x}~on~(?:the~)?map",
+    "(?:find|show~me|show|search~for|look~for)~{x}~on~(?:the~)?map",
     "where's~(?:the~)?(?:nearest|closest)~{x}",
     "where~is~(?:the~)?closest~{x}",
 )
