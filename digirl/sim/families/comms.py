@@ -327,12 +327,7 @@ def _other_day(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Ge
 
 
 @builtin_family(
-    "calendar_day",
-    "phone",
-    predicate=_day_shown,
-    setup=_other_day,
-    horizon=_event_horizon,
-    doc="the calendar shows that day's agenda (the day selected)",
+    "calendar_day", "phone", predicate=_day_shown, setup=_other_day, horizon=_event_horizon, doc="that day is selected"
 )
 @in_app("calendar")
 def _day_plan(e: ExpertStep) -> Action:

@@ -54,13 +54,7 @@ def _replied(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return any(m.new and m.outgoing and terms_in(terms, m.text) for m in msgs)
 
 
-@builtin_family(
-    "reply_latest",
-    "phone",
-    predicate=_replied,
-    setup=_note_latest,
-    doc="a reply with the words was sent in the newest conversation",
-)
+@builtin_family("reply_latest", "phone", predicate=_replied, setup=_note_latest, doc="a reply sent in the newest conversation")
 @in_app("messages")
 def _reply_plan(e: ExpertStep) -> Action:
     m = _app(e.phone, "messages")
@@ -97,11 +91,7 @@ def _mail_arrived(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random
 
 
 @builtin_family(
-    "open_mail",
-    "phone",
-    predicate=_mail_open,
-    setup=_mail_arrived,
-    doc="Gmail shows the newest mail, or the first result of the search",
+    "open_mail", "phone", predicate=_mail_open, setup=_mail_arrived, doc="the newest mail or the search's first is open"
 )
 @in_app("gmail")
 def _mail_plan(e: ExpertStep) -> Action:

@@ -119,7 +119,7 @@ def _send_text(g: dict[str, str]) -> Intent | None:
         return _message(g["c1"], body)
     contact, body = _split_contact_body(g["rest"])
     if re.fullmatch(r"(?:my\s+|the\s+)?(?:latest|last|newest|most\s+recent)\s+(?:text|message|sms)", contact or "", re.I):
-        return None  # "reply to my last text saying …" names no person: reply_latest (extra_rules)
+        return None  # "reply to my last text saying …" names no person: reply_latest (everyday_rules)
     return _message(contact, body)
 
 

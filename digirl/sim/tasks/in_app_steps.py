@@ -23,29 +23,28 @@ from digirl.sim.tasks.matching import match_single
 
 __all__: list[str] = []
 
-_SUBSCRIBE_FIRST = re.compile(
-    rf"(?:subscribe|sub)(?:\s+to\s+(?:{FIRST_ITEM}|it|them|him|her|the\s+channel|that\s+channel|(?:the\s+)?(?:first|top|1st)\s+channel))?",
-    re.I,
-)
-_OPEN_MAIL = re.compile(
-    rf"(?:open|read|show|view|tap(?:\s+on)?|select)\s+(?:it|that\s+one|{FIRST_ITEM}|(?:the\s+)?(?:first|top|1st)\s+(?:e-?mail|mail|message))",
-    re.I,
-)
-_CHANNEL = re.compile(
-    r"(?:open|go\s+to|show(?:\s+me)?|visit|tap(?:\s+on)?)\s+(?:his|her|their|its|the|that)\s+(?:youtube\s+)?channel(?:\s+page)?",
-    re.I,
-)
-_CART_PAGE = re.compile(
-    r"(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?(?:shopping\s+)?(?:cart|basket)",
-    re.I,
-)
-_CLEAR_ALL = re.compile(
-    r"(?:clear|dismiss|remove|delete|swipe\s+away)\s+(?:everything|all|them(?:\s+all)?|all\s+of\s+them|it\s+all|all\s+notifications)",
-    re.I,
-)
-_REPLY = re.compile(r"reply(?:\s+(?:to\s+(?:it|them|him|her)))?(?:\s+(?:with|saying))?\s+(?P<b>.+)", re.I)
-_SAY = re.compile(r"(?:say|send|text|type|write|tell\s+(?:them|him|her))(?:\s+(?:them|him|her))?\s+(?P<b>.+)", re.I)
-_SAME_TO = re.compile(r"(?:and\s+)?(?:then\s+)?(?:also\s+)?to\s+(?P<c>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:\s+too)?", re.I)
+#: The step phrasings, by name (matched whole, case-insensitive).
+_STEP = {
+    name: re.compile(pattern, re.I)
+    for name, pattern in {
+        "subscribe_first": rf"(?:subscribe|sub)(?:\s+to\s+(?:{FIRST_ITEM}|it|them|him|her|the\s+channel|that\s+channel"
+        r"|(?:the\s+)?(?:first|top|1st)\s+channel))?",
+        "open_mail": rf"(?:open|read|show|view|tap(?:\s+on)?|select)\s+(?:it|that\s+one|{FIRST_ITEM}"
+        r"|(?:the\s+)?(?:first|top|1st)\s+(?:e-?mail|mail|message))",
+        "channel": r"(?:open|go\s+to|show(?:\s+me)?|visit|tap(?:\s+on)?)\s+(?:his|her|their|its|the|that)\s+"
+        r"(?:youtube\s+)?channel(?:\s+page)?",
+        "cart_page": r"(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?"
+        r"(?:shopping\s+)?(?:cart|basket)",
+        "clear_all": r"(?:clear|dismiss|remove|delete|swipe\s+away)\s+(?:everything|all|them(?:\s+all)?|all\s+of\s+them|it\s+all"
+        r"|all\s+notifications)",
+        "reply": r"reply(?:\s+(?:to\s+(?:it|them|him|her)))?(?:\s+(?:with|saying))?\s+(?P<b>.+)",
+        "say": r"(?:say|send|text|type|write|tell\s+(?:them|him|her))(?:\s+(?:them|him|her))?\s+(?P<b>.+)",
+        "same_to": r"(?:and\s+)?(?:then\s+)?(?:also\s+)?to\s+(?P<c>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:\s+too)?",
+        "back": r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?",
+        "view_new": r"(?:open|view|show(?:\s+me)?|see)\s+(?:it|that|the\s+(?:screenshot|photo|picture|video))"
+        r"(?:\s+in\s+(?:the\s+)?(?:photos|gallery)(?:\s+app)?)?",
+    }.items()
+}
 
 
 def _quoted(text: str) -> str:
@@ -57,27 +56,21 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
     last, t = ctx.last, text.strip()
     if last is None:
         return None
-    if _SUBSCRIBE_FIRST.fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
+    if _STEP["subscribe_first"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
         return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
-    if _CHANNEL.fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
+    if _STEP["channel"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
         got = match_single(f"subscribe to {last.get('query')}")  # "search youtube for X and open his channel"
         return Intent("youtube_channel", {"channel": got.get("channel")}) if got is not None else None
-    if _OPEN_MAIL.fullmatch(t) and last.family == "app_search" and last.get("app") == "gmail":
+    if _STEP["open_mail"].fullmatch(t) and last.family == "app_search" and last.get("app") == "gmail":
         return Intent("open_mail", {"query": last.get("query")})
-    if _CART_PAGE.fullmatch(t) and ctx.app == "chrome" and ctx.site:
+    if _STEP["cart_page"].fullmatch(t) and ctx.app == "chrome" and ctx.site:
         got = match_single(f"check my cart on {ctx.site}")
         return got if got is not None and got.family == "shop_cart" else None
-    if last.family == "open_app" and re.fullmatch(
-        r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?", t, re.I
-    ):
+    if last.family == "open_app" and _STEP["back"].fullmatch(t):
         return Intent("go_home")  # "open netflix then go back": back from an app opened from home is home
-    if last.family in ("take_screenshot", "take_photo") and re.fullmatch(
-        r"(?:open|view|show(?:\s+me)?|see)\s+(?:it|that|the\s+(?:screenshot|photo|picture|video))(?:\s+in\s+(?:the\s+)?(?:photos|gallery)(?:\s+app)?)?",
-        t,
-        re.I,
-    ):
+    if last.family in ("take_screenshot", "take_photo") and _STEP["view_new"].fullmatch(t):
         return Intent("view_photo", {"query": ""})  # the newest picture: the one just taken
-    if last.family == "show_notifications" and _CLEAR_ALL.fullmatch(t):
+    if last.family == "show_notifications" and _STEP["clear_all"].fullmatch(t):
         return Intent("clear_notifications")
     if last.family == "camera_lens" and last.get("lens") == "front":
         got = match_single(t)
@@ -92,14 +85,14 @@ def _messaging_steps(text: str, ctx: Context) -> Intent | None:
     if last is None:
         return None
     if last.family == "latest_thread":
-        m = _REPLY.fullmatch(t) or _SAY.fullmatch(t)
+        m = _STEP["reply"].fullmatch(t) or _STEP["say"].fullmatch(t)
         return Intent("reply_latest", {"body": _quoted(m.group("b"))}) if m else None
     if last.family == "open_thread":  # "start a new conversation with Ines and say 'lunch tomorrow?'"
-        m = _SAY.fullmatch(t) or _REPLY.fullmatch(t)
+        m = _STEP["say"].fullmatch(t) or _STEP["reply"].fullmatch(t)
         if m is not None and _quoted(m.group("b")):
             return Intent("send_message", {"contact": last.get("contact"), "body": _quoted(m.group("b"))})
     if last.family == "send_message":  # "send 'happy new year!' to Wei and then to Anjali"
-        m = _SAME_TO.fullmatch(t)
+        m = _STEP["same_to"].fullmatch(t)
         if m is not None:
             got = match_single(f"text {m.group('c')} saying {last.get('body')}")
             return got if got is not None and got.family == "send_message" and got.get("contact") != last.get("contact") else None

@@ -1,8 +1,8 @@
 """Matching one request against the rule tables, in the parser's order (:mod:`.parser` has it).
 
-The app tables are filled by the modules that add rules to them (:mod:`.extra_rules`,
-:mod:`.surface_rules`, :mod:`.web_rules`); this module imports them, in that order, so whoever
-matches here sees every rule. The compound parser matches each sub-request here.
+The app tables are filled by the modules that add rules to them (:mod:`.extra_rules`, then
+:mod:`.everyday_rules`, :mod:`.surface_rules`, :mod:`.web_rules`); this module imports them, in that
+order, so whoever matches here sees every rule. The compound parser matches each sub-request here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from digirl.sim.intents import Intent
 
 # isort: off
 # The rule modules append to the app tables as they load: this order is the tables' order.
-from digirl.sim.tasks import extra_rules, surface_rules, web_rules  # noqa: F401
+from digirl.sim.tasks import everyday_rules, extra_rules, surface_rules, web_rules  # noqa: F401
 
 # isort: on
 from digirl.sim.tasks.aitw_rules import AITW

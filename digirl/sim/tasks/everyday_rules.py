@@ -1,0 +1,387 @@
+"""Everyday phrasings added with the compound-instruction work of round 3's last sessions (issue 42):
+the world clock, a shop's cart, a day's agenda, the newest conversation and mail, favourites, a
+screenshot, a YouTube channel, reminders, "directions to …", app nicknames in requests, and more.
+
+Rules that always mean one intent are a table (:data:`_FIXED`), rules that say an existing phrasing
+another way a table of templates (:data:`_REWORDED`), rules with one slot read from one group a third
+(:data:`_SLOTTED`); the rest are functions. This module
+imports :mod:`.extra_rules` first, so its rules join :data:`~digirl.sim.tasks.app_rules.APPS_EARLY`
+after those (and before the AitW rules); the shipped task sets and the real AitW lines parse as
+before (tests/sim pins both).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from digirl.sim.intents import Intent
+from digirl.sim.tasks import extra_rules  # noqa: F401  (its rules first)
+from digirl.sim.tasks.app_rules import APPS_EARLY, contact_name, unquote
+from digirl.sim.tasks.normalize import canonical_shop_site
+from digirl.sim.tasks.rules import Handler, Reject, reparse
+
+__all__ = ["world_city"]
+
+_LATEST = "(?:latest|last|newest|most~recent|new|recent)"
+_NUMBER = "(?P<num>\\+?[\\d][\\d ()-]{5,})"
+
+#: Phrasings that always mean one intent: (templates, intent).
+_FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
+    (
+        (
+            "(?:what's|whats|what~is)~my~(?:android|software|os)~version",
+            "(?:which|what)~android~(?:am~i~on|is~this|is~on~my~phone)",
+        ),
+        Intent("settings_page", {"page": "about"}),
+    ),
+    (
+        (
+            "who~(?:called|rang|phoned)~(?:me~)?(?:last|recently|today)?",
+            "(?:show|check|see|view)(?:~me)?~(?:my~|the~)?(?:missed|recent|latest|last)~calls?",
+        ),
+        Intent("app_page", {"app": "phone", "page": "Recents"}),
+    ),
+    (
+        ("(?:show(?:~me)?|open|check)~(?:my~)?(?:youtube~)?watch~later(?:~list|~playlist)?(?:~on~youtube)?",),
+        Intent("app_page", {"app": "youtube", "page": "Library"}),
+    ),
+    (
+        # the simulated phone has one volume: silent is that volume at 0 (as "mute my phone")
+        (
+            "(?:put|set|switch|turn)~(?:my~|the~)?(?:phone|ringer|device)?~?(?:on|to|in(?:to)?)~silent(?:~mode)?",
+            "(?:turn~on|enable|activate)~(?:the~)?silent~mode",
+            "silence~my~phone",
+        ),
+        Intent("set_volume", {"level": "0"}),
+    ),
+    (
+        (
+            "(?:take|grab|capture|make|save)~(?:a~)?screen\\s*-?\\s*(?:shot|capture|grab)(?:~of~(?:this|the~screen|my~screen))?",
+            "screen\\s*shot~(?:this|the~screen)",
+        ),
+        Intent("take_screenshot"),
+    ),
+    (
+        (
+            "(?:show|open|view|see|go~to|check)(?:~me)?~(?:my~|the~)?(?:favou?rite|starred)~(?:contacts|people)",
+            "(?:show|open|view|go~to)(?:~me)?~(?:my~|the~)?favou?rites~(?:in|on)~(?:the~|my~)?contacts(?:~app)?",
+        ),
+        Intent("app_page", {"app": "contacts", "page": "Favourites"}),
+    ),
+    (
+        (
+            f"(?:read|open|show(?:~me)?|check|see|view)~(?:my~|the~)?{_LATEST}~(?:text(?:~message)?|message|sms|conversation|chat)"
+            "(?:~(?:in|on)~(?:the~)?messages(?:~app)?)?",
+        ),
+        Intent("latest_thread"),
+    ),
+    (
+        (
+            f"(?:read|open|show(?:~me)?|check|see|view)~(?:my~|the~)?{_LATEST}~(?:e-?mail|mail|message~in~(?:my~)?inbox)"
+            "(?:~(?:in|on)~(?:the~)?gmail(?:~app)?)?",
+        ),
+        Intent("open_mail"),
+    ),
+    (("(?:stop|pause|halt)~(?:the~|my~)?stop ?watch",), Intent("stop_stopwatch")),
+    (
+        (
+            "(?:show|open|view|see)(?:~me)?~(?:my~|all~(?:my~)?)(?:recent~|latest~|new~)?(?:photos|pictures|pics|gallery|camera~roll)",
+        ),
+        Intent("open_app", {"app": "Photos"}),
+    ),
+    (
+        (
+            "(?:open|show|go~to|view|check|see)(?:~me)?~(?:the~|my~)?(?:my~apps(?:~(?:&|and)~games)?|manage~apps(?:~(?:&|and)~device)?|"
+            "installed~apps|app~updates|updates)~(?:in|on|from)~(?:the~)?(?:google~)?play~store",
+            "(?:open|show|go~to)(?:~me)?~(?:the~)?(?:google~)?play~store(?:'s)?~(?:my~apps|manage~apps)(?:~page|~tab|~screen)?",
+        ),
+        Intent("app_page", {"app": "playstore", "page": "Manage"}),
+    ),
+)
+
+#: Phrasings said again as one the parser knows: (templates, the known phrasing, its family).
+_REWORDED: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (
+        (
+            "(?:i~need|i~want|i'd~like|give~me|get~me|find~me)~(?:the~)?directions~to~(?P<x>.+)",
+            "directions~to~(?P<x>.+)",
+            "(?:how~do~i~get|how~to~get)~to~(?P<x>.+)",
+        ),
+        "get directions to {x}",
+        "maps_directions",
+    ),
+    (
+        ("(?:did|has)~(?P<c>[A-Za-z][\\w'-]*(?:~[A-Z][\\w'-]*)?)~(?:text(?:ed)?|message(?:d)?)~me(?:~(?:back|yet|today))?",),
+        "open my conversation with {c}",
+        "open_thread",
+    ),
+    (
+        (
+            # "add a new contact named Diego Ramirez, 555 201 8890", "create contact Nia 555 8888"
+            "(?:add|create|save)~(?:a~)?(?:new~)?contact~(?:named~|called~)?(?P<n>[A-Za-z][A-Za-z' .-]*?)\\s*,\\s*" + _NUMBER,
+            "(?:create|add|save|make)~(?:a~)?(?:new~)?contact~(?:for~|named~|called~)?(?P<n>[A-Za-z][A-Za-z' .-]*?)~"
+            "(?:with~(?:the~)?(?:number~|phone~)?|at~)?" + _NUMBER,
+        ),
+        "add a new contact named {n} with number {num}",
+        "add_contact",
+    ),
+)
+
+
+def _date(text: str) -> str | None:
+    from digirl.sim.tasks.when import parse_date
+
+    day = parse_date(text)
+    return day.isoformat() if day else None
+
+
+#: Phrasings whose one slot comes from one group: (templates, family, fixed slots, slot, group, reader).
+_SLOTTED: tuple[tuple[tuple[str, ...], str, dict[str, str], str, str, Callable[[str], str | None]], ...] = (
+    (
+        (
+            "(?:go~to|open|show(?:~me)?|check|view|see)~(?:my~|the~)?(?:shopping~)?(?:cart|basket)~(?:on|at|in)~{site}",
+            "(?:go~to|open|show(?:~me)?|check|view|see)~(?:my~)?{site}~(?:shopping~)?(?:cart|basket)",
+        ),
+        "shop_cart",
+        {},
+        "site",
+        "site",
+        canonical_shop_site,
+    ),
+    (
+        # "what do I have on Friday", "show my calendar for tomorrow", "am I free Thursday afternoon?"
+        (
+            "(?:what's|whats|what~is|anything)~on~(?:my~|the~)?(?:calendar|schedule|agenda)~(?:for~)?(?P<d>.+)",
+            "what~(?:do~i~have|have~i~got|is~happening|am~i~doing)~(?:on~my~(?:calendar|schedule|agenda)~)?(?P<d>.+)",
+            "(?:show(?:~me)?|open|check|see|view)~(?:my~|the~)?(?:calendar|schedule|agenda)~(?:for|on|to)~(?P<d>.+)",
+            "am~i~(?:free|busy|available)~(?:on~)?(?P<d>[^?!]+?)(?:~(?:morning|afternoon|evening|night))?",
+        ),
+        "calendar_day",
+        {},
+        "date",
+        "d",
+        _date,
+    ),
+    (
+        (
+            "reply~(?:to~)?(?:my~|the~)?(?:latest|last|newest|most~recent)~(?:text|message|sms)~(?:with|saying|and~say)~(?P<b>.+)",
+            "reply~(?P<b>.+?)~to~(?:my~|the~)?(?:latest|last|newest|most~recent)~(?:text|message|sms)",
+        ),
+        "reply_latest",
+        {},
+        "body",
+        "b",
+        unquote,
+    ),
+    (
+        ("(?:any|do~i~have~(?:any~)?)~(?:new~|unread~)?(?:e-?mails?|mail)~from~(?P<q>[^?!]+)",),
+        "app_search",
+        {"app": "gmail"},
+        "query",
+        "q",
+        unquote,
+    ),
+)
+
+
+def _slotted(family: str, fixed: dict[str, str], slot: str, group: str, read: Callable[[str], str | None]) -> Handler:
+    def handle(g: dict[str, str]) -> Intent | None:
+        value = read(g[group])
+        return Intent(family, {**fixed, slot: value}) if value else None
+
+    return handle
+
+
+def _fixed(intent: Intent) -> Handler:
+    return lambda g: intent
+
+
+def _reworded(phrase: str, family: str) -> Handler:
+    def handle(g: dict[str, str]) -> Intent | None:
+        got = reparse(phrase.format(**{k: v.strip() for k, v in g.items() if v is not None}))
+        return got if got is not None and got.family == family else None
+
+    return handle
+
+
+for _templates, _intent in _FIXED:
+    APPS_EARLY.rule(*_templates)(_fixed(_intent))
+for _templates, _phrase, _family in _REWORDED:
+    APPS_EARLY.rule(*_templates)(_reworded(_phrase, _family))
+for _templates, _family, _slots, _slot, _group, _read in _SLOTTED:
+    APPS_EARLY.rule(*_templates)(_slotted(_family, _slots, _slot, _group, _read))
+
+
+def world_city(name: str) -> str | None:
+    """The world clock's name for a city the user wrote ("new york", "NYC", "São Paulo", "Delhi")."""
+    import unicodedata
+
+    from digirl.sim.apps.clock import WORLD_CITIES
+
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    key = " ".join(re.sub(r"^(?:the\s+)?(?:city\s+of\s+)?", "", plain.strip(" .'\""), flags=re.I).lower().split())
+    key = {"nyc": "new york", "new york city": "new york", "la": "los angeles", "delhi": "new delhi"}.get(key, key)
+    return next((c for c in WORLD_CITIES if c.lower() == key), None)
+
+
+@APPS_EARLY.rule(
+    "(?:add|put|include)~{x}~(?:to|on|in(?:to)?)~(?:the~|my~)?world~clock(?:s)?(?:~(?:in|of|on)~(?:the~)?clock(?:~app)?)?",
+    "(?:add|put)~{x}~(?:to|on|in)~(?:the~|my~)?clock(?:~app)?",
+)
+def _world_clock(g: dict[str, str]) -> Intent | Reject:
+    names = [n for n in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*", unquote(g["x"])) if n]
+    cities = [world_city(n) for n in names]
+    missing = [n for n, c in zip(names, cities) if c is None]
+    if missing:
+        return Reject(f"the simulated world clock has no city {missing[0]!r}")
+    parts = [Intent("add_world_clock", {"city": c}) for c in dict.fromkeys(c for c in cities if c)]
+    if len(parts) == 1:
+        return parts[0]
+    from digirl.sim.families.compound import compound_intent
+
+    return compound_intent(parts)  # "add Paris and New York to the world clock"
+
+
+@APPS_EARLY.rule("wake~(?:me~)?up~(?:at|by)~(?P<h>\\d{1,2})(?:~(?:tomorrow|tomorrow~morning))?")
+def _wake_at_hour(g: dict[str, str]) -> Intent | None:
+    """ "Wake me up at 7": a bare hour to wake at is in the morning (12 is ambiguous: not taken)."""
+    h = int(g["h"])
+    return Intent("set_alarm", {"time": f"{h:02d}:00"}) if 1 <= h <= 11 else None
+
+
+@APPS_EARLY.rule(
+    "(?:switch|change|flip|turn|go)~(?:over~)?to~(?:the~)?(?P<lens>selfie|front|front-facing|back|rear|main)"
+    "(?:~camera|~cam|~mode|~lens)(?:~(?:in|on)~the~camera(?:~app)?)?",
+    "(?:switch|change|flip|turn)~(?:the~)?camera~(?:to~)?(?:the~)?(?P<lens>selfie|front|front-facing|back|rear|main)(?:~camera|~mode|~lens)?",
+    "(?:use|open)~(?:the~)?(?P<lens>front|front-facing|selfie)~camera",
+)
+def _camera_lens(g: dict[str, str]) -> Intent:
+    lens = "front" if g["lens"].lower() in ("selfie", "front", "front-facing") else "back"
+    return Intent("camera_lens", {"lens": lens})
+
+
+@APPS_EARLY.rule(
+    "(?:remind~me|set~(?:a|up~a)~reminder)~(?:to~)?(?P<x>.+?)~(?P<w>(?:at|on|tomorrow|today|tonight|this|next)~.+)",
+)
+def _reminder(g: dict[str, str]) -> Intent | None:
+    """ "remind me to buy milk at 5pm": an event in the calendar (the simulated phone's reminders)."""
+    got = reparse(f"add {g['x']} to my calendar {g['w']}")
+    return got if got is not None and got.family == "create_event" and got.get("time") else None
+
+
+@APPS_EARLY.rule("(?P<site>[a-z]+\\.com)~(?P<q>[^?!]+)")
+def _site_then_query(g: dict[str, str]) -> Intent | None:
+    """ "costco.com paper towels": that shop's search."""
+    site = canonical_shop_site(g["site"])
+    q = unquote(g["q"])
+    return Intent("shop_search", {"site": site, "query": q}) if site and q else None
+
+
+@APPS_EARLY.rule("youtube~(?:search~(?:for~)?)?(?P<q>(?:how~to|search~for)~[^?!]+)", "youtube~search~(?:for~)?(?P<q>[^?!]+)")
+def _youtube_query(g: dict[str, str]) -> Intent | None:
+    """ "youtube how to change a tire", "youtube search for sourdough": a search on YouTube."""
+    q = re.sub(r"^search\s+for\s+", "", unquote(g["q"]), flags=re.I)
+    return reparse(f"search youtube for {q}") if q else None
+
+
+@APPS_EARLY.rule("close~(?:the~|my~)?(?P<app>[\\w' ]+?)(?:~app)?")
+def _close_app(g: dict[str, str]) -> Intent | None:
+    """ "close youtube": leaving the app (the simulated phone has no app switcher to kill it in)."""
+    from digirl.sim.tasks.normalize import canonical_app
+
+    return Intent("go_home") if _known(canonical_app(g["app"])) else None
+
+
+def _known(app: str) -> bool:
+    from digirl.sim.tasks.entities import KNOWN_APPS, SYSTEM_APP_LABELS
+
+    return app in SYSTEM_APP_LABELS or app.lower() in KNOWN_APPS
+
+
+@APPS_EARLY.rule(
+    "(?:compose|write|send)~(?:an?~)?(?:new~)?e-?mail~to~(?P<to>\\S+@\\S+)~with~(?:the~)?subject~(?P<s>.+?)~and~(?:the~)?"
+    "(?:body|message|text)~(?P<b>.+)",
+)
+def _email_subject_body(g: dict[str, str]) -> Intent | None:
+    return reparse(f"email {g['to']} with the subject {unquote(g['s'])} and say {unquote(g['b'])}")
+
+
+@APPS_EARLY.rule("(?:add|schedule|put|book|create)~(?:an?~)?(?P<x>(?!alarm\\b|timer\\b|contact\\b)[^?!]+)")
+def _add_dated(g: dict[str, str]) -> Intent | None:
+    """ "add meeting with Lars tomorrow at 3pm", "add Mom's birthday on June 3": an event when the
+    words end with a date or a time (else not this rule: "add milk to the cart")."""
+    from digirl.sim.tasks.when import split_when
+
+    if re.match(r"(?:new\s+)?(?:event|reminder)\b", g["x"], re.I):
+        return None  # the event phrasings' own words (this rule rewords into them)
+    title, day, hhmm = split_when(g["x"])
+    if not (day or hhmm) or not title or re.search(r"\b(?:to|in|on)\s+(?:my|the)\s+(?:cart|basket|list)\b", title, re.I):
+        return None
+    got = reparse(f"add an event called {g['x']}")  # the event phrasing reads the date and time itself
+    return got if got is not None and got.family == "create_event" else None
+
+
+@APPS_EARLY.rule(
+    "(?:go~to|open|show(?:~me)?|visit|check~out|pull~up)~(?:the~)?(?P<ch>.+?)(?:'s)?~(?:youtube~)?channel(?:~on~youtube)?",
+    "(?:go~to|open|show(?:~me)?|visit)~(?:the~)?youtube~channel~(?:of~|for~)?(?P<ch>.+)",
+)
+def _youtube_channel(g: dict[str, str]) -> Intent | None:
+    """ "go to the Veritasium channel on youtube": that channel's page (named as subscribing names it)."""
+    if re.fullmatch(r"(?:my|his|her|their|its|the|this|that)", g["ch"].strip(), re.I):
+        return None  # points at a channel on screen (compound steps read it)
+    got = reparse(f"subscribe to {g['ch']}")
+    if got is None or got.family != "youtube_subscribe":
+        return None
+    return Intent("youtube_channel", {"channel": got.get("channel")})
+
+
+@APPS_EARLY.rule(
+    "(?:add|put)~(?P<c>.+?)~to~(?:my~|the~)?favou?rites(?:~(?:in|on)~(?:my~)?contacts)?",
+    "(?:star|favou?rite)~(?P<c>.+?)(?:~in~(?:my~)?contacts)?",
+    "(?:mark|make|set)~(?P<c>.+?)~as~(?:a~)?favou?rite(?:~contact)?",
+)
+def _favourite_contact(g: dict[str, str]) -> Intent | None:
+    raw = re.sub(r"^my\s+", "", g["c"].strip(), flags=re.I)
+    if not (raw[:1].isupper() or raw.lower() in _KIN):  # a person's name, not "add milk to favourites"
+        return None
+    name = contact_name(raw)
+    return Intent("favorite_contact", {"name": name}) if name and not name.isdigit() and len(name.split()) <= 3 else None
+
+
+_KIN = frozenset("mom mum dad mother father grandma grandpa granny wife husband sister brother son daughter boss".split())
+
+
+@APPS_EARLY.rule("(?:get|grab)~(?:me~)?(?:the~)?(?P<app>[\\w' .&+-]+?)(?:~app)?")
+def _get_app(g: dict[str, str]) -> Intent | None:
+    """ "get whatsapp": installing an app the phone knows by name (not "get directions", "get milk")."""
+    from digirl.sim.tasks.entities import KNOWN_APPS
+
+    app = KNOWN_APPS.get(" ".join(g["app"].lower().split()))
+    return Intent("install_app", {"app": app}) if app else None
+
+
+@APPS_EARLY.rule("(?:remove|delete)~(?P<app>[\\w' .&+-]+)")
+def _remove_app(g: dict[str, str]) -> Intent | Reject | None:
+    """ "remove tiktok", "remove candy crush": uninstalling an app by its name (not "remove the alarm",
+    "delete my 7am alarm" or "remove Bob from contacts": an article, a possessive, a preposition, a
+    thing's noun or a digit says it is something else); the phone's own apps cannot be uninstalled."""
+    from digirl.sim.tasks.entities import KNOWN_APPS, SYSTEM_APP_LABELS
+
+    name = " ".join(g["app"].split())
+    app = KNOWN_APPS.get(name.lower())
+    if app is None:
+        words = name.lower().split()
+        if len(words) > 3 or re.search(r"\d", name) or set(words) & _NOT_APP_WORDS:
+            return None
+        app = " ".join(w[:1].upper() + w[1:] for w in words)
+    if app in SYSTEM_APP_LABELS:
+        return Reject(f"{app} is a system app: it cannot be uninstalled")
+    return Intent("uninstall_app", {"app": app})
+
+
+_NOT_APP_WORDS = frozenset(
+    """the a an my this that these those all every from to in on of for with it them alarm alarms timer contact
+    contacts event events photo photos picture pictures message messages email emails file files tab tabs
+    bookmark bookmarks notification notifications song songs video videos item items cart history cache""".split()
+)
