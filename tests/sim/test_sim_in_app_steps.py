@@ -213,3 +213,13 @@ def test_map_and_install_phrasings(text: str, intent: Intent) -> None:
 def test_redial_is_an_order_not_a_search() -> None:
     found = explain_instruction("redial")
     assert found.intent is None
+
+
+@pytest.mark.parametrize("text", ["show trending on youtube", "Open youtube and go to trending", "Open YouTube's trending page"])
+@pytest.mark.parametrize("perturbation", [0, 2])
+def test_youtubes_explore_tab_shows_trending(text: str, perturbation: int) -> None:
+    assert _parts(text)[-1] == {"family": "app_page", "slots": {"app": "youtube", "page": "Explore"}}
+    env = SimEnv(taskset="phone", perturbation=perturbation)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+    assert env.phone.find("yt.trending.0") is not None

@@ -1,5 +1,5 @@
 """YouTube's bottom navigation (issue 42), shown when ``phone.surfaces`` is on: Home (the feed),
-Shorts (one full-screen short), Subscriptions (the channels subscribed to this episode and their
+Explore (trending videos), Shorts (one full-screen short), Subscriptions (the channels subscribed to this episode and their
 newest uploads, or an empty state) and Library (history, the episode's watched videos, and fixed
 playlists). The tab lives in ``YouTube.tab``; it shows on the bottom screen of the app's stack only,
 as on the phone, where pushing a video or a search covers it."""
@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING
 
 from digirl.sim import ui
 from digirl.sim.apps.base import letter_tile
-from digirl.sim.content import channel_videos, stable_rng, title_case
+from digirl.sim.content import channel_videos, stable_rng, title_case, youtube_results
 
 if TYPE_CHECKING:
     from digirl.sim.apps.youtube import YouTube
 
 __all__ = ["YT_TABS", "tab_views"]
 
-YT_TABS = ("Home", "Shorts", "Subscriptions", "Library")
-_ICONS = {"Home": "home", "Shorts": "play", "Subscriptions": "video", "Library": "folder"}
+YT_TABS = ("Home", "Explore", "Shorts", "Subscriptions", "Library")
+_ICONS = {"Home": "home", "Explore": "search", "Shorts": "play", "Subscriptions": "video", "Library": "folder"}
+_TAB_W = 72  # five tabs across the 360-wide bar
 _NAV = 64  # the bottom bar's height
 _RED = (204, 0, 0)
 
@@ -34,9 +35,9 @@ def _nav(yt: YouTube) -> ui.View:
     bar.children.append(ui.box((0, ui.BOTTOM - _NAV, 360, ui.BOTTOM - _NAV + 1), (229, 229, 229)))
     for i, t in enumerate(YT_TABS):
         sel = t == yt.tab
-        x0 = 90 * i
+        x0 = _TAB_W * i
         item = ui.View(
-            (x0, ui.BOTTOM - _NAV, x0 + 90, ui.BOTTOM),
+            (x0, ui.BOTTOM - _NAV, x0 + _TAB_W, ui.BOTTOM),
             kind="tab",
             ref=f"yt.tab.{t.lower()}",
             placeholder=t,
@@ -44,17 +45,19 @@ def _nav(yt: YouTube) -> ui.View:
         )
         item.children.append(
             ui.View(
-                (x0 + 33, ui.BOTTOM - 58, x0 + 57, ui.BOTTOM - 34), kind="icon", icon=_ICONS[t], icon_color=ui.TEXT, element=False
+                (x0 + 24, ui.BOTTOM - 58, x0 + 48, ui.BOTTOM - 34), kind="icon", icon=_ICONS[t], icon_color=ui.TEXT, element=False
             )
         )
-        item.children.append(ui.label((x0, ui.BOTTOM - 30, x0 + 90, ui.BOTTOM - 10), t, size=11, align="center", bold=sel))
+        item.children.append(ui.label((x0, ui.BOTTOM - 30, x0 + _TAB_W, ui.BOTTOM - 10), t, size=10, align="center", bold=sel))
         bar.children.append(item)
     return bar
 
 
 def tab_views(yt: YouTube, home: list[ui.View]) -> list[ui.View]:
     """The bottom screen's views for the current tab (``home``: the feed's views) and the nav bar."""
-    if yt.tab == "Shorts":
+    if yt.tab == "Explore":
+        views = _explore(yt)
+    elif yt.tab == "Shorts":
         views = _shorts(yt)
     elif yt.tab == "Subscriptions":
         views = _subscriptions(yt)
@@ -63,6 +66,16 @@ def tab_views(yt: YouTube, home: list[ui.View]) -> list[ui.View]:
     else:
         views = home
     return [*views, _nav(yt)]
+
+
+def _explore(yt: YouTube) -> list[ui.View]:
+    """Trending: the videos everyone watches this week (the same list for every phone of a world)."""
+    rows: list[ui.View] = []
+    for i, v in enumerate(youtube_results("trending this week", yt.phone.dyn.world_version)):
+        rows.append(yt._video_row(100.0 * i, v, f"yt.trending.{i}"))
+    head = ui.box((0, ui.TOP, 360, ui.TOP + 52), ui.WHITE, blocker=True)
+    head.children.append(ui.label((16, ui.TOP, 300, ui.TOP + 52), "Trending", size=19, bold=True, ref="yt.trending.title"))
+    return [ui.scroll_list("yt.trending", (0, ui.TOP + 52, 360, ui.BOTTOM - _NAV), rows, yt.phone.scroll, fill=ui.WHITE), head]
 
 
 def _shorts(yt: YouTube) -> list[ui.View]:

@@ -275,6 +275,8 @@ def _in_app_page(text: str, ctx: Context) -> Intent | None:
         "updates": "manage",
         "app updates": "manage",
         "favorites": "favourites",
+        "trending": "explore",
+        "trending videos": "explore",
         "starred": "favourites",
     }.get(name, name)
     for page in APP_PAGES[ctx.app]:

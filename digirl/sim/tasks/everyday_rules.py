@@ -86,6 +86,14 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
     (("(?:stop|pause|halt)~(?:the~|my~)?stop ?watch",), Intent("stop_stopwatch")),
     (
         (
+            "(?:open|show(?:~me)?|go~to|check|see|view)~(?:the~|what's~)?(?:trending|explore)(?:~(?:tab|page|videos|section))?~(?:on|in)~youtube",
+            "(?:open|show(?:~me)?|go~to)~youtube(?:'s)?~(?:trending|explore)(?:~(?:tab|page|videos|section))?",
+            "(?:open|go~to)~the~(?:trending|explore)~(?:tab|page)",
+        ),
+        Intent("app_page", {"app": "youtube", "page": "Explore"}),
+    ),
+    (
+        (
             "(?:show|open|view|see)(?:~me)?~(?:my~|all~(?:my~)?)(?:recent~|latest~|new~)?(?:photos|pictures|pics|gallery|camera~roll)",
         ),
         Intent("open_app", {"app": "Photos"}),
