@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from digirl.sim import ui
 from digirl.sim.apps.base import letter_tile
-from digirl.sim.content import channel_videos, stable_rng, title_case, youtube_results
+from digirl.sim.content import channel_videos, stable_rng, title_case
 
 if TYPE_CHECKING:
     from digirl.sim.apps.youtube import YouTube
@@ -21,6 +21,8 @@ __all__ = ["YT_TABS", "tab_views"]
 YT_TABS = ("Home", "Explore", "Shorts", "Subscriptions", "Library")
 _ICONS = {"Home": "home", "Explore": "search", "Shorts": "play", "Subscriptions": "video", "Library": "folder"}
 _TAB_W = 72  # five tabs across the 360-wide bar
+#: The channels whose newest uploads trend (the same for every phone of a world).
+_TRENDING = ("MrBeast", "Taylor Swift", "NBA", "Marques Brownlee", "Tasty", "Veritasium", "BBC News", "Dude Perfect")
 _NAV = 64  # the bottom bar's height
 _RED = (204, 0, 0)
 
@@ -71,8 +73,9 @@ def tab_views(yt: YouTube, home: list[ui.View]) -> list[ui.View]:
 def _explore(yt: YouTube) -> list[ui.View]:
     """Trending: the videos everyone watches this week (the same list for every phone of a world)."""
     rows: list[ui.View] = []
-    for i, v in enumerate(youtube_results("trending this week", yt.phone.dyn.world_version)):
-        rows.append(yt._video_row(100.0 * i, v, f"yt.trending.{i}"))
+    wv = yt.phone.dyn.world_version
+    for i, ch in enumerate(_TRENDING):
+        rows.append(yt._video_row(100.0 * i, channel_videos(ch, wv)[0], f"yt.trending.{i}"))
     head = ui.box((0, ui.TOP, 360, ui.TOP + 52), ui.WHITE, blocker=True)
     head.children.append(ui.label((16, ui.TOP, 300, ui.TOP + 52), "Trending", size=19, bold=True, ref="yt.trending.title"))
     return [ui.scroll_list("yt.trending", (0, ui.TOP + 52, 360, ui.BOTTOM - _NAV), rows, yt.phone.scroll, fill=ui.WHITE), head]
