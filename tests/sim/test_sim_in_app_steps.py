@@ -223,3 +223,26 @@ def test_youtubes_explore_tab_shows_trending(text: str, perturbation: int) -> No
     ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
     assert ok, reason
     assert env.phone.find("yt.trending.0") is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "last"),
+    [
+        ("is wifi on?", {"family": "settings_page", "slots": {"page": "network"}}),
+        ("is bluetooth turned on", {"family": "settings_page", "slots": {"page": "bluetooth"}}),
+        ("head to settings", {"family": "open_app", "slots": {"app": "Settings"}}),
+        ("jump to the wifi settings", {"family": "settings_page", "slots": {"page": "network"}}),
+        ("turn on bluetooth, once done open spotify", {"family": "open_app", "slots": {"app": "Spotify"}}),
+        ("buy airpods on amazon", {"family": "shop_search", "slots": {"site": "amazon.com", "query": "airpods"}}),
+    ],
+)
+def test_state_questions_go_to_synonyms_and_buying(text: str, last: dict[str, object]) -> None:
+    assert _parts(text)[-1] == last
+    env = SimEnv(taskset="phone", perturbation=1)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+def test_watching_a_kind_of_video_plays_one_on_youtube() -> None:
+    last = _parts("watch a cat video")[-1]
+    assert last["family"] == "youtube_video"

@@ -47,7 +47,8 @@ __all__ = [
 MAX_PIECES = 8
 _SEP = re.compile(
     r"(\s*(?:;|,?\s+and\s+then\s+|,?\s+(?:and\s+)?after\s+that,?\s+|,?\s+(?:and\s+)?(?:next|finally|lastly|afterwards),?\s+"
-    r"|,?\s+and\s+also\s+|,?\s+then\s+|,?\s+&\s+|,\s*and\s+|\s+and\s+|,\s*|\.\s+))",
+    r"|,?\s+and\s+also\s+|,?\s+then\s+|,?\s+(?:once|when)\s+(?:that's\s+|it's\s+)?(?:done|finished),?\s+"
+    r"|,?\s+&\s+|,\s*and\s+|\s+and\s+|,\s*|\.\s+))",
     re.I,
 )
 #: "First, open settings, then …": the opening word of a sequence is not part of its first step.

@@ -111,6 +111,17 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
 #: Phrasings said again as one the parser knows: (templates, the known phrasing, its family).
 _REWORDED: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
+        ("(?:buy|order|purchase|shop~for)~(?:an?~|some~)?(?P<q>[^?!]+?)~(?:on|from|at)~(?P<site>[a-z]+(?:\\.com)?)",),
+        "search {site} for {q}",
+        "shop_search",
+    ),
+    (
+        # "watch a cat video" (an article, not "play the latest Veritasium video": youtube_play's)
+        ("(?:watch|play|show~me)~(?:an?|some)~(?P<q>[^?!]+?)~videos?(?:~on~youtube)?",),
+        "play a video about {q} on youtube",
+        "youtube_video",
+    ),
+    (
         (
             "(?:i~need|i~want|i'd~like|give~me|get~me|find~me)~(?:the~)?directions~to~(?P<x>.+)",
             "directions~to~(?P<x>.+)",
@@ -142,6 +153,13 @@ def _date(text: str) -> str | None:
 
     day = parse_date(text)
     return day.isoformat() if day else None
+
+
+def _state_page(setting: str) -> str | None:
+    """The Settings page that shows whether ``setting`` is on ("is wifi on?")."""
+    key = re.sub(r"[\s-]+", "", setting.lower())
+    pages = {"wifi": "network", "mobiledata": "network", "data": "network", "hotspot": "network", "airplanemode": "network"}
+    return pages.get(key) or {"bluetooth": "bluetooth", "location": "location", "gps": "location", "darkmode": "display"}.get(key)
 
 
 #: Phrasings whose one slot comes from one group: (templates, family, fixed slots, slot, group, reader).
@@ -181,6 +199,17 @@ _SLOTTED: tuple[tuple[tuple[str, ...], str, dict[str, str], str, str, Callable[[
         "body",
         "b",
         unquote,
+    ),
+    (
+        (
+            "(?:is|are)~(?:my~|the~)?(?P<s>wi-?fi|mobile~data|data|hotspot|airplane~mode|bluetooth|location|gps|dark~mode)"
+            "~(?:on|off|enabled|disabled|turned~on|turned~off|connected|working|active)",
+        ),
+        "settings_page",
+        {},
+        "page",
+        "s",
+        _state_page,
     ),
     (
         ("(?:any|do~i~have~(?:any~)?)~(?:new~|unread~)?(?:e-?mails?|mail)~from~(?P<q>[^?!]+)",),

@@ -420,11 +420,16 @@ def fix_typos(text: str) -> str:
     return re.sub(r"\b(turn|switch|shut)\s+of\b", r"\1 off", t, flags=re.I)
 
 
+#: Ways of saying "go to" at the start of a request ("head to settings", "jump to the wifi settings").
+_GO_TO = re.compile(r"^(?:head(?:\s+over)?|jump|hop|skip)\s+to\s+", re.I)
+
+
 def normalize_request(text: str) -> str:
-    """The second-pass form of a cleaned instruction: typos fixed, politeness dropped, shouting lowered."""
+    """The second-pass form of a cleaned instruction: typos fixed, politeness dropped, shouting lowered,
+    "head to" / "jump to" said as "go to"."""
     t = text
     letters = [c for c in t if c.isalpha()]
     if letters and sum(c.isupper() for c in letters) / len(letters) > 0.8:
         t = t.lower()
     t = fix_typos(t)
-    return strip_politeness(t)
+    return _GO_TO.sub("go to ", strip_politeness(t))
