@@ -246,3 +246,37 @@ def test_state_questions_go_to_synonyms_and_buying(text: str, last: dict[str, ob
 def test_watching_a_kind_of_video_plays_one_on_youtube() -> None:
     last = _parts("watch a cat video")[-1]
     assert last["family"] == "youtube_video"
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ('call Mom, then text Dad "calling mom now, will update you"', ["make_call", "send_message"]),
+        ("uninstall Snapchat, Pinterest and Tumblr", ["uninstall_app", "uninstall_app", "uninstall_app"]),
+        ('open gmail, compose an email to team@startup.io with subject "standup moved" and send it', ["open_app", "send_email"]),
+        ('text 555-0178 "your order is ready for pickup" and then call that number', ["send_message", "make_call"]),
+        ("set a 7am alarm, after that turn on do not disturb", ["set_alarm", "toggle_setting"]),
+        ("show me today's calendar and after that check the weather", ["calendar_day", "web_search"]),
+        (
+            'open messages, start a new convo with 617-555-0112, and say "hey its Rosa"',
+            ["open_app", "open_thread", "send_message"],
+        ),
+    ],
+)
+def test_quoted_messages_lists_and_finishing_steps(text: str, parts: list[str]) -> None:
+    assert [p["family"] for p in _parts(text)] == parts
+    env = SimEnv(taskset="phone", perturbation=1)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("start my hotspot so my laptop can get online", Intent("toggle_setting", {"setting": "hotspot", "state": "on"})),
+        ("check costco.com for paper towels", Intent("shop_search", {"site": "costco.com", "query": "paper towels"})),
+        ("email bob@x.com saying hi and send it", Intent("send_email", {"to": "bob@x.com", "subject": "", "body": "hi"})),
+    ],
+)
+def test_reasons_site_checks_and_a_sent_email(text: str, intent: Intent) -> None:
+    assert explain_instruction(text).intent == intent

@@ -55,7 +55,9 @@ _SEP = re.compile(
 _FIRST_WORD = re.compile(r"^(?:first(?:ly)?|to\s+start|start\s+by)\s*,?\s+(?=\S)", re.I)
 #: Object pronouns ("open it", "call him"); "that"/"this" only ending a request ("bookmark that"),
 #: as elsewhere it starts a message ("text her that I'm late").
-_PRONOUN = re.compile(r"\b(?:it|them|him|her)\b|\b(?:that|this)$|\b(?:the|this)\s+(?:page|site|website)$", re.I)
+_PRONOUN = re.compile(
+    r"\b(?:it|them|him|her)\b|\b(?:that|this)$|\b(?:the|this)\s+(?:page|site|website)$|\b(?:that|this|the\s+same)\s+number$", re.I
+)
 #: A group that explicitly looks something up may be a question turned into a web search (not any
 #: group: "text Mom saying hi, how are you" must not become a text and a search).
 _LOOKUP = re.compile(r"^(?:check|look\s+up|find\s+out|google|search\s+for|what(?:'s|\s+is))\b", re.I)
@@ -206,7 +208,11 @@ def _ellipsis(text: str, ctx: Context) -> Intent | None:
         return None
     if got.family == "open_app" and not _known_app(got.get("app")):
         return None
-    return got if got.family in ("toggle_setting", "open_app", "settings_page", "make_call", "install_app") else None
+    return (
+        got
+        if got.family in ("toggle_setting", "open_app", "settings_page", "make_call", "install_app", "uninstall_app")
+        else None
+    )
 
 
 #: A value said alone after a request: a state, or a time / number / duration ("6:15am", "10 minutes").
@@ -346,6 +352,13 @@ def _has_pronoun_slot(intent: Intent) -> bool:
     return any(v.strip().lower() in _PRONOUNS for v in intent.slots.values())
 
 
+def _quoted_words(got: Intent, text: str) -> bool:
+    """Whether ``got``'s message or subject is a quoted part of ``text`` and its other slots are usable."""
+    quoted = {q.strip().lower() for q in re.findall(r"\"([^\"]+)\"", text)}
+    words = [k for k in ("body", "subject") if got.get(k).strip().lower() in quoted]
+    return bool(words) and _usable(Intent(got.family, {k: v for k, v in got.slots.items() if k not in words}))
+
+
 def _usable(got: Intent | None) -> bool:
     return (
         got is not None
@@ -385,6 +398,8 @@ def _resolve_group(text: str, ctx: Context) -> Intent | None:
     if ctx.last is not None and ctx.last.family in _ONE_NOUN and _ONE.search(text):
         text = _ONE.sub(_ONE_NOUN[ctx.last.family], text, count=1)  # "set another one for 6:15am"
     got = match_single(text)
+    if got is not None and not _usable(got) and _quoted_words(got, text):
+        return got  # a quoted message may hold commas and "and" ("text Dad "on my way, see you"")
     if not _usable(got) and ctx.entity and _PRONOUN.search(text):
         got = match_single(_PRONOUN.sub(ctx.entity, text, count=1))  # "text her that …"
         if not _usable(got):  # "play her latest video"
@@ -503,7 +518,16 @@ _FILLER = re.compile(r"(?:wait|hold\s+on|pause)(?:\s+(?:a\s+)?(?:sec(?:ond)?|mom
 
 
 def _pieces(text: str) -> tuple[list[str], list[str]]:
-    bits = _SEP.split(_FIRST_WORD.sub("", text.strip()))
+    # A quoted message is one piece: its commas and "and"s are the message's ("text Dad "calling mom
+    # now, will update you"""), so they are masked while cutting and put back after.
+    quoted: list[str] = []
+
+    def mask(m: re.Match[str]) -> str:
+        quoted.append(m.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    masked = re.sub(r"\"[^\"]*\"", mask, _FIRST_WORD.sub("", text.strip()))
+    bits = [re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], b) for b in _SEP.split(masked)]
     pieces, seps = bits[0::2], bits[1::2]
     for i in range(len(pieces) - 1, 0, -1):
         if _FILLER.fullmatch(pieces[i].strip(" ,.;")):
@@ -512,7 +536,8 @@ def _pieces(text: str) -> tuple[list[str], list[str]]:
 
 
 def parse_compound(text: str) -> list[Intent] | None:
-    """The sub-intents of a compound instruction (two or more), or ``None`` when it is not one."""
+    """The sub-intents of a compound instruction (two or more; one when a step only finished the one
+    before, "… and send it"), or ``None`` when it is not one."""
     from digirl.sim.families.compound import MAX_PARTS
 
     pieces, seps = _pieces(text)
@@ -546,6 +571,8 @@ def parse_compound(text: str) -> list[Intent] | None:
             if got is None or got.family == "compound":
                 ok = False
                 break
+            if got is ctx.last:  # a step that only finishes the one before ("… and send it")
+                continue
             _advance(ctx, got, g)
         if ok:
             best = ctx.parts

@@ -111,6 +111,22 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
 #: Phrasings said again as one the parser knows: (templates, the known phrasing, its family).
 _REWORDED: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
+        ("(?:set|create|make|add)~(?:an?~|my~)?(?P<t>\\d{1,2}(?::\\d\\d)?\\s*(?:am|pm|a\\.m\\.|p\\.m\\.)?)~alarm",),
+        "set an alarm for {t}",
+        "set_alarm",
+    ),
+    (("check~(?P<site>[a-z]+\\.com)~for~(?P<q>[^?!]+)",), "search {site} for {q}", "shop_search"),
+    (
+        ("(?:start|begin|open)~(?:a~)?(?:new~)?convo~with~(?P<c>.+)", "open~(?:my~)?convo~with~(?P<c>.+)"),
+        "open my conversation with {c}",
+        "open_thread",
+    ),
+    (
+        ("(?:show(?:~me)?|open|check|see|view)~(?P<d>today|tomorrow)'s~(?:calendar|schedule|agenda)",),
+        "show my calendar for {d}",
+        "calendar_day",
+    ),
+    (
         ("(?:buy|order|purchase|shop~for)~(?:an?~|some~)?(?P<q>[^?!]+?)~(?:on|from|at)~(?P<site>[a-z]+(?:\\.com)?)",),
         "search {site} for {q}",
         "shop_search",

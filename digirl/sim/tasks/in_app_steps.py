@@ -41,6 +41,7 @@ _STEP = {
         "say": r"(?:say|send|text|type|write|tell\s+(?:them|him|her))(?:\s+(?:them|him|her))?\s+(?P<b>.+)",
         "same_to": r"(?:and\s+)?(?:then\s+)?(?:also\s+)?to\s+(?P<c>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:\s+too)?",
         "back": r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?",
+        "send_it": r"(?:and\s+)?(?:send|submit)(?:\s+(?:it|that|the\s+(?:e-?mail|message|text)))?",
         "view_new": r"(?:open|view|show(?:\s+me)?|see)\s+(?:it|that|the\s+(?:screenshot|photo|picture|video))"
         r"(?:\s+in\s+(?:the\s+)?(?:photos|gallery)(?:\s+app)?)?",
     }.items()
@@ -87,6 +88,8 @@ def _messaging_steps(text: str, ctx: Context) -> Intent | None:
     if last.family == "latest_thread":
         m = _STEP["reply"].fullmatch(t) or _STEP["say"].fullmatch(t)
         return Intent("reply_latest", {"body": _quoted(m.group("b"))}) if m else None
+    if last.family in ("send_email", "send_message") and _STEP["send_it"].fullmatch(t):
+        return last  # "compose an email to … and send it": the sending is the step before's
     if last.family == "open_thread":  # "start a new conversation with Ines and say 'lunch tomorrow?'"
         m = _STEP["say"].fullmatch(t) or _STEP["reply"].fullmatch(t)
         if m is not None and _quoted(m.group("b")):

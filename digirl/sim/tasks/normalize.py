@@ -420,6 +420,8 @@ def fix_typos(text: str) -> str:
     return re.sub(r"\b(turn|switch|shut)\s+of\b", r"\1 off", t, flags=re.I)
 
 
+#: A reason given after the request ("start my hotspot so my laptop can get online"): not a step.
+_WHY = re.compile(r",?\s+(?:so\s+(?:that\s+)?|because\s+|since\s+)(?:i|i'm|my|we|it|it's|the|he|she|they)\b.*$", re.I)
 #: Ways of saying "go to" at the start of a request ("head to settings", "jump to the wifi settings").
 _GO_TO = re.compile(r"^(?:head(?:\s+over)?|jump|hop|skip)\s+to\s+", re.I)
 
@@ -432,4 +434,4 @@ def normalize_request(text: str) -> str:
     if letters and sum(c.isupper() for c in letters) / len(letters) > 0.8:
         t = t.lower()
     t = fix_typos(t)
-    return _GO_TO.sub("go to ", strip_politeness(t))
+    return _WHY.sub("", _GO_TO.sub("go to ", strip_politeness(t)))

@@ -80,6 +80,8 @@ def _compound(text: str) -> Intent | None:
     from digirl.sim.tasks.compound_rules import parse_compound
 
     parts = parse_compound(text)
+    if parts and len(parts) == 1:  # "write an email to Ravi and send it": one step said twice
+        return parts[0]
     return compound_intent(parts) if parts else None
 
 
