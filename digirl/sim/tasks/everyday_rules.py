@@ -171,11 +171,17 @@ def _date(text: str) -> str | None:
     return day.isoformat() if day else None
 
 
+#: The Settings page that shows whether a setting is on ("is wifi on?"), by the setting's name.
+_STATE_PAGES = dict.fromkeys(("wifi", "mobiledata", "data", "hotspot", "airplanemode"), "network") | {
+    "bluetooth": "bluetooth",
+    "location": "location",
+    "gps": "location",
+    "darkmode": "display",
+}
+
+
 def _state_page(setting: str) -> str | None:
-    """The Settings page that shows whether ``setting`` is on ("is wifi on?")."""
-    key = re.sub(r"[\s-]+", "", setting.lower())
-    pages = {"wifi": "network", "mobiledata": "network", "data": "network", "hotspot": "network", "airplanemode": "network"}
-    return pages.get(key) or {"bluetooth": "bluetooth", "location": "location", "gps": "location", "darkmode": "display"}.get(key)
+    return _STATE_PAGES.get(re.sub(r"[\s-]+", "", setting.lower()))
 
 
 #: Phrasings whose one slot comes from one group: (templates, family, fixed slots, slot, group, reader).
