@@ -203,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
     res = {
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        # no policy observes anything here: each step renders the screenshot and extracts the elements
+        "observation": "none (scripted expert and random actions; every step renders screenshot + elements)",
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "base": base,
         "new": head + (" (with uncommitted changes)" if dirty else ""),

@@ -14,6 +14,15 @@ from digirl.sim.tasks.parser import explain_instruction
 from digirl.sim.tasks.tasksets import task_from_instruction
 
 
+def _solved_with_last_step(text: str, last: dict[str, object], *, perturbation: int = 1, seed: int = 0) -> SimEnv:
+    """Assert ``text``'s last step is ``last`` and the expert solves the task; the env after it."""
+    assert _parts(text)[-1] == last
+    env = SimEnv(taskset="phone", perturbation=perturbation)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=seed)
+    assert ok, reason
+    return env
+
+
 def _parts(text: str) -> list[dict[str, object]]:
     intent = explain_instruction(text).intent
     assert intent is not None, explain_instruction(text)
@@ -48,10 +57,7 @@ def _parts(text: str) -> list[dict[str, object]]:
     ],
 )
 def test_steps_after_the_one_before(text: str, last: dict[str, object]) -> None:
-    assert _parts(text)[-1] == last
-    env = SimEnv(taskset="phone", perturbation=1)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
-    assert ok, reason
+    _solved_with_last_step(text, last, perturbation=1, seed=0)
 
 
 def test_asking_in_chrome_is_a_web_search() -> None:
@@ -115,10 +121,7 @@ def test_closing_an_app_goes_home_and_the_youtube_prefix_searches_there() -> Non
 )
 @pytest.mark.parametrize("perturbation", [0, 2])
 def test_youtube_channels_and_silent(text: str, last: dict[str, object], perturbation: int) -> None:
-    assert _parts(text)[-1] == last
-    env = SimEnv(taskset="phone", perturbation=perturbation)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=1)
-    assert ok, reason
+    _solved_with_last_step(text, last, perturbation=perturbation, seed=1)
 
 
 @pytest.mark.parametrize(
@@ -130,10 +133,7 @@ def test_youtube_channels_and_silent(text: str, last: dict[str, object], perturb
     ],
 )
 def test_app_names_photos_and_going_back(text: str, last: dict[str, object]) -> None:
-    assert _parts(text)[-1] == last
-    env = SimEnv(taskset="phone", perturbation=1)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
-    assert ok, reason
+    _solved_with_last_step(text, last, perturbation=1, seed=0)
 
 
 @pytest.mark.parametrize(
@@ -159,10 +159,7 @@ def test_a_system_app_cannot_be_removed() -> None:
 )
 @pytest.mark.parametrize("perturbation", [0, 2])
 def test_a_screenshot_from_quick_settings(text: str, last: dict[str, object], perturbation: int) -> None:
-    assert _parts(text)[-1] == last
-    env = SimEnv(taskset="phone", perturbation=perturbation)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
-    assert ok, reason
+    env = _solved_with_last_step(text, last, perturbation=perturbation, seed=0)
     assert "screenshot" in env.phone.gallery[0].tags
 
 
@@ -184,10 +181,7 @@ def test_the_screenshot_tile_is_only_on_the_newer_surfaces() -> None:
 )
 @pytest.mark.parametrize("perturbation", [0, 2])
 def test_favourite_contacts(text: str, last: dict[str, object], perturbation: int) -> None:
-    assert _parts(text)[-1] == last
-    env = SimEnv(taskset="phone", perturbation=perturbation)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
-    assert ok, reason
+    _solved_with_last_step(text, last, perturbation=perturbation, seed=0)
 
 
 def test_favourites_need_a_persons_name_and_the_newer_surfaces() -> None:
@@ -218,10 +212,9 @@ def test_redial_is_an_order_not_a_search() -> None:
 @pytest.mark.parametrize("text", ["show trending on youtube", "Open youtube and go to trending", "Open YouTube's trending page"])
 @pytest.mark.parametrize("perturbation", [0, 2])
 def test_youtubes_explore_tab_shows_trending(text: str, perturbation: int) -> None:
-    assert _parts(text)[-1] == {"family": "app_page", "slots": {"app": "youtube", "page": "Explore"}}
-    env = SimEnv(taskset="phone", perturbation=perturbation)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
-    assert ok, reason
+    env = _solved_with_last_step(
+        text, {"family": "app_page", "slots": {"app": "youtube", "page": "Explore"}}, perturbation=perturbation, seed=0
+    )
     assert env.phone.find("yt.trending.0") is not None
 
 
@@ -237,10 +230,7 @@ def test_youtubes_explore_tab_shows_trending(text: str, perturbation: int) -> No
     ],
 )
 def test_state_questions_go_to_synonyms_and_buying(text: str, last: dict[str, object]) -> None:
-    assert _parts(text)[-1] == last
-    env = SimEnv(taskset="phone", perturbation=1)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
-    assert ok, reason
+    _solved_with_last_step(text, last, perturbation=1, seed=0)
 
 
 def test_watching_a_kind_of_video_plays_one_on_youtube() -> None:

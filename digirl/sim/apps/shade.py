@@ -70,7 +70,6 @@ class Shade(App, key="shade", label="Notifications", icon="bell", bg=_BG):
         p.close_shade()
         self.shots += 1
         p.gallery.insert(0, Photo(f"s{self.shots}", "photo", ("screenshot", p.fg), False, "Just now", (210, 214, 222)))
-        p.invalidate()
 
     def build(self) -> list[ui.View]:
         p = self.phone
