@@ -60,6 +60,7 @@ class DeviceSettings:
     mobile_data: bool = True
     hotspot: bool = False
     data_saver: bool = False
+    vibrate: bool = False  # ring on vibrate (the ``vibrate`` family; a newer surface of Sound)
     brightness: int = 60
     volume: int = 40
 

@@ -106,7 +106,10 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: ``calendar_day`` (``date``: the calendar shows that day's agenda) and ``reply_latest`` (``body``: a reply
 #: sent in the newest conversation), ``youtube_channel`` (``channel``: YouTube shows its page) and
 #: ``take_screenshot`` (a new screenshot is in the gallery: quick settings' Screenshot tile) and
-#: ``favorite_contact`` (``name``: the contact is starred) came with the compound-instruction work.
+#: ``favorite_contact`` (``name``: the contact is starred) came with the compound-instruction work;
+#: ``vibrate`` (``state``: on / off, the Sound page's "Vibrate for calls" switch) and ``cancel_timer``
+#: (no slots: the timer running at the start is deleted) and ``call_back`` (no slots: the newest of the
+#: missed calls in the Phone app's Recents is returned) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -127,6 +130,9 @@ EXTRA_FAMILIES = (
     "youtube_channel",
     "take_screenshot",
     "favorite_contact",
+    "vibrate",
+    "cancel_timer",
+    "call_back",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -137,11 +137,25 @@ def test_app_names_photos_and_going_back(text: str, last: dict[str, object]) -> 
 
 
 @pytest.mark.parametrize(
-    "text", ["set an alarm for 3", "set an alarm for 7", "remove Bob from contacts", "delete history", "remove the alarm"]
+    "text", ["set an alarm for 3", "set an alarm for 12", "remove Bob from contacts", "delete history", "remove the alarm"]
 )
 def test_ambiguous_hours_and_things_that_are_not_apps_stay_unread(text: str) -> None:
     found = explain_instruction(text)
     assert found.intent is None or found.intent.family not in ("set_alarm", "uninstall_app"), found
+
+
+@pytest.mark.parametrize(
+    ("text", "family", "time"),
+    [
+        ("set an alarm for 7", "set_alarm", "07:00"),
+        ("set alarm for 5:45", "set_alarm", "05:45"),
+        ("Delete my 9 o'clock alarm.", "delete_alarm", "09:00"),
+        ("wake me up at 6:15 tmrw", "set_alarm", "06:15"),
+    ],
+)
+def test_a_bare_waking_hour_is_the_morning_for_an_alarm(text: str, family: str, time: str) -> None:
+    found = explain_instruction(text).intent
+    assert found is not None and (found.family, found.get("time")) == (family, time)
 
 
 def test_a_system_app_cannot_be_removed() -> None:

@@ -223,7 +223,7 @@ def test_typos_case_and_punctuation(text: str, family: str, slots: dict[str, str
         ("", "empty"),
         ("   ", "empty"),
         ("Set an alarm for 25pm", "not a time"),
-        ("Set an alarm for 7", "not a time"),  # am or pm?
+        ("Set an alarm for 3", "not a time"),  # a nap or the night? (5–11 read as the morning)
         ("Open the door", "no task family"),
         ("Go to the kitchen", "no task family"),
         ("Open a new Firefox tab", "no task family"),

@@ -18,10 +18,11 @@ _TABS = ("Recents", "Contacts", "Keypad")
 
 
 class Call:
-    """A call placed in this episode: who (a contact name, else the number) and the digits dialed."""
+    """A call in the log: who (a contact name, else the number) and the digits; ``missed`` (with the
+    time it rang) for a call that came in before the episode, empty for one placed in it."""
 
-    def __init__(self, who: str, number: str) -> None:
-        self.who, self.number = who, number
+    def __init__(self, who: str, number: str, missed: str = "") -> None:
+        self.who, self.number, self.missed = who, number, missed
 
     def __repr__(self) -> str:
         return f"Call({self.who!r}, {self.number!r})"
@@ -192,9 +193,9 @@ class PhoneApp(App, key="phone", label="Phone", icon="phone", color=_GREEN):
                     64.0 * i,
                     64,
                     c.who,
-                    sub=f"{_pretty(c.number)} · just now",
+                    sub=f"Missed · {c.missed}" if c.missed else f"{_pretty(c.number)} · just now",
                     icon="phone",
-                    icon_color=ui.SUBTLE,
+                    icon_color=(217, 48, 37) if c.missed else ui.SUBTLE,
                     ref=f"phone.recent.{i}",
                     on_tap=partial(self.call, c.number, c.who),
                 )

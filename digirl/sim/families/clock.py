@@ -1,4 +1,5 @@
-"""Clock families: start a timer, start or stop the stopwatch, delete or turn off alarms, add a world-clock city."""
+"""Clock families: start or cancel a timer, start or stop the stopwatch, delete or turn off alarms, add a
+world-clock city."""
 
 from __future__ import annotations
 
@@ -94,6 +95,26 @@ def _stop_stopwatch_plan(e: ExpertStep) -> Action:
     if not _clock(e.phone).stopwatch_running:
         return Action.complete()
     return _to_tab(e, "Stopwatch") or e.goto("clock.stopwatch.start") or Action.back()
+
+
+def _timer_gone(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    c = _clock(phone)
+    return not c.timer_running and c.timer_total == 0
+
+
+def _timer_going(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """A timer runs at the start (as if set a while ago): 1-30 minutes, some of it gone."""
+    c = _clock(phone)
+    c.timer_total = 60 * int(rng.integers(1, 31))
+    c.timer_left = max(1, c.timer_total - int(rng.integers(0, 60)))
+    c.timer_running = True
+
+
+@builtin_family("cancel_timer", "phone", predicate=_timer_gone, setup=_timer_going, doc="the running timer is deleted")
+def _cancel_timer_plan(e: ExpertStep) -> Action:
+    if _timer_gone(e.phone, e.intent, e.ctx):
+        return Action.complete()
+    return _to_tab(e, "Timer") or e.goto("clock.timer.reset") or Action.back()
 
 
 # ---- alarms --------------------------------------------------------------------------------

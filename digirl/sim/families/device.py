@@ -97,6 +97,19 @@ def _toggle_plan(e: ExpertStep) -> Action:
     return to_settings_page(e, page) or e.goto(f"settings.{name}.switch") or Action.back()
 
 
+def _vibrate_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    set_setting(phone, "vibrate", intent.get("state", "on").lower() == "off")
+
+
+def _vibrate_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return get_setting(phone, "vibrate") == (intent.get("state", "on").lower() != "off")
+
+
+@builtin_family("vibrate", "phone", predicate=_vibrate_ok, setup=_vibrate_setup, doc="the phone rings on vibrate (or not)")
+def _vibrate_plan(e: ExpertStep) -> Action:
+    return to_settings_page(e, "sound") or e.goto("settings.vibrate.switch") or Action.back()
+
+
 # ---- brightness, volume -----------------------------------------------------------------
 def level_range(intent: Intent, initial: int) -> tuple[int, int]:
     """The levels that satisfy ``intent`` (``up``/``down``: at least 10 points away from where it started)."""

@@ -1,4 +1,5 @@
-"""Reading what arrived: ``latest_thread`` (Messages: the newest conversation is open, "read my
+"""Reading what arrived: ``call_back`` (Phone: the latest missed call is returned from Recents, "call
+back whoever just called"), ``latest_thread`` (Messages: the newest conversation is open, "read my
 latest text"), ``reply_latest`` (``body``: a reply sent in it, "reply ok to my last text") and
 ``open_mail`` (Gmail: the newest inbox mail is open, or with ``query`` the first result of that
 search, "search my email for invoices and open the first one")."""
@@ -23,6 +24,36 @@ if TYPE_CHECKING:
 
 def _app(phone: Phone, key: str) -> Any:
     return phone.apps[key]
+
+
+# ---- Phone: return the latest missed call ------------------------------------------------------
+def _missed_calls(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """Two or three calls were missed this morning, the newest last; the task returns the newest."""
+    from digirl.sim.apps.dialer import Call
+
+    people = [c for c in phone.contacts if c.number]
+    picks = rng.choice(len(people), size=int(rng.integers(2, 4)), replace=False)
+    times = sorted(f"{int(rng.integers(7, 10))}:{int(rng.integers(10, 60)):02d} AM" for _ in picks)
+    calls = _app(phone, "phone").calls
+    for i, t in zip(picks, times, strict=True):
+        calls.append(Call(people[int(i)].name, people[int(i)].number, missed=t))
+    ctx.initial["caller"] = calls[-1].number
+
+
+def _called_back(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    d = _app(phone, "phone")
+    return d.in_call is not None and d.in_call.number == ctx.initial.get("caller")
+
+
+@builtin_family("call_back", "phone", predicate=_called_back, setup=_missed_calls, doc="the latest missed call is returned")
+@in_app("phone")
+def _call_back_plan(e: ExpertStep) -> Action:
+    d = _app(e.phone, "phone")
+    if d.in_call is not None or d.screen() == "search":
+        return Action.back()
+    if d.tab != "Recents":
+        return e.goto("phone.tab.recents") or Action.back()
+    return e.goto("phone.recent.0") or Action.back()
 
 
 # ---- Messages: the newest conversation ---------------------------------------------------------

@@ -103,7 +103,20 @@ def _calculated(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return bool(c.expr == intent.get("expr") and c.result == intent.get("value") and c.result)
 
 
-@builtin_family("calculate", "phone", predicate=_calculated, doc="the calculator shows the expression and its result")
+def _calc_horizon(intent: Intent) -> int:
+    """A key a character: the phone set's steps plus the keys past its first ten ("349.99+82.50+12")."""
+    from digirl.sim.intents import HORIZONS
+
+    return HORIZONS["phone"] + max(0, len(intent.get("expr")) - 10)
+
+
+@builtin_family(
+    "calculate",
+    "phone",
+    predicate=_calculated,
+    horizon=_calc_horizon,
+    doc="the calculator shows the expression and its result",
+)
 @in_app("calculator")
 def _calc_plan(e: ExpertStep) -> Action:
     c, want = _calc(e.phone), e.intent.get("expr")

@@ -13,7 +13,7 @@ import re
 
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.entities import APP_ALIASES as _APP_ALIASES
-from digirl.sim.tasks.normalize import canonical_app, canonical_shop_site, canonical_site, parse_time, query_terms
+from digirl.sim.tasks.normalize import alarm_time, canonical_app, canonical_shop_site, canonical_site, query_terms
 from digirl.sim.tasks.normalize import clean_slot as _clean_slot
 from digirl.sim.tasks.normalize import distinct_terms as _terms
 from digirl.sim.tasks.normalize import strip_article as _strip_article
@@ -68,7 +68,7 @@ def _shop(g: dict[str, str]) -> Intent | None:
 )
 def _alarm(g: dict[str, str]) -> Intent | None:
     t = re.sub(r"\s+(?:today|tomorrow|tonight|every\s*day|daily)$", "", g["t"].strip(), flags=re.I)
-    hhmm = parse_time(t)
+    hhmm = alarm_time(t)
     return Intent("set_alarm", {"time": hhmm}) if hhmm else None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from digirl.sim.intents import Intent
-from digirl.sim.tasks.normalize import clean_slot, parse_duration, parse_level, parse_time_phrase
+from digirl.sim.tasks.normalize import alarm_time, clean_slot, parse_duration, parse_level
 from digirl.sim.tasks.rules import MACROS, Handler, Reject, RuleTable
 
 __all__ = ["DEVICE", "DEVICE_REJECTS", "SETTINGS", "setting_name"]
@@ -266,7 +266,7 @@ def _alarm_time(family: str, g: dict[str, str]) -> Intent | Reject:
     raw = clean_slot(g.get("t", ""))
     if g.get("all") or not raw:
         return Intent(family, {"time": "all"})
-    hhmm = parse_time_phrase(raw)
+    hhmm = alarm_time(raw)
     if hhmm is None:
         return Reject(f"{raw!r} is not a time of day (like '7am' or '18:30')")
     return Intent(family, {"time": hhmm})

@@ -52,8 +52,48 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
             "(?:put|set|switch|turn)~(?:my~|the~)?(?:phone|ringer|device)?~?(?:on|to|in(?:to)?)~silent(?:~mode)?",
             "(?:turn~on|enable|activate)~(?:the~)?silent~mode",
             "silence~my~phone",
+            "mute~(?:everything|all~(?:sounds|the~sound)|all~audio)",
         ),
         Intent("set_volume", {"level": "0"}),
+    ),
+    (
+        (
+            "(?:put|set|switch|turn|change)~(?:it|my~phone|the~phone|my~ringer|the~ringer|the~ring~mode|ringer|phone)?"
+            "~?(?:on|to|in(?:to)?)~vibrat(?:e|ion)(?:~(?:only|mode))?",
+            "(?:turn|switch)~on~(?:the~)?vibrat(?:e|ion)(?:~(?:mode|for~calls))?",
+            "(?:enable|activate)~(?:the~)?vibrat(?:e|ion)(?:~(?:mode|for~calls))?",
+            "vibrate~(?:mode|only)(?:~on)?",
+        ),
+        Intent("vibrate", {"state": "on"}),
+    ),
+    (
+        (
+            "(?:turn|switch|shut)~off~(?:the~)?vibrat(?:e|ion)(?:~(?:mode|for~calls))?",
+            "(?:disable|deactivate)~(?:the~)?vibrat(?:e|ion)(?:~(?:mode|for~calls))?",
+            "(?:stop~(?:the~phone~)?vibrating|no~more~vibrat(?:ing|ion))",
+            "(?:take|get)~(?:it|my~phone|the~phone)~off~vibrate",
+        ),
+        Intent("vibrate", {"state": "off"}),
+    ),
+    (
+        (
+            "(?:cancel|stop|delete|remove|end|kill|turn~off|clear|reset)~(?:the~|my~|that~|this~)?(?:running~|current~|kitchen~)?"
+            "(?:timer|countdown)(?:~(?:i~(?:just~)?(?:set|started)|that's~running|that~is~running|running))?",
+            "(?:never~mind|forget)~(?:about~)?(?:the~|my~)?timer",
+        ),
+        Intent("cancel_timer"),
+    ),
+    (
+        (
+            "call~back~(?:whoever|the~person~who|the~one~who|who(?:ever)?)~(?:just~)?(?:called|rang|phoned)(?:~me)?(?:~(?:last|just~now))?",
+            f"call~back~(?:the~|my~)?{_LATEST}~(?:caller|missed~call|call|one|number)",
+            f"(?:call|ring)~(?:the~)?{_LATEST}~(?:caller|missed~call|one)~back",
+            f"(?:return|call~back)~(?:the~|my~|that~)?{_LATEST}~(?:missed~)?call",
+            f"(?:call|ring)~(?:back~)?(?:the~)?{_LATEST}~(?:person|number)~(?:who|that)~(?:called|rang|phoned)(?:~me)?",
+            "(?:call|ring)~(?:back~)?(?:whoever|who)~(?:just~)?(?:called|rang|phoned)(?:~me)?",
+            "return~(?:my~|the~)?missed~call",
+        ),
+        Intent("call_back"),
     ),
     (
         (
@@ -71,7 +111,7 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
     ),
     (
         (
-            f"(?:read|open|show(?:~me)?|check|see|view)~(?:my~|the~)?{_LATEST}~(?:text(?:~message)?|message|sms|conversation|chat)"
+            f"(?:read|open|show(?:~me)?|check|see|view)~(?:my~|the~)?{_LATEST}~(?:texts?(?:~messages?)?|messages?|sms|conversation|chat)"
             "(?:~(?:in|on)~(?:the~)?messages(?:~app)?)?",
         ),
         Intent("latest_thread"),

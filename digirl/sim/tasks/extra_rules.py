@@ -185,7 +185,7 @@ def _send_words_to(g: dict[str, str]) -> Intent | None:
 
 @APPS_EARLY.rule(
     "(?:open|show|view|go~to|pull~up|read|check)(?:~me)?~(?:my~|the~)?(?:conversation|chat|text~thread|message~thread|thread"
-    "|messages|texts)~(?:with|from)~{c}",
+    "|messages|texts)~(?:with|from)~{c}(?:~(?:in|on)~(?:the~)?messages(?:~app)?)?",
     "(?:start|begin|open)~(?:a~)?(?:new~)?(?:conversation|chat|thread|text~thread)~with~{c}",
     "(?:start|begin|write|compose|create)~(?:a~)?(?:new~)?(?:message|text|sms)~(?:to|for)~{c}",
 )

@@ -158,6 +158,20 @@ def parse_time(text: str) -> str | None:
     return f"{hour:02d}:{minute:02d}"
 
 
+def alarm_time(text: str) -> str | None:
+    """An alarm's "HH:MM": :func:`parse_time_phrase`, and a bare hour of the waking hours 5–11 read as
+    the morning ("set an alarm for 7", "delete my 9 o'clock alarm": 07:00, 09:00), as people mean an
+    alarm for them. Other bare hours stay ambiguous ("an alarm for 3": a nap or the night)."""
+    hhmm = parse_time_phrase(text)
+    if hhmm is not None:
+        return hhmm
+    t = re.sub(r"\s+(?:today|tomorrow|every\s*day|daily|on\s+weekdays)$", "", re.sub(r"\s+", " ", text.strip().lower()))
+    m = re.fullmatch(r"(?:at |for )?(\d{1,2})(?:[:.](\d\d))?(?: ?o'?clock)?", t)
+    if m is None or not 5 <= int(m.group(1)) <= 11:
+        return None
+    return parse_time(f"{m.group(1)}:{m.group(2) or '00'} am")
+
+
 _DAYPART = re.compile(
     r"^(?P<t>.+?)\s+(?:(?:tomorrow|today|tonight)\s+)?(?:in\s+the\s+|this\s+|tomorrow\s+|at\s+)?"
     r"(?P<part>morning|afternoon|evening|night)$"
@@ -426,12 +440,50 @@ _WHY = re.compile(r",?\s+(?:so\s+(?:that\s+)?|because\s+|since\s+)(?:i|i'm|my|we
 _GO_TO = re.compile(r"^(?:head(?:\s+over)?|jump|hop|skip)\s+to\s+", re.I)
 
 
+_SETTINGS_WORDS = (
+    r"(?:the\s+|my\s+)?(?:mobile\s+data|cellular\s+data|data|wi-?fi|bluetooth|hotspot|flashlight|torch|location|gps)\b"
+)
+_DURATION = r"(?:\d+|[a-z]+)(?:\s*-?\s*(?:and\s+a\s+half\s+)?(?:hours?|hrs?|minutes?|mins?|seconds?|secs?))"
+#: Casual ways of saying a request, said plainly (second pass only: phrasings that match as written are
+#: never rewritten). Each is (pattern, replacement), applied in order.
+_CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), r)
+    for p, r in (
+        (r"\b(?:tmrw|tmrow|tmr|tmw|2moro|2morrow|tomoz)\b", "tomorrow"),
+        (r"\byt\b", "YouTube"),
+        (r"\b(?:faves|favs)\b", "favourites"),
+        (r"\b(?:fave|fav)\b", "favourite"),
+        (r"^(?:bump|crank|jack|pump)(?=\s)", "turn"),  # "bump the brightness all the way up"
+        (r"^(?:kill|cut)\s+(?=" + _SETTINGS_WORDS + ")", "turn off "),
+        (r"^(?:browse|pull\s+up|bring\s+up)\s+", "open "),
+        (r"^put\s+on\s+(?=(?:the|a|an|some|my)\s.*\b(?:video|song|track|playlist|album)s?\b)", "play "),
+        (r"^read\s+me\s+", "read "),
+        (r"^(?:add\s+up|sum\s+up|sum)\s+(?=[\d$])", "what is "),  # "add up 349.99 + 82.50 + 12"
+        (r"\bmy\s+(?:chat|convo|thread)\s+with\b", "my conversation with"),
+        # what the timer is for is not a step: "a 40-minute timer for the roast", "3 minutes for the eggs"
+        (r"\b(timer|countdown|" + _DURATION + r")\s+for\s+(?:the|my|our|his|her|a|an)\s+[a-z' -]+$", r"\1"),
+        # "reply to the last text "ok sounds good"": the quoted words are the reply
+        (r"^(reply\s+to\s+[^\"]+?)\s*:?\s+(\"[^\"]+\")$", r"\1 saying \2"),
+    )
+)
+#: An aside after the request ("kill mobile data, I'm roaming", "force stop it, it's frozen").
+_ASIDE = re.compile(r",\s+(?:i'm|im|i\s+am|it's|its|it\s+is|they're|we're)\s+[^,\"]*$", re.I)
+
+
+def say_plainly(text: str) -> str:
+    """Casual phrasings said plainly (:data:`_CASUAL`) and an aside after the request dropped."""
+    t = _ASIDE.sub("", text)
+    for rx, repl in _CASUAL:
+        t = rx.sub(repl, t)
+    return t
+
+
 def normalize_request(text: str) -> str:
     """The second-pass form of a cleaned instruction: typos fixed, politeness dropped, shouting lowered,
-    "head to" / "jump to" said as "go to"."""
+    "head to" / "jump to" said as "go to", casual phrasings said plainly."""
     t = text
     letters = [c for c in t if c.isalpha()]
     if letters and sum(c.isupper() for c in letters) / len(letters) > 0.8:
         t = t.lower()
     t = fix_typos(t)
-    return _WHY.sub("", _GO_TO.sub("go to ", strip_politeness(t)))
+    return say_plainly(_WHY.sub("", _GO_TO.sub("go to ", strip_politeness(t))))

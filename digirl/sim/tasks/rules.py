@@ -2,7 +2,7 @@
 
 Template syntax (see :func:`template_regex`): a space between literal words may be missing in the
 text ("alarmfor"), ``~`` needs whitespace (used next to slots and after articles, so "the" never
-eats the start of "Theodore"), ``{x}`` is a lazy slot that cannot span a "?"/"!". Macros
+eats the start of "Theodore"), ``{x}`` is a lazy slot that cannot span a "?"/"!" outside double quotes. Macros
 (``WHATS``, ``ON``, ...) expand to alternations. Templates match the whole (cleaned) text.
 
 A handler returns an :class:`~digirl.sim.intents.Intent`, ``None`` (not this rule after all: the
@@ -37,12 +37,20 @@ MACROS: dict[str, str] = {
 }
 
 
+#: One character of a slot: not "?" / "!", or a whole double-quoted part (which may hold them). A quote
+#: with no closing one is a plain character; the three branches never overlap (no backtracking blow-up).
+_UNTIL_SENTENCE_END = '(?:"[^"]*"|"(?![^"]*")|[^?!"])'
+
+
 def template_regex(template: str) -> re.Pattern[str]:
     """Compile a phrasing template (module doc) into a case-insensitive regex."""
     pat = template
     for name, alt in MACROS.items():
         pat = pat.replace(name, alt)
-    pat = re.sub(r"\{(\w+)\}", r"(?P<\1>[^?!]+?)", pat)
+    # A slot (and a hand-written ``[^?!]``) stops at "?" / "!" (a second sentence), except inside double
+    # quotes: a quoted message may have them.
+    pat = pat.replace("[^?!]", _UNTIL_SENTENCE_END)
+    pat = re.sub(r"\{(\w+)\}", r"(?P<\1>" + _UNTIL_SENTENCE_END.replace("\\", "\\\\") + "+?)", pat)
     pat = pat.replace(" ", r"\s*").replace("~", r"\s+")
     return re.compile(pat, re.I)
 
