@@ -109,7 +109,8 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: ``favorite_contact`` (``name``: the contact is starred) came with the compound-instruction work;
 #: ``vibrate`` (``state``: on / off, the Sound page's "Vibrate for calls" switch) and ``cancel_timer``
 #: (no slots: the timer running at the start is deleted) and ``call_back`` (no slots: the newest of the
-#: missed calls in the Phone app's Recents is returned) after it.
+#: missed calls in the Phone app's Recents is returned) and ``delete_photo`` (``query`` optional: the
+#: newest photo, or the newest showing it, is deleted from the Photos viewer) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -133,6 +134,7 @@ EXTRA_FAMILIES = (
     "vibrate",
     "cancel_timer",
     "call_back",
+    "delete_photo",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -129,6 +129,8 @@ class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67
 class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
     def init_state(self) -> None:
         self.viewing: Photo | None = None
+        #: Photos deleted in this episode, each with the gallery as it was just before.
+        self.binned: list[tuple[Photo, tuple[Photo, ...]]] = []
 
     @property
     def bg(self) -> ui.Color:  # type: ignore[override]
@@ -207,4 +209,23 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
             )
         )
         views.append(self.back_button((4, ui.TOP + 8, 48, ui.TOP + 52), ref="photos.viewer.back", color=ui.WHITE))
+        if self.phone.surfaces:  # the pinned viewer has no trash button
+            views.append(
+                ui.icon_button(
+                    (308, ui.TOP + 8, 352, ui.TOP + 52),
+                    "trash",
+                    self.delete_viewed,
+                    ref="photos.viewer.delete",
+                    desc="Delete",
+                    color=ui.WHITE,
+                )
+            )
         return views
+
+    def delete_viewed(self) -> None:
+        """Move the photo on screen to the bin (it leaves the gallery) and go back to the grid."""
+        if self.viewing is not None:
+            self.binned.append((self.viewing, tuple(self.phone.gallery)))
+            self.phone.gallery[:] = [p for p in self.phone.gallery if p.pid != self.viewing.pid]
+            self.viewing = None
+            self.phone.invalidate()

@@ -68,6 +68,7 @@ LASTING = frozenset(
         "add_contact",
         "create_event",
         "take_photo",
+        "delete_photo",
         "youtube_subscribe",
         "add_world_clock",
         "bookmark_site",

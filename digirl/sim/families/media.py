@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
@@ -106,6 +107,34 @@ def _view_photo_plan(e: ExpertStep) -> Action:
     if ph.focused is not None:
         return Action.back()
     return e.goto("photos.0") or Action.back()
+
+
+def _target_photo(gallery: Sequence[Photo], intent: Intent) -> Photo | None:
+    """The photo a task is about: the newest, or the newest that shows what ``query`` names."""
+    q = intent.get("query")
+    return next((p for p in gallery if not q or photo_matches(p, q)), None)
+
+
+def _deleted(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    """One photo was deleted, and it was the one the task is about when it was deleted (so "take a
+    photo, then delete the newest" means the new one)."""
+    binned = _app(phone, "photos").binned
+    return len(binned) == 1 and _target_photo(binned[0][1], intent) is binned[0][0]
+
+
+@builtin_family(
+    "delete_photo", "phone", predicate=_deleted, setup=_photo_exists, doc="the newest photo (or one of what was asked) is deleted"
+)
+@in_app("photos")
+def _delete_photo_plan(e: ExpertStep) -> Action:
+    ph = _app(e.phone, "photos")
+    target = _target_photo(e.phone.gallery, e.intent)
+    if ph.viewing is not None:
+        return e.goto("photos.viewer.delete") if ph.viewing is target else Action.back()
+    shown = ph.shown()
+    if target in shown and ph.focused is None:
+        return e.goto(f"photos.{shown.index(target)}") or Action.back()
+    return _view_photo_plan(e)
 
 
 # ---- YouTube ------------------------------------------------------------------------------

@@ -458,6 +458,7 @@ _APP_OF = {
     "take_photo": "camera",
     "camera_lens": "camera",
     "view_photo": "photos",
+    "delete_photo": "photos",
     "check_email": "gmail",
     "send_email": "gmail",
     "go_home": "launcher",

@@ -98,7 +98,7 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
     (
         (
             "(?:take|grab|capture|make|save)~(?:a~)?screen\\s*-?\\s*(?:shot|capture|grab)(?:~of~(?:this|the~screen|my~screen))?",
-            "screen\\s*shot~(?:this|the~screen)",
+            "screen\\s*shot(?:~(?:this|that|it|the~screen|my~screen|now))?",
         ),
         Intent("take_screenshot"),
     ),
@@ -358,6 +358,25 @@ def _wake_at_hour(g: dict[str, str]) -> Intent | None:
 def _camera_lens(g: dict[str, str]) -> Intent:
     lens = "front" if g["lens"].lower() in ("selfie", "front", "front-facing") else "back"
     return Intent("camera_lens", {"lens": lens})
+
+
+_DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
+_PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
+
+
+@APPS_EARLY.rule(
+    f"{_DELETE}~(?:the~|my~|that~|this~)?{_LATEST}~(?P<kind>{_PICTURE}|screen\\s*shot)"
+    "(?:~(?:i~(?:just~)?(?:took|made|shot)|taken))?(?:~(?:from|in)~(?:my~|the~)?(?:gallery|photos(?:~app)?|camera~roll))?",
+    f"{_DELETE}~(?:the~|that~|this~|my~)?(?P<kind>screen\\s*shot)(?:~i~(?:just~)?took)?",
+    f"{_DELETE}~(?:the~|my~|that~)?{_PICTURE}s?~(?:of|from|with)~{{q}}(?:~(?:from|in)~(?:my~|the~)?(?:gallery|photos(?:~app)?))?",
+)
+def _delete_photo(g: dict[str, str]) -> Intent | None:
+    """ "delete the most recent photo", "delete the screenshot", "delete the picture of the receipt"."""
+    if g.get("q"):
+        q = re.sub(r"^(?:the|my|a|an)\s+", "", unquote(g["q"]).strip(), flags=re.I)
+        return Intent("delete_photo", {"query": q}) if q else None
+    kind = re.sub(r"\s+", "", (g.get("kind") or "").lower())
+    return Intent("delete_photo", {"query": "screenshot" if kind == "screenshot" else ""})
 
 
 @APPS_EARLY.rule(

@@ -458,6 +458,12 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:browse|pull\s+up|bring\s+up)\s+", "open "),
         (r"^put\s+on\s+(?=(?:the|a|an|some|my)\s.*\b(?:video|song|track|playlist|album)s?\b)", "play "),
         (r"^read\s+me\s+", "read "),
+        # "raise the volume to max", "turn the volume down to 20%": a level said as a move
+        (
+            r"^(?:(?:raise|increase|lower|decrease|reduce|drop|bring)\s+(?:the\s+|my\s+)?(volume|brightness)(?:\s+(?:up|down))?"
+            r"|turn\s+(?:the\s+|my\s+)?(volume|brightness)\s+(?:up|down))\s+to\s+",
+            r"set the \1\2 to ",
+        ),
         (r"^(?:add\s+up|sum\s+up|sum)\s+(?=[\d$])", "what is "),  # "add up 349.99 + 82.50 + 12"
         (r"\bmy\s+(?:chat|convo|thread)\s+with\b", "my conversation with"),
         # what the timer is for is not a step: "a 40-minute timer for the roast", "3 minutes for the eggs"

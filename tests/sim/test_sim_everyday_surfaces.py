@@ -1,4 +1,4 @@
-"""``vibrate``, ``cancel_timer`` and ``call_back`` (issue 42), the casual phrasings said plainly before the
+"""``vibrate``, ``cancel_timer``, ``call_back`` and ``delete_photo`` (issue 42), the casual phrasings said plainly before the
 second parse (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them,
 and the calculator's horizon for long expressions."""
 
@@ -42,6 +42,15 @@ def _parts(text: str) -> list[dict[str, object]]:
             {"family": "vibrate", "slots": {"state": "off"}},
         ),
         ("mute the phone, turn on dnd, and set alarm for 7", {"family": "set_alarm", "slots": {"time": "07:00"}}),
+        ("delete the most recent photo", {"family": "delete_photo", "slots": {"query": ""}}),
+        ("delete the screenshot", {"family": "delete_photo", "slots": {"query": "screenshot"}}),
+        ("delete the photo of the beach", {"family": "delete_photo", "slots": {"query": "beach"}}),
+        ("take a photo and then delete the latest photo", {"family": "delete_photo", "slots": {"query": ""}}),
+        ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
+        (
+            "raise volume to max then play despacito on youtube",
+            {"family": "youtube_video", "slots": {"action": "play", "key_terms": "despacito", "query": "despacito"}},
+        ),
     ],
 )
 @pytest.mark.parametrize("perturbation", [0, 2])
@@ -101,6 +110,23 @@ def test_call_back_returns_the_newest_missed_call_only() -> None:
     assert check(env.phone, env.ctx)
 
 
+def test_delete_photo_counts_one_deletion_of_the_photo_it_is_about() -> None:
+    env = _env(Intent("delete_photo", {"query": ""}), seed=0)
+    photos: Any = env.phone.apps["photos"]
+    env.phone.fg = "photos"
+    photos.view(1)  # not the newest
+    photos.delete_viewed()
+    assert not check(env.phone, env.ctx)
+    env = _env(Intent("delete_photo", {"query": ""}), seed=0)
+    photos = env.phone.apps["photos"]
+    photos.view(0)
+    photos.delete_viewed()
+    assert check(env.phone, env.ctx)
+    photos.view(0)
+    photos.delete_viewed()  # a second one too: not what was asked
+    assert not check(env.phone, env.ctx)
+
+
 @pytest.mark.parametrize(
     ("said", "plain"),
     [
@@ -114,6 +140,8 @@ def test_call_back_returns_the_newest_missed_call_only() -> None:
         ("Set a 40-minute timer for the roast", "Set a 40-minute timer"),
         ("set a timer for 3 minutes for the eggs", "set a timer for 3 minutes"),
         ('reply to the last text "ok sounds good"', 'reply to the last text saying "ok sounds good"'),
+        ("raise the volume to max", "set the volume to max"),
+        ("Turn the volume down to 20%", "set the volume to 20%"),
         ("put on some music", "put on some music"),  # no video, song or playlist named: left as said
         ("text Mom, I'm running late", "text Mom, I'm running late"),  # an aside only when nothing follows a quote
     ],
