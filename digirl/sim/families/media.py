@@ -130,7 +130,7 @@ def _delete_photo_plan(e: ExpertStep) -> Action:
     ph = _app(e.phone, "photos")
     target = _target_photo(e.phone.gallery, e.intent)
     if ph.viewing is not None:
-        return e.goto("photos.viewer.delete") if ph.viewing is target else Action.back()
+        return (e.goto("photos.viewer.delete") if ph.viewing is target else None) or Action.back()
     shown = ph.shown()
     if target in shown and ph.focused is None:
         return e.goto(f"photos.{shown.index(target)}") or Action.back()
