@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_CONTACTS",
     "LEVEL_STEP",
+    "OPTIONS",
     "SETTING_NAMES",
     "Contact",
     "DeviceSettings",
@@ -43,6 +44,15 @@ SETTING_NAMES = (
     "mobile_data",
     "hotspot",
 )
+#: Settings with a choice of values (Display's rows, a page of choices with the newer surfaces):
+#: name → (its title, the values in order).
+OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "screen_timeout": (
+        "Screen timeout",
+        ("15 seconds", "30 seconds", "1 minute", "2 minutes", "5 minutes", "10 minutes", "30 minutes"),
+    ),
+    "font_size": ("Font size", ("Small", "Default", "Large", "Largest")),
+}
 #: Sliders move in steps of this many percent.
 LEVEL_STEP = 5
 
@@ -61,6 +71,8 @@ class DeviceSettings:
     hotspot: bool = False
     data_saver: bool = False
     vibrate: bool = False  # ring on vibrate (the ``vibrate`` family; a newer surface of Sound)
+    screen_timeout: str = "30 seconds"  # one of OPTIONS["screen_timeout"] (the ``set_option`` family)
+    font_size: str = "Default"  # one of OPTIONS["font_size"]
     brightness: int = 60
     volume: int = 40
 

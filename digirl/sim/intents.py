@@ -110,7 +110,8 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: ``vibrate`` (``state``: on / off, the Sound page's "Vibrate for calls" switch) and ``cancel_timer``
 #: (no slots: the timer running at the start is deleted) and ``call_back`` (no slots: the newest of the
 #: missed calls in the Phone app's Recents is returned) and ``delete_photo`` (``query`` optional: the
-#: newest photo, or the newest showing it, is deleted from the Photos viewer) after it.
+#: newest photo, or the newest showing it, is deleted from the Photos viewer) and ``set_option``
+#: (``option``: screen_timeout or font_size, ``value``: one of :data:`digirl.sim.device.OPTIONS`) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -135,6 +136,7 @@ EXTRA_FAMILIES = (
     "cancel_timer",
     "call_back",
     "delete_photo",
+    "set_option",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

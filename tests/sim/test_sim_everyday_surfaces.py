@@ -1,6 +1,6 @@
-"""``vibrate``, ``cancel_timer``, ``call_back`` and ``delete_photo`` (issue 42), the casual phrasings said plainly before the
-second parse (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them,
-and the calculator's horizon for long expressions."""
+"""``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo`` and ``set_option`` (issue 42), the
+casual phrasings said plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`),
+quoted messages with "!" or "?" in them, and the calculator's horizon for long expressions."""
 
 from __future__ import annotations
 
@@ -46,6 +46,17 @@ def _parts(text: str) -> list[dict[str, object]]:
         ("delete the screenshot", {"family": "delete_photo", "slots": {"query": "screenshot"}}),
         ("delete the photo of the beach", {"family": "delete_photo", "slots": {"query": "beach"}}),
         ("take a photo and then delete the latest photo", {"family": "delete_photo", "slots": {"query": ""}}),
+        (
+            "Change the screen timeout to 2 minutes.",
+            {"family": "set_option", "slots": {"option": "screen_timeout", "value": "2 minutes"}},
+        ),
+        (
+            "make the screen turn off after 1 minute",
+            {"family": "set_option", "slots": {"option": "screen_timeout", "value": "1 minute"}},
+        ),
+        ("increase the font size", {"family": "set_option", "slots": {"option": "font_size", "value": "up"}}),
+        ("make the text smaller", {"family": "set_option", "slots": {"option": "font_size", "value": "down"}}),
+        ("set the font size to largest", {"family": "set_option", "slots": {"option": "font_size", "value": "Largest"}}),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -125,6 +136,18 @@ def test_delete_photo_counts_one_deletion_of_the_photo_it_is_about() -> None:
     photos.view(0)
     photos.delete_viewed()  # a second one too: not what was asked
     assert not check(env.phone, env.ctx)
+
+
+def test_a_font_size_move_counts_from_where_it_started_and_odd_timeouts_are_refused() -> None:
+    env = _env(Intent("set_option", {"option": "font_size", "value": "up"}), seed=4)
+    start = env.ctx.initial["option"]
+    assert start != "Largest" and env.phone.settings.font_size == start and not check(env.phone, env.ctx)
+    env.phone.settings.font_size = "Largest"
+    assert check(env.phone, env.ctx)
+    env.phone.settings.font_size = "Small"
+    assert not check(env.phone, env.ctx)
+    refused = explain_instruction("set the screen timeout to 3 minutes")
+    assert refused.intent is None and "can be 15 seconds" in refused.reason
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from digirl.sim import ui
 from digirl.sim.apps import insearch
 from digirl.sim.apps.base import App, app_bar, letter_tile
 from digirl.sim.content import stable_rng
-from digirl.sim.device import get_setting, set_setting
+from digirl.sim.device import OPTIONS, get_setting, set_setting
 
 __all__ = ["Settings"]
 
@@ -76,6 +76,7 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             "notifications": self._notifications,
             "location": self._location,
             "security": self._security,
+            "option": self._option,
         }.get(s, self._placeholder)
         return builder(arg)
 
@@ -251,10 +252,43 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             *self._level_row(0, "Brightness level", "brightness", "settings.brightness"),
             self._setting_row(80, "dark_mode", "Dark theme", "On", "Off"),
             self._setting_row(152, "auto_rotate", "Auto-rotate screen"),
-            ui.list_row(224, 72, "Screen timeout", sub="After 30 seconds", ref="settings.timeout", on_tap=lambda: None),
-            ui.list_row(296, 72, "Font size", sub="Default", ref="settings.font", on_tap=lambda: None),
+            self._option_row(224, "screen_timeout", "settings.timeout", "After {}"),
+            self._option_row(296, "font_size", "settings.font", "{}"),
         ]
         return self._page("display", "Display", rows)
+
+    def _option_row(self, y: float, name: str, ref: str, sub: str) -> ui.View:
+        """A row showing a setting's value; with the newer surfaces a tap opens its page of choices."""
+        value = str(getattr(self.phone.settings, name))
+        tap = partial(self.push, "option", name) if self.phone.surfaces else lambda: None
+        return ui.list_row(
+            y, 72, OPTIONS[name][0], sub=sub.format(value.lower() if name == "screen_timeout" else value), ref=ref, on_tap=tap
+        )
+
+    def _option(self, name: str) -> list[ui.View]:
+        title, values = OPTIONS[name]
+        st = self.phone.settings
+
+        def choose(v: str) -> None:
+            setattr(st, name, v)
+            self.back()
+
+        rows = [
+            ui.list_row(
+                72.0 * i,
+                72,
+                v,
+                ref=f"settings.option.{i}",
+                on_tap=partial(choose, v),
+                right=ui.View(
+                    (308, 72.0 * i + 22, 336, 72.0 * i + 50), kind="icon", icon="check", icon_color=ui.BLUE, element=False
+                )
+                if getattr(st, name) == v
+                else None,
+            )
+            for i, v in enumerate(values)
+        ]
+        return self._page("option", title, rows)
 
     def _battery(self, _: str) -> list[ui.View]:
         rows = [

@@ -48,6 +48,7 @@ LASTING = frozenset(
     {
         "toggle_setting",
         "vibrate",
+        "set_option",
         "set_brightness",
         "set_volume",
         "set_alarm",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.device import LEVEL_STEP, SETTING_NAMES, get_setting, set_setting
+from digirl.sim.device import LEVEL_STEP, OPTIONS, SETTING_NAMES, get_setting, set_setting
 from digirl.sim.family_registry import builtin_family
 from digirl.sim.goals import TaskContext
 from digirl.sim.intents import Intent
@@ -108,6 +108,51 @@ def _vibrate_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 @builtin_family("vibrate", "phone", predicate=_vibrate_ok, setup=_vibrate_setup, doc="the phone rings on vibrate (or not)")
 def _vibrate_plan(e: ExpertStep) -> Action:
     return to_settings_page(e, "sound") or e.goto("settings.vibrate.switch") or Action.back()
+
+
+_OPTION_ROW = {"screen_timeout": "settings.timeout", "font_size": "settings.font"}
+
+
+def _option_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """Start from another value (for ``up`` / ``down``: one with room to move that way)."""
+    name, value = intent.get("option"), intent.get("value")
+    if name not in OPTIONS or value not in (*OPTIONS[name][1], "up", "down"):
+        raise ValueError(f"unknown option {name!r} = {value!r}; known: {OPTIONS} (or up / down)")
+    values = OPTIONS[name][1]
+    starts = {"up": values[:-1], "down": values[1:]}.get(value, tuple(v for v in values if v != value))
+    start = starts[int(rng.integers(len(starts)))]
+    setattr(phone.settings, name, start)
+    ctx.initial["option"] = start
+
+
+def _option_target(intent: Intent, ctx: TaskContext) -> str:
+    """The value to choose: the one asked for, or the next one up or down from the start."""
+    values, value = OPTIONS[intent.get("option")][1], intent.get("value")
+    if value in ("up", "down"):
+        return values[values.index(ctx.initial["option"]) + (1 if value == "up" else -1)]
+    return value
+
+
+def _option_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    """The value asked for; for ``up`` / ``down`` any value past the start that way."""
+    name, value = intent.get("option"), intent.get("value")
+    now = getattr(phone.settings, name)
+    if value in ("up", "down"):
+        values = OPTIONS[name][1]
+        moved = values.index(now) - values.index(ctx.initial["option"])
+        return moved > 0 if value == "up" else moved < 0
+    return bool(now == value)
+
+
+@builtin_family(
+    "set_option", "phone", predicate=_option_ok, setup=_option_setup, doc="a Display choice (screen timeout, font size) is set"
+)
+def _option_plan(e: ExpertStep) -> Action:
+    name = e.intent.get("option")
+    settings: Any = e.phone.apps["settings"]
+    if e.phone.fg == "settings" and settings.top == ("option", name):
+        return e.goto(f"settings.option.{OPTIONS[name][1].index(_option_target(e.intent, e.ctx))}") or Action.back()
+    return to_settings_page(e, "display") or e.goto(_OPTION_ROW[name]) or Action.back()
 
 
 # ---- brightness, volume -----------------------------------------------------------------

@@ -436,6 +436,7 @@ _APP_OF = {
     "app_notifications": "settings",
     "toggle_setting": "settings",
     "vibrate": "settings",
+    "set_option": "settings",
     "set_alarm": "clock",
     "start_timer": "clock",
     "cancel_timer": "clock",

@@ -360,6 +360,50 @@ def _camera_lens(g: dict[str, str]) -> Intent:
     return Intent("camera_lens", {"lens": lens})
 
 
+_TIMEOUT = "screen~(?:timeout|time-?out|time~out|sleep(?:~time)?)|(?:display~)?sleep~(?:timer|setting)|auto-?lock"
+
+
+@APPS_EARLY.rule(
+    f"(?:change|set|make|put|switch|adjust|update)~(?:the~|my~)?(?:{_TIMEOUT})~(?:to~|at~|for~)?{{d}}",
+    "(?:make|have|let|set)~(?:the~|my~)?(?:screen|display|phone)~(?:to~)?(?:turn~off|go~(?:to~sleep|dark|off)|sleep|time~out|lock)"
+    "~(?:after|in)~{d}",
+    f"(?:set~)?(?:an?~)?{{d}}~(?:{_TIMEOUT})",
+)
+def _screen_timeout(g: dict[str, str]) -> Intent | Reject:
+    from digirl.sim.device import OPTIONS
+    from digirl.sim.tasks.normalize import parse_duration
+
+    seconds = parse_duration(g["d"])
+    value = next((v for v in OPTIONS["screen_timeout"][1] if seconds is not None and parse_duration(v) == seconds), None)
+    if value is None:
+        return Reject(f"the screen timeout can be {', '.join(OPTIONS['screen_timeout'][1])}, not {g['d']!r}")
+    return Intent("set_option", {"option": "screen_timeout", "value": value})
+
+
+_FONT_WORDS = {
+    "small": "Small", "smaller": "Small", "smallest": "Small", "tiny": "Small",
+    "default": "Default", "normal": "Default", "medium": "Default", "regular": "Default", "standard": "Default",
+    "large": "Large", "big": "Large", "larger": "Large", "bigger": "Large",
+    "largest": "Largest", "biggest": "Largest", "huge": "Largest", "max": "Largest", "maximum": "Largest",
+}  # fmt: skip
+_FONT = "(?:the~)?(?:font|text|letters?)(?:~size)?(?:~on~(?:my~|the~)?(?:phone|screen))?"
+
+
+@APPS_EARLY.rule(
+    f"(?P<dir>increase|enlarge|raise|bump~up|turn~up|decrease|reduce|shrink|lower|turn~down)~{_FONT}",
+    f"(?:make|set|change|turn|switch)~{_FONT}~(?:to~)?(?P<v>{'|'.join(_FONT_WORDS)})(?:~(?:size|one|setting))?",
+    "(?:make~)?(?:the~)?(?:font|text)~(?P<v>bigger|larger|smaller)",
+)
+def _font_size(g: dict[str, str]) -> Intent:
+    if g.get("dir"):
+        up = g["dir"].split()[0].lower() in ("increase", "enlarge", "raise", "bump", "turn") and "down" not in g["dir"].lower()
+        return Intent("set_option", {"option": "font_size", "value": "up" if up else "down"})
+    v = g["v"].lower()
+    if v in ("bigger", "larger", "smaller"):  # a move, from wherever it is
+        return Intent("set_option", {"option": "font_size", "value": "down" if v == "smaller" else "up"})
+    return Intent("set_option", {"option": "font_size", "value": _FONT_WORDS[v]})
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
