@@ -24,7 +24,7 @@ from digirl.sim.elements import StaticElements, tree_elements
 from digirl.sim.expert import expert_action
 from digirl.sim.families import ensure_family, get_family
 from digirl.sim.families.state import device_state
-from digirl.sim.intents import FAMILIES, HORIZONS, Intent
+from digirl.sim.intents import HORIZONS, Intent, pinned
 from digirl.sim.perturb import Dynamics, dark_theme
 from digirl.sim.phone import Phone, resolve_app
 from digirl.sim.predicates import TaskContext, check
@@ -207,7 +207,7 @@ class SimEnv(DeviceEnv):
         state (Chrome's first page, two alarms), then the family's ``setup``."""
         p = self.phone
         # The shipped sets' tasks keep the phone their golden episodes pin; other tasks get it all.
-        p.surfaces = intent.family not in FAMILIES
+        p.surfaces = not pinned(intent)
         family = get_family(intent.family)
         ctx = TaskContext(intent)
         browser: Any = p.apps["chrome"]

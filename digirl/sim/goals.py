@@ -186,10 +186,20 @@ def _maps_directions(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return terms_in(destination_terms(intent), f"{place.category} {place.name}")
 
 
+def alarm_matches(a: Any, intent: Intent) -> bool:
+    """An alarm has what a ``set_alarm`` intent asks for besides its time: the label (case aside) and
+    exactly the repeat days, when they are asked for."""
+    label, days = intent.get("label"), intent.get("days")
+    if label and a.label.strip().lower() != label.strip().lower():
+        return False
+    return not days or tuple(int(d) for d in days) == tuple(a.days)
+
+
 @keyed(PREDICATES, "set_alarm")
 def _set_alarm(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     h, m = parse_time(intent.get("time"))
-    return any(a.enabled and a.hour == h and a.minute == m for a in phone.apps["clock"].alarms)  # type: ignore[attr-defined]
+    alarms = phone.apps["clock"].alarms  # type: ignore[attr-defined]
+    return any(a.enabled and a.hour == h and a.minute == m and alarm_matches(a, intent) for a in alarms)
 
 
 @keyed(PREDICATES, "browser_tab")

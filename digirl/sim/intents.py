@@ -19,7 +19,9 @@ General (AitW "General" phrasing families):
   YouTube app plays a video whose channel is the named one (latest: its newest upload).
 - ``maps_search``: ``query``. Success: Maps shows results for a query containing the key terms.
 - ``maps_directions``: ``destination``. Success: Maps shows directions to a place of that kind.
-- ``set_alarm``: ``time`` (24h ``HH:MM``). Success: an enabled alarm at that time exists.
+- ``set_alarm``: ``time`` (24h ``HH:MM``); newer tasks also ``label`` and ``days`` (repeat days,
+  a digit a day from 0 = Monday: ``01234`` for weekdays). Success: an enabled alarm at that
+  time exists (with that label, case aside, and exactly those repeat days when they are asked for).
 - ``browser_tab``: ``mode`` (tab | incognito_tab | window | incognito_window). Success: the browser
   shows a new, empty tab/window of that mode.
 - ``check_email``: (no slots). Success: the mail app's inbox is open.
@@ -88,6 +90,16 @@ PHONE_FAMILIES = (
     "clear_notifications",
 )
 FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
+#: The slots the shipped sets' tasks of a family use, where newer tasks of that family use more (an
+#: alarm's label or repeat days): a task with other slots gets the newer surfaces (:func:`pinned`).
+PINNED_SLOTS: dict[str, frozenset[str]] = {"set_alarm": frozenset({"time"})}
+
+
+def pinned(intent: Intent) -> bool:
+    """Whether the task keeps the phone the shipped sets' golden episodes pin (no newer surfaces)."""
+    return intent.family in FAMILIES and set(intent.slots) <= PINNED_SLOTS.get(intent.family, set(intent.slots))
+
+
 #: Families outside the shipped task sets (issue 42), run by the phone env: ``compound`` (an ordered
 #: plan of sub-tasks of any family: :mod:`digirl.sim.families.compound`), ``go_home`` (the home screen
 #: is in front), ``add_to_cart`` (``site``, ``query``: the first result of that search is in the

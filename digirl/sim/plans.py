@@ -332,7 +332,22 @@ def _set_alarm(e: ExpertStep) -> Action:
     for i, a in enumerate(c.alarms):
         if a.hour == h and a.minute == m and not a.enabled:
             return e.goto(f"clock.alarm.{i}.switch") or Action.back()
+    for i, a in enumerate(c.alarms):
+        if a.hour == h and a.minute == m and (e.intent.get("label") or e.intent.get("days")):
+            return _alarm_details(e, c, i)
     return e.goto("clock.add") or Action.back()
+
+
+def _alarm_details(e: ExpertStep, c: Any, i: int) -> Action:
+    """The label, then the repeat days, of alarm ``i`` (the newer alarm card)."""
+    label, days = e.intent.get("label"), e.intent.get("days")
+    a = c.alarms[i]
+    if label and (a.label.strip().lower() != label.strip().lower() or c.focused == "label"):
+        return e.type_into(c, "label", f"clock.alarm.{i}.label", label)
+    want = {int(d) for d in days} if days else set(a.days)
+    for d in sorted(want ^ set(a.days)):
+        return e.goto(f"clock.alarm.{i}.day.{d}") or Action.back()
+    return Action.complete()
 
 
 @keyed(PLANS, "browser_tab")

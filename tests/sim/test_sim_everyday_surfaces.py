@@ -1,4 +1,5 @@
-"""``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo`` and ``set_option`` (issue 42), the
+"""``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo``, ``set_option`` and an alarm's label and
+repeat days (issue 42), the
 casual phrasings said plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`),
 quoted messages with "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -57,6 +58,16 @@ def _parts(text: str) -> list[dict[str, object]]:
         ("increase the font size", {"family": "set_option", "slots": {"option": "font_size", "value": "up"}}),
         ("make the text smaller", {"family": "set_option", "slots": {"option": "font_size", "value": "down"}}),
         ("set the font size to largest", {"family": "set_option", "slots": {"option": "font_size", "value": "Largest"}}),
+        (
+            'Set an alarm for 5:40 AM on weekdays labelled "gym".',
+            {"family": "set_alarm", "slots": {"time": "05:40", "label": "gym", "days": "01234"}},
+        ),
+        ("Add an alarm for 7:00 on Saturday and Sunday", {"family": "set_alarm", "slots": {"time": "07:00", "days": "56"}}),
+        ("set a weekday alarm for 6", {"family": "set_alarm", "slots": {"time": "06:00", "days": "01234"}}),
+        (
+            "set an alarm for 6:45 on weekends and turn on dnd",
+            {"family": "toggle_setting", "slots": {"setting": "do_not_disturb", "state": "on"}},
+        ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -148,6 +159,23 @@ def test_a_font_size_move_counts_from_where_it_started_and_odd_timeouts_are_refu
     assert not check(env.phone, env.ctx)
     refused = explain_instruction("set the screen timeout to 3 minutes")
     assert refused.intent is None and "can be 15 seconds" in refused.reason
+
+
+def test_an_alarm_with_days_or_a_label_gets_the_newer_clock_and_needs_them_exactly() -> None:
+    from digirl.sim.intents import pinned
+
+    assert pinned(Intent("set_alarm", {"time": "07:00"}))
+    intent = Intent("set_alarm", {"time": "07:00", "days": "56", "label": "Run"})
+    assert not pinned(intent)
+    env = _env(intent)
+    clock: Any = env.phone.apps["clock"]
+    assert env.phone.surfaces and not check(env.phone, env.ctx)
+    clock.alarms.append(type(clock.alarms[0])(7, 0, True, "run", (5,)))
+    assert not check(env.phone, env.ctx)  # Saturday only
+    clock.toggle_day(len(clock.alarms) - 1, 6)
+    assert check(env.phone, env.ctx)  # the label's case aside
+    clock.toggle_day(len(clock.alarms) - 1, 0)
+    assert not check(env.phone, env.ctx)  # Monday too: not what was asked
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from digirl.sim.apps.base import App, fab
 __all__ = ["DEFAULT_CITIES", "WORLD_CITIES", "Alarm", "Clock", "city_matches", "fmt12", "fmt_compact", "timer_digits"]
 
 _BG = (248, 250, 255)
+_DAY_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 TABS = ("Alarm", "Clock", "Timer", "Stopwatch")
 _TAB_ICONS = {"Alarm": "alarm", "Clock": "clock", "Timer": "history", "Stopwatch": "clock"}
 
@@ -49,6 +50,7 @@ class Alarm:
     minute: int
     enabled: bool = True
     label: str = ""
+    days: tuple[int, ...] = ()  # repeat days, 0 = Monday (the newer surfaces set them)
 
 
 def fmt12(h: int, m: int) -> tuple[str, str]:
@@ -97,6 +99,8 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         self.cities: list[str] = list(DEFAULT_CITIES)
         #: The world clock's "Add city" search is open.
         self.adding_city = False
+        #: The alarm whose label is being typed (newer surfaces).
+        self.label_for: int | None = None
 
     def screen(self) -> str:
         if self.adding_city:
@@ -119,6 +123,10 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         return "enter"
 
     def back(self) -> bool:
+        if self.focused == "label":  # the label edit is dropped
+            self.label_for = None
+            self.blur()
+            return True
         if self.adding_city:
             self.close_city_search()
             return True
@@ -161,7 +169,7 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         self.close_city_search()
 
     def type_text(self, text: str) -> None:
-        if self.focused == "city":
+        if self.focused in ("city", "label"):
             App.type_text(self, text)
             return
         if self.focused == "timer":  # up to six digits, read as hh mm ss from the right
@@ -204,6 +212,12 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         return True
 
     def submit(self, name: str) -> None:
+        if name == "label":  # enter keeps the typed label
+            if self.label_for is not None and self.label_for < len(self.alarms):
+                self.alarms[self.label_for].label = self.fields.get("label", "").strip()
+            self.label_for = None
+            self.blur()
+            return
         if name == "city":  # enter picks the only match
             hits = city_matches(self.fields.get("city", ""))
             if len(hits) == 1:
@@ -358,11 +372,13 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
 
     def _alarms(self) -> list[ui.View]:
         rows: list[ui.View] = []
+        more = self.phone.surfaces  # repeat days and a label on every alarm (the pinned cards have neither)
+        step = 160.0 if more else 112.0
         for i, a in enumerate(self.alarms):
-            y = 8.0 + 112 * i
+            y = 8.0 + step * i
             t, ampm = fmt12(a.hour, a.minute)
             card = ui.box(
-                (12, y, 348, y + 104),
+                (12, y, 348, y + step - 8),
                 ui.WHITE if a.enabled else (240, 241, 245),
                 radius=20,
                 ref=f"clock.alarm.{i}",
@@ -380,14 +396,17 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
                     on_tap=partial(self.open_picker, i),
                 )
             )
-            card.children.append(
-                ui.label(
-                    (28, y + 66, 240, y + 90),
-                    a.label or "Not scheduled" if not a.enabled else (a.label or "Tomorrow"),
-                    size=13,
-                    fg=ui.SUBTLE,
+            if more:
+                card.children += self._alarm_details(i, a, y)
+            else:
+                card.children.append(
+                    ui.label(
+                        (28, y + 66, 240, y + 90),
+                        a.label or "Not scheduled" if not a.enabled else (a.label or "Tomorrow"),
+                        size=13,
+                        fg=ui.SUBTLE,
+                    )
                 )
-            )
             card.children.append(
                 ui.switch((280, y + 24, 340, y + 64), a.enabled, partial(self.toggle, i), ref=f"clock.alarm.{i}.switch")
             )
@@ -405,6 +424,48 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         views.append(ui.label((20, ui.TOP, 340, ui.TOP + 64), "Alarm", size=24, ref="clock.title"))
         views.append(fab("plus", lambda: self.open_picker(-1), ref="clock.add", desc="Add alarm", y=ui.BOTTOM - 72 - 76))
         return views
+
+    def _alarm_details(self, i: int, a: Alarm, y: float) -> list[ui.View]:
+        """The newer alarm card's label (tap to edit) and its row of repeat days (tap to toggle)."""
+        if self.focused == "label" and self.label_for == i:
+            label: ui.View = self.text_input(
+                (28, y + 64, 270, y + 94), "label", placeholder="Label", ref=f"clock.alarm.{i}.label"
+            )
+        else:
+            label = ui.View(
+                (28, y + 64, 270, y + 94),
+                kind="text",
+                text=a.label or "Add label",
+                size=14,
+                fg=ui.TEXT if a.label else ui.SUBTLE,
+                ref=f"clock.alarm.{i}.label",
+                on_tap=partial(self.edit_label, i),
+            )
+        views = [label]
+        for d, letter in enumerate("MTWTFSS"):
+            x, on = 28 + 42 * d, d in a.days
+            chip = ui.box(
+                (x, y + 104, x + 34, y + 138),
+                ui.BLUE if on else (232, 234, 240),
+                radius=17,
+                ref=f"clock.alarm.{i}.day.{d}",
+                on_tap=partial(self.toggle_day, i, d),
+            )
+            chip.kind, chip.placeholder = "button", f"{_DAY_NAMES[d]} {'on' if on else 'off'}"
+            chip.children.append(
+                ui.label((x, y + 110, x + 34, y + 132), letter, size=14, fg=ui.WHITE if on else ui.TEXT, align="center")
+            )
+            views.append(chip)
+        return views
+
+    def edit_label(self, i: int) -> None:
+        self.label_for = i
+        self.fields["label"] = self.alarms[i].label
+        self.focus("label", select_all=True)
+
+    def toggle_day(self, i: int, d: int) -> None:
+        days = set(self.alarms[i].days) ^ {d}
+        self.alarms[i].days = tuple(sorted(days))
 
     def _world(self) -> list[ui.View]:
         h, m = self.phone.clock

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from digirl.core.errors import UnsupportedInstructionError
 from digirl.sim.family_registry import Setup, TaskFamily, register_family
 from digirl.sim.goals import PREDICATES, TaskContext
-from digirl.sim.intents import GENERAL_FAMILIES, WEBSHOP_FAMILIES, Intent, parse_time
+from digirl.sim.intents import GENERAL_FAMILIES, HORIZONS, WEBSHOP_FAMILIES, Intent, parse_time
 from digirl.sim.plans import PLANS
 
 if TYPE_CHECKING:
@@ -60,6 +60,15 @@ _PREPARE: dict[str, Setup] = {
 }
 _SETUP: dict[str, Setup] = {"set_alarm": _alarm_disabled, "check_email": _mail_elsewhere}
 
+
+def _alarm_horizon(intent: Intent) -> int:
+    """An alarm's label and repeat days take steps of their own (a tap per day; tap, type, enter)."""
+    days = intent.get("days")
+    return HORIZONS["general"] + len(days or "") + (3 if intent.get("label") else 0)
+
+
+_HORIZON = {"set_alarm": _alarm_horizon}
+
 for _name in GENERAL_FAMILIES + WEBSHOP_FAMILIES:
     register_family(
         TaskFamily(
@@ -68,6 +77,7 @@ for _name in GENERAL_FAMILIES + WEBSHOP_FAMILIES:
             plan=PLANS[_name],
             setup=_SETUP.get(_name),
             prepare=_PREPARE.get(_name),
+            horizon=_HORIZON.get(_name),
             taskset="webshop" if _name in WEBSHOP_FAMILIES else "general",
         )
     )

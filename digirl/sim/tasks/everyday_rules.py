@@ -404,6 +404,67 @@ def _font_size(g: dict[str, str]) -> Intent:
     return Intent("set_option", {"option": "font_size", "value": _FONT_WORDS[v]})
 
 
+_DAY_WORDS = (
+    ("mon", "monday", "mondays"),
+    ("tue", "tues", "tuesday", "tuesdays"),
+    ("wed", "wednesday", "wednesdays"),
+    ("thu", "thur", "thurs", "thursday", "thursdays"),
+    ("fri", "friday", "fridays"),
+    ("sat", "saturday", "saturdays"),
+    ("sun", "sunday", "sundays"),
+)
+_DAY = "(?:" + "|".join(w for names in _DAY_WORDS for w in sorted(names, key=len, reverse=True)) + ")"
+_DAYS_RX = re.compile(
+    r"(?:,\s*|\s+)(?:(?:on|every|for)\s+)?(?:the\s+)?(?P<d>week\s*days|weekends?|every\s*day|daily|each\s+day"
+    rf"|{_DAY}(?:\s*(?:,|and|&|,\s*and)\s*{_DAY})*)(?:\s+only)?(?=$|,|\s+(?:and\s+)?(?:label|call|name|titl|with))",
+    re.I,
+)
+_LABEL_RX = re.compile(
+    r"(?:,\s*|\s+)(?:and\s+)?(?:label(?:l?ed)?|call(?:ed)?|named?|titled?|with\s+(?:the\s+)?(?:label|name|title))"
+    r"(?:\s+it)?(?:\s+as)?\s+(?P<l>\"[^\"]+\"|'[^']+'|[\w' -]+?)\s*$",
+    re.I,
+)
+
+
+def _repeat_days(said: str) -> str:
+    """ "weekdays" → "01234", "Saturday and Sunday" → "56" (a digit a day, 0 = Monday)."""
+    s = said.lower()
+    if re.fullmatch(r"week\s*days", s):
+        return "01234"
+    if s.startswith("weekend"):
+        return "56"
+    if re.fullmatch(r"every\s*day|daily|each\s+day", s):
+        return "0123456"
+    words = re.findall(r"[a-z]+", s)
+    return "".join(str(i) for i, names in enumerate(_DAY_WORDS) if any(w in names for w in words))
+
+
+@APPS_EARLY.rule(
+    "(?:set|create|add|make|schedule|put~in)~(?:me~)?(?:an?~|my~|another~)?(?:new~)?(?:(?P<rep>weekday|weekend|daily|everyday)~)?alarm~{x}",
+    "wake~me~(?:up~)?{x}",
+)
+def _alarm_label_days(g: dict[str, str]) -> Intent | None:
+    """An alarm with a label or repeat days ("… at 5:40 on weekdays labelled 'gym'", "a weekday alarm for 6",
+    "… for 5am, label it flight"): the time as the plain phrasing reads it, plus ``label`` / ``days``."""
+    rest, slots = " " + g["x"].strip(" ,."), {}
+    label = _LABEL_RX.search(rest)
+    if label is not None:
+        slots["label"] = unquote(label.group("l")).strip()
+        rest = rest[: label.start()]
+    days = _DAYS_RX.search(rest)
+    if days is not None:
+        slots["days"] = _repeat_days(days.group("d"))
+        rest = rest[: days.start()] + rest[days.end() :]
+    if g.get("rep"):
+        slots["days"] = _repeat_days({"weekday": "weekdays", "weekend": "weekend"}.get(g["rep"].lower(), "daily"))
+    if not slots or not slots.get("label", "x") or not slots.get("days", "x"):
+        return None
+    got = reparse(f"set an alarm {rest.strip()}")
+    if got is None or got.family != "set_alarm":
+        return None
+    return Intent("set_alarm", {**got.slots, **slots})
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
