@@ -68,6 +68,23 @@ def _parts(text: str) -> list[dict[str, object]]:
             "set an alarm for 6:45 on weekends and turn on dnd",
             {"family": "toggle_setting", "slots": {"setting": "do_not_disturb", "state": "on"}},
         ),
+        (
+            'Find Aunt Lucía in my contacts and send her a text saying "Feliz cumpleaños, tía!"',
+            {"family": "send_message", "slots": {"body": "Feliz cumpleaños, tía", "contact": "Aunt Lucía"}},
+        ),
+        (
+            'Send "Are we still on for lunch?" to Gabriela',
+            {"family": "send_message", "slots": {"body": "Are we still on for lunch", "contact": "Gabriela"}},
+        ),
+        (
+            "check how much battery is left and turn on battery saver",
+            {"family": "toggle_setting", "slots": {"setting": "battery_saver", "state": "on"}},
+        ),
+        ("open gmail, search for invoice, then open the newest one", {"family": "open_mail", "slots": {"query": "invoice"}}),
+        (
+            "Add a new contact: Aarav Shah, 98200 11223.",
+            {"family": "add_contact", "slots": {"name": "Aarav Shah", "number": "9820011223"}},
+        ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",

@@ -401,7 +401,10 @@ def _resolve_group(text: str, ctx: Context) -> Intent | None:
     if got is not None and not _usable(got) and _quoted_words(got, text):
         return got  # a quoted message may hold commas and "and" ("text Dad "on my way, see you"")
     if not _usable(got) and ctx.entity and _PRONOUN.search(text):
-        got = match_single(_PRONOUN.sub(ctx.entity, text, count=1))  # "text her that …"
+        named = _PRONOUN.sub(ctx.entity, text, count=1)
+        got = match_single(named)  # "text her that …"
+        if got is not None and not _usable(got) and _quoted_words(got, named):
+            return got  # "… send her a text saying "Feliz cumpleaños, tía!""
         if not _usable(got):  # "play her latest video"
             got = match_single(re.sub(r"\b(?:his|her|their|its)\b", f"{ctx.entity}'s", text, count=1, flags=re.I))
     if not _usable(got) and _LOOKUP.match(text):

@@ -200,6 +200,8 @@ for _shown, _questions in (
             "how~much~(?:battery|charge|battery~life)~(?:do~i~have|is|have~i~got|does~my~phone~have)?~?(?:left|remaining)?(?:~on~(?:my|the)~phone)?",
             "battery~(?:level|percentage|status)",
             "how~much~(?:battery|charge)~(?:is~)?left",
+            "(?:check|see|show~me|find~out|tell~me)~how~much~(?:battery|charge|battery~life)~(?:is~left|i~have(?:~left)?|remains|is~remaining"
+            "|my~phone~has(?:~left)?|there~is(?:~left)?)",
         ),
     ),
     (
@@ -209,7 +211,8 @@ for _shown, _questions in (
             "(?:left|free|available|remaining|used|do~i~have)(?:~on~(?:my|the)~(?:phone|device))?",
             "how~much~(?:storage|space|memory)~do~i~have(?:~(?:left|free))?",
             "(?:check|see|show~me)~(?:my~|the~)?(?:storage|free~space|available~storage|storage~space)",
-            "(?:check|see|show~me)~how~much~(?:storage|space|memory)~(?:i~have|is~left|is~free|i~have~left)",
+            "(?:check|see|show~me|find~out|tell~me)~how~much~(?:storage|space|memory|free~space)~(?:i~have|is~left|is~free|i~have~left"
+            "|is~available|is~used|i've~used|i~have~free)",
         ),
     ),
     (

@@ -179,8 +179,11 @@ def _send_words_to(g: dict[str, str]) -> Intent | None:
     body = unquote(raw)
     if not body or (not quoted and (len(body.split()) > 4 or _NOT_A_BODY.search(body))):
         return None
-    got = reparse(f"text {g['contact']} {body}")
-    return got if got is not None and got.family == "send_message" and got.get("body") == body else None
+    for said in (f"text {g['contact']} {body}", f"text {g['contact']} saying {body}"):  # "Are we …": not a name
+        got = reparse(said)
+        if got is not None and got.family == "send_message" and got.get("body") == body:
+            return got
+    return None
 
 
 @APPS_EARLY.rule(

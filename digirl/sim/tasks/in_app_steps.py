@@ -29,8 +29,9 @@ _STEP = {
     for name, pattern in {
         "subscribe_first": rf"(?:subscribe|sub)(?:\s+to\s+(?:{FIRST_ITEM}|it|them|him|her|the\s+channel|that\s+channel"
         r"|(?:the\s+)?(?:first|top|1st)\s+channel))?",
+        # the results list newest first: "the newest one" is the first
         "open_mail": rf"(?:open|read|show|view|tap(?:\s+on)?|select)\s+(?:it|that\s+one|{FIRST_ITEM}"
-        r"|(?:the\s+)?(?:first|top|1st)\s+(?:e-?mail|mail|message))",
+        r"|(?:the\s+)?(?:first|top|1st|newest|latest|most\s+recent|last)\s+(?:one|result|e-?mail|mail|message))",
         "channel": r"(?:open|go\s+to|show(?:\s+me)?|visit|tap(?:\s+on)?)\s+(?:his|her|their|its|the|that)\s+"
         r"(?:youtube\s+)?channel(?:\s+page)?",
         "cart_page": r"(?:go\s+to|open|show(?:\s+me)?|check(?:\s+out)?|view|see|tap(?:\s+on)?)\s+(?:my\s+|the\s+)?"

@@ -458,6 +458,7 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:browse|pull\s+up|bring\s+up)\s+", "open "),
         (r"^put\s+on\s+(?=(?:the|a|an|some|my)\s.*\b(?:video|song|track|playlist|album)s?\b)", "play "),
         (r"^read\s+me\s+", "read "),
+        (r"^((?:add|create|save|make)\s+(?:a\s+)?(?:new\s+)?contact)\s*[:-]\s*", r"\1 "),  # "Add a new contact: Aarav Shah, …"
         # "raise the volume to max", "turn the volume down to 20%": a level said as a move
         (
             r"^(?:(?:raise|increase|lower|decrease|reduce|drop|bring)\s+(?:the\s+|my\s+)?(volume|brightness)(?:\s+(?:up|down))?"
