@@ -1,5 +1,5 @@
-"""``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo``, ``set_option`` and an alarm's label and
-repeat days (issue 42), the
+"""``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo``, ``set_option``, an alarm's label and
+repeat days, the camera's styles and self-timer (issue 42), the
 casual phrasings said plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`),
 quoted messages with "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -85,6 +85,11 @@ def _parts(text: str) -> list[dict[str, object]]:
             "Add a new contact: Aarav Shah, 98200 11223.",
             {"family": "add_contact", "slots": {"name": "Aarav Shah", "number": "9820011223"}},
         ),
+        ("take a panorama of this view", {"family": "take_photo", "slots": {"mode": "photo", "style": "panorama"}}),
+        ("Take a photo with a 10 second delay.", {"family": "take_photo", "slots": {"mode": "photo", "timer": "10"}}),
+        ("take a selfie with a 3 second timer", {"family": "take_photo", "slots": {"mode": "selfie", "timer": "3"}}),
+        ("record in slow motion", {"family": "take_photo", "slots": {"mode": "video", "style": "slow motion"}}),
+        ("take a photo in night mode", {"family": "take_photo", "slots": {"mode": "photo", "style": "night"}}),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -193,6 +198,24 @@ def test_an_alarm_with_days_or_a_label_gets_the_newer_clock_and_needs_them_exact
     assert check(env.phone, env.ctx)  # the label's case aside
     clock.toggle_day(len(clock.alarms) - 1, 0)
     assert not check(env.phone, env.ctx)  # Monday too: not what was asked
+
+
+def test_a_styled_photo_needs_its_mode_and_the_pinned_camera_keeps_three_modes() -> None:
+    from digirl.sim.intents import pinned
+
+    assert pinned(Intent("take_photo", {"mode": "photo"}))
+    env = _env(Intent("take_photo", {"mode": "photo", "style": "portrait", "timer": "3"}))
+    cam: Any = env.phone.apps["camera"]
+    assert env.phone.surfaces and "camera.timer" in _refs(cam.build())
+    cam.shutter()  # a plain photo: not what was asked
+    assert not check(env.phone, env.ctx)
+    cam.set_mode("Portrait")
+    cam.cycle_timer()
+    cam.shutter()
+    assert check(env.phone, env.ctx)
+    pinned_cam: Any = _env(Intent("take_photo", {"mode": "photo"})).phone.apps["camera"]
+    refs = _refs(pinned_cam.build())
+    assert "camera.timer" not in refs and "camera.mode.night" not in refs and "camera.mode.portrait" in refs
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,22 @@ from digirl.sim.device import Photo
 __all__ = ["Camera", "Photos", "photo_matches"]
 
 _MODES = ("Photo", "Video", "Portrait")
+#: The newer camera's modes (Phone.surfaces): (mode, its label on the mode row).
+MORE_MODES = (
+    ("Night", "NIGHT"),
+    ("Portrait", "PORTRAIT"),
+    ("Photo", "PHOTO"),
+    ("Video", "VIDEO"),
+    ("Slow motion", "SLO-MO"),
+    ("Panorama", "PANO"),
+)
+#: The self-timer's settings in seconds, in the order a tap cycles them.
+TIMER_STEPS = (0, 3, 10)
+
+
+def mode_ref(mode: str) -> str:
+    """The element ref of a camera mode ("Slow motion" → ``camera.mode.slow_motion``)."""
+    return "camera.mode." + mode.lower().replace(" ", "_")
 
 
 def photo_matches(p: Photo, query: str) -> bool:
@@ -27,6 +43,7 @@ class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67
         self.front = False
         self.recording = False
         self.shots = 0
+        self.timer = 0  # self-timer seconds (newer surfaces)
 
     def screen(self) -> str:
         return "recording" if self.recording else "viewfinder"
@@ -42,7 +59,11 @@ class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67
 
     def _save(self, kind: str) -> None:
         self.shots += 1
-        tags = ("selfie", "me") if self.front else ("camera",)
+        tags: tuple[str, ...] = ("selfie", "me") if self.front else ("camera",)
+        if self.mode not in ("Photo", "Video"):
+            tags += (self.mode.lower(),)  # "portrait", "night", "panorama", "slow motion"
+        if self.timer and kind == "photo":
+            tags += (f"timer {self.timer}s",)
         self.phone.gallery.insert(0, Photo(f"c{self.shots}", kind, tags, self.front, "Just now", (92, 100, 84)))
 
     def _stop(self) -> None:
@@ -50,7 +71,7 @@ class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67
         self._save("video")
 
     def shutter(self) -> None:
-        if self.mode == "Video":
+        if self.mode in ("Video", "Slow motion"):
             if self.recording:
                 self._stop()
             else:
@@ -62,9 +83,47 @@ class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67
         if not self.recording:
             self.mode = mode
 
+    def cycle_timer(self) -> None:
+        self.timer = TIMER_STEPS[(TIMER_STEPS.index(self.timer) + 1) % len(TIMER_STEPS)]
+
     def flip(self) -> None:
         if not self.recording:
             self.front = not self.front
+
+    def _mode_row(self) -> list[ui.View]:
+        """The row of modes under the viewfinder; the newer camera has six and a self-timer button."""
+        if not self.phone.surfaces:
+            modes, x0, w = [(m, m.upper()) for m in _MODES], 30.0, 100.0
+        else:
+            modes, x0, w = list(MORE_MODES), 3.0, 59.0
+        views = [
+            tab_label(
+                (x0 + w * i, ui.TOP + 552, x0 + w * (i + 1), ui.TOP + 592),
+                label,
+                m == self.mode,
+                (255, 213, 79),
+                idle=ui.WHITE,
+                ref=mode_ref(m),
+                on_tap=partial(self.set_mode, m),
+                size=13 if not self.phone.surfaces else 11,
+            )
+            for i, (m, label) in enumerate(modes)
+        ]
+        if self.phone.surfaces:
+            timer = ui.icon_button(
+                (300, ui.TOP + 8, 344, ui.TOP + 52),
+                "timer",
+                self.cycle_timer,
+                ref="camera.timer",
+                desc=f"Self-timer {self.timer}s" if self.timer else "Self-timer off",
+                color=(255, 213, 79) if self.timer else ui.WHITE,
+            )
+            views.append(timer)
+            if self.timer:
+                views.append(
+                    ui.label((250, ui.TOP + 18, 298, ui.TOP + 42), f"{self.timer}s", size=14, fg=(255, 213, 79), align="right")
+                )
+        return views
 
     def _last(self) -> None:
         photos = self.phone.apps["photos"]
@@ -84,28 +143,18 @@ class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67
             views.append(
                 ui.label((0, ui.TOP + 16, 360, ui.TOP + 44), "● REC 00:01", size=14, fg=ui.RED, align="center", ref="camera.rec")
             )
-        for i, m in enumerate(_MODES):
-            sel = m == self.mode
-            views.append(
-                tab_label(
-                    (30 + 100 * i, ui.TOP + 552, 130 + 100 * i, ui.TOP + 592),
-                    m.upper(),
-                    sel,
-                    (255, 213, 79),
-                    idle=ui.WHITE,
-                    ref=f"camera.mode.{m.lower()}",
-                    on_tap=partial(self.set_mode, m),
-                )
-            )
+        views += self._mode_row()
         views.append(
             ui.View(
                 (145, ui.TOP + 610, 215, ui.TOP + 680),
                 kind="button",
-                fill=ui.RED if self.mode == "Video" else ui.WHITE,
+                fill=ui.RED if self.mode in ("Video", "Slow motion") else ui.WHITE,
                 radius=35 if not self.recording else 12,
                 ref="camera.shutter",
                 on_tap=self.shutter,
-                placeholder="Stop recording" if self.recording else ("Record" if self.mode == "Video" else "Shutter"),
+                placeholder="Stop recording"
+                if self.recording
+                else ("Record" if self.mode in ("Video", "Slow motion") else "Shutter"),
             )
         )
         views.append(

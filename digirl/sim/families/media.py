@@ -25,18 +25,36 @@ def _app(phone: Phone, key: str) -> Any:
 
 
 # ---- camera ------------------------------------------------------------------------------
+#: The newer camera's styles (``take_photo``'s ``style`` slot) and the mode each is shot in.
+STYLES = {"portrait": "Portrait", "night": "Night", "panorama": "Panorama", "slow motion": "Slow motion"}
+
+
 def _shot(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
-    mode = intent.get("mode", "photo")
+    mode, style, timer = intent.get("mode", "photo"), intent.get("style"), intent.get("timer")
     old = ctx.initial.get("photos", set())
     new = [p for p in phone.gallery if p.pid not in old]
-    if mode == "video":
-        return any(p.kind == "video" for p in new) or bool(_app(phone, "camera").recording)
-    return any(p.kind == "photo" and (p.front or mode != "selfie") for p in new)
+    cam = _app(phone, "camera")
+    if mode == "video" or style == "slow motion":
+        want = STYLES.get(style or "", "Video")
+        return any(p.kind == "video" and (not style or style in p.tags) for p in new) or bool(cam.recording and cam.mode == want)
+    return any(
+        p.kind == "photo"
+        and (p.front or mode != "selfie")
+        and (not style or style in p.tags)
+        and (not timer or f"timer {timer}s" in p.tags)
+        for p in new
+    )
 
 
 def _gallery_before(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    from digirl.sim.apps.camera import TIMER_STEPS
+
     if intent.get("mode", "photo") not in ("photo", "selfie", "video"):
         raise ValueError(f"camera mode must be photo, selfie or video, got {intent.get('mode')!r}")
+    if intent.get("style") and intent.get("style") not in STYLES:
+        raise ValueError(f"camera style must be one of {sorted(STYLES)}, got {intent.get('style')!r}")
+    if intent.get("timer") and int(intent.get("timer")) not in TIMER_STEPS:
+        raise ValueError(f"the self-timer has {TIMER_STEPS[1:]} seconds, not {intent.get('timer')!r}")
     ctx.initial["photos"] = {p.pid for p in phone.gallery}
 
 
@@ -45,12 +63,20 @@ def _gallery_before(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.rand
 )
 @in_app("camera")
 def _photo_plan(e: ExpertStep) -> Action:
-    cam, mode = _app(e.phone, "camera"), e.intent.get("mode", "photo")
+    from digirl.sim.apps.camera import mode_ref
+
+    cam, mode, style = _app(e.phone, "camera"), e.intent.get("mode", "photo"), e.intent.get("style")
     if (mode == "selfie") != cam.front and not cam.recording:
         return e.goto("camera.flip") or Action.back()
-    want = "Video" if mode == "video" else "Photo"
-    if (cam.mode == "Video") != (want == "Video"):
-        return e.goto(f"camera.mode.{want.lower()}") or Action.back()
+    if style:
+        if cam.mode != STYLES[style]:
+            return e.goto(mode_ref(STYLES[style])) or Action.back()
+    else:
+        want = "Video" if mode == "video" else "Photo"
+        if (cam.mode == "Video") != (want == "Video"):
+            return e.goto(mode_ref(want)) or Action.back()
+    if int(e.intent.get("timer") or 0) != cam.timer and not cam.recording:
+        return e.goto("camera.timer") or Action.back()
     return e.goto("camera.shutter") or Action.back()
 
 

@@ -349,7 +349,6 @@ _NO_SCREEN = (
         "the simulated Maps has no travel-mode choice (walking, cycling, transit)",
     ),
     ("(?:switch|change|go)~to~(?:the~)?satellite(?:~(?:view|map|mode|layer))?", "the simulated Maps has no satellite view"),
-    ("take~(?:a~)?panorama(?:~{x})?", "the simulated camera has no panorama mode"),
 )
 
 

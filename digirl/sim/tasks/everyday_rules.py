@@ -465,6 +465,39 @@ def _alarm_label_days(g: dict[str, str]) -> Intent | None:
     return Intent("set_alarm", {**got.slots, **slots})
 
 
+_SHOT = "(?:photo|picture|pic|shot|snap|snapshot|photograph|image)"
+_STYLE_WORDS = {"portrait": "portrait", "night": "night", "panorama": "panorama", "pano": "panorama", "panoramic": "panorama"}
+
+
+@APPS_EARLY.rule(
+    # "take a panorama (of this view)", "take a portrait photo", "take a photo in night mode"
+    f"(?:take|snap|shoot|capture|grab|make)~(?:me~)?(?:an?~)?(?P<s>panorama|pano|panoramic)(?:~{_SHOT})?(?:~of~[^?!]+)?",
+    f"(?:take|snap|shoot|capture|grab)~(?:me~)?(?:an?~)?(?P<s>portrait|night|panoramic)(?:~mode)?~{_SHOT}(?:~of~[^?!]+)?",
+    f"(?:take|snap|shoot|capture|grab)~(?:me~)?(?:an?~)?{_SHOT}~(?:in|with|using)~(?:the~)?(?P<s>portrait|night|panorama)~mode",
+    # "take a photo with a 10 second delay", "snap a photo with a 3 second timer", "selfie with a 3s timer"
+    f"(?:take|snap|shoot|capture|grab)~(?:me~)?(?:an?~)?(?P<w>{_SHOT}|selfie)~(?:with|using|on)~(?:an?~|the~)?"
+    "(?P<t>\\d+|three|ten)(?:~|-)?(?:s|sec|secs|second|seconds)~(?:delay|timer|self-?timer|countdown)",
+)
+def _camera_style(g: dict[str, str]) -> Intent | None:
+    slots = {"mode": "selfie" if (g.get("w") or "").lower() == "selfie" else "photo"}
+    if g.get("s"):
+        slots["style"] = _STYLE_WORDS[g["s"].lower()]
+    if g.get("t"):
+        seconds = {"three": "3", "ten": "10"}.get(g["t"].lower(), g["t"])
+        if seconds not in ("3", "10"):
+            return None  # the self-timer has 3 and 10 seconds
+        slots["timer"] = seconds
+    return Intent("take_photo", slots)
+
+
+@APPS_EARLY.rule(
+    "(?:record|film|shoot|capture|take)~(?:an?~|some~)?(?:video~)?(?:in~)?slow(?:~|-)?(?:motion|mo)(?:~(?:video|clip|mode))?(?:~of~[^?!]+)?",
+    "(?:record|film|shoot|capture|take)~(?:an?~|some~)?(?:video|clip)~in~slow(?:~|-)?(?:motion|mo)",
+)
+def _slow_motion(g: dict[str, str]) -> Intent:
+    return Intent("take_photo", {"mode": "video", "style": "slow motion"})
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
