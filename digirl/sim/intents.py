@@ -123,7 +123,8 @@ def pinned(intent: Intent) -> bool:
 #: (no slots: the timer running at the start is deleted) and ``call_back`` (no slots: the newest of the
 #: missed calls in the Phone app's Recents is returned) and ``delete_photo`` (``query`` optional: the
 #: newest photo, or the newest showing it, is deleted from the Photos viewer) and ``set_option``
-#: (``option``: screen_timeout or font_size, ``value``: one of :data:`digirl.sim.device.OPTIONS`) after it.
+#: (``option``: screen_timeout or font_size, ``value``: one of :data:`digirl.sim.device.OPTIONS`) and
+#: ``call_speaker`` (``contact``: the call to them is in progress, on speaker) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -149,6 +150,7 @@ EXTRA_FAMILIES = (
     "call_back",
     "delete_photo",
     "set_option",
+    "call_speaker",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -23,6 +23,7 @@ class Call:
 
     def __init__(self, who: str, number: str, missed: str = "") -> None:
         self.who, self.number, self.missed = who, number, missed
+        self.speaker = self.muted = False  # the call screen's switches (newer surfaces)
 
     def __repr__(self) -> str:
         return f"Call({self.who!r}, {self.number!r})"
@@ -252,6 +253,13 @@ class PhoneApp(App, key="phone", label="Phone", icon="phone", color=_GREEN):
         )
         return views
 
+    @staticmethod
+    def _switch(c: Call, which: str) -> None:
+        if which == "speaker":
+            c.speaker = not c.speaker
+        else:
+            c.muted = not c.muted
+
     def _call_screen(self, c: Call) -> list[ui.View]:
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), _CALL_BG, ref="phone.incall")]
         views.append(avatar(140, ui.TOP + 100, c.who, 80))
@@ -267,16 +275,20 @@ class PhoneApp(App, key="phone", label="Phone", icon="phone", color=_GREEN):
                 align="center",
             )
         )
+        live = self.phone.surfaces  # the newer call screen: Mute and Speaker switch, and show it
         for i, (icon, text) in enumerate((("mic", "Mute"), ("apps", "Keypad"), ("bell", "Speaker"))):
             x = 50 + 100 * i
+            on = live and (c.muted if text == "Mute" else c.speaker if text == "Speaker" else False)
             views.append(
                 ui.icon_button(
                     (x, ui.TOP + 380, x + 60, ui.TOP + 440),
                     icon,
-                    lambda: None,
+                    partial(self._switch, c, text.lower()) if live and text != "Keypad" else lambda: None,
                     ref=f"phone.incall.{text.lower()}",
-                    desc=text,
-                    color=ui.WHITE,
+                    desc=f"{text} {'on' if on else 'off'}" if live and text != "Keypad" else text,
+                    color=_CALL_BG if on else ui.WHITE,
+                    fill=ui.WHITE if on else None,
+                    radius=30 if live else 0,
                 )
             )
         views.append(_call_button(ui.TOP + 560, ui.RED, self.end_call, ref="phone.end", desc="End call"))

@@ -88,6 +88,24 @@ def _call_plan(e: ExpertStep) -> Action:
     return e.type_into(d, "q", "phone.search", want, submit=False)
 
 
+def _on_speaker(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    c = _app(phone, "phone").in_call
+    want = intent.get("contact")
+    return c is not None and c.speaker and (same_person(c.who, want) or same_person(c.number, want))
+
+
+@builtin_family(
+    "call_speaker", "phone", predicate=_on_speaker, setup=_with_contact("contact"), doc="a call to that contact is on speaker"
+)
+@in_app("phone")
+def _speaker_plan(e: ExpertStep) -> Action:
+    d, want = _app(e.phone, "phone"), e.intent.get("contact")
+    c = d.in_call
+    if c is not None and (same_person(c.who, want) or same_person(c.number, want)):
+        return e.goto("phone.incall.speaker") or Action.back()
+    return _call_plan(e)
+
+
 # ---- messages ------------------------------------------------------------------------------
 def _body(intent: Intent) -> str:
     return intent.get("body") or "Hi"

@@ -63,6 +63,7 @@ LASTING = frozenset(
         "update_app",
         "make_call",
         "call_back",
+        "call_speaker",
         "send_message",
         "reply_latest",
         "send_email",

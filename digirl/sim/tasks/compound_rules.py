@@ -449,6 +449,7 @@ _APP_OF = {
     "disable_alarm": "clock",
     "make_call": "phone",
     "call_back": "phone",
+    "call_speaker": "phone",
     "send_message": "messages",
     "open_thread": "messages",
     "latest_thread": "messages",
