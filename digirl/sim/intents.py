@@ -124,7 +124,8 @@ def pinned(intent: Intent) -> bool:
 #: missed calls in the Phone app's Recents is returned) and ``delete_photo`` (``query`` optional: the
 #: newest photo, or the newest showing it, is deleted from the Photos viewer) and ``set_option``
 #: (``option``: screen_timeout or font_size, ``value``: one of :data:`digirl.sim.device.OPTIONS`) and
-#: ``call_speaker`` (``contact``: the call to them is in progress, on speaker) after it.
+#: ``call_speaker`` (``contact``: the call to them is in progress, on speaker) and ``call_place``
+#: (``query``: a place Maps finds for it was called from its sheet) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -151,6 +152,7 @@ EXTRA_FAMILIES = (
     "delete_photo",
     "set_option",
     "call_speaker",
+    "call_place",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from digirl.sim.apps.base import App
     from digirl.sim.phone import Phone
 
-__all__ = ["PLANS", "ExpertStep", "in_app", "on_youtube_channel", "to_site"]
+__all__ = ["PLANS", "ExpertStep", "in_app", "maps_to_results", "on_youtube_channel", "to_site"]
 
 
 class ExpertStep:
@@ -269,7 +269,7 @@ def on_youtube_channel(e: ExpertStep, channel: str, target: str) -> Action:
     return e.goto("yt.search") or Action.back()
 
 
-def _maps_to_results(e: ExpertStep, query: str, terms: list[str]) -> Action | None:
+def maps_to_results(e: ExpertStep, query: str, terms: list[str]) -> Action | None:
     """Steps until Maps shows results for ``query``; None when it does."""
     from digirl.sim.content import terms_in
 
@@ -290,7 +290,7 @@ def _maps_to_results(e: ExpertStep, query: str, terms: list[str]) -> Action | No
 @keyed(PLANS, "maps_search")
 def _maps_search(e: ExpertStep) -> Action:
     q = e.intent.get("query")
-    step = _maps_to_results(e, q, query_terms(e.intent))
+    step = maps_to_results(e, q, query_terms(e.intent))
     if step is not None:
         return step
     return Action.back() if e.phone.apps["maps"].screen() != "results" else Action.complete()
@@ -301,7 +301,7 @@ def _maps_directions(e: ExpertStep) -> Action:
     from digirl.sim.apps.maps import place_query
 
     terms = destination_terms(e.intent)
-    step = _maps_to_results(e, place_query(e.intent.get("destination")) or e.intent.get("destination"), terms)
+    step = maps_to_results(e, place_query(e.intent.get("destination")) or e.intent.get("destination"), terms)
     if step is not None:
         return step
     if e.phone.apps["maps"].screen() == "place":

@@ -1,5 +1,5 @@
 """``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo``, ``set_option``, an alarm's label and
-repeat days, the camera's styles and self-timer, a call on speaker (issue 42), the
+repeat days, the camera's styles and self-timer, a call on speaker, calling a place from Maps (issue 42), the
 casual phrasings said plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`),
 quoted messages with "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -92,6 +92,11 @@ def _parts(text: str) -> list[dict[str, object]]:
         ("take a photo in night mode", {"family": "take_photo", "slots": {"mode": "photo", "style": "night"}}),
         ("call +1 415 555 0112 and put it on speaker", {"family": "call_speaker", "slots": {"contact": "14155550112"}}),
         ("call mom and turn on speakerphone", {"family": "call_speaker", "slots": {"contact": "Mom"}}),
+        ("find the closest thai restaurant and call it", {"family": "call_place", "slots": {"query": "thai restaurant"}}),
+        (
+            "find an italian restaurant near me, then call them to book a table",
+            {"family": "call_place", "slots": {"query": "italian restaurant"}},
+        ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",

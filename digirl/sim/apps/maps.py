@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from functools import partial
+from typing import Any
 
 from digirl.sim import ui
 from digirl.sim.apps.base import FIELD_FILL, tab_label
 from digirl.sim.apps.search import ScreenStackApp, SearchFlow
 from digirl.sim.content import Place, places, stable_rng
 
-__all__ = ["Maps", "place_query"]
+__all__ = ["Maps", "place_number", "place_query"]
 
 _LAND = (232, 234, 237)
 _ROAD = (255, 255, 255)
@@ -33,6 +34,11 @@ def _route_end(y: float, text: str, *, ref: str) -> ui.View:
         border=None,
         size=14,
     )
+
+
+def place_number(p: Place) -> str:
+    """A place's phone number: ten digits, the same for its name in every episode."""
+    return "415555" + f"{stable_rng('place-phone', p.name).randrange(10000):04d}"
 
 
 def place_query(q: str) -> str:
@@ -168,6 +174,12 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
             self._searchbox(q),
         ]
 
+    def call(self, p: Place) -> None:
+        """Call the place from the Phone app (its number is stable for its name)."""
+        dialer: Any = self.phone.apps["phone"]
+        self.phone.launch("phone")
+        dialer.call(place_number(p), p.name)
+
     def _place(self, p: Place) -> list[ui.View]:
         views = [_map(ui.TOP, ui.TOP + 300, p.name, pins=1), self._searchbox(self.query)]
         sheet = ui.box((0, ui.TOP + 290, 360, ui.BOTTOM), ui.WHITE, radius=16, ref="maps.place")
@@ -198,15 +210,17 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
                 size=13,
             )
         )
+        newer = self.phone.surfaces  # the newer place sheet calls the place instead of saving it
         sheet.children.append(
             ui.button(
                 (240, ui.TOP + 396, 344, ui.TOP + 436),
-                "Save",
-                lambda: None,
-                ref="maps.place.save",
+                "Call" if newer else "Save",
+                partial(self.call, p) if newer else lambda: None,
+                ref="maps.place.call" if newer else "maps.place.save",
                 style="outlined",
                 radius=20,
                 size=13,
+                icon="phone" if newer else "",
             )
         )
         views.append(sheet)

@@ -106,6 +106,33 @@ def _speaker_plan(e: ExpertStep) -> Action:
     return _call_plan(e)
 
 
+def _place_called(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    """A call to a place that Maps finds for the query (its name on the call, from the place's sheet)."""
+    from digirl.sim.apps.maps import place_number, place_query
+    from digirl.sim.content import places
+
+    q = intent.get("query")
+    found = {(p.name, place_number(p)) for p in places(place_query(q) or q, phone.dyn.world_version)}
+    return any((c.who, c.number) in found for c in _app(phone, "phone").calls)
+
+
+@builtin_family("call_place", "phone", predicate=_place_called, doc="a place Maps finds for the query was called")
+def _call_place_plan(e: ExpertStep) -> Action:
+    from digirl.sim.apps.maps import place_query
+    from digirl.sim.goals import query_terms
+    from digirl.sim.plans import maps_to_results
+
+    if e.phone.fg == "phone":  # the call is placed (the predicate says whether it was the right one)
+        return Action.back()
+    q = e.intent.get("query")
+    step = maps_to_results(e, place_query(q) or q, query_terms(e.intent))
+    if step is not None:
+        return step
+    if e.phone.apps["maps"].screen() == "place":
+        return e.goto("maps.place.call") or Action.back()
+    return e.goto("maps.result.0") or Action.back()
+
+
 # ---- messages ------------------------------------------------------------------------------
 def _body(intent: Intent) -> str:
     return intent.get("body") or "Hi"

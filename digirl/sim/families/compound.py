@@ -64,6 +64,7 @@ LASTING = frozenset(
         "make_call",
         "call_back",
         "call_speaker",
+        "call_place",
         "send_message",
         "reply_latest",
         "send_email",

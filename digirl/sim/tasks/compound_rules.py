@@ -450,6 +450,7 @@ _APP_OF = {
     "make_call": "phone",
     "call_back": "phone",
     "call_speaker": "phone",
+    "call_place": "phone",
     "send_message": "messages",
     "open_thread": "messages",
     "latest_thread": "messages",

@@ -4,7 +4,8 @@ extension point that module documents. Each rule returns ``None`` to pass.
 
 - after a YouTube search, "subscribe to the first channel" / "open his channel" is the searched channel;
 - after a Gmail search, "open the first one" / "open it" is its first result (``open_mail``);
-- after a call, "put it on speaker" is that call on speaker (``call_speaker``);
+- after a call, "put it on speaker" is that call on speaker (``call_speaker``); after a Maps search,
+  "call it" calls the place from its sheet (``call_place``);
 - on a shop, "go to the cart" is its cart page (``shop_cart``);
 - in the Clock, "add Tokyo", "set it for 5 minutes", "stop it";
 - after the newest conversation, "reply ok"; after a conversation, "say …" sends it there; after a
@@ -44,6 +45,8 @@ _STEP = {
         "same_to": r"(?:and\s+)?(?:then\s+)?(?:also\s+)?to\s+(?P<c>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:\s+too)?",
         "back": r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?",
         "send_it": r"(?:and\s+)?(?:send|submit)(?:\s+(?:it|that|the\s+(?:e-?mail|message|text)))?",
+        "call_it": r"(?:call|ring|phone|dial)\s+(?:it|them|that\s+place|the\s+place|(?:the\s+)?(?:first|top|closest|nearest)"
+        r"(?:\s+one)?)(?:\s+(?:up|now))?(?:\s+to\s+[^,]+)?",
         "speaker": r"(?:put|switch|turn|set)\s+(?:it|the\s+call|them|him|her)\s+(?:on|to)\s+(?:the\s+)?speaker(?:\s*phone)?"
         r"|(?:turn|switch|put)\s+on\s+(?:the\s+)?speaker(?:\s*phone)?|(?:use\s+(?:the\s+)?)?speaker(?:\s*phone)?(?:\s+on)?",
         "view_new": r"(?:open|view|show(?:\s+me)?|see)\s+(?:it|that|the\s+(?:screenshot|photo|picture|video))"
@@ -63,6 +66,8 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         return None
     if _STEP["speaker"].fullmatch(t) and last.family == "make_call":  # "call Ana and put it on speaker"
         return Intent("call_speaker", {"contact": last.get("contact")})
+    if _STEP["call_it"].fullmatch(t) and last.family == "maps_search":  # "find the nearest pharmacy and call it"
+        return Intent("call_place", {"query": last.get("query")})
     if _STEP["subscribe_first"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
         return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
     if _STEP["channel"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
