@@ -7,7 +7,7 @@ apps read and change it, and the success predicates check it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -73,6 +73,9 @@ class DeviceSettings:
     vibrate: bool = False  # ring on vibrate (the ``vibrate`` family; a newer surface of Sound)
     screen_timeout: str = "30 seconds"  # one of OPTIONS["screen_timeout"] (the ``set_option`` family)
     font_size: str = "Default"  # one of OPTIONS["font_size"]
+    wifi_network: str = "HomeNetwork-5G"  # the network Wi-Fi joins when on
+    #: Networks in range (the newer Wi-Fi page lists them; ``connect_wifi`` adds its own).
+    networks: list[str] = field(default_factory=lambda: ["HomeNetwork-5G", "CoffeeShop_Free", "NETGEAR42", "xfinitywifi"])
     brightness: int = 60
     volume: int = 40
 

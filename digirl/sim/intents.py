@@ -125,7 +125,8 @@ def pinned(intent: Intent) -> bool:
 #: newest photo, or the newest showing it, is deleted from the Photos viewer) and ``set_option``
 #: (``option``: screen_timeout or font_size, ``value``: one of :data:`digirl.sim.device.OPTIONS`) and
 #: ``call_speaker`` (``contact``: the call to them is in progress, on speaker) and ``call_place``
-#: (``query``: a place Maps finds for it was called from its sheet) after it.
+#: (``query``: a place Maps finds for it was called from its sheet) and ``connect_wifi`` (``network``:
+#: Wi-Fi is on and joined to it, from the newer Wi-Fi page's list) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -153,6 +154,7 @@ EXTRA_FAMILIES = (
     "set_option",
     "call_speaker",
     "call_place",
+    "connect_wifi",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -1,5 +1,6 @@
 """``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo``, ``set_option``, an alarm's label and
-repeat days, the camera's styles and self-timer, a call on speaker, calling a place from Maps (issue 42), the
+repeat days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi network
+by name (issue 42), the
 casual phrasings said plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`),
 quoted messages with "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -96,6 +97,11 @@ def _parts(text: str) -> list[dict[str, object]]:
         (
             "find an italian restaurant near me, then call them to book a table",
             {"family": "call_place", "slots": {"query": "italian restaurant"}},
+        ),
+        ('Connect to the wifi called "Kowalski_Home_5G".', {"family": "connect_wifi", "slots": {"network": "Kowalski_Home_5G"}}),
+        (
+            'Switch off data, turn on wifi, connect to "CafeNero_Guest".',
+            {"family": "connect_wifi", "slots": {"network": "CafeNero_Guest"}},
         ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (

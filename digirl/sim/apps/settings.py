@@ -77,6 +77,7 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             "location": self._location,
             "security": self._security,
             "option": self._option,
+            "wifi": self._wifi,
         }.get(s, self._placeholder)
         return builder(arg)
 
@@ -126,8 +127,9 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             stable_rng("settings-layout", self.phone.dyn.settings_layout).shuffle(items)
         return items
 
-    def _toggle_row(self, y: float, title: str, sub: str, on: bool, fn: object, ref: str) -> ui.View:
-        sw = ui.switch((300, y + 16, 348, y + 56), on, fn, ref=ref + ".switch")  # type: ignore[arg-type]
+    def _toggle_row(self, y: float, title: str, sub: str, on: bool, fn: object, ref: str, switch_fn: object = None) -> ui.View:
+        """A row with a switch; a tap on the row does ``fn``, on the switch ``switch_fn`` (default ``fn``)."""
+        sw = ui.switch((300, y + 16, 348, y + 56), on, switch_fn or fn, ref=ref + ".switch")  # type: ignore[arg-type]
         return ui.list_row(y, 72, title, sub=sub, ref=ref, on_tap=fn, right=sw)  # type: ignore[arg-type]
 
     def _setting_row(self, y: float, name: str, title: str, sub_on: str = "On", sub_off: str = "Off") -> ui.View:
@@ -152,6 +154,11 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
         ]
         items = [it for it in items if not self._moved(it[0], "network")]
         rows = [self._setting_row(72 * i, *it) for i, it in enumerate(items)]
+        if self.phone.surfaces and items and items[0][0] == "wifi":  # the newer row opens the list of networks
+            on = get_setting(self.phone, "wifi")
+            net = self.phone.settings.wifi_network if on else "Off"
+            flip = partial(set_setting, self.phone, "wifi", not on)
+            rows[0] = self._toggle_row(0, "Wi‑Fi", net, on, partial(self.push, "wifi"), "settings.wifi", switch_fn=flip)
         rows.append(
             ui.list_row(72 * len(items), 72, "Mobile network", sub="Sim Mobile", ref="settings.mobile", on_tap=lambda: None)
         )
@@ -256,6 +263,34 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             self._option_row(296, "font_size", "settings.font", "{}"),
         ]
         return self._page("display", "Display", rows)
+
+    def _wifi(self, _: str) -> list[ui.View]:
+        """The newer Wi-Fi page: its switch, then the networks in range (a tap joins one)."""
+        p, st = self.phone, self.phone.settings
+        on = get_setting(p, "wifi")
+        rows = [self._setting_row(0, "wifi", "Use Wi‑Fi")]
+        rows.append(
+            ui.label((16, 80, 344, 104), "Available networks" if on else "Turn on Wi‑Fi to see networks", size=13, fg=ui.BLUE)
+        )
+        for i, name in enumerate(st.networks if on else ()):
+            here = name == st.wifi_network
+            rows.append(
+                ui.list_row(
+                    108 + 64.0 * i,
+                    64,
+                    name,
+                    sub="Connected" if here else ("Open" if "free" in name.lower() or "guest" in name.lower() else "Saved"),
+                    icon="wifi",
+                    icon_color=ui.BLUE if here else ui.SUBTLE,
+                    ref=f"settings.wifi.net.{i}",
+                    on_tap=partial(self.join, name),
+                )
+            )
+        return self._page("wifi", "Wi‑Fi", rows)
+
+    def join(self, name: str) -> None:
+        self.phone.settings.wifi_network = name
+        set_setting(self.phone, "wifi", True)
 
     def _option_row(self, y: float, name: str, ref: str, sub: str) -> ui.View:
         """A row showing a setting's value; with the newer surfaces a tap opens its page of choices."""

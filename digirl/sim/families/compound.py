@@ -49,6 +49,7 @@ LASTING = frozenset(
         "toggle_setting",
         "vibrate",
         "set_option",
+        "connect_wifi",
         "set_brightness",
         "set_volume",
         "set_alarm",

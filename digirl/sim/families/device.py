@@ -110,6 +110,32 @@ def _vibrate_plan(e: ExpertStep) -> Action:
     return to_settings_page(e, "sound") or e.goto("settings.vibrate.switch") or Action.back()
 
 
+def _network_in_range(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """The named network is in range (at a random place in the list), not joined; Wi-Fi may be off."""
+    st, name = phone.settings, intent.get("network")
+    if not name:
+        raise ValueError("connect_wifi needs the network's name")
+    nets = [n for n in st.networks if n.lower() != name.lower()]
+    nets.insert(int(rng.integers(len(nets) + 1)), name)
+    st.networks = nets
+    set_setting(phone, "wifi", bool(rng.integers(2)))
+
+
+def _joined(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return get_setting(phone, "wifi") and phone.settings.wifi_network.lower() == intent.get("network").lower()
+
+
+@builtin_family("connect_wifi", "phone", predicate=_joined, setup=_network_in_range, doc="Wi-Fi is on and joined to that network")
+def _wifi_plan(e: ExpertStep) -> Action:
+    settings: Any = e.phone.apps["settings"]
+    if e.phone.fg == "settings" and settings.top[0] == "wifi":
+        if not get_setting(e.phone, "wifi"):
+            return e.goto("settings.wifi.switch") or Action.back()
+        nets = [n.lower() for n in e.phone.settings.networks]
+        return e.goto(f"settings.wifi.net.{nets.index(e.intent.get('network').lower())}") or Action.back()
+    return to_settings_page(e, "network") or e.goto("settings.wifi") or Action.back()
+
+
 _OPTION_ROW = {"screen_timeout": "settings.timeout", "font_size": "settings.font"}
 
 

@@ -440,6 +440,7 @@ _APP_OF = {
     "toggle_setting": "settings",
     "vibrate": "settings",
     "set_option": "settings",
+    "connect_wifi": "settings",
     "set_alarm": "clock",
     "start_timer": "clock",
     "cancel_timer": "clock",

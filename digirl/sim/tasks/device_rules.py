@@ -27,7 +27,7 @@ SETTINGS: dict[str, str] = {
     "flashlight": r"flash\s*light|torch|flash",
     "auto_rotate": r"auto\s*-?\s*rotat(?:e|ion)(?:\s*screen)?|screen\s*(?:auto\s*-?\s*)?rotation|rotation"
     r"|screen\s*auto\s*-?\s*rotate",
-    "mobile_data": r"(?:mobile|cellular|cell)\s*data",
+    "mobile_data": r"(?:mobile|cellular|cell)\s*data|(?:my\s+)?data(?!\s*(?:saver|roaming|usage))",
     "hotspot": r"(?:(?:mobile|personal|portable|wi\s*-?\s*fi)\s*)?hot\s*spot|tethering",
 }
 _SETTING_RX = {k: re.compile(v, re.I) for k, v in SETTINGS.items()}

@@ -380,6 +380,21 @@ def _screen_timeout(g: dict[str, str]) -> Intent | Reject:
     return Intent("set_option", {"option": "screen_timeout", "value": value})
 
 
+_WIFI = "(?:the~|my~)?(?:wi-?fi|wifi|wireless|wlan)(?:~network)?|(?:the~|my~)?network"
+
+
+@APPS_EARLY.rule(
+    f"(?:connect|hook~up|join|switch|get)~(?:me~)?(?:to~|on(?:to)?~)?(?:{_WIFI})~(?:called~|named~)?(?P<n>\"[^\"]+\"|'[^']+'|[\\w.-]+)",
+    "(?:connect|join|switch)~(?:me~)?(?:to~|on(?:to)?~)?(?:the~)?(?P<n>\"[^\"]+\"|'[^']+'|[\\w.-]*[_\\d-][\\w.-]*)(?:~(?:wi-?fi|wifi|network))+",
+)
+def _connect_wifi(g: dict[str, str]) -> Intent | None:
+    """ "connect to the wifi called "Kowalski_Home_5G"", "join the CafeNero_Guest network"."""
+    name = unquote(g["n"]).strip()
+    if not name or name.lower() in ("wifi", "wi-fi", "network", "internet", "it", "my", "the"):
+        return None
+    return Intent("connect_wifi", {"network": name})
+
+
 _FONT_WORDS = {
     "small": "Small", "smaller": "Small", "smallest": "Small", "tiny": "Small",
     "default": "Default", "normal": "Default", "medium": "Default", "regular": "Default", "standard": "Default",

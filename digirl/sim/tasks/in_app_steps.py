@@ -45,6 +45,7 @@ _STEP = {
         "same_to": r"(?:and\s+)?(?:then\s+)?(?:also\s+)?to\s+(?P<c>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:\s+too)?",
         "back": r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?",
         "send_it": r"(?:and\s+)?(?:send|submit)(?:\s+(?:it|that|the\s+(?:e-?mail|message|text)))?",
+        "join": r"(?:connect|join|switch)\s+(?:to\s+|on(?:to)?\s+)?(?P<n>\"[^\"]+\"|'[^']+'|[\w.-]+)",
         "call_it": r"(?:call|ring|phone|dial)\s+(?:it|them|that\s+place|the\s+place|(?:the\s+)?(?:first|top|closest|nearest)"
         r"(?:\s+one)?)(?:\s+(?:up|now))?(?:\s+to\s+[^,]+)?",
         "speaker": r"(?:put|switch|turn|set)\s+(?:it|the\s+call|them|him|her)\s+(?:on|to)\s+(?:the\s+)?speaker(?:\s*phone)?"
@@ -66,6 +67,9 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         return None
     if _STEP["speaker"].fullmatch(t) and last.family == "make_call":  # "call Ana and put it on speaker"
         return Intent("call_speaker", {"contact": last.get("contact")})
+    m = _STEP["join"].fullmatch(t)
+    if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
+        return Intent("connect_wifi", {"network": _quoted(m.group("n"))})
     if _STEP["call_it"].fullmatch(t) and last.family == "maps_search":  # "find the nearest pharmacy and call it"
         return Intent("call_place", {"query": last.get("query")})
     if _STEP["subscribe_first"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
