@@ -93,11 +93,16 @@ FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: The slots the shipped sets' tasks of a family use, where newer tasks of that family use more (an
 #: alarm's label or repeat days): a task with other slots gets the newer surfaces (:func:`pinned`).
 PINNED_SLOTS: dict[str, frozenset[str]] = {"set_alarm": frozenset({"time"}), "take_photo": frozenset({"mode"})}
+#: Slot values only newer tasks of a shipped family use (a switch added later): those get them too.
+NEWER_VALUES: dict[str, tuple[str, frozenset[str]]] = {"toggle_setting": ("setting", frozenset({"vibrate", "night_light"}))}
 
 
 def pinned(intent: Intent) -> bool:
     """Whether the task keeps the phone the shipped sets' golden episodes pin (no newer surfaces)."""
-    return intent.family in FAMILIES and set(intent.slots) <= PINNED_SLOTS.get(intent.family, set(intent.slots))
+    if intent.family not in FAMILIES or not set(intent.slots) <= PINNED_SLOTS.get(intent.family, set(intent.slots)):
+        return False
+    slot, newer = NEWER_VALUES.get(intent.family, ("", frozenset()))
+    return not slot or intent.get(slot) not in newer
 
 
 #: Families outside the shipped task sets (issue 42), run by the phone env: ``compound`` (an ordered
@@ -119,7 +124,7 @@ def pinned(intent: Intent) -> bool:
 #: sent in the newest conversation), ``youtube_channel`` (``channel``: YouTube shows its page) and
 #: ``take_screenshot`` (a new screenshot is in the gallery: quick settings' Screenshot tile) and
 #: ``favorite_contact`` (``name``: the contact is starred) came with the compound-instruction work;
-#: ``vibrate`` (``state``: on / off, the Sound page's "Vibrate for calls" switch) and ``cancel_timer``
+#: ``toggle_setting`` of the newer switches (vibrate, night light) and ``cancel_timer``
 #: (no slots: the timer running at the start is deleted) and ``call_back`` (no slots: the newest of the
 #: missed calls in the Phone app's Recents is returned) and ``delete_photo`` (``query`` optional: the
 #: newest photo, or the newest showing it, is deleted from the Photos viewer) and ``set_option``
@@ -147,7 +152,6 @@ EXTRA_FAMILIES = (
     "youtube_channel",
     "take_screenshot",
     "favorite_contact",
-    "vibrate",
     "cancel_timer",
     "call_back",
     "delete_photo",

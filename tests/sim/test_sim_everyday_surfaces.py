@@ -1,8 +1,10 @@
-"""``vibrate``, ``cancel_timer``, ``call_back``, ``delete_photo``, ``set_option``, an alarm's label and
-repeat days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi network
-by name (issue 42), the
-casual phrasings said plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`),
-quoted messages with "!" or "?" in them, and the calculator's horizon for long expressions."""
+"""Everyday surfaces of issue 42 (round 3, session 23), each parsed from everyday phrasings and solved by
+the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``cancel_timer``,
+``call_back``, ``delete_photo``, ``set_option`` (screen timeout, font size), an alarm's label and repeat
+days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
+network by name; the casual phrasings said plainly before the second parse
+(:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
+calculator's horizon for long expressions."""
 
 from __future__ import annotations
 
@@ -32,16 +34,17 @@ def _parts(text: str) -> list[dict[str, object]]:
 @pytest.mark.parametrize(
     ("text", "last"),
     [
-        ("put it on vibrate only", {"family": "vibrate", "slots": {"state": "on"}}),
-        ("Set the ringer to vibrate", {"family": "vibrate", "slots": {"state": "on"}}),
-        ("turn off vibration", {"family": "vibrate", "slots": {"state": "off"}}),
+        ("put it on vibrate only", {"family": "toggle_setting", "slots": {"setting": "vibrate", "state": "on"}}),
+        ("Set the ringer to vibrate", {"family": "toggle_setting", "slots": {"setting": "vibrate", "state": "on"}}),
+        ("turn off vibration", {"family": "toggle_setting", "slots": {"setting": "vibrate", "state": "off"}}),
+        ("turn on the blue light filter", {"family": "toggle_setting", "slots": {"setting": "night_light", "state": "on"}}),
         ("Cancel the timer I just set.", {"family": "cancel_timer", "slots": {}}),
         ("call back whoever just called", {"family": "call_back", "slots": {}}),
         ("return my last missed call", {"family": "call_back", "slots": {}}),
         ("check my missed calls and call back the most recent one", {"family": "call_back", "slots": {}}),
         (
             "Set brightness to 50%, set volume to 50%, and turn off vibration.",
-            {"family": "vibrate", "slots": {"state": "off"}},
+            {"family": "toggle_setting", "slots": {"setting": "vibrate", "state": "off"}},
         ),
         ("mute the phone, turn on dnd, and set alarm for 7", {"family": "set_alarm", "slots": {"time": "07:00"}}),
         ("delete the most recent photo", {"family": "delete_photo", "slots": {"query": ""}}),
@@ -131,8 +134,12 @@ def _refs(views: list[Any]) -> set[str]:
     return out
 
 
-def test_vibrate_starts_opposite_and_only_the_newer_sound_page_has_its_switch() -> None:
-    env = _env(Intent("vibrate", {"state": "on"}))
+def test_a_newer_switch_gets_the_newer_settings_and_only_they_show_it() -> None:
+    from digirl.sim.intents import pinned
+
+    assert pinned(Intent("toggle_setting", {"setting": "wifi", "state": "on"}))
+    assert not pinned(Intent("toggle_setting", {"setting": "night_light", "state": "on"}))
+    env = _env(Intent("toggle_setting", {"setting": "vibrate", "state": "on"}))
     assert env.phone.surfaces and env.phone.settings.vibrate is False and not check(env.phone, env.ctx)
     env.phone.settings.vibrate = True
     assert check(env.phone, env.ctx)
@@ -140,8 +147,8 @@ def test_vibrate_starts_opposite_and_only_the_newer_sound_page_has_its_switch() 
     pinned = _env(Intent("set_volume", {"level": "30"}))
     settings: Any = pinned.phone.apps["settings"]
     assert not pinned.phone.surfaces
-    refs = _refs(settings._sound("sound"))
-    assert "settings.haptics" in refs and "settings.vibrate" not in refs
+    refs = _refs(settings._sound("sound")) | _refs(settings._display("display"))
+    assert "settings.haptics" in refs and "settings.vibrate" not in refs and "settings.night_light" not in refs
 
 
 def test_cancel_timer_needs_the_running_timer_deleted_not_paused() -> None:

@@ -262,6 +262,8 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             self._option_row(224, "screen_timeout", "settings.timeout", "After {}"),
             self._option_row(296, "font_size", "settings.font", "{}"),
         ]
+        if self.phone.surfaces:
+            rows.append(self._setting_row(368, "night_light", "Night Light", "On · amber tint", "Off"))
         return self._page("display", "Display", rows)
 
     def _wifi(self, _: str) -> list[ui.View]:

@@ -47,7 +47,6 @@ MAX_HORIZON = 60
 LASTING = frozenset(
     {
         "toggle_setting",
-        "vibrate",
         "set_option",
         "connect_wifi",
         "set_brightness",

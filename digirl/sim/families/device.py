@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.device import LEVEL_STEP, OPTIONS, SETTING_NAMES, get_setting, set_setting
+from digirl.sim.device import LEVEL_STEP, NEWER_SETTINGS, OPTIONS, SETTING_NAMES, get_setting, set_setting
 from digirl.sim.family_registry import builtin_family
 from digirl.sim.goals import TaskContext
 from digirl.sim.intents import Intent
@@ -30,6 +30,8 @@ TOGGLE_PAGE = {
     "battery_saver": "battery",
     "do_not_disturb": "sound",
     "location": "location",
+    "vibrate": "sound",  # the newer switches (NEWER_SETTINGS)
+    "night_light": "display",
 }
 #: ``settings_page`` slot → the Settings screen that shows it.
 SETTINGS_PAGE = {
@@ -81,8 +83,8 @@ def _toggle_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 def _toggle_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
     name, state = intent.get("setting"), intent.get("state", "toggle").lower()
-    if name not in SETTING_NAMES:
-        raise ValueError(f"unknown setting {name!r}; known: {', '.join(SETTING_NAMES)}")
+    if name not in SETTING_NAMES + NEWER_SETTINGS:
+        raise ValueError(f"unknown setting {name!r}; known: {', '.join(SETTING_NAMES + NEWER_SETTINGS)}")
     start = state == "off" if state in ("on", "off") else bool(rng.integers(2))
     set_setting(phone, name, start)
     ctx.initial["setting"] = get_setting(phone, name)
@@ -95,19 +97,6 @@ def _toggle_plan(e: ExpertStep) -> Action:
         return open_shade(e) or e.goto(f"shade.tile.{name}") or Action.back()
     page = e.phone.dyn.moved_settings.get(name, TOGGLE_PAGE[name])  # a Settings update may have moved it
     return to_settings_page(e, page) or e.goto(f"settings.{name}.switch") or Action.back()
-
-
-def _vibrate_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
-    set_setting(phone, "vibrate", intent.get("state", "on").lower() == "off")
-
-
-def _vibrate_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
-    return get_setting(phone, "vibrate") == (intent.get("state", "on").lower() != "off")
-
-
-@builtin_family("vibrate", "phone", predicate=_vibrate_ok, setup=_vibrate_setup, doc="the phone rings on vibrate (or not)")
-def _vibrate_plan(e: ExpertStep) -> Action:
-    return to_settings_page(e, "sound") or e.goto("settings.vibrate.switch") or Action.back()
 
 
 def _network_in_range(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:

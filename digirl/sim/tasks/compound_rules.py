@@ -438,7 +438,6 @@ _APP_OF = {
     "app_settings": "settings",
     "app_notifications": "settings",
     "toggle_setting": "settings",
-    "vibrate": "settings",
     "set_option": "settings",
     "connect_wifi": "settings",
     "set_alarm": "clock",

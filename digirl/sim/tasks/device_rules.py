@@ -29,6 +29,9 @@ SETTINGS: dict[str, str] = {
     r"|screen\s*auto\s*-?\s*rotate",
     "mobile_data": r"(?:mobile|cellular|cell)\s*data|(?:my\s+)?data(?!\s*(?:saver|roaming|usage))",
     "hotspot": r"(?:(?:mobile|personal|portable|wi\s*-?\s*fi)\s*)?hot\s*spot|tethering",
+    # the newer switches (digirl.sim.device.NEWER_SETTINGS)
+    "vibrate": r"vibrat(?:e|ion)(?:\s*(?:mode|for\s*calls))?",
+    "night_light": r"night\s*light|blue\s*light(?:\s*filter)?|eye\s*comfort(?:\s*shield)?|night\s*shift|reading\s*mode",
 }
 _SETTING_RX = {k: re.compile(v, re.I) for k, v in SETTINGS.items()}
 

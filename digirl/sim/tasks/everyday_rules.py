@@ -64,7 +64,7 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
             "(?:enable|activate)~(?:the~)?vibrat(?:e|ion)(?:~(?:mode|for~calls))?",
             "vibrate~(?:mode|only)(?:~on)?",
         ),
-        Intent("vibrate", {"state": "on"}),
+        Intent("toggle_setting", {"setting": "vibrate", "state": "on"}),
     ),
     (
         (
@@ -73,7 +73,7 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
             "(?:stop~(?:the~phone~)?vibrating|no~more~vibrat(?:ing|ion))",
             "(?:take|get)~(?:it|my~phone|the~phone)~off~vibrate",
         ),
-        Intent("vibrate", {"state": "off"}),
+        Intent("toggle_setting", {"setting": "vibrate", "state": "off"}),
     ),
     (
         (
