@@ -131,7 +131,8 @@ def pinned(intent: Intent) -> bool:
 #: (``option``: screen_timeout or font_size, ``value``: one of :data:`digirl.sim.device.OPTIONS`) and
 #: ``call_speaker`` (``contact``: the call to them is in progress, on speaker) and ``call_place``
 #: (``query``: a place Maps finds for it was called from its sheet) and ``connect_wifi`` (``network``:
-#: Wi-Fi is on and joined to it, from the newer Wi-Fi page's list) after it.
+#: Wi-Fi is on and joined to it, from the newer Wi-Fi page's list) and ``clear_history`` (Chrome's
+#: history is empty, cleared from the newer History page) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -159,6 +160,7 @@ EXTRA_FAMILIES = (
     "call_speaker",
     "call_place",
     "connect_wifi",
+    "clear_history",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

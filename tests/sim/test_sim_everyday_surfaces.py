@@ -2,7 +2,7 @@
 the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``cancel_timer``,
 ``call_back``, ``delete_photo``, ``set_option`` (screen timeout, font size), an alarm's label and repeat
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
-network by name; the casual phrasings said plainly before the second parse
+network by name, clearing Chrome's history; the casual phrasings said plainly before the second parse
 (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
 calculator's horizon for long expressions."""
 
@@ -106,6 +106,8 @@ def _parts(text: str) -> list[dict[str, object]]:
             'Switch off data, turn on wifi, connect to "CafeNero_Guest".',
             {"family": "connect_wifi", "slots": {"network": "CafeNero_Guest"}},
         ),
+        ("clear my browsing history", {"family": "clear_history", "slots": {}}),
+        ("Open Chrome, check my history and clear it.", {"family": "clear_history", "slots": {}}),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",

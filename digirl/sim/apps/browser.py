@@ -539,7 +539,16 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
         ]
         if not rows:
             rows = [ui.label((16, 20, 344, 60), "No history yet", size=15, fg=ui.SUBTLE, align="center")]
-        views.append(ui.scroll_list("chrome.history", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll))
+        top = ui.TOP + 56
+        if self.phone.surfaces:  # the newer History page can clear itself
+            views.append(
+                ui.button(
+                    (16, top + 8, 220, top + 48), "Clear browsing data", self.visited.clear, ref="chrome.history.clear",
+                    style="text", size=14,
+                )
+            )  # fmt: skip
+            top += 56
+        views.append(ui.scroll_list("chrome.history", (0, top, 360, ui.BOTTOM), rows, self.phone.scroll))
         views.append(app_bar("History", back=self.phone.key_back, ref="chrome.history.bar"))
         return views
 

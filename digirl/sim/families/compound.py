@@ -76,6 +76,7 @@ LASTING = frozenset(
         "add_world_clock",
         "bookmark_site",
         "close_tabs",
+        "clear_history",
         "clear_notifications",
         "add_to_cart",
     }

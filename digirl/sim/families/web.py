@@ -114,6 +114,31 @@ def _page_plan(e: ExpertStep) -> Action:
     return e.goto("chrome.menu") or Action.back()
 
 
+def _some_history(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """Chrome has history to clear (a few sites visited before the episode)."""
+    b = _chrome(phone)
+    sites = ["nytimes.com", "wikipedia.org", "reddit.com", "espn.com", "weather.com"]
+    for i in rng.permutation(len(sites))[: 2 + int(rng.integers(3))]:
+        b.visited.append(sites[int(i)])
+
+
+def _history_cleared(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return not _chrome(phone).visited
+
+
+@builtin_family("clear_history", "phone", predicate=_history_cleared, setup=_some_history, doc="Chrome's history is cleared")
+@in_app("chrome")
+def _clear_history_plan(e: ExpertStep) -> Action:
+    b = _chrome(e.phone)
+    if b.mode == "history":
+        return e.goto("chrome.history.clear") or Action.back()
+    if b.mode == "menu":
+        return e.goto("chrome.menu.history") or Action.back()
+    if b.mode != "page" or b.focused is not None:
+        return Action.back()
+    return e.goto("chrome.menu") or Action.back()
+
+
 # ---- a shop's cart ---------------------------------------------------------------------------
 def _cart_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     b = _chrome(phone)

@@ -440,6 +440,7 @@ _APP_OF = {
     "toggle_setting": "settings",
     "set_option": "settings",
     "connect_wifi": "settings",
+    "clear_history": "chrome",
     "set_alarm": "clock",
     "start_timer": "clock",
     "cancel_timer": "clock",

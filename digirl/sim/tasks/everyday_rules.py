@@ -85,6 +85,18 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
     ),
     (
         (
+            "(?:clear|delete|erase|wipe|remove)~(?:all~)?(?:of~)?(?:my~|the~)?(?:chrome~|browser~|browsing~|web~|search~)*history"
+            "(?:~(?:in|on|from)~(?:chrome|the~browser))?",
+            "(?:clear|delete)~(?:my~|the~)?browsing~data",
+        ),
+        Intent("clear_history"),
+    ),
+    (
+        ("(?:read|open|check|see)~(?:my~|the~)?(?:new~|unread~)?(?:texts|text~messages|sms|messages)(?:~app)?",),
+        Intent("open_app", {"app": "Messages"}),
+    ),
+    (
+        (
             "call~back~(?:whoever|the~person~who|the~one~who|who(?:ever)?)~(?:just~)?(?:called|rang|phoned)(?:~me)?(?:~(?:last|just~now))?",
             f"call~back~(?:the~|my~)?{_LATEST}~(?:caller|missed~call|call|one|number)",
             f"(?:call|ring)~(?:the~)?{_LATEST}~(?:caller|missed~call|one)~back",

@@ -67,6 +67,14 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         return None
     if _STEP["speaker"].fullmatch(t) and last.family == "make_call":  # "call Ana and put it on speaker"
         return Intent("call_speaker", {"contact": last.get("contact")})
+    if (
+        last.family == "browser_page"
+        and last.get("page") == "history"
+        and re.fullmatch(
+            r"(?:clear|delete|erase|wipe)\s+(?:it|them|everything|it\s+all|all(?:\s+of\s+it)?|the\s+history)", t, re.I
+        )
+    ):  # "open chrome history then clear it"
+        return Intent("clear_history")
     m = _STEP["join"].fullmatch(t)
     if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
         return Intent("connect_wifi", {"network": _quoted(m.group("n"))})
