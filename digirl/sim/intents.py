@@ -132,7 +132,9 @@ def pinned(intent: Intent) -> bool:
 #: ``call_speaker`` (``contact``: the call to them is in progress, on speaker) and ``call_place``
 #: (``query``: a place Maps finds for it was called from its sheet) and ``connect_wifi`` (``network``:
 #: Wi-Fi is on and joined to it, from the newer Wi-Fi page's list) and ``clear_history`` (Chrome's
-#: history is empty, cleared from the newer History page) after it.
+#: history is empty, cleared from the newer History page) and ``mail_action`` (``action``: reply /
+#: forward / star / delete, ``sender`` / ``about`` optional, ``body`` / ``to``: Gmail's newer mail view)
+#: after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -161,6 +163,7 @@ EXTRA_FAMILIES = (
     "call_place",
     "connect_wifi",
     "clear_history",
+    "mail_action",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -2,7 +2,8 @@
 the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``cancel_timer``,
 ``call_back``, ``delete_photo``, ``set_option`` (screen timeout, font size), an alarm's label and repeat
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
-network by name, clearing Chrome's history; the casual phrasings said plainly before the second parse
+network by name, clearing Chrome's history, replying to / forwarding / starring /
+deleting a mail; the casual phrasings said plainly before the second parse
 (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
 calculator's horizon for long expressions."""
 
@@ -108,6 +109,13 @@ def _parts(text: str) -> list[dict[str, object]]:
         ),
         ("clear my browsing history", {"family": "clear_history", "slots": {}}),
         ("Open Chrome, check my history and clear it.", {"family": "clear_history", "slots": {}}),
+        (
+            'check my inbox then reply to the latest email from Priyanka saying "Thanks, received."',
+            {"family": "mail_action", "slots": {"action": "reply", "body": "Thanks, received", "sender": "Priyanka"}},
+        ),
+        ("forward the last email to Tom", {"family": "mail_action", "slots": {"action": "forward", "to": "Tom"}}),
+        ("star the email from Amazon", {"family": "mail_action", "slots": {"action": "star", "sender": "Amazon"}}),
+        ("open my inbox and delete the newest email", {"family": "mail_action", "slots": {"action": "delete"}}),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -238,6 +246,19 @@ def test_a_styled_photo_needs_its_mode_and_the_pinned_camera_keeps_three_modes()
     pinned_cam: Any = _env(Intent("take_photo", {"mode": "photo"})).phone.apps["camera"]
     refs = _refs(pinned_cam.build())
     assert "camera.timer" not in refs and "camera.mode.night" not in refs and "camera.mode.portrait" in refs
+
+
+def test_a_mail_action_is_about_the_noted_mail_only() -> None:
+    env = _env(Intent("mail_action", {"action": "delete", "sender": "Priyanka"}))
+    g: Any = env.phone.apps["gmail"]
+    mine = env.ctx.initial["mail"]
+    assert mine[0] == "Priyanka" and g.emails()[0] == mine
+    g.delete(g.emails()[1])  # another mail
+    assert not check(env.phone, env.ctx)
+    env = _env(Intent("mail_action", {"action": "delete", "sender": "Priyanka"}))
+    g = env.phone.apps["gmail"]
+    g.delete(g.emails()[0])
+    assert check(env.phone, env.ctx) and mine not in g.emails()
 
 
 @pytest.mark.parametrize(

@@ -64,6 +64,9 @@ class Gmail(App, key="gmail", label="Gmail", icon="mail", color=_RED, rates=True
         self.received: list[tuple[str, str, str, str]] = []
         #: Search in mail (:mod:`.insearch`, with ``phone.surfaces``): ("search", "") or ("results", query).
         self.search: tuple[str, str] | None = None
+        #: Inbox mails deleted and starred in the episode (the newer mail view's buttons), by their row.
+        self.trashed: list[tuple[str, str, str, str]] = []
+        self.starred: list[tuple[str, str, str, str]] = []
 
     def emails(self, folder: str | None = None) -> list[tuple[str, str, str, str]]:
         f = folder or self.folder
@@ -83,7 +86,9 @@ class Gmail(App, key="gmail", label="Gmail", icon="mail", color=_RED, rates=True
                 )
             )
         got = list(self.received) if f == "Inbox" else []
-        return mine + got + out
+        if f != "Inbox" or not self.trashed:
+            return mine + got + out
+        return [m for m in got + out if m not in self.trashed]
 
     def screen(self) -> str:
         if self.compose:
@@ -247,7 +252,47 @@ class Gmail(App, key="gmail", label="Gmail", icon="mail", color=_RED, rates=True
         views.append(
             ui.label((16, ui.TOP + 196, 344, ui.TOP + 320), snippet + " Thanks, and have a great day!", size=15, lines=5)
         )
+        if self.phone.surfaces:  # the newer mail view: reply, forward, star, delete
+            mail = self.emails()[i]
+            for j, (label, icon, fn) in enumerate(
+                (("Reply", "send", self.reply), ("Forward", "send", self.forward), ("Star", "star", self.star))
+            ):
+                x, text = 16 + 112 * j, "Starred" if label == "Star" and mail in self.starred else label
+                views.append(
+                    ui.button(
+                        (x, ui.TOP + 340, x + 104, ui.TOP + 380), text, partial(fn, mail),
+                        ref=f"gmail.read.{label.lower()}", style="outlined", size=13, icon=icon,
+                    )
+                )  # fmt: skip
+            views.append(
+                ui.icon_button(
+                    (300, ui.TOP + 132, 344, ui.TOP + 176),
+                    "trash",
+                    partial(self.delete, mail),
+                    ref="gmail.read.delete",
+                    desc="Delete",
+                )
+            )
         return views
+
+    def reply(self, mail: tuple[str, str, str, str]) -> None:
+        self._compose_open()
+        self.fields["to"], self.fields["subject"] = mail[0], f"Re: {mail[1]}"
+        self.focus("body")
+
+    def forward(self, mail: tuple[str, str, str, str]) -> None:
+        self._compose_open()
+        self.fields["subject"], self.fields["body"] = f"Fwd: {mail[1]}", f"---------- Forwarded message ---------- {mail[2]}"
+
+    def star(self, mail: tuple[str, str, str, str]) -> None:
+        if mail in self.starred:
+            self.starred.remove(mail)
+        else:
+            self.starred.append(mail)
+
+    def delete(self, mail: tuple[str, str, str, str]) -> None:
+        self.trashed.append(mail)
+        self.open_mail = None
 
     def _compose(self) -> list[ui.View]:
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE)]

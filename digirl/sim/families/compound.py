@@ -68,6 +68,7 @@ LASTING = frozenset(
         "send_message",
         "reply_latest",
         "send_email",
+        "mail_action",
         "add_contact",
         "create_event",
         "take_photo",

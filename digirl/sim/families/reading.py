@@ -2,7 +2,9 @@
 back whoever just called"), ``latest_thread`` (Messages: the newest conversation is open, "read my
 latest text"), ``reply_latest`` (``body``: a reply sent in it, "reply ok to my last text") and
 ``open_mail`` (Gmail: the newest inbox mail is open, or with ``query`` the first result of that
-search, "search my email for invoices and open the first one")."""
+search, "search my email for invoices and open the first one") and ``mail_action`` (``action``: reply,
+forward, star or delete the newest mail, or one from ``sender`` / ``about`` something; ``body`` of a
+reply, ``to`` of a forward: "reply to the last email from Priyanka saying thanks")."""
 
 from __future__ import annotations
 
@@ -142,3 +144,55 @@ def _mail_plan(e: ExpertStep) -> Action:
     if screen == "results":
         return e.goto("gmail.results.query") or Action.back()
     return e.goto("gmail.search") or Action.back()
+
+
+# ---- Gmail: reply to, forward, star or delete a mail ------------------------------------------------
+_MAIL_ACTIONS = ("reply", "forward", "star", "delete")
+
+
+def _note_mail(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """The mail the task is about: the newest, or (``sender`` / ``about``) one that just arrived from
+    that sender / about that; noted as it shows in the inbox."""
+    g, sender, about = _app(phone, "gmail"), intent.get("sender"), intent.get("about")
+    if intent.get("action") not in _MAIL_ACTIONS:
+        raise ValueError(f"mail action must be one of {_MAIL_ACTIONS}, got {intent.get('action')!r}")
+    if sender or about:
+        who, subject = title_case(sender) if sender else "Support Team", title_case(about) if about else "Quick question"
+        g.received.insert(0, (who, subject, "Hi! Here are the details you asked about.", "9:12 AM"))
+    ctx.initial["mail"] = g.emails("Inbox")[0]
+
+
+def _mail_done(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    from digirl.sim.families.comms import message_terms
+
+    g, mail, action = _app(phone, "gmail"), tuple(ctx.initial.get("mail", ())), intent.get("action")
+    if action == "delete":
+        return [tuple(m) for m in g.trashed] == [mail]
+    if action == "star":
+        return mail in [tuple(m) for m in g.starred]
+    want_to = mail[0] if action == "reply" else intent.get("to")
+    prefix = "Re: " if action == "reply" else "Fwd: "
+    terms = message_terms(intent.get("body")) if intent.get("body") else []
+    return any(m.to.lower() == want_to.lower() and m.subject == prefix + mail[1] and terms_in(terms, m.body) for m in g.sent)
+
+
+@builtin_family(
+    "mail_action", "phone", predicate=_mail_done, setup=_note_mail, doc="the mail is replied to / forwarded / starred / deleted"
+)
+@in_app("gmail")
+def _mail_action_plan(e: ExpertStep) -> Action:
+    g, action, mail = _app(e.phone, "gmail"), e.intent.get("action"), tuple(e.ctx.initial["mail"])
+    if g.compose:
+        if action == "forward" and g.fields.get("to", "").strip().lower() != e.intent.get("to").lower():
+            return e.type_into(g, "to", "gmail.compose.to", e.intent.get("to"))
+        if action == "reply" and e.intent.get("body") and not g.fields.get("body"):
+            return e.type_into(g, "body", "gmail.compose.body", e.intent.get("body"), submit=False)
+        return e.goto("gmail.send") or Action.back()
+    if g.drawer or g.folder != "Inbox" or g.search is not None:
+        return Action.back()
+    inbox = g.emails()
+    if g.open_mail is not None:
+        if inbox[g.open_mail] != mail:
+            return Action.back()
+        return e.goto(f"gmail.read.{action}") or Action.back()
+    return e.goto(f"gmail.mail.{inbox.index(mail)}") or Action.back()

@@ -457,6 +457,7 @@ _APP_OF = {
     "latest_thread": "messages",
     "reply_latest": "messages",
     "open_mail": "gmail",
+    "mail_action": "gmail",
     "add_world_clock": "clock",
     "add_contact": "contacts",
     "favorite_contact": "contacts",

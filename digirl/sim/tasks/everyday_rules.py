@@ -525,6 +525,38 @@ def _slow_motion(g: dict[str, str]) -> Intent:
     return Intent("take_photo", {"mode": "video", "style": "slow motion"})
 
 
+_EMAIL = "(?:e-?mail|mail|message~in~(?:my~)?inbox)"
+_WHICH_MAIL = (
+    f"(?:the~|my~|that~)?(?:{_LATEST}~)?{_EMAIL}"
+    '(?:~(?:from~(?P<sender>[^,"]+?)|about~(?P<about>[^,"]+?)|(?:i~)?(?:just~)?(?:got|received)))?'
+)
+
+
+@APPS_EARLY.rule(
+    f"(?:reply|respond|answer)~(?:to~)?{_WHICH_MAIL}(?:~(?:saying|with|and~say|:)~?(?P<body>.+))?",
+    f"(?P<fwd>forward|send~on|pass~on)~{_WHICH_MAIL}~to~(?P<to>\\S+@\\S+|[A-Za-z][\\w'.-]*(?:~[A-Z][\\w'.-]*)?)",
+    f"(?P<act>star|flag|delete|trash|remove|bin|archive)~{_WHICH_MAIL}",
+)
+def _mail_action(g: dict[str, str]) -> Intent | None:
+    """Reply to, forward, star or delete the newest mail (or the one from / about something)."""
+    slots: dict[str, str] = {}
+    for k in ("sender", "about"):
+        if g.get(k):
+            slots[k] = re.sub(r"^(?:the|a|an|my)\s+", "", unquote(g[k]).strip(), flags=re.I)
+    if g.get("fwd"):
+        slots.update(action="forward", to=g["to"])
+    elif g.get("act"):
+        act = g["act"].lower()
+        if act == "archive":
+            return None  # the simulated Gmail has no archive
+        slots["action"] = "star" if act in ("star", "flag") else "delete"
+    else:
+        slots["action"] = "reply"
+        if g.get("body"):
+            slots["body"] = unquote(g["body"]).strip()
+    return Intent("mail_action", slots)
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
