@@ -134,7 +134,8 @@ def pinned(intent: Intent) -> bool:
 #: Wi-Fi is on and joined to it, from the newer Wi-Fi page's list) and ``clear_history`` (Chrome's
 #: history is empty, cleared from the newer History page) and ``mail_action`` (``action``: reply /
 #: forward / star / delete, ``sender`` / ``about`` optional, ``body`` / ``to``: Gmail's newer mail view)
-#: after it.
+#: and ``play_music`` (``app``: Music or a music service such as Spotify, ``query`` optional: it plays
+#: something with those words, from its library or a search) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -164,6 +165,7 @@ EXTRA_FAMILIES = (
     "connect_wifi",
     "clear_history",
     "mail_action",
+    "play_music",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -3,7 +3,7 @@ the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``c
 ``call_back``, ``delete_photo``, ``set_option`` (screen timeout, font size), an alarm's label and repeat
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
 network by name, clearing Chrome's history, replying to / forwarding / starring /
-deleting a mail; the casual phrasings said plainly before the second parse
+deleting a mail, music in Music or a service such as Spotify; the casual phrasings said plainly before the second parse
 (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
 calculator's horizon for long expressions."""
 
@@ -116,6 +116,13 @@ def _parts(text: str) -> list[dict[str, object]]:
         ("forward the last email to Tom", {"family": "mail_action", "slots": {"action": "forward", "to": "Tom"}}),
         ("star the email from Amazon", {"family": "mail_action", "slots": {"action": "star", "sender": "Amazon"}}),
         ("open my inbox and delete the newest email", {"family": "mail_action", "slots": {"action": "delete"}}),
+        ("open spotify and play some jazz", {"family": "play_music", "slots": {"app": "Spotify", "query": "jazz"}}),
+        (
+            "Turn the volume down to 20% and play my Discover Weekly on Spotify.",
+            {"family": "play_music", "slots": {"app": "Spotify", "query": "Discover Weekly"}},
+        ),
+        ("play some relaxing music", {"family": "play_music", "slots": {"app": "Music", "query": "relaxing"}}),
+        ("add airpods to my cart on amazon", {"family": "add_to_cart", "slots": {"site": "amazon.com", "query": "airpods"}}),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -259,6 +266,19 @@ def test_a_mail_action_is_about_the_noted_mail_only() -> None:
     g = env.phone.apps["gmail"]
     g.delete(g.emails()[0])
     assert check(env.phone, env.ctx) and mine not in g.emails()
+
+
+def test_a_music_service_is_a_player_only_with_the_newer_surfaces() -> None:
+    env = _env(Intent("play_music", {"app": "Spotify", "query": "jazz"}))
+    spotify: Any = env.phone.apps["x.spotify"]
+    assert spotify.screen() == "library" and "x.spotify.search" in _refs(spotify.build())
+    env.phone.fg = "x.spotify"
+    spotify.player.play("Discover Weekly")
+    assert not check(env.phone, env.ctx)  # not jazz
+    spotify.player.play("Jazz Radio")
+    assert check(env.phone, env.ctx)
+    pinned: Any = _env(Intent("open_app", {"app": "Spotify"})).phone.apps["x.spotify"]
+    assert pinned.screen() == "main" and "x.spotify.search" not in _refs(pinned.build())
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from functools import partial
 
 from digirl.sim import ui
 from digirl.sim.apps.base import App, app_bar
+from digirl.sim.apps.player import MUSIC_SERVICES, PlayerState, player_views
 from digirl.sim.content import stable_rng, title_case
 
 __all__ = ["Calculator", "Files", "GenericApp", "Music"]
@@ -157,15 +158,47 @@ class Files(App, key="files", label="Files", icon="folder", color=(26, 115, 232)
         return self.list_page(f"files.{name.lower()}", 56, rows, app_bar(name, back=self.phone.key_back, ref="files.folder.bar"))
 
 
-class Music(App, key="music", label="Music", icon="music", color=(230, 81, 0)):
+_SONGS = ("Blinding Lights", "Levitating", "As It Was", "Anti-Hero", "Flowers", "Stay", "Heat Waves", "Bad Habit")
+
+
+class _PlayerApp(App):
+    """An app that is a music player with the newer surfaces (:mod:`.player`)."""
+
+    player: PlayerState
+
+    def is_player(self) -> bool:
+        return bool(self.phone.surfaces)
+
+    def submit(self, name: str) -> None:
+        if self.is_player() and name == "q":
+            self.player.results_for = self.fields.get("q", "").strip() or None
+            self.blur()
+            return
+        super().submit(name)
+
+    def back(self) -> bool:
+        if self.is_player() and (self.player.results_for is not None or self.focused == "q"):
+            self.player.results_for = None
+            self.fields["q"] = ""
+            self.blur()
+            return True
+        return super().back()
+
+
+class Music(_PlayerApp, key="music", label="Music", icon="music", color=(230, 81, 0)):
     def init_state(self) -> None:
         self.playing = ""
+        self.player = PlayerState(_SONGS)
 
     def screen(self) -> str:
+        if self.is_player() and self.player.results_for is not None:
+            return "results"
         return "library"
 
     def build(self) -> list[ui.View]:
-        songs = ("Blinding Lights", "Levitating", "As It Was", "Anti-Hero", "Flowers", "Stay", "Heat Waves", "Bad Habit")
+        if self.is_player():
+            return player_views(self, self.player, (230, 81, 0))
+        songs = _SONGS
         rows = [
             ui.list_row(
                 64 * i,
@@ -194,17 +227,26 @@ class Music(App, key="music", label="Music", icon="music", color=(230, 81, 0)):
         return views
 
 
-class GenericApp(App, icon="letter"):
-    """Any app by name: a branded welcome screen with a few cards."""
+class GenericApp(_PlayerApp, icon="letter"):
+    """Any app by name: a branded welcome screen with a few cards (a music service's app is a player
+    with the newer surfaces)."""
 
     def __init__(self, phone: object, name: str) -> None:
         super().__init__(phone)  # type: ignore[arg-type]
         self.label, self.key, self.color = _generic_identity(name)
+        self.player = PlayerState()
+
+    def is_player(self) -> bool:
+        return bool(self.phone.surfaces) and self.key in MUSIC_SERVICES
 
     def screen(self) -> str:
+        if self.is_player():
+            return "results" if self.player.results_for is not None else "library"
         return "main"
 
     def build(self) -> list[ui.View]:
+        if self.is_player():
+            return player_views(self, self.player, self.color)
         views: list[ui.View] = [
             ui.box((0, ui.TOP, 360, ui.BOTTOM), (245, 246, 248)),
             app_bar(self.label, fill=self.color, fg=ui.WHITE, ref=f"{self.key}.bar"),

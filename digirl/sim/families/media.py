@@ -163,6 +163,50 @@ def _delete_photo_plan(e: ExpertStep) -> Action:
     return _view_photo_plan(e)
 
 
+# ---- music ------------------------------------------------------------------------------
+def _music_key(intent: Intent) -> str:
+    from digirl.sim.apps import resolve_app
+
+    return resolve_app(intent.get("app") or "Music")
+
+
+def _music_app_ready(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    from digirl.sim.apps.player import MUSIC_SERVICES
+
+    key = _music_key(intent)
+    if key != "music" and key not in MUSIC_SERVICES:
+        raise ValueError(f"{intent.get('app')!r} is not a music app of the simulated phone")
+    if key != "music":
+        phone.install(intent.get("app"))
+
+
+def _music_playing(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    """The app is in front, playing something; with a ``query``, something whose title has its words."""
+    key = _music_key(intent)
+    if phone.fg != key:
+        return False
+    playing = _app(phone, key).player.playing
+    terms = query_terms(intent) if intent.get("query") else []
+    return bool(playing) and terms_in(terms, playing)
+
+
+@builtin_family("play_music", "phone", predicate=_music_playing, setup=_music_app_ready, doc="a music app plays what was asked")
+def _music_plan(e: ExpertStep) -> Action:
+    key, q = _music_key(e.intent), e.intent.get("query")
+    step = e.open_app(key)
+    if step is not None:
+        return step
+    app = _app(e.phone, key)
+    st, terms = app.player, query_terms(e.intent) if q else []
+    if st.results_for is None and app.focused != "q":
+        mine = [i for i, t in enumerate(st.library) if terms_in(terms, t)]
+        if mine:  # "play my Discover Weekly", or anything for "play some music"
+            return e.goto(f"{key}.lib.{mine[0]}") or Action.back()
+    if st.results_for is not None and terms_in(terms, st.results_for):
+        return e.goto(f"{key}.result.0") or Action.back()
+    return e.type_into(app, "q", f"{key}.search", q)
+
+
 # ---- YouTube ------------------------------------------------------------------------------
 def _watched(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     if phone.fg != "youtube":

@@ -196,7 +196,9 @@ def _event_named(g: dict[str, str]) -> Intent | Reject | None:
     return _event(g["x"])
 
 
-@APPS_EARLY.rule("(?:add|put|create|make|schedule|set~up|book|enter)~{x}~(?:to|on|in|into)~(?:my|the)~calendar(?P<w>~[^?!]+)?")
+@APPS_EARLY.rule(
+    "(?:add|put|create|make|schedule|set~up|book|enter)~{x}~(?:to|on|in|into)~(?:(?:my|the)~)?calendar(?P<w>~[^?!]+)?"
+)
 def _event_on_calendar(g: dict[str, str]) -> Intent | Reject | None:
     return _event(g["x"] + (g.get("w") or ""))
 

@@ -458,6 +458,7 @@ _APP_OF = {
     "reply_latest": "messages",
     "open_mail": "gmail",
     "mail_action": "gmail",
+    "play_music": "music",
     "add_world_clock": "clock",
     "add_contact": "contacts",
     "favorite_contact": "contacts",

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from digirl.sim.content import title_case
 from digirl.sim.intents import Intent
 from digirl.sim.tasks import extra_rules  # noqa: F401  (its rules first)
 from digirl.sim.tasks.app_rules import APPS_EARLY, contact_name, unquote
@@ -555,6 +556,37 @@ def _mail_action(g: dict[str, str]) -> Intent | None:
         if g.get("body"):
             slots["body"] = unquote(g["body"]).strip()
     return Intent("mail_action", slots)
+
+
+_MUSIC_APP = (
+    "(?P<app>spotify|pandora|soundcloud|apple~music|amazon~music|deezer|tidal|youtube~music|(?:the~)?music(?:~app|~player)?)"
+)
+
+
+def music_request(app: str, said: str) -> Intent:
+    """``play_music`` for "play <said> on <app>": "some jazz" → "jazz", "my Discover Weekly" →
+    "Discover Weekly", "music" / "a song" → anything."""
+    q = re.sub(r"^(?:(?:some|my|the|a|an)\s+)+", "", unquote(said).strip(), flags=re.I)
+    q = re.sub(r"\s+(?:music|songs?|tunes|playlist)$", "", q, flags=re.I)
+    if q.lower() in ("music", "song", "songs", "something", "tunes", "anything", ""):
+        q = ""
+    name = re.sub(r"^the\s+|\s+(?:app|player)$", "", app.strip(), flags=re.I)
+    return Intent("play_music", {"app": "Music" if name.lower() == "music" else title_case(name), "query": q})
+
+
+@APPS_EARLY.rule(
+    f"(?:play|put~on|listen~to|start|shuffle|stream)~{{q}}~(?:on|in|using|with|from|through)~{_MUSIC_APP}",
+    f"(?:open|launch|go~to)~{_MUSIC_APP}~and~(?:play|put~on|listen~to|shuffle)~{{q}}",
+)
+def _play_music(g: dict[str, str]) -> Intent | None:
+    """ "play some jazz on Spotify", "open spotify and play my discover weekly"."""
+    return music_request(g["app"], g["q"])
+
+
+@APPS_EARLY.rule("(?:play|put~on)~(?:some~)?(?P<q>[\\w' -]+?)~music", "(?:play|put~on)~(?P<q>music|some~music)")
+def _play_some_music(g: dict[str, str]) -> Intent | None:
+    """ "play some relaxing music", "play music": the Music app."""
+    return music_request("Music", g["q"])
 
 
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from digirl.sim.apps.player import MUSIC_SERVICES
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.compound_rules import CONTEXT_RULES, FIRST_ITEM, Context
 from digirl.sim.tasks.matching import match_single
@@ -162,6 +163,12 @@ def _app_steps(text: str, ctx: Context) -> Intent | None:
 
             day = parse_date(m.group("d"))
             return Intent("calendar_day", {"date": day.isoformat()}) if day else None
+    if ctx.app == "music" or ctx.app in MUSIC_SERVICES:  # "open spotify and play Bohemian Rhapsody"
+        m = re.fullmatch(r"(?:play|put\s+on|listen\s+to|shuffle)\s+(?P<q>.+)", t, re.I)
+        if m is not None:
+            from digirl.sim.tasks.everyday_rules import music_request
+
+            return music_request("Music" if ctx.app == "music" else ctx.app[2:], m.group("q"))
     if ctx.app in ("chrome", "google"):
         m = re.fullmatch(r"ask(?:\s+(?:google|it))?\s+(?P<q>.+)", t, re.I)
         if m is not None:

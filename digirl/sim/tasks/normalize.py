@@ -112,7 +112,15 @@ def canonical_app(name: str) -> str:
 
 
 #: What people call apps in a hurry ("open insta"); not :data:`APP_ALIASES` (those are the phone's own apps).
-_NICKNAMES = {"insta": "Instagram", "ig": "Instagram", "fb": "Facebook", "yt": "YouTube", "snap": "Snapchat", "wa": "WhatsApp"}
+_NICKNAMES = {
+    "insta": "Instagram",
+    "ig": "Instagram",
+    "fb": "Facebook",
+    "yt": "YouTube",
+    "snap": "Snapchat",
+    "wa": "WhatsApp",
+    "cam": "Camera",
+}
 
 
 def canonical_shop_site(name: str) -> str | None:
