@@ -135,7 +135,8 @@ def pinned(intent: Intent) -> bool:
 #: history is empty, cleared from the newer History page) and ``mail_action`` (``action``: reply /
 #: forward / star / delete, ``sender`` / ``about`` optional, ``body`` / ``to``: Gmail's newer mail view)
 #: and ``play_music`` (``app``: Music or a music service such as Spotify, ``query`` optional: it plays
-#: something with those words, from its library or a search) after it.
+#: something with those words, from its library or a search) and ``open_result`` (``query``,
+#: ``key_terms``: the browser shows the first organic result of that web search) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -166,6 +167,7 @@ EXTRA_FAMILIES = (
     "clear_history",
     "mail_action",
     "play_music",
+    "open_result",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -3,7 +3,8 @@ the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``c
 ``call_back``, ``delete_photo``, ``set_option`` (screen timeout, font size), an alarm's label and repeat
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
 network by name, clearing Chrome's history, replying to / forwarding / starring /
-deleting a mail, music in Music or a service such as Spotify; the casual phrasings said plainly before the second parse
+deleting a mail, music in Music or a service such as Spotify, a web search's first result;
+the casual phrasings said plainly before the second parse
 (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
 calculator's horizon for long expressions."""
 
@@ -123,6 +124,10 @@ def _parts(text: str) -> list[dict[str, object]]:
         ),
         ("play some relaxing music", {"family": "play_music", "slots": {"app": "Music", "query": "relaxing"}}),
         ("add airpods to my cart on amazon", {"family": "add_to_cart", "slots": {"site": "amazon.com", "query": "airpods"}}),
+        (
+            "search google for pasta recipes and open the first result",
+            {"family": "open_result", "slots": {"key_terms": "pasta recipes", "query": "pasta recipes"}},
+        ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
 from digirl.sim.apps.browser import Tab
+from digirl.sim.content import terms_in
 from digirl.sim.family_registry import builtin_family
 from digirl.sim.goals import TaskContext, site_domain
 from digirl.sim.intents import Intent
@@ -137,6 +138,39 @@ def _clear_history_plan(e: ExpertStep) -> Action:
     if b.mode != "page" or b.focused is not None:
         return Action.back()
     return e.goto("chrome.menu") or Action.back()
+
+
+# ---- the first result of a web search ------------------------------------------------------------
+def _first_result_url(phone: Phone, query: str) -> str | None:
+    """Where the search's first organic result leads (normalized as the browser keeps it)."""
+    from digirl.sim.apps.browser import normalize_url
+    from digirl.sim.content import web_results
+
+    res = web_results(query, phone.dyn.world_version)
+    if not res:
+        return None
+    return normalize_url(res[phone.dyn.order(len(res), "serp", query.lower())[0]].url)
+
+
+def _result_open(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    if phone.fg != "chrome" or phone.loading > 0:
+        return False
+    t = _chrome(phone).tab
+    want = _first_result_url(phone, intent.get("query"))
+    return want is not None and t.history[t.idx] == want
+
+
+@builtin_family("open_result", "phone", predicate=_result_open, doc="the browser shows the search's first result")
+def _open_result_plan(e: ExpertStep) -> Action:
+    from digirl.sim.goals import query_terms, shown_search_query
+    from digirl.sim.plans import PLANS
+
+    shown = shown_search_query(e.phone)
+    if shown is not None and terms_in(query_terms(e.intent), shown):
+        return e.goto("result.0") or Action.scroll("up")
+    if e.phone.fg == "chrome" and _chrome(e.phone).mode == "page":
+        return Action.back()  # another page: back to the results (or start again)
+    return PLANS["web_search"](e)
 
 
 # ---- a shop's cart ---------------------------------------------------------------------------

@@ -441,6 +441,7 @@ _APP_OF = {
     "set_option": "settings",
     "connect_wifi": "settings",
     "clear_history": "chrome",
+    "open_result": "chrome",
     "set_alarm": "clock",
     "start_timer": "clock",
     "cancel_timer": "clock",

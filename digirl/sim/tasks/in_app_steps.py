@@ -47,6 +47,8 @@ _STEP = {
         "back": r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?",
         "send_it": r"(?:and\s+)?(?:send|submit)(?:\s+(?:it|that|the\s+(?:e-?mail|message|text)))?",
         "join": r"(?:connect|join|switch)\s+(?:to\s+|on(?:to)?\s+)?(?P<n>\"[^\"]+\"|'[^']+'|[\w.-]+)",
+        "open_link": r"(?:open|click(?:\s+on)?|tap(?:\s+on)?|visit|go\s+to|read)\s+(?:the\s+)?(?:first|top|1st)"
+        r"(?:\s+(?:one|result|link|hit|article|website|site|page|search\s+result))?",
         "call_it": r"(?:call|ring|phone|dial)\s+(?:it|them|that\s+place|the\s+place|(?:the\s+)?(?:first|top|closest|nearest)"
         r"(?:\s+one)?)(?:\s+(?:up|now))?(?:\s+to\s+[^,]+)?",
         "speaker": r"(?:put|switch|turn|set)\s+(?:it|the\s+call|them|him|her)\s+(?:on|to)\s+(?:the\s+)?speaker(?:\s*phone)?"
@@ -79,6 +81,8 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
     m = _STEP["join"].fullmatch(t)
     if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
         return Intent("connect_wifi", {"network": _quoted(m.group("n"))})
+    if _STEP["open_link"].fullmatch(t) and last.family == "web_search":  # "google X and open the first link"
+        return Intent("open_result", {"query": last.get("query"), "key_terms": last.get("key_terms")})
     if _STEP["call_it"].fullmatch(t) and last.family == "maps_search":  # "find the nearest pharmacy and call it"
         return Intent("call_place", {"query": last.get("query")})
     if _STEP["subscribe_first"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
