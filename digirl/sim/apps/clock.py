@@ -10,6 +10,7 @@ from functools import partial
 
 from digirl.sim import ui
 from digirl.sim.apps.base import App, fab
+from digirl.sim.apps.clock_picker import picker_view
 
 __all__ = ["DEFAULT_CITIES", "WORLD_CITIES", "Alarm", "Clock", "city_matches", "fmt12", "fmt_compact", "timer_digits"]
 
@@ -334,7 +335,7 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
             views += self._stopwatch()
         views.append(self._tabs())
         if self.picker is not None:
-            views.append(self._picker())
+            views.append(picker_view(self))
         if self.adding_city:
             views += self._city_search()
         return views
@@ -560,78 +561,6 @@ class Clock(App, key="clock", label="Clock", icon="alarm", color=(26, 115, 232),
         ]
         start = "Pause" if self.stopwatch_running else "Start"
         return views + _run_buttons("clock.stopwatch", start, self.toggle_stopwatch, "Reset" if e else None, self.reset_stopwatch)
-
-    def _picker(self) -> ui.View:
-        p = self.picker
-        assert p is not None
-        scrim = ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.SCRIM, blocker=True, ref="clock.picker.scrim")
-        top = ui.TOP + 120
-        card = ui.box((28, top, 332, top + 330), (236, 240, 250), radius=28, blocker=True, ref="clock.picker", kind="dialog")
-        card.children.append(ui.label((52, top + 16, 308, top + 40), "Enter time", size=13, fg=ui.SUBTLE))
-        for name, x0 in (("hour", 52), ("minute", 172)):
-            foc = self.focused == name
-            field = ui.View(
-                (x0, top + 96, x0 + 96, top + 168),
-                kind="input",
-                text=self.fields.get(name, ""),
-                ref=f"clock.picker.{name}",
-                fill=ui.LIGHT_BLUE if foc else (225, 227, 236),
-                radius=12,
-                border=ui.BLUE if foc else None,
-                size=34,
-                focused=foc,
-                icon="",
-                on_tap=partial(self.focus, name, select_all=True),
-            )
-            card.children.append(field)
-            card.children.append(
-                ui.icon_button(
-                    (x0 + 28, top + 52, x0 + 68, top + 92),
-                    "up",
-                    partial(self._step, name, 1),
-                    ref=f"clock.picker.{name}.up",
-                    desc=f"Increase {name}",
-                    color=ui.TEXT,
-                )
-            )
-            card.children.append(
-                ui.icon_button(
-                    (x0 + 28, top + 172, x0 + 68, top + 212),
-                    "down",
-                    partial(self._step, name, -1),
-                    ref=f"clock.picker.{name}.down",
-                    desc=f"Decrease {name}",
-                    color=ui.TEXT,
-                )
-            )
-        card.children.append(ui.label((148, top + 96, 172, top + 168), ":", size=34, align="center"))
-        for i, (txt, pm) in enumerate((("AM", False), ("PM", True))):
-            sel = p.pm == pm
-            card.children.append(
-                ui.View(
-                    (276, top + 96 + 36 * i, 316, top + 132 + 36 * i),
-                    kind="button",
-                    text=txt,
-                    ref=f"clock.picker.{txt.lower()}",
-                    fill=(255, 218, 214) if sel else ui.WHITE,
-                    border=ui.FAINT,
-                    radius=6,
-                    size=12,
-                    align="center",
-                    bold=sel,
-                    on_tap=partial(self.set_pm, pm),
-                    fg=ui.TEXT,
-                )
-            )
-        if p.error:
-            card.children.append(ui.label((52, top + 218, 308, top + 240), p.error, size=12, fg=ui.RED, ref="clock.picker.error"))
-        card.children.append(ui.label((52, top + 240, 308, top + 260), "Hour      Minute", size=11, fg=ui.SUBTLE))
-        card.children.append(
-            ui.button((132, top + 276, 216, top + 316), "Cancel", self.cancel, ref="clock.picker.cancel", style="text")
-        )
-        card.children.append(ui.button((220, top + 276, 308, top + 316), "OK", self.confirm, ref="clock.picker.ok", style="text"))
-        scrim.children.append(card)
-        return scrim
 
 
 def _run_buttons(

@@ -1,0 +1,254 @@
+"""Phrasings of the surfaces added after the compound-instruction work (issue 42, round 3's session 23):
+the screen timeout and font size, Wi-Fi networks by name, an alarm's label and repeat days, the
+camera's styles and self-timer, replying to / forwarding / starring / deleting a mail, music in Music
+or a music service, deleting a photo. :mod:`.everyday_rules` imports this module where these rules
+stand in :data:`~digirl.sim.tasks.app_rules.APPS_EARLY`'s order; the shipped task sets and the real
+AitW lines parse as before (tests/sim pins both)."""
+
+from __future__ import annotations
+
+import re
+
+from digirl.sim.content import title_case
+from digirl.sim.intents import Intent
+from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
+from digirl.sim.tasks.rules import Reject, reparse
+
+__all__ = ["music_request"]
+
+_LATEST = "(?:latest|last|newest|most~recent|new|recent)"
+
+
+_TIMEOUT = "screen~(?:timeout|time-?out|time~out|sleep(?:~time)?)|(?:display~)?sleep~(?:timer|setting)|auto-?lock"
+
+
+@APPS_EARLY.rule(
+    f"(?:change|set|make|put|switch|adjust|update)~(?:the~|my~)?(?:{_TIMEOUT})~(?:to~|at~|for~)?{{d}}",
+    "(?:make|have|let|set)~(?:the~|my~)?(?:screen|display|phone)~(?:to~)?(?:turn~off|go~(?:to~sleep|dark|off)|sleep|time~out|lock)"
+    "~(?:after|in)~{d}",
+    f"(?:set~)?(?:an?~)?{{d}}~(?:{_TIMEOUT})",
+)
+def _screen_timeout(g: dict[str, str]) -> Intent | Reject:
+    from digirl.sim.device import OPTIONS
+    from digirl.sim.tasks.normalize import parse_duration
+
+    seconds = parse_duration(g["d"])
+    value = next((v for v in OPTIONS["screen_timeout"][1] if seconds is not None and parse_duration(v) == seconds), None)
+    if value is None:
+        return Reject(f"the screen timeout can be {', '.join(OPTIONS['screen_timeout'][1])}, not {g['d']!r}")
+    return Intent("set_option", {"option": "screen_timeout", "value": value})
+
+
+_WIFI = "(?:the~|my~)?(?:wi-?fi|wifi|wireless|wlan)(?:~network)?|(?:the~|my~)?network"
+
+
+@APPS_EARLY.rule(
+    f"(?:connect|hook~up|join|switch|get)~(?:me~)?(?:to~|on(?:to)?~)?(?:{_WIFI})~(?:called~|named~)?(?P<n>\"[^\"]+\"|'[^']+'|[\\w.-]+)",
+    "(?:connect|join|switch)~(?:me~)?(?:to~|on(?:to)?~)?(?:the~)?(?P<n>\"[^\"]+\"|'[^']+'|[\\w.-]*[_\\d-][\\w.-]*)(?:~(?:wi-?fi|wifi|network))+",
+)
+def _connect_wifi(g: dict[str, str]) -> Intent | None:
+    """ "connect to the wifi called "Kowalski_Home_5G"", "join the CafeNero_Guest network"."""
+    name = unquote(g["n"]).strip()
+    if not name or name.lower() in ("wifi", "wi-fi", "network", "internet", "it", "my", "the"):
+        return None
+    return Intent("connect_wifi", {"network": name})
+
+
+_FONT_WORDS = {
+    "small": "Small", "smaller": "Small", "smallest": "Small", "tiny": "Small",
+    "default": "Default", "normal": "Default", "medium": "Default", "regular": "Default", "standard": "Default",
+    "large": "Large", "big": "Large", "larger": "Large", "bigger": "Large",
+    "largest": "Largest", "biggest": "Largest", "huge": "Largest", "max": "Largest", "maximum": "Largest",
+}  # fmt: skip
+_FONT = "(?:the~)?(?:font|text|letters?)(?:~size)?(?:~on~(?:my~|the~)?(?:phone|screen))?"
+
+
+@APPS_EARLY.rule(
+    f"(?P<dir>increase|enlarge|raise|bump~up|turn~up|decrease|reduce|shrink|lower|turn~down)~{_FONT}",
+    f"(?:make|set|change|turn|switch)~{_FONT}~(?:to~)?(?P<v>{'|'.join(_FONT_WORDS)})(?:~(?:size|one|setting))?",
+    "(?:make~)?(?:the~)?(?:font|text)~(?P<v>bigger|larger|smaller)",
+)
+def _font_size(g: dict[str, str]) -> Intent:
+    if g.get("dir"):
+        up = g["dir"].split()[0].lower() in ("increase", "enlarge", "raise", "bump", "turn") and "down" not in g["dir"].lower()
+        return Intent("set_option", {"option": "font_size", "value": "up" if up else "down"})
+    v = g["v"].lower()
+    if v in ("bigger", "larger", "smaller"):  # a move, from wherever it is
+        return Intent("set_option", {"option": "font_size", "value": "down" if v == "smaller" else "up"})
+    return Intent("set_option", {"option": "font_size", "value": _FONT_WORDS[v]})
+
+
+_DAY_WORDS = (
+    ("mon", "monday", "mondays"),
+    ("tue", "tues", "tuesday", "tuesdays"),
+    ("wed", "wednesday", "wednesdays"),
+    ("thu", "thur", "thurs", "thursday", "thursdays"),
+    ("fri", "friday", "fridays"),
+    ("sat", "saturday", "saturdays"),
+    ("sun", "sunday", "sundays"),
+)
+_DAY = "(?:" + "|".join(w for names in _DAY_WORDS for w in sorted(names, key=len, reverse=True)) + ")"
+_DAYS_RX = re.compile(
+    r"(?:,\s*|\s+)(?:(?:on|every|for)\s+)?(?:the\s+)?(?P<d>week\s*days|weekends?|every\s*day|daily|each\s+day"
+    rf"|{_DAY}(?:\s*(?:,|and|&|,\s*and)\s*{_DAY})*)(?:\s+only)?(?=$|,|\s+(?:and\s+)?(?:label|call|name|titl|with))",
+    re.I,
+)
+_LABEL_RX = re.compile(
+    r"(?:,\s*|\s+)(?:and\s+)?(?:label(?:l?ed)?|call(?:ed)?|named?|titled?|with\s+(?:the\s+)?(?:label|name|title))"
+    r"(?:\s+it)?(?:\s+as)?\s+(?P<l>\"[^\"]+\"|'[^']+'|[\w' -]+?)\s*$",
+    re.I,
+)
+
+
+def _repeat_days(said: str) -> str:
+    """ "weekdays" → "01234", "Saturday and Sunday" → "56" (a digit a day, 0 = Monday)."""
+    s = said.lower()
+    if re.fullmatch(r"week\s*days", s):
+        return "01234"
+    if s.startswith("weekend"):
+        return "56"
+    if re.fullmatch(r"every\s*day|daily|each\s+day", s):
+        return "0123456"
+    words = re.findall(r"[a-z]+", s)
+    return "".join(str(i) for i, names in enumerate(_DAY_WORDS) if any(w in names for w in words))
+
+
+@APPS_EARLY.rule(
+    "(?:set|create|add|make|schedule|put~in)~(?:me~)?(?:an?~|my~|another~)?(?:new~)?(?:(?P<rep>weekday|weekend|daily|everyday)~)?alarm~{x}",
+    "wake~me~(?:up~)?{x}",
+)
+def _alarm_label_days(g: dict[str, str]) -> Intent | None:
+    """An alarm with a label or repeat days ("… at 5:40 on weekdays labelled 'gym'", "a weekday alarm for 6",
+    "… for 5am, label it flight"): the time as the plain phrasing reads it, plus ``label`` / ``days``."""
+    rest, slots = " " + g["x"].strip(" ,."), {}
+    label = _LABEL_RX.search(rest)
+    if label is not None:
+        slots["label"] = unquote(label.group("l")).strip()
+        rest = rest[: label.start()]
+    days = _DAYS_RX.search(rest)
+    if days is not None:
+        slots["days"] = _repeat_days(days.group("d"))
+        rest = rest[: days.start()] + rest[days.end() :]
+    if g.get("rep"):
+        slots["days"] = _repeat_days({"weekday": "weekdays", "weekend": "weekend"}.get(g["rep"].lower(), "daily"))
+    if not slots or not slots.get("label", "x") or not slots.get("days", "x"):
+        return None
+    got = reparse(f"set an alarm {rest.strip()}")
+    if got is None or got.family != "set_alarm":
+        return None
+    return Intent("set_alarm", {**got.slots, **slots})
+
+
+_SHOT = "(?:photo|picture|pic|shot|snap|snapshot|photograph|image)"
+_STYLE_WORDS = {"portrait": "portrait", "night": "night", "panorama": "panorama", "pano": "panorama", "panoramic": "panorama"}
+
+
+@APPS_EARLY.rule(
+    # "take a panorama (of this view)", "take a portrait photo", "take a photo in night mode"
+    f"(?:take|snap|shoot|capture|grab|make)~(?:me~)?(?:an?~)?(?P<s>panorama|pano|panoramic)(?:~{_SHOT})?(?:~of~[^?!]+)?",
+    f"(?:take|snap|shoot|capture|grab)~(?:me~)?(?:an?~)?(?P<s>portrait|night|panoramic)(?:~mode)?~{_SHOT}(?:~of~[^?!]+)?",
+    f"(?:take|snap|shoot|capture|grab)~(?:me~)?(?:an?~)?{_SHOT}~(?:in|with|using)~(?:the~)?(?P<s>portrait|night|panorama)~mode",
+    # "take a photo with a 10 second delay", "snap a photo with a 3 second timer", "selfie with a 3s timer"
+    f"(?:take|snap|shoot|capture|grab)~(?:me~)?(?:an?~)?(?P<w>{_SHOT}|selfie)~(?:with|using|on)~(?:an?~|the~)?"
+    "(?P<t>\\d+|three|ten)(?:~|-)?(?:s|sec|secs|second|seconds)~(?:delay|timer|self-?timer|countdown)",
+)
+def _camera_style(g: dict[str, str]) -> Intent | None:
+    slots = {"mode": "selfie" if (g.get("w") or "").lower() == "selfie" else "photo"}
+    if g.get("s"):
+        slots["style"] = _STYLE_WORDS[g["s"].lower()]
+    if g.get("t"):
+        seconds = {"three": "3", "ten": "10"}.get(g["t"].lower(), g["t"])
+        if seconds not in ("3", "10"):
+            return None  # the self-timer has 3 and 10 seconds
+        slots["timer"] = seconds
+    return Intent("take_photo", slots)
+
+
+@APPS_EARLY.rule(
+    "(?:record|film|shoot|capture|take)~(?:an?~|some~)?(?:video~)?(?:in~)?slow(?:~|-)?(?:motion|mo)(?:~(?:video|clip|mode))?(?:~of~[^?!]+)?",
+    "(?:record|film|shoot|capture|take)~(?:an?~|some~)?(?:video|clip)~in~slow(?:~|-)?(?:motion|mo)",
+)
+def _slow_motion(g: dict[str, str]) -> Intent:
+    return Intent("take_photo", {"mode": "video", "style": "slow motion"})
+
+
+_EMAIL = "(?:e-?mail|mail|message~in~(?:my~)?inbox)"
+_WHICH_MAIL = (
+    f"(?:the~|my~|that~)?(?:{_LATEST}~)?{_EMAIL}"
+    '(?:~(?:from~(?P<sender>[^,"]+?)|about~(?P<about>[^,"]+?)|(?:i~)?(?:just~)?(?:got|received)))?'
+)
+
+
+@APPS_EARLY.rule(
+    f"(?:reply|respond|answer)~(?:to~)?{_WHICH_MAIL}(?:~(?:saying|with|and~say|:)~?(?P<body>.+))?",
+    f"(?P<fwd>forward|send~on|pass~on)~{_WHICH_MAIL}~to~(?P<to>\\S+@\\S+|[A-Za-z][\\w'.-]*(?:~[A-Z][\\w'.-]*)?)",
+    f"(?P<act>star|flag|delete|trash|remove|bin|archive)~{_WHICH_MAIL}",
+)
+def _mail_action(g: dict[str, str]) -> Intent | None:
+    """Reply to, forward, star or delete the newest mail (or the one from / about something)."""
+    slots: dict[str, str] = {}
+    for k in ("sender", "about"):
+        if g.get(k):
+            slots[k] = re.sub(r"^(?:the|a|an|my)\s+", "", unquote(g[k]).strip(), flags=re.I)
+    if g.get("fwd"):
+        slots.update(action="forward", to=g["to"])
+    elif g.get("act"):
+        act = g["act"].lower()
+        if act == "archive":
+            return None  # the simulated Gmail has no archive
+        slots["action"] = "star" if act in ("star", "flag") else "delete"
+    else:
+        slots["action"] = "reply"
+        if g.get("body"):
+            slots["body"] = unquote(g["body"]).strip()
+    return Intent("mail_action", slots)
+
+
+_MUSIC_APP = (
+    "(?P<app>spotify|pandora|soundcloud|apple~music|amazon~music|deezer|tidal|youtube~music|(?:the~)?music(?:~app|~player)?)"
+)
+
+
+def music_request(app: str, said: str) -> Intent:
+    """``play_music`` for "play <said> on <app>": "some jazz" → "jazz", "my Discover Weekly" →
+    "Discover Weekly", "music" / "a song" → anything."""
+    q = re.sub(r"^(?:(?:some|my|the|a|an)\s+)+", "", unquote(said).strip(), flags=re.I)
+    q = re.sub(r"\s+(?:music|songs?|tunes|playlist)$", "", q, flags=re.I)
+    if q.lower() in ("music", "song", "songs", "something", "tunes", "anything", ""):
+        q = ""
+    name = re.sub(r"^the\s+|\s+(?:app|player)$", "", app.strip(), flags=re.I)
+    return Intent("play_music", {"app": "Music" if name.lower() == "music" else title_case(name), "query": q})
+
+
+@APPS_EARLY.rule(
+    f"(?:play|put~on|listen~to|start|shuffle|stream)~{{q}}~(?:on|in|using|with|from|through)~{_MUSIC_APP}",
+    f"(?:open|launch|go~to)~{_MUSIC_APP}~and~(?:play|put~on|listen~to|shuffle)~{{q}}",
+)
+def _play_music(g: dict[str, str]) -> Intent | None:
+    """ "play some jazz on Spotify", "open spotify and play my discover weekly"."""
+    return music_request(g["app"], g["q"])
+
+
+@APPS_EARLY.rule("(?:play|put~on)~(?:some~)?(?P<q>[\\w' -]+?)~music", "(?:play|put~on)~(?P<q>music|some~music)")
+def _play_some_music(g: dict[str, str]) -> Intent | None:
+    """ "play some relaxing music", "play music": the Music app."""
+    return music_request("Music", g["q"])
+
+
+_DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
+_PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
+
+
+@APPS_EARLY.rule(
+    f"{_DELETE}~(?:the~|my~|that~|this~)?{_LATEST}~(?P<kind>{_PICTURE}|screen\\s*shot)"
+    "(?:~(?:i~(?:just~)?(?:took|made|shot)|taken))?(?:~(?:from|in)~(?:my~|the~)?(?:gallery|photos(?:~app)?|camera~roll))?",
+    f"{_DELETE}~(?:the~|that~|this~|my~)?(?P<kind>screen\\s*shot)(?:~i~(?:just~)?took)?",
+    f"{_DELETE}~(?:the~|my~|that~)?{_PICTURE}s?~(?:of|from|with)~{{q}}(?:~(?:from|in)~(?:my~|the~)?(?:gallery|photos(?:~app)?))?",
+)
+def _delete_photo(g: dict[str, str]) -> Intent | None:
+    """ "delete the most recent photo", "delete the screenshot", "delete the picture of the receipt"."""
+    if g.get("q"):
+        q = re.sub(r"^(?:the|my|a|an)\s+", "", unquote(g["q"]).strip(), flags=re.I)
+        return Intent("delete_photo", {"query": q}) if q else None
+    kind = re.sub(r"\s+", "", (g.get("kind") or "").lower())
+    return Intent("delete_photo", {"query": "screenshot" if kind == "screenshot" else ""})
