@@ -26,6 +26,19 @@ def aitw_dir() -> Path | None:
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def plan_steps(text: str) -> list[dict[str, object]]:
+    """The sub-tasks an instruction parses into, as dicts (one for a single-step request)."""
+    import json
+
+    from digirl.sim.tasks.parser import explain_instruction
+
+    intent = explain_instruction(text).intent
+    assert intent is not None, explain_instruction(text)
+    if intent.family == "compound":
+        return list(json.loads(intent.get("plan")))
+    return [{"family": intent.family, "slots": intent.slots}]
+
+
 @pytest.fixture(autouse=True)
 def _forget_user_families() -> Iterator[None]:
     """Task families a test registers are removed after it (the registry is process-wide)."""

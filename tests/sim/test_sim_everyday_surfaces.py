@@ -10,7 +10,6 @@ calculator's horizon for long expressions."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -23,14 +22,7 @@ from digirl.sim.samples import spec_for
 from digirl.sim.tasks.normalize import say_plainly
 from digirl.sim.tasks.parser import explain_instruction
 from digirl.sim.tasks.tasksets import task_from_instruction
-
-
-def _parts(text: str) -> list[dict[str, object]]:
-    intent = explain_instruction(text).intent
-    assert intent is not None, explain_instruction(text)
-    if intent.family == "compound":
-        return list(json.loads(intent.get("plan")))
-    return [{"family": intent.family, "slots": intent.slots}]
+from tests.sim.conftest import plan_steps
 
 
 @pytest.mark.parametrize(
@@ -137,7 +129,7 @@ def _parts(text: str) -> list[dict[str, object]]:
 )
 @pytest.mark.parametrize("perturbation", [0, 2])
 def test_phrasings_parse_and_the_expert_solves_them(text: str, last: dict[str, object], perturbation: int) -> None:
-    assert _parts(text)[-1] == last
+    assert plan_steps(text)[-1] == last
     env = SimEnv(taskset="phone", perturbation=perturbation)
     ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=1)
     assert ok, reason

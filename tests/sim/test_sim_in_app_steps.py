@@ -3,8 +3,6 @@ everyday phrasings added with them (issue 42)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from digirl.sim.coverage import run_expert_episode
@@ -12,23 +10,16 @@ from digirl.sim.env import SimEnv
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.parser import explain_instruction
 from digirl.sim.tasks.tasksets import task_from_instruction
+from tests.sim.conftest import plan_steps
 
 
 def _solved_with_last_step(text: str, last: dict[str, object], *, perturbation: int = 1, seed: int = 0) -> SimEnv:
     """Assert ``text``'s last step is ``last`` and the expert solves the task; the env after it."""
-    assert _parts(text)[-1] == last
+    assert plan_steps(text)[-1] == last
     env = SimEnv(taskset="phone", perturbation=perturbation)
     ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=seed)
     assert ok, reason
     return env
-
-
-def _parts(text: str) -> list[dict[str, object]]:
-    intent = explain_instruction(text).intent
-    assert intent is not None, explain_instruction(text)
-    if intent.family == "compound":
-        return list(json.loads(intent.get("plan")))
-    return [{"family": intent.family, "slots": intent.slots}]
 
 
 @pytest.mark.parametrize(
@@ -61,7 +52,7 @@ def test_steps_after_the_one_before(text: str, last: dict[str, object]) -> None:
 
 
 def test_asking_in_chrome_is_a_web_search() -> None:
-    last = _parts("open chrome and ask how tall mount everest is")[-1]
+    last = plan_steps("open chrome and ask how tall mount everest is")[-1]
     assert last["family"] == "web_search"
 
 
@@ -102,8 +93,8 @@ def test_orders_the_phone_cannot_do_are_not_web_searches(text: str) -> None:
 
 
 def test_closing_an_app_goes_home_and_the_youtube_prefix_searches_there() -> None:
-    assert _parts("close youtube and open spotify")[0] == {"family": "go_home", "slots": {}}
-    first = _parts("youtube how to change a tire")[0]
+    assert plan_steps("close youtube and open spotify")[0] == {"family": "go_home", "slots": {}}
+    first = plan_steps("youtube how to change a tire")[0]
     assert first["family"] == "youtube_video"
 
 
@@ -248,7 +239,7 @@ def test_state_questions_go_to_synonyms_and_buying(text: str, last: dict[str, ob
 
 
 def test_watching_a_kind_of_video_plays_one_on_youtube() -> None:
-    last = _parts("watch a cat video")[-1]
+    last = plan_steps("watch a cat video")[-1]
     assert last["family"] == "youtube_video"
 
 
@@ -268,7 +259,7 @@ def test_watching_a_kind_of_video_plays_one_on_youtube() -> None:
     ],
 )
 def test_quoted_messages_lists_and_finishing_steps(text: str, parts: list[str]) -> None:
-    assert [p["family"] for p in _parts(text)] == parts
+    assert [p["family"] for p in plan_steps(text)] == parts
     env = SimEnv(taskset="phone", perturbation=1)
     ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
     assert ok, reason
