@@ -136,7 +136,8 @@ def pinned(intent: Intent) -> bool:
 #: forward / star / delete, ``sender`` / ``about`` optional, ``body`` / ``to``: Gmail's newer mail view)
 #: and ``play_music`` (``app``: Music or a music service such as Spotify, ``query`` optional: it plays
 #: something with those words, from its library or a search) and ``open_result`` (``query``,
-#: ``key_terms``: the browser shows the first organic result of that web search) after it.
+#: ``key_terms``: the browser shows the first organic result of that web search), ``show_recents`` (the
+#: overview of recent apps is shown) and ``close_recent`` (``app``, or ``all``: closed there) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -168,6 +169,8 @@ EXTRA_FAMILIES = (
     "mail_action",
     "play_music",
     "open_result",
+    "show_recents",
+    "close_recent",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -83,6 +83,8 @@ class Phone:
         self.shade_from = "launcher"
         self.installed: list[str] = [k for k in BUILTIN if k != "launcher"]
         self.notifications: dict[str, bool] = {k: True for k in self.installed}
+        #: Apps used in the episode, oldest first (the overview of recent apps shows them newest first).
+        self.recent: list[str] = []
         for name in extra_apps:
             self.install(name)
         self.fg = "launcher"
@@ -145,6 +147,8 @@ class Phone:
         first = not app.launched
         self.blur_all()
         self.fg = key
+        if key != "launcher":
+            self.recent = [*(k for k in self.recent if k != key), key]
         app.launched = True
         app.on_launch()
         if first and app.rates and self.dyn.chance(self.dyn.rating_p):
@@ -186,6 +190,14 @@ class Phone:
             self.shade_from = self.fg
             self.fg = "shade"
             self.apps["shade"].on_launch()
+            self.invalidate()
+
+    def open_overview(self) -> None:
+        """The overview of recent apps (the navigation bar's square button; newer surfaces only)."""
+        if self.surfaces and self.fg != "overview" and self.loading == 0 and self.popup is None:
+            self.blur_all()
+            self.apps["overview"].opened_from = self.fg  # type: ignore[attr-defined]
+            self.fg = "overview"
             self.invalidate()
 
     def close_shade(self) -> None:
@@ -273,7 +285,7 @@ class Phone:
         elif self.keyboard_visible():
             root.children.append(_keyboard(app.keyboard_action()))
         root.children.append(_status_bar(app.status_color, self.clock, self.battery, self.wifi, self.bluetooth, self.airplane))
-        root.children.append(_nav_bar())
+        root.children.append(_nav_bar(self.surfaces))
         return root
 
     def _loading_view(self, app: App) -> View:
@@ -441,17 +453,18 @@ def _make_status_bar(bg: Color, clock: tuple[int, int], battery: int, wifi: bool
     return sb
 
 
-def _nav_bar() -> View:
-    return shared_view("nav", _make_nav_bar)
+def _nav_bar(newer: bool = False) -> View:
+    """The navigation bar; with the newer surfaces its square button opens the overview of recent apps."""
+    return shared_view("nav.newer", partial(_make_nav_bar, True)) if newer else shared_view("nav", _make_nav_bar)
 
 
-def _make_nav_bar() -> View:
+def _make_nav_bar(newer: bool = False) -> View:
     nb = box((0, BOTTOM, W, H), _NAV_BG, blocker=True, ref="navbar")
     for i, (icon, ref, fn, desc) in enumerate(
         (
             ("navback", "nav.back", SystemTap("key_back"), "Back"),
             ("home", "nav.home", SystemTap("go_home"), "Home"),
-            ("recents", "nav.recents", None, "Overview"),
+            ("recents", "nav.recents", SystemTap("open_overview") if newer else None, "Overview"),
         )
     ):
         cx = W * (0.25 + 0.25 * i)

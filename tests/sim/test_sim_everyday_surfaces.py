@@ -3,8 +3,8 @@ the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``c
 ``call_back``, ``delete_photo``, ``set_option`` (screen timeout, font size), an alarm's label and repeat
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
 network by name, clearing Chrome's history, replying to / forwarding / starring /
-deleting a mail, music in Music or a service such as Spotify, a web search's first result;
-the casual phrasings said plainly before the second parse
+deleting a mail, music in Music or a service such as Spotify, a web search's first result, the overview of recent
+apps; the casual phrasings said plainly before the second parse
 (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
 calculator's horizon for long expressions."""
 
@@ -120,6 +120,9 @@ from tests.sim.conftest import plan_steps
             "search google for pasta recipes and open the first result",
             {"family": "open_result", "slots": {"key_terms": "pasta recipes", "query": "pasta recipes"}},
         ),
+        ("show recent apps and close chrome", {"family": "close_recent", "slots": {"app": "Chrome"}}),
+        ("close all apps", {"family": "close_recent", "slots": {"app": "all"}}),
+        ("open the app switcher", {"family": "show_recents", "slots": {}}),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -276,6 +279,22 @@ def test_a_music_service_is_a_player_only_with_the_newer_surfaces() -> None:
     assert check(env.phone, env.ctx)
     pinned: Any = _env(Intent("open_app", {"app": "Spotify"})).phone.apps["x.spotify"]
     assert pinned.screen() == "main" and "x.spotify.search" not in _refs(pinned.build())
+
+
+def test_the_overview_button_works_only_with_the_newer_surfaces() -> None:
+    env = _env(Intent("show_recents"))
+    env.phone.tap(*_center(env.phone, "nav.recents"))
+    assert env.phone.fg == "overview" and check(env.phone, env.ctx)
+    pinned = _env(Intent("open_app", {"app": "Maps"}))
+    pinned.phone.tap(*_center(pinned.phone, "nav.recents"))
+    assert pinned.phone.fg == "launcher"  # the pinned nav bar's square button does nothing
+
+
+def _center(phone: Any, ref: str) -> tuple[float, float]:
+    phone.tree()
+    v = phone.find(ref)
+    x0, y0, x1, y1 = v.rect
+    return (x0 + x1) / 2, (y0 + y1) / 2
 
 
 @pytest.mark.parametrize(

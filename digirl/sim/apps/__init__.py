@@ -17,6 +17,7 @@ from digirl.sim.apps.gmail import Gmail
 from digirl.sim.apps.launcher import Launcher
 from digirl.sim.apps.maps import Maps
 from digirl.sim.apps.messages import Messages
+from digirl.sim.apps.overview import Overview
 from digirl.sim.apps.search import GoogleApp
 from digirl.sim.apps.settings import Settings
 from digirl.sim.apps.shade import Shade
@@ -50,7 +51,7 @@ BUILTIN: dict[str, type[App]] = {
 }
 
 #: System UI shown like an app but not launchable from the drawer (the notification shade).
-SYSTEM_UI: dict[str, type[App]] = {"shade": Shade}
+SYSTEM_UI: dict[str, type[App]] = {"shade": Shade, "overview": Overview}
 
 #: Third-party apps installed on every episode's phone (tasks may add or remove others).
 EXTRA_APPS: tuple[str, ...] = ("Facebook", "Instagram", "WhatsApp", "Spotify", "Netflix", "Amazon Shopping")

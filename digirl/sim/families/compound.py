@@ -78,6 +78,7 @@ LASTING = frozenset(
         "bookmark_site",
         "close_tabs",
         "clear_history",
+        "close_recent",
         "clear_notifications",
         "add_to_cart",
     }

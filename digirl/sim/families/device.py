@@ -267,6 +267,56 @@ def _clear_plan(e: ExpertStep) -> Action:
     return open_shade(e) or e.goto("shade.clear") or Action.back()
 
 
+# ---- the overview of recent apps (newer surfaces) ------------------------------------------------
+def _some_recent(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """Apps were used before the task, as a day's phone has; the one to close is among the newest
+    three (on screen in the overview). Adds to what an earlier sub-task's setup put there."""
+    from digirl.sim.phone import resolve_app
+
+    if not phone.recent:
+        pool = ["chrome", "gmail", "maps", "youtube", "messages", "photos"]
+        phone.recent = [pool[int(i)] for i in rng.permutation(len(pool))[: 2 + int(rng.integers(3))]]
+    app = intent.get("app")
+    if app and app != "all":
+        key = phone.install(app) if resolve_app(app).startswith("x.") else resolve_app(app)
+        rest = [k for k in phone.recent if k != key]
+        phone.recent = rest[: len(rest) - int(rng.integers(min(3, len(rest) + 1)))] + [key]
+        phone.recent += [k for k in rest if k not in phone.recent]
+
+
+def _overview_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return phone.fg == "overview"
+
+
+@builtin_family(
+    "show_recents", "phone", predicate=_overview_shown, setup=_some_recent, doc="the overview of recent apps is shown"
+)
+def _recents_plan(e: ExpertStep) -> Action:
+    return e.goto("nav.recents") or Action.home()
+
+
+def _closed(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    from digirl.sim.phone import resolve_app
+
+    app = intent.get("app")
+    return not phone.recent if app == "all" else resolve_app(app) not in phone.recent
+
+
+@builtin_family(
+    "close_recent", "phone", predicate=_closed, setup=_some_recent, doc="the app (or every app) is closed in the overview"
+)
+def _close_recent_plan(e: ExpertStep) -> Action:
+    from digirl.sim.phone import resolve_app
+
+    if e.phone.fg != "overview":
+        return e.goto("nav.recents") or Action.home()
+    app = e.intent.get("app")
+    if app == "all":
+        return e.goto("overview.clear_all") or Action.back()
+    cards = e.phone.apps["overview"].cards()  # type: ignore[attr-defined]
+    return e.goto(f"overview.card.{cards.index(resolve_app(app))}.close") or Action.back()
+
+
 # ---- a screenshot (the shade's Screenshot tile, with the newer surfaces) ------------------------
 def _shot_before(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
     ctx.initial["shots"] = sum(1 for p in phone.gallery if "screenshot" in p.tags)

@@ -442,6 +442,8 @@ _APP_OF = {
     "connect_wifi": "settings",
     "clear_history": "chrome",
     "open_result": "chrome",
+    "show_recents": "launcher",
+    "close_recent": "launcher",
     "set_alarm": "clock",
     "start_timer": "clock",
     "cancel_timer": "clock",

@@ -341,10 +341,6 @@ def _bad_alarm(g: dict[str, str]) -> Reject:
 #: what is missing (a faked task would be a wrong one).
 _NO_SCREEN = (
     ("lock~(?:the~|my~)?(?:screen|phone|device)", "the simulated phone has no lock screen"),
-    (
-        "(?:open|show|go~to)(?:~me)?~(?:the~|my~)?(?:recent~apps|recents~screen|app~switcher|overview~screen)",
-        "the simulated phone has no recent-apps screen",
-    ),
     ("(?:go|navigate)~back|(?:press|tap|hit)~(?:the~)?back(?:~button|~key)?", "going back has no goal state of its own"),
     ("(?:share|send)~(?:my~)?(?:current~|live~)?location~(?:with|to)~{x}", "the simulated phone has no location sharing"),
     (

@@ -5,7 +5,7 @@ extension point that module documents. Each rule returns ``None`` to pass.
 - after a YouTube search, "subscribe to the first channel" / "open his channel" is the searched channel;
 - after a Gmail search, "open the first one" / "open it" is its first result (``open_mail``);
 - after a call, "put it on speaker" is that call on speaker (``call_speaker``); after a Maps search,
-  "call it" calls the place from its sheet (``call_place``);
+  "call it" calls the place from its sheet (``call_place``); in the overview, "close chrome" closes its card;
 - on a shop, "go to the cart" is its cart page (``shop_cart``);
 - in the Clock, "add Tokyo", "set it for 5 minutes", "stop it";
 - after the newest conversation, "reply ok"; after a conversation, "say …" sends it there; after a
@@ -78,6 +78,10 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         )
     ):  # "open chrome history then clear it"
         return Intent("clear_history")
+    m = re.fullmatch(r"(?:close|swipe\s+away|kill|dismiss|remove)\s+(?P<app>.+?)(?:\s+app)?", t, re.I)
+    if m is not None and last.family == "show_recents":  # "show recent apps and close chrome"
+        got = match_single(f"close {m.group('app')} from recent apps")
+        return got if got is not None and got.family == "close_recent" else None
     m = _STEP["join"].fullmatch(t)
     if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
         return Intent("connect_wifi", {"network": _quoted(m.group("n"))})

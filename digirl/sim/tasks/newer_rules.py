@@ -235,6 +235,40 @@ def _play_some_music(g: dict[str, str]) -> Intent | None:
     return music_request("Music", g["q"])
 
 
+_RECENTS = "(?:recent~apps|recents(?:~screen)?|app~switcher|overview(?:~screen)?|multitasking(?:~view)?|open~apps)"
+
+
+@APPS_EARLY.rule(
+    f"(?:open|show|go~to|pull~up|bring~up|view|see)(?:~me)?~(?:the~|my~)?{_RECENTS}",
+    "(?:what~apps~are~open|which~apps~are~(?:open|running))",
+)
+def _show_recents(g: dict[str, str]) -> Intent:
+    return Intent("show_recents")
+
+
+@APPS_EARLY.rule(
+    f"(?:clear|close|kill|dismiss|swipe~away)~(?:all~)?(?:of~)?(?:my~|the~)?(?:{_RECENTS}|(?:open|running|background)~apps|apps~(?:running~)?in~the~background)",
+    "close~(?:all~|every~)(?:my~|the~)?(?:open~|running~)?apps",
+)
+def _close_all(g: dict[str, str]) -> Intent:
+    return Intent("close_recent", {"app": "all"})
+
+
+@APPS_EARLY.rule(
+    f"(?:close|swipe~away|kill|remove|dismiss)~(?P<app>[\\w' .&+-]+?)~(?:from|in|on)~(?:the~)?{_RECENTS}",
+    "(?:force~)?(?:close|kill|quit)~(?P<app>[\\w' .&+-]+?)~(?:app~)?(?:running~)?in~the~background",
+)
+def _close_recent(g: dict[str, str]) -> Intent | None:
+    from digirl.sim.phone import resolve_app
+
+    app = re.sub(r"^(?:the|my)\s+|\s+app$", "", g["app"].strip(), flags=re.I)
+    from digirl.sim.tasks.entities import KNOWN_APPS
+
+    if resolve_app(app).startswith("x.") and app.lower() not in KNOWN_APPS:
+        return None  # not an app the phone knows by that name
+    return Intent("close_recent", {"app": title_case(app)})
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
