@@ -82,7 +82,6 @@ def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app
     ("text", "missing"),
     [
         ("Lock the screen", "lock screen"),
-        ("open recent apps", "recent-apps screen"),
         ("share my location with mom", "location sharing"),
         ("get walking directions to Central Park", "travel-mode choice"),
         ("switch to satellite view", "satellite view"),
