@@ -137,7 +137,8 @@ def pinned(intent: Intent) -> bool:
 #: and ``play_music`` (``app``: Music or a music service such as Spotify, ``query`` optional: it plays
 #: something with those words, from its library or a search) and ``open_result`` (``query``,
 #: ``key_terms``: the browser shows the first organic result of that web search), ``show_recents`` (the
-#: overview of recent apps is shown) and ``close_recent`` (``app``, or ``all``: closed there) after it.
+#: overview of recent apps is shown), ``close_recent`` (``app``, or ``all``: closed there) and
+#: ``open_file`` / ``delete_file`` (``folder``, ``kind``, ``name``, ``which``: Files' newer viewer) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -171,6 +172,8 @@ EXTRA_FAMILIES = (
     "open_result",
     "show_recents",
     "close_recent",
+    "open_file",
+    "delete_file",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

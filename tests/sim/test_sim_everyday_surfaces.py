@@ -4,7 +4,7 @@ the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``c
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
 network by name, clearing Chrome's history, replying to / forwarding / starring /
 deleting a mail, music in Music or a service such as Spotify, a web search's first result, the overview of recent
-apps; the casual phrasings said plainly before the second parse
+apps, opening and deleting files in Files; the casual phrasings said plainly before the second parse
 (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
 calculator's horizon for long expressions."""
 
@@ -123,6 +123,18 @@ from tests.sim.conftest import plan_steps
         ("show recent apps and close chrome", {"family": "close_recent", "slots": {"app": "Chrome"}}),
         ("close all apps", {"family": "close_recent", "slots": {"app": "all"}}),
         ("open the app switcher", {"family": "show_recents", "slots": {}}),
+        (
+            "open the latest pdf in downloads",
+            {"family": "open_file", "slots": {"folder": "Downloads", "kind": "pdf", "which": "latest"}},
+        ),
+        (
+            'Open Files, go to Documents, and delete "old_resume.docx".',
+            {"family": "delete_file", "slots": {"folder": "Documents", "name": "old_resume.docx"}},
+        ),
+        (
+            "Open Files, show me images, then open the latest one.",
+            {"family": "open_file", "slots": {"folder": "Images", "which": "latest"}},
+        ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -295,6 +307,21 @@ def _center(phone: Any, ref: str) -> tuple[float, float]:
     v = phone.find(ref)
     x0, y0, x1, y1 = v.rect
     return (x0 + x1) / 2, (y0 + y1) / 2
+
+
+def test_delete_file_counts_one_deletion_of_the_noted_file() -> None:
+    env = _env(Intent("delete_file", {"folder": "Downloads", "which": "oldest"}))
+    files: Any = env.phone.apps["files"]
+    target, names = env.ctx.initial["file"], [n for n, _ in files.files("Downloads")]
+    assert target == names[-1] and not check(env.phone, env.ctx)
+    files.view(names[0])
+    files.delete_viewed()  # the newest: not what was asked
+    assert not check(env.phone, env.ctx)
+    env = _env(Intent("delete_file", {"folder": "Downloads", "which": "oldest"}))
+    files = env.phone.apps["files"]
+    files.view(target)
+    files.delete_viewed()
+    assert check(env.phone, env.ctx) and target not in [n for n, _ in files.files("Downloads")]
 
 
 @pytest.mark.parametrize(

@@ -125,20 +125,44 @@ class Files(App, key="files", label="Files", icon="folder", color=(26, 115, 232)
     def init_state(self) -> None:
         #: The folder open (None: the browse list).
         self.folder: str | None = None
+        #: Newer surfaces: the file open in the viewer; files a task put in a folder (newest first);
+        #: files deleted in the episode.
+        self.viewing: str | None = None
+        self.added: dict[str, list[tuple[str, str]]] = {}
+        self.deleted: list[str] = []
 
     def screen(self) -> str:
+        if self.viewing is not None:
+            return "viewer"
         return "browse" if self.folder is None else self.folder.lower()
+
+    def files(self, folder: str) -> list[tuple[str, str]]:
+        """A folder's files as the list shows them, newest first (a task's own first, deleted ones gone)."""
+        return [f for f in [*self.added.get(folder, []), *folder_files(folder)] if f[0] not in self.deleted]
 
     def open_folder(self, name: str) -> None:
         self.folder = name
 
+    def view(self, name: str) -> None:
+        self.viewing = name
+
+    def delete_viewed(self) -> None:
+        if self.viewing is not None:
+            self.deleted.append(self.viewing)
+            self.viewing = None
+
     def back(self) -> bool:
+        if self.viewing is not None:
+            self.viewing = None
+            return True
         if self.folder is not None:
             self.folder = None
             return True
         return False
 
     def build(self) -> list[ui.View]:
+        if self.viewing is not None:
+            return self._viewer(self.viewing)
         if self.folder is not None:
             return self._folder(self.folder)
         rows = [
@@ -151,11 +175,33 @@ class Files(App, key="files", label="Files", icon="folder", color=(26, 115, 232)
 
     def _folder(self, name: str) -> list[ui.View]:
         icon = next((ic for n, _, _, ic in FILE_FOLDERS if n == name), "folder")
+        newer = self.phone.surfaces  # the newer Files opens a file on a tap (the pinned one does nothing)
         rows = [
-            ui.list_row(72 * i, 72, f, sub=meta, icon=icon, icon_color=ui.BLUE, ref=f"files.file.{i}", on_tap=lambda: None)
-            for i, (f, meta) in enumerate(folder_files(name))
-        ]
+            ui.list_row(
+                72 * i, 72, f, sub=meta, icon=icon, icon_color=ui.BLUE, ref=f"files.file.{i}",
+                on_tap=partial(self.view, f) if newer else lambda: None,
+            )
+            for i, (f, meta) in enumerate(self.files(name) if newer else folder_files(name))
+        ]  # fmt: skip
         return self.list_page(f"files.{name.lower()}", 56, rows, app_bar(name, back=self.phone.key_back, ref="files.folder.bar"))
+
+    def _viewer(self, name: str) -> list[ui.View]:
+        views: list[ui.View] = [
+            ui.box((0, ui.TOP, 360, ui.BOTTOM), (245, 246, 248)),
+            app_bar(
+                name,
+                back=self.phone.key_back,
+                ref="files.viewer.bar",
+                actions=[ui.icon_button((0, 0, 1, 1), "trash", self.delete_viewed, ref="files.viewer.delete", desc="Delete")],
+            ),
+            ui.box((40, ui.TOP + 90, 320, ui.TOP + 450), ui.WHITE, border=ui.FAINT, ref="files.viewer.page"),
+        ]
+        for i in range(8):
+            views.append(ui.box((64, ui.TOP + 120 + 36 * i, 296 - 40 * (i % 3), ui.TOP + 132 + 36 * i), (225, 227, 232)))
+        views.append(
+            ui.label((40, ui.TOP + 464, 320, ui.TOP + 488), name, size=14, fg=ui.SUBTLE, align="center", ref="files.viewer.name")
+        )
+        return views
 
 
 _SONGS = ("Blinding Lights", "Levitating", "As It Was", "Anti-Hero", "Flowers", "Stay", "Heat Waves", "Bad Habit")

@@ -79,6 +79,7 @@ LASTING = frozenset(
         "close_tabs",
         "clear_history",
         "close_recent",
+        "delete_file",
         "clear_notifications",
         "add_to_cart",
     }

@@ -280,7 +280,7 @@ def _some_recent(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.
     if app and app != "all":
         key = phone.install(app) if resolve_app(app).startswith("x.") else resolve_app(app)
         rest = [k for k in phone.recent if k != key]
-        phone.recent = rest[: len(rest) - int(rng.integers(min(3, len(rest) + 1)))] + [key]
+        phone.recent = [*rest[: len(rest) - int(rng.integers(min(3, len(rest) + 1)))], key]
         phone.recent += [k for k in rest if k not in phone.recent]
 
 

@@ -444,6 +444,8 @@ _APP_OF = {
     "open_result": "chrome",
     "show_recents": "launcher",
     "close_recent": "launcher",
+    "open_file": "files",
+    "delete_file": "files",
     "set_alarm": "clock",
     "start_timer": "clock",
     "cancel_timer": "clock",

@@ -82,6 +82,10 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
     if m is not None and last.family == "show_recents":  # "show recent apps and close chrome"
         got = match_single(f"close {m.group('app')} from recent apps")
         return got if got is not None and got.family == "close_recent" else None
+    if last.family == "app_page" and last.get("app") == "files" and last.get("page") != "Recent":
+        got = match_single(f"{t} in {last.get('page')}")  # "go to Downloads and open the latest PDF"
+        if got is not None and got.family in ("open_file", "delete_file"):
+            return got
     m = _STEP["join"].fullmatch(t)
     if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
         return Intent("connect_wifi", {"network": _quoted(m.group("n"))})

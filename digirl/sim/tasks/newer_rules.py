@@ -269,6 +269,60 @@ def _close_recent(g: dict[str, str]) -> Intent | None:
     return Intent("close_recent", {"app": title_case(app)})
 
 
+_FOLDER = "(?P<folder>downloads|documents|images|pictures|photos|videos|audio|recent)"
+_FILE_WHAT = "(?P<what>pdf|file|document|doc|docx|image|picture|photo|screenshot|video|recording|download|one)s?"
+_FILE_NAME = "(?P<n>\"[^\"]+\"|'[^']+'|[\\w()-]+(?:~[\\w()-]+)*\\.(?:pdf|docx?|jpe?g|png|mp4|mov|mp3|txt|xlsx|pptx|apk))"
+_WHAT_KIND = {"pdf": "pdf", "doc": "docx", "docx": "docx", "image": "jpg", "picture": "jpg", "photo": "jpg", "screenshot": "jpg",
+              "video": "mp4", "recording": "mp3"}  # fmt: skip
+
+
+def _file_intent(family: str, g: dict[str, str]) -> Intent | None:
+    slots: dict[str, str] = {}
+    folder = (g.get("folder") or "").lower()
+    if folder:
+        slots["folder"] = {"pictures": "Images", "photos": "Images"}.get(folder, folder.title())
+    if g.get("n"):
+        slots["name"] = unquote(g["n"]).strip()
+        return Intent(family, slots)
+    what = (g.get("what") or "").lower()
+    if what in ("image", "picture", "photo", "screenshot") and not folder:
+        return None  # a picture without a folder is the gallery's (view_photo, delete_photo)
+    if what == "download" and not folder:
+        slots["folder"] = "Downloads"
+    if what == "document" and not folder:
+        slots["folder"] = "Documents"
+    if _WHAT_KIND.get(what):
+        slots["kind"] = _WHAT_KIND[what]
+    if not slots.get("folder") and not slots.get("kind"):
+        return None  # "open the latest one": which list? (a compound step reads it from the folder before)
+    slots["which"] = "oldest" if (g.get("which") or "").lower() == "oldest" else "latest"
+    return Intent(family, slots)
+
+
+_WHICH_FILE = (
+    f"(?:the~|my~)?(?P<which>{_LATEST[3:-1]}|oldest)~{_FILE_WHAT}"
+    f"(?:~(?:in|from)~(?:the~|my~)?{_FOLDER}(?:~folder)?)?(?:~in~(?:the~)?files(?:~app)?)?"
+)
+
+
+@APPS_EARLY.rule(
+    f"(?:open|show(?:~me)?|view|pull~up|read)~{_WHICH_FILE}",
+    f"(?:open|show(?:~me)?|view|pull~up|read)~(?:the~)?(?:file~|document~)?(?:called~|named~)?{_FILE_NAME}(?:~(?:in|from)~(?:the~|my~)?{_FOLDER})?(?:~in~files)?",
+)
+def _open_file(g: dict[str, str]) -> Intent | None:
+    """ "open the latest PDF in downloads", "open the file called resume.docx"."""
+    return _file_intent("open_file", g)
+
+
+@APPS_EARLY.rule(
+    f"(?:delete|remove|trash|erase)~{_WHICH_FILE}",
+    f"(?:delete|remove|trash|erase)~(?:the~)?(?:file~|document~)?(?:called~|named~)?{_FILE_NAME}(?:~(?:in|from)~(?:the~|my~)?{_FOLDER})?(?:~in~files)?",
+)
+def _delete_file(g: dict[str, str]) -> Intent | None:
+    """ "delete the oldest file in downloads", "delete "old_resume.docx""."""
+    return _file_intent("delete_file", g)
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
