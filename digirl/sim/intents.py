@@ -138,7 +138,8 @@ def pinned(intent: Intent) -> bool:
 #: something with those words, from its library or a search) and ``open_result`` (``query``,
 #: ``key_terms``: the browser shows the first organic result of that web search), ``show_recents`` (the
 #: overview of recent apps is shown), ``close_recent`` (``app``, or ``all``: closed there) and
-#: ``open_file`` / ``delete_file`` (``folder``, ``kind``, ``name``, ``which``: Files' newer viewer) after it.
+#: ``open_file`` / ``delete_file`` (``folder``, ``kind``, ``name``, ``which``: Files' newer viewer),
+#: ``delete_contact`` (``name``) and ``update_contact`` (``name``, ``number``) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -174,6 +175,8 @@ EXTRA_FAMILIES = (
     "close_recent",
     "open_file",
     "delete_file",
+    "delete_contact",
+    "update_contact",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

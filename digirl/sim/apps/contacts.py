@@ -22,6 +22,8 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         #: Starred contacts (names) and the list's tab (All / Favourites), with the newer surfaces.
         self.favorites: list[str] = []
         self.tab = "All"
+        #: The contact the editor changes (None: it creates one); newer surfaces.
+        self.editing: Contact | None = None
 
     def screen(self) -> str:
         return "contacts" if self.page == "list" else self.page
@@ -44,10 +46,21 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         self.blur()
 
     def create(self) -> None:
-        self.page, self.error = "edit", ""
+        self.page, self.error, self.editing = "edit", "", None
         for f in ("name", "number", "email"):
             self.fields[f] = ""
         self.focus("name")
+
+    def edit(self, c: Contact) -> None:
+        """The editor on an existing contact (its fields filled in)."""
+        self.page, self.error, self.editing = "edit", "", c
+        self.fields.update(name=c.name, number=c.number, email=c.email)
+        self.blur()
+
+    def delete(self, c: Contact) -> None:
+        self.phone.contacts = [x for x in self.phone.contacts if x is not c]
+        self.favorites = [n for n in self.favorites if n != c.name]
+        self.shown, self.page = None, "list"
 
     def save(self) -> None:
         name = re.sub(r"\s+", " ", self.fields.get("name", "")).strip()
@@ -55,7 +68,11 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
             self.error = "Enter a name"
             return
         c = Contact(name, re.sub(r"\D", "", self.fields.get("number", "")), self.fields.get("email", "").strip())
-        self.phone.contacts.append(c)
+        if self.editing is not None and self.editing in self.phone.contacts:
+            self.phone.contacts[self.phone.contacts.index(self.editing)] = c
+        else:
+            self.phone.contacts.append(c)
+        self.editing = None
         self.show(c)
 
     def submit(self, name: str) -> None:
@@ -145,6 +162,13 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
                     color=(251, 188, 4) if starred else ui.TEXT,
                 )
             )
+            for x, icon, fn, what in ((204, "edit", self.edit, "Edit contact"), (252, "trash", self.delete, "Delete contact")):
+                views.append(
+                    ui.icon_button(
+                        (x, ui.TOP + 8, x + 48, ui.TOP + 56), icon, partial(fn, c), ref=f"contacts.detail.{icon}", desc=what,
+                        color=ui.TEXT,
+                    )
+                )  # fmt: skip
         for i, (icon, text, fn) in enumerate(
             (("phone", "Call", partial(self._call, c)), ("message", "Text", partial(self._text, c)))
         ):
@@ -181,7 +205,9 @@ class Contacts(App, key="contacts", label="Contacts", icon="person", color=(26, 
         return views
 
     def _edit(self) -> list[ui.View]:
-        views = self.form_page("Create contact", ref="contacts.edit", save=self.save)
+        views = self.form_page(
+            "Edit contact" if self.editing is not None else "Create contact", ref="contacts.edit", save=self.save
+        )
         for i, (f, ph, icon) in enumerate((("name", "Name", "person"), ("number", "Phone", "phone"), ("email", "Email", "mail"))):
             y = ui.TOP + 76 + 64 * i
             views.append(self.text_input((16, y, 344, y + 52), f, placeholder=ph, ref=f"contacts.edit.{f}", icon=icon, radius=8))

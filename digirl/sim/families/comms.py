@@ -358,6 +358,50 @@ def _star_plan(e: ExpertStep) -> Action:
     return _view_plan(ExpertStep(e.phone, TaskContext(Intent("view_contact", {"name": want})), e.jitter, e.salt))
 
 
+# ---- contacts: delete one, or change its number (newer surfaces) ---------------------------------
+def _to_detail(e: ExpertStep, want: str) -> Action:
+    """Steps to the contact's page (from wherever Contacts is)."""
+    c = _app(e.phone, "contacts")
+    if c.page == "list" and c.tab != "All":
+        return e.goto("contacts.tab.all") or Action.back()
+    return _view_plan(ExpertStep(e.phone, TaskContext(Intent("view_contact", {"name": want})), e.jitter, e.salt))
+
+
+def _contact_there(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    ensure_contact(phone, intent.get("name"), rng)
+
+
+def _contact_gone(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return not any(same_person(c.name, intent.get("name")) for c in phone.contacts)
+
+
+@builtin_family("delete_contact", "phone", predicate=_contact_gone, setup=_contact_there, doc="the contact is deleted")
+@in_app("contacts")
+def _delete_contact_plan(e: ExpertStep) -> Action:
+    c, want = _app(e.phone, "contacts"), e.intent.get("name")
+    if c.page == "detail" and c.shown is not None and same_person(c.shown.name, want):
+        return e.goto("contacts.detail.trash") or Action.back()
+    return _to_detail(e, want)
+
+
+def _new_number(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    digits = re.sub(r"\D", "", intent.get("number"))
+    return any(same_person(c.name, intent.get("name")) and c.number == digits for c in phone.contacts)
+
+
+@builtin_family("update_contact", "phone", predicate=_new_number, setup=_contact_there, doc="the contact has the new number")
+@in_app("contacts")
+def _update_contact_plan(e: ExpertStep) -> Action:
+    c, want, digits = _app(e.phone, "contacts"), e.intent.get("name"), re.sub(r"\D", "", e.intent.get("number"))
+    if c.page == "edit" and c.editing is not None:
+        if c.fields.get("number", "") != digits:
+            return e.type_into(c, "number", "contacts.edit.number", digits, submit=False)
+        return e.goto("contacts.edit.save") or Action.back()
+    if c.page == "detail" and c.shown is not None and same_person(c.shown.name, want):
+        return e.goto("contacts.detail.edit") or Action.back()
+    return _to_detail(e, want)
+
+
 # ---- calendar: a day's agenda ------------------------------------------------------------------
 def _day_shown(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     cal = _app(phone, "calendar")

@@ -80,6 +80,8 @@ LASTING = frozenset(
         "clear_history",
         "close_recent",
         "delete_file",
+        "delete_contact",
+        "update_contact",
         "clear_notifications",
         "add_to_cart",
     }

@@ -446,6 +446,8 @@ _APP_OF = {
     "close_recent": "launcher",
     "open_file": "files",
     "delete_file": "files",
+    "delete_contact": "contacts",
+    "update_contact": "contacts",
     "set_alarm": "clock",
     "start_timer": "clock",
     "cancel_timer": "clock",

@@ -323,6 +323,37 @@ def _delete_file(g: dict[str, str]) -> Intent | None:
     return _file_intent("delete_file", g)
 
 
+_PERSON = '(?P<c>"[^"]+"|[A-Z][\\w\'.-]*(?:~[A-Z][\\w\'.-]*)*|(?:my~)?(?:mom|mum|dad|boss|landlord|plumber|dentist))'
+
+
+@APPS_EARLY.rule(
+    f"(?:delete|remove|erase)~(?:the~)?contact~(?:(?:named|called|for)~)?{_PERSON}(?:~from~(?:my~|the~)?(?:contacts|phone))?",
+    f"(?:delete|remove|erase)~{_PERSON}~from~(?:my~|the~)?contacts(?:~(?:list|app))?",
+)
+def _delete_contact(g: dict[str, str]) -> Intent | None:
+    """ "delete the contact named "Old Landlord"", "remove Bob from my contacts"."""
+    name = re.sub(r"^my\s+", "", unquote(g["c"]).strip(), flags=re.I)
+    return Intent("delete_contact", {"name": title_case(name) if name.islower() else name}) if name else None
+
+
+_NEW_NUMBER = "(?P<num>\\+?\\d[\\d ()-]{5,}\\d)"
+
+
+@APPS_EARLY.rule(
+    f"(?:update|change|edit|set)~{_PERSON}'s~(?:phone~|mobile~|cell~)?number~to~{_NEW_NUMBER}",
+    f"(?:update|change|edit)~(?:the~)?(?:phone~|mobile~)?number~(?:of|for)~{_PERSON}~to~{_NEW_NUMBER}",
+    f"{_PERSON}~(?:got|has)~a~new~number,?~(?:update|change)~it~to~{_NEW_NUMBER}",
+    f"{_PERSON}'s~new~number~is~{_NEW_NUMBER}",
+)
+def _update_contact(g: dict[str, str]) -> Intent | None:
+    """ "change Tomás's number to 612 555 0198", "Tomás got a new number, update it to …"."""
+    name = re.sub(r"^my\s+", "", unquote(g["c"]).strip(), flags=re.I)
+    digits = re.sub(r"\D", "", g["num"])
+    if not name or len(digits) < 7:
+        return None
+    return Intent("update_contact", {"name": title_case(name) if name.islower() else name, "number": digits})
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
