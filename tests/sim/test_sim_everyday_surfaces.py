@@ -2,11 +2,11 @@
 the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``cancel_timer``,
 ``call_back``, ``delete_photo``, ``set_option`` (screen timeout, font size), an alarm's label and repeat
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
-network by name, clearing Chrome's history, replying to / forwarding / starring /
-deleting a mail, music in Music or a service such as Spotify, a web search's first result, the overview of recent
-apps, opening and deleting files in Files, deleting a contact or changing its number; the casual phrasings said plainly before the second parse
-(:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with "!" or "?" in them, and the
-calculator's horizon for long expressions."""
+network by name, clearing Chrome's history, replying to / forwarding / starring / deleting a mail, music
+in Music or a service such as Spotify, a web search's first result, the overview of recent apps, opening
+and deleting files in Files, deleting a contact or changing its number; the casual phrasings said
+plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with
+"!" or "?" in them, and the calculator's horizon for long expressions."""
 
 from __future__ import annotations
 
