@@ -139,7 +139,8 @@ def pinned(intent: Intent) -> bool:
 #: ``key_terms``: the browser shows the first organic result of that web search), ``show_recents`` (the
 #: overview of recent apps is shown), ``close_recent`` (``app``, or ``all``: closed there) and
 #: ``open_file`` / ``delete_file`` (``folder``, ``kind``, ``name``, ``which``: Files' newer viewer),
-#: ``delete_contact`` (``name``) and ``update_contact`` (``name``, ``number``) after it.
+#: ``delete_contact`` (``name``), ``update_contact`` (``name``, ``number``) and ``send_photo`` (``contact``,
+#: ``query`` optional: the newest photo, or the newest showing it, sent from the Photos viewer) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -177,6 +178,7 @@ EXTRA_FAMILIES = (
     "delete_file",
     "delete_contact",
     "update_contact",
+    "send_photo",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

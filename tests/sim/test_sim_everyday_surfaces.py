@@ -4,7 +4,7 @@ the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``c
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
 network by name, clearing Chrome's history, replying to / forwarding / starring / deleting a mail, music
 in Music or a service such as Spotify, a web search's first result, the overview of recent apps, opening
-and deleting files in Files, deleting a contact or changing its number; the casual phrasings said
+and deleting files in Files, deleting a contact or changing its number, sending a photo; the casual phrasings said
 plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with
 "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -140,6 +140,12 @@ from tests.sim.conftest import plan_steps
             "Tomás got a new number, update it to 612 555 0198.",
             {"family": "update_contact", "slots": {"name": "Tomás", "number": "6125550198"}},
         ),
+        ("take a selfie and send it to Zainab", {"family": "send_photo", "slots": {"contact": "Zainab", "query": ""}}),
+        (
+            "take a screenshot and send it to Nadia",
+            {"family": "send_photo", "slots": {"contact": "Nadia", "query": "screenshot"}},
+        ),
+        ("send my latest photo to Ana", {"family": "send_photo", "slots": {"contact": "Ana", "query": ""}}),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",

@@ -4,10 +4,12 @@ and Photos (the gallery newest first, search by what is on a photo, a full-scree
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from digirl.sim import ui
-from digirl.sim.apps.base import App, app_bar, tab_label
-from digirl.sim.device import Photo
+from digirl.sim.apps.base import App, app_bar, person_row, tab_label
+from digirl.sim.apps.messages import Msg
+from digirl.sim.device import Photo, find_contacts
 
 __all__ = ["Camera", "Photos", "photo_matches"]
 
@@ -180,6 +182,10 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
         self.viewing: Photo | None = None
         #: Photos deleted in this episode, each with the gallery as it was just before.
         self.binned: list[tuple[Photo, tuple[Photo, ...]]] = []
+        #: The viewer's "Send to" picker is open (newer surfaces); photos sent in this episode:
+        #: (photo, the gallery just before, the contact's name).
+        self.sharing = False
+        self.shared: list[tuple[Photo, tuple[Photo, ...], str]] = []
 
     @property
     def bg(self) -> ui.Color:  # type: ignore[override]
@@ -187,7 +193,7 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
 
     def screen(self) -> str:
         if self.viewing is not None:
-            return "viewer"
+            return "share" if self.sharing else "viewer"
         return "search" if self.fields.get("q") else "grid"
 
     def state(self) -> dict[str, object]:
@@ -195,6 +201,10 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
         return {"screen": self.screen(), "viewing": v.pid if v else None, "query": self.fields.get("q", "")}
 
     def back(self) -> bool:
+        if self.sharing:
+            self.sharing = False
+            self.blur()
+            return True
         if self.viewing is not None:
             self.viewing = None
             return True
@@ -258,18 +268,46 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
             )
         )
         views.append(self.back_button((4, ui.TOP + 8, 48, ui.TOP + 52), ref="photos.viewer.back", color=ui.WHITE))
-        if self.phone.surfaces:  # the pinned viewer has no trash button
-            views.append(
-                ui.icon_button(
-                    (308, ui.TOP + 8, 352, ui.TOP + 52),
-                    "trash",
-                    self.delete_viewed,
-                    ref="photos.viewer.delete",
-                    desc="Delete",
-                    color=ui.WHITE,
-                )
-            )
+        if self.phone.surfaces:  # the pinned viewer has no share or trash button
+            for x, icon, fn, ref, desc in (
+                (256, "send", self.start_share, "photos.viewer.share", "Share"),
+                (308, "trash", self.delete_viewed, "photos.viewer.delete", "Delete"),
+            ):
+                views.append(ui.icon_button((x, ui.TOP + 8, x + 44, ui.TOP + 52), icon, fn, ref=ref, desc=desc, color=ui.WHITE))
+            if self.sharing:
+                views += self._share_views()
         return views
+
+    def start_share(self) -> None:
+        self.sharing = True
+        self.fields["to"] = ""
+        self.focus("to")
+
+    def send_to(self, name: str) -> None:
+        """Send the photo on screen to a contact in Messages (its conversation opens with it)."""
+        if self.viewing is None:
+            return
+        self.shared.append((self.viewing, tuple(self.phone.gallery), name))
+        messages: Any = self.phone.apps["messages"]
+        messages.threads.setdefault(name, []).append(Msg(f"Photo · {', '.join(self.viewing.tags[:2])}", True, new=True))
+        self.sharing = False
+        self.blur()
+        self.phone.launch("messages")
+        messages.open_thread(name)
+        messages.blur()
+
+    def _share_views(self) -> list[ui.View]:
+        """The "Send to" sheet over the viewer: a name field and the contacts that match it (children of
+        the sheet, so their text is drawn on its white)."""
+        sheet = ui.box((0, ui.TOP + 300, 360, ui.BOTTOM), ui.WHITE, radius=20, blocker=True, ref="photos.share")
+        sheet.children.append(ui.label((20, ui.TOP + 312, 340, ui.TOP + 340), "Send to", size=17, bold=True))
+        sheet.children.append(
+            self.text_input((16, ui.TOP + 346, 344, ui.TOP + 394), "to", placeholder="Name or number", ref="photos.share.to")
+        )
+        for i, c in enumerate(find_contacts(self.phone.contacts, self.fields.get("to", ""))[:4]):
+            tap = partial(self.send_to, c.name)
+            sheet.children.append(person_row(ui.TOP + 400 + 56.0 * i, 56, c.name, ref=f"photos.share.result.{i}", on_tap=tap))
+        return [sheet]
 
     def delete_viewed(self) -> None:
         """Move the photo on screen to the bin (it leaves the gallery) and go back to the grid."""

@@ -73,6 +73,7 @@ LASTING = frozenset(
         "create_event",
         "take_photo",
         "delete_photo",
+        "send_photo",
         "youtube_subscribe",
         "add_world_clock",
         "bookmark_site",

@@ -163,6 +163,52 @@ def _delete_photo_plan(e: ExpertStep) -> Action:
     return _view_photo_plan(e)
 
 
+def _photo_sent(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    """One photo was sent, to that contact, and it was the one the task is about when it was sent."""
+    from digirl.sim.device import same_person
+
+    shared = _app(phone, "photos").shared
+    return (
+        len(shared) == 1
+        and same_person(shared[0][2], intent.get("contact"))
+        and _target_photo(shared[0][1], intent) is shared[0][0]
+    )
+
+
+def _contact_and_photo(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    from digirl.sim.families.comms import ensure_contact
+
+    ensure_contact(phone, intent.get("contact"), rng)
+    _photo_exists(phone, intent, ctx, rng)
+
+
+@builtin_family(
+    "send_photo",
+    "phone",
+    predicate=_photo_sent,
+    setup=_contact_and_photo,
+    doc="the newest photo (or one of what was asked) is sent to the contact",
+)
+@in_app("photos")
+def _send_photo_plan(e: ExpertStep) -> Action:
+    from digirl.sim.device import find_contacts, same_person
+
+    ph, want = _app(e.phone, "photos"), e.intent.get("contact")
+    target = _target_photo(e.phone.gallery, e.intent)
+    if ph.sharing:
+        hits = find_contacts(e.phone.contacts, ph.fields.get("to", ""))[:4]
+        for i, c in enumerate(hits):
+            if ph.fields.get("to") and same_person(c.name, want):
+                return e.goto(f"photos.share.result.{i}") or Action.back()
+        return e.type_into(ph, "to", "photos.share.to", want, submit=False)
+    if ph.viewing is not None:
+        return (e.goto("photos.viewer.share") if ph.viewing is target else None) or Action.back()
+    shown = ph.shown()
+    if target in shown and ph.focused is None:
+        return e.goto(f"photos.{shown.index(target)}") or Action.back()
+    return _view_photo_plan(e)
+
+
 # ---- music ------------------------------------------------------------------------------
 def _music_key(intent: Intent) -> str:
     from digirl.sim.apps import resolve_app

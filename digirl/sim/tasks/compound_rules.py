@@ -475,6 +475,7 @@ _APP_OF = {
     "camera_lens": "camera",
     "view_photo": "photos",
     "delete_photo": "photos",
+    "send_photo": "photos",
     "check_email": "gmail",
     "send_email": "gmail",
     "go_home": "launcher",

@@ -86,6 +86,17 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         got = match_single(f"{t} in {last.get('page')}")  # "go to Downloads and open the latest PDF"
         if got is not None and got.family in ("open_file", "delete_file"):
             return got
+    m = re.fullmatch(
+        r"(?:and\s+)?(?:send|share|text|message)\s+(?:it|that|this|the\s+(?:photo|picture|pic|selfie|screenshot|video))?\s*"
+        r"(?:to|with)\s+(?P<c>[A-Za-z][\w'.-]*(?:\s+[A-Z][\w'.-]*)?)(?:\s+(?:on|in|via|through)\s+(?:messages|whatsapp|text))?",
+        t,
+        re.I,
+    )
+    if m is not None and last.family in ("take_photo", "take_screenshot", "view_photo"):  # "take a selfie and send it to Ana"
+        query = "screenshot" if last.family == "take_screenshot" else last.get("query", "")
+        if last.family == "take_photo" and last.get("mode") == "video":
+            query = ""
+        return Intent("send_photo", {"contact": m.group("c"), "query": query})
     m = _STEP["join"].fullmatch(t)
     if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
         return Intent("connect_wifi", {"network": _quoted(m.group("n"))})

@@ -354,6 +354,19 @@ def _update_contact(g: dict[str, str]) -> Intent | None:
     return Intent("update_contact", {"name": title_case(name) if name.islower() else name, "number": digits})
 
 
+@APPS_EARLY.rule(
+    f"(?:send|share|text)~(?:the~|my~)?{_LATEST}~(?P<kind>photo|picture|pic|selfie|screenshot|image)~(?:i~took~)?(?:to|with)~{{c}}",
+    f"(?:send|text)~{{c}}~(?:the~|my~)?{_LATEST}~(?P<kind2>photo|picture|pic|selfie|screenshot|image)(?:~i~took)?",
+)
+def _send_photo(g: dict[str, str]) -> Intent | None:
+    """ "send my latest photo to Ana", "text Ravi the last screenshot"."""
+    name = unquote(g["c"]).strip()
+    if not name or len(name.split()) > 3:
+        return None
+    kind = (g.get("kind") or g.get("kind2") or "").lower()
+    return Intent("send_photo", {"contact": name, "query": "screenshot" if kind == "screenshot" else ""})
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
