@@ -146,6 +146,10 @@ from tests.sim.conftest import plan_steps
             {"family": "send_photo", "slots": {"contact": "Nadia", "query": "screenshot"}},
         ),
         ("send my latest photo to Ana", {"family": "send_photo", "slots": {"contact": "Ana", "query": ""}}),
+        (
+            "set an alarm for weekdays at 7:15 called gym",
+            {"family": "set_alarm", "slots": {"time": "07:15", "label": "gym", "days": "01234"}},
+        ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",
@@ -349,6 +353,10 @@ def test_delete_file_counts_one_deletion_of_the_noted_file() -> None:
         ("set a timer for 3 minutes for the eggs", "set a timer for 3 minutes"),
         ('reply to the last text "ok sounds good"', 'reply to the last text saying "ok sounds good"'),
         ("raise the volume to max", "set the volume to max"),
+        ("set ringtone volume to max", "set the volume to max"),
+        ("turn on do not disturb until 7am", "turn on do not disturb"),
+        ("send Aisha a text asking if she's free tonight", "send Aisha a text saying are you free tonight"),
+        ('add "Team lunch" next Tuesday from noon to 1', 'add "Team lunch" next Tuesday at noon'),
         ("Turn the volume down to 20%", "set the volume to 20%"),
         ("put on some music", "put on some music"),  # no video, song or playlist named: left as said
         ("text Mom, I'm running late", "text Mom, I'm running late"),  # an aside only when nothing follows a quote

@@ -90,7 +90,7 @@ _DAY_WORDS = (
 _DAY = "(?:" + "|".join(w for names in _DAY_WORDS for w in sorted(names, key=len, reverse=True)) + ")"
 _DAYS_RX = re.compile(
     r"(?:,\s*|\s+)(?:(?:on|every|for)\s+)?(?:the\s+)?(?P<d>week\s*days|weekends?|every\s*day|daily|each\s+day"
-    rf"|{_DAY}(?:\s*(?:,|and|&|,\s*and)\s*{_DAY})*)(?:\s+only)?(?=$|,|\s+(?:and\s+)?(?:label|call|name|titl|with))",
+    rf"|{_DAY}(?:\s*(?:,|and|&|,\s*and)\s*{_DAY})*)(?:\s+only)?(?=$|,|\s+(?:and\s+)?(?:label|call|name|titl|with|at\b|for\b))",
     re.I,
 )
 _LABEL_RX = re.compile(

@@ -466,6 +466,13 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:browse|pull\s+up|bring\s+up)\s+", "open "),
         (r"^put\s+on\s+(?=(?:the|a|an|some|my)\s.*\b(?:video|song|track|playlist|album)s?\b)", "play "),
         (r"^read\s+me\s+", "read "),
+        # the simulated phone has one volume: the ringer's is it ("set ringtone volume to max")
+        (r"\b(?:the\s+)?(?:ringer|ringtone|ring)(?:\s+volume)?\b(?!\s+to\s+vibrat)", "the volume"),
+        (r"^unmute\s+(?:my\s+|the\s+)?(?:phone|sound|volume|ringer|device)\b", "turn the volume up"),
+        (r"\s+until\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?(?:\s+tomorrow)?$", ""),  # "turn on do not disturb until 7am"
+        # "asking if she's free tonight": the question, to them
+        (r"\basking\s+(?:if|whether)\s+(?:she|he|they)(?:'s|\s+is|'re|\s+are)\s+", "saying are you "),
+        (r"\bfrom\s+(noon|\d{1,2}(?::\d\d)?\s*(?:[ap]m)?)\s+(?:to|until|till|-)\s+\S+(?:\s*[ap]m)?$", r"at \1"),
         (r"^((?:add|create|save|make)\s+(?:a\s+)?(?:new\s+)?contact)\s*[:-]\s*", r"\1 "),  # "Add a new contact: Aarav Shah, …"
         # "raise the volume to max", "turn the volume down to 20%": a level said as a move
         (
