@@ -140,7 +140,8 @@ def pinned(intent: Intent) -> bool:
 #: overview of recent apps is shown), ``close_recent`` (``app``, or ``all``: closed there) and
 #: ``open_file`` / ``delete_file`` (``folder``, ``kind``, ``name``, ``which``: Files' newer viewer),
 #: ``delete_contact`` (``name``), ``update_contact`` (``name``, ``number``) and ``send_photo`` (``contact``,
-#: ``query`` optional: the newest photo, or the newest showing it, sent from the Photos viewer) after it.
+#: ``query`` optional: the newest photo, or the newest showing it, sent from the Photos viewer) and
+#: ``app_action`` (``app``, ``action``: force_stop | clear_cache, from its App info page) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -179,6 +180,7 @@ EXTRA_FAMILIES = (
     "delete_contact",
     "update_contact",
     "send_photo",
+    "app_action",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

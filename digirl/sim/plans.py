@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from digirl.sim.apps.base import App
     from digirl.sim.phone import Phone
 
-__all__ = ["PLANS", "ExpertStep", "in_app", "maps_to_results", "on_youtube_channel", "to_site"]
+__all__ = ["PLANS", "ExpertStep", "in_app", "maps_to_results", "on_youtube_channel", "to_app_info", "to_site"]
 
 
 class ExpertStep:
@@ -180,7 +180,7 @@ def _open_app(e: ExpertStep) -> Action:
     return e.open_app(resolve_app(e.intent.get("app"))) or Action.back()
 
 
-def _to_app_info(e: ExpertStep) -> Action | None:
+def to_app_info(e: ExpertStep) -> Action | None:
     """Steps to Settings › Apps › <app>; None when there."""
     from digirl.sim.phone import resolve_app
 
@@ -200,7 +200,7 @@ def _to_app_info(e: ExpertStep) -> Action | None:
 
 
 @keyed(PLANS, "app_notifications")
-@after(_to_app_info)
+@after(to_app_info)
 def _app_notifications(e: ExpertStep) -> Action:
     from digirl.sim.phone import resolve_app
 
@@ -434,5 +434,5 @@ def _shop_select(e: ExpertStep) -> Action:
 
 
 # Families whose goal is a screen: once their first steps are done, the task is.
-PLANS["app_settings"] = after(_to_app_info)(_arrived)
+PLANS["app_settings"] = after(to_app_info)(_arrived)
 PLANS["shop_search"] = after(_to_shop_results)(_arrived)

@@ -4,7 +4,8 @@ the expert: the newer switches of ``toggle_setting`` (vibrate, night light), ``c
 days, the camera's styles and self-timer, a call on speaker, calling a place from Maps, joining a Wi-Fi
 network by name, clearing Chrome's history, replying to / forwarding / starring / deleting a mail, music
 in Music or a service such as Spotify, a web search's first result, the overview of recent apps, opening
-and deleting files in Files, deleting a contact or changing its number, sending a photo; the casual phrasings said
+and deleting files in Files, deleting a contact or changing its number, sending a photo, force-stopping an app or
+clearing its cache; the casual phrasings said
 plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with
 "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -149,6 +150,11 @@ from tests.sim.conftest import plan_steps
         (
             "set an alarm for weekdays at 7:15 called gym",
             {"family": "set_alarm", "slots": {"time": "07:15", "label": "gym", "days": "01234"}},
+        ),
+        ("Force stop Instagram, it's frozen.", {"family": "app_action", "slots": {"action": "force_stop", "app": "Instagram"}}),
+        (
+            "go to settings, apps, youtube and clear the cache",
+            {"family": "app_action", "slots": {"action": "clear_cache", "app": "YouTube"}},
         ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (

@@ -4,6 +4,7 @@ about. Toggles change the phone's shared state (:mod:`digirl.sim.device`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from digirl.sim import ui
@@ -34,6 +35,9 @@ _TITLES = {k: t for k, t, _, _ in _MAIN}
 class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99, 104), bg=_BG):
     def init_state(self) -> None:
         self.stack: list[tuple[str, str]] = [("main", "")]
+        #: Apps force-stopped and apps whose cache was cleared in the episode (newer surfaces).
+        self.stopped: list[str] = []
+        self.cleared: list[str] = []
 
     @property
     def top(self) -> tuple[str, str]:
@@ -78,6 +82,7 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             "security": self._security,
             "option": self._option,
             "wifi": self._wifi,
+            "app_storage": self._app_storage,
         }.get(s, self._placeholder)
         return builder(arg)
 
@@ -216,7 +221,7 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             letter_tile((148, 8, 212, 72), a.label[:1].upper(), a.color if a.color != ui.WHITE else ui.BLUE, radius=32, size=26),
             ui.label((16, 80, 344, 110), a.label, size=22, align="center", ref="settings.appinfo.name"),
             ui.button((40, 124, 172, 164), "Open", lambda: p.launch(key), ref="settings.appinfo.open", style="tonal"),
-            ui.button((188, 124, 320, 164), "Force stop", lambda: None, ref="settings.appinfo.stop", style="tonal"),
+            ui.button((188, 124, 320, 164), "Force stop", self._stopper(key), ref="settings.appinfo.stop", style="tonal"),
             self._toggle_row(
                 180,
                 "Notifications",
@@ -232,7 +237,7 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
                 "Storage & cache",
                 sub="84 MB used in internal storage",
                 ref="settings.appinfo.storage",
-                on_tap=lambda: None,
+                on_tap=partial(self.push, "app_storage", key) if p.surfaces else lambda: None,
             ),
             ui.list_row(396, 72, "Mobile data & Wi‑Fi", sub="No data used", ref="settings.appinfo.data", on_tap=lambda: None),
             ui.list_row(
@@ -240,6 +245,34 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             ),
         ]
         return self._page("appinfo", "App info", rows)
+
+    def _stopper(self, key: str) -> Callable[[], None]:
+        """Force stop's tap: with the newer surfaces it stops the app (it leaves the recent apps)."""
+        if not self.phone.surfaces:
+            return lambda: None
+
+        def stop() -> None:
+            self.stopped.append(key)
+            self.phone.recent = [k for k in self.phone.recent if k != key]
+
+        return stop
+
+    def _app_storage(self, key: str) -> list[ui.View]:
+        """The newer Storage & cache page of an app: its sizes and Clear storage / Clear cache."""
+        cache = "0 B" if key in self.cleared else f"{(len(key) * 13) % 90 + 9} MB"
+        rows: list[ui.View] = [
+            ui.list_row(0, 64, "App size", sub="71 MB", ref="settings.appstorage.size"),
+            ui.list_row(64, 64, "Cache", sub=cache, ref="settings.appstorage.cache"),
+            ui.button((40, 148, 172, 188), "Clear storage", lambda: None, ref="settings.appinfo.clear_storage", style="tonal"),
+            ui.button(
+                (188, 148, 320, 188),
+                "Clear cache",
+                partial(self.cleared.append, key),
+                ref="settings.appinfo.clear_cache",
+                style="tonal",
+            ),
+        ]
+        return self._page("appstorage", "Storage & cache", rows)
 
     def _level_row(self, y: float, title: str, attr: str, ref: str) -> list[ui.View]:
         st = self.phone.settings

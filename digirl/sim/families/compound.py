@@ -80,6 +80,7 @@ LASTING = frozenset(
         "close_tabs",
         "clear_history",
         "close_recent",
+        "app_action",
         "delete_file",
         "delete_contact",
         "update_contact",

@@ -267,6 +267,36 @@ def _clear_plan(e: ExpertStep) -> Action:
     return open_shade(e) or e.goto("shade.clear") or Action.back()
 
 
+# ---- an app's info page: force stop, clear the cache (newer surfaces) ----------------------------
+def _app_there(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    from digirl.sim.phone import resolve_app
+
+    if intent.get("action") not in ("force_stop", "clear_cache"):
+        raise ValueError(f"app action must be force_stop or clear_cache, got {intent.get('action')!r}")
+    if resolve_app(intent.get("app")).startswith("x."):
+        phone.install(intent.get("app"))
+
+
+def _app_done(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    from digirl.sim.phone import resolve_app
+
+    s: Any = phone.apps["settings"]
+    return resolve_app(intent.get("app")) in (s.stopped if intent.get("action") == "force_stop" else s.cleared)
+
+
+@builtin_family("app_action", "phone", predicate=_app_done, setup=_app_there, doc="the app is force-stopped / its cache cleared")
+def _app_action_plan(e: ExpertStep) -> Action:
+    from digirl.sim.phone import resolve_app
+    from digirl.sim.plans import to_app_info
+
+    s: Any = e.phone.apps["settings"]
+    if e.intent.get("action") == "clear_cache":
+        if e.phone.fg == "settings" and s.top == ("app_storage", resolve_app(e.intent.get("app"))):
+            return e.goto("settings.appinfo.clear_cache") or Action.back()
+        return to_app_info(e) or e.goto("settings.appinfo.storage") or Action.back()
+    return to_app_info(e) or e.goto("settings.appinfo.stop") or Action.back()
+
+
 # ---- the overview of recent apps (newer surfaces) ------------------------------------------------
 def _some_recent(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
     """Apps were used before the task, as a day's phone has; the one to close is among the newest

@@ -447,6 +447,7 @@ _APP_OF = {
     "open_file": "files",
     "delete_file": "files",
     "delete_contact": "contacts",
+    "app_action": "settings",
     "update_contact": "contacts",
     "set_alarm": "clock",
     "start_timer": "clock",

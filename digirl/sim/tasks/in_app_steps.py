@@ -97,6 +97,10 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         if last.family == "take_photo" and last.get("mode") == "video":
             query = ""
         return Intent("send_photo", {"contact": m.group("c"), "query": query})
+    if last.family == "app_settings":  # "go to settings, apps, youtube and clear the cache"
+        act = re.fullmatch(r"(?:and\s+)?(?:(?P<stop>force\s+(?:stop|close)(?:\s+it)?)|clear\s+(?:the\s+|its\s+)?cache)", t, re.I)
+        if act is not None:
+            return Intent("app_action", {"app": last.get("app"), "action": "force_stop" if act.group("stop") else "clear_cache"})
     m = _STEP["join"].fullmatch(t)
     if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
         return Intent("connect_wifi", {"network": _quoted(m.group("n"))})

@@ -367,6 +367,28 @@ def _send_photo(g: dict[str, str]) -> Intent | None:
     return Intent("send_photo", {"contact": name, "query": "screenshot" if kind == "screenshot" else ""})
 
 
+_APP_NAME = "(?P<app>[A-Za-z][\\w'.&+-]*(?:~[A-Za-z][\\w'.&+-]*)?)"
+
+
+@APPS_EARLY.rule(
+    f"(?P<stop>force~(?:stop|close|quit|kill))~(?:the~)?{_APP_NAME}(?:~app)?",
+    f"(?:clear|delete|wipe|empty)~(?:the~)?(?:app~)?cache~(?:for|of|on|in)~(?:the~)?{_APP_NAME}(?:~app)?",
+    f"(?:clear|delete|wipe|empty)~{_APP_NAME}(?:'s|~app's)~(?:app~)?cache",
+)
+def _app_action(g: dict[str, str]) -> Intent | None:
+    """ "force stop Instagram", "clear the cache for TikTok"."""
+    from digirl.sim.phone import resolve_app
+    from digirl.sim.tasks.entities import KNOWN_APPS
+
+    app = g["app"].strip()
+    if resolve_app(app).startswith("x.") and app.lower() not in KNOWN_APPS:
+        return None
+    return Intent(
+        "app_action",
+        {"app": title_case(app) if app.islower() else app, "action": "force_stop" if g.get("stop") else "clear_cache"},
+    )
+
+
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
 _PICTURE = "(?:photo|picture|pic|image|selfie|shot|snap|video)"
 
