@@ -81,6 +81,9 @@ class DeviceSettings:
     wifi_network: str = "HomeNetwork-5G"  # the network Wi-Fi joins when on
     #: Networks in range (the newer Wi-Fi page lists them; ``connect_wifi`` adds its own).
     networks: list[str] = field(default_factory=lambda: ["HomeNetwork-5G", "CoffeeShop_Free", "NETGEAR42", "xfinitywifi"])
+    #: Bluetooth devices paired before (the newer Connected devices page lists them) and the one connected.
+    paired: list[str] = field(default_factory=lambda: ["Pixel Buds Pro", "Car Audio", "Galaxy Watch"])
+    bt_device: str = ""
     brightness: int = 60
     volume: int = 40
 

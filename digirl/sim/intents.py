@@ -141,7 +141,8 @@ def pinned(intent: Intent) -> bool:
 #: ``open_file`` / ``delete_file`` (``folder``, ``kind``, ``name``, ``which``: Files' newer viewer),
 #: ``delete_contact`` (``name``), ``update_contact`` (``name``, ``number``) and ``send_photo`` (``contact``,
 #: ``query`` optional: the newest photo, or the newest showing it, sent from the Photos viewer) and
-#: ``app_action`` (``app``, ``action``: force_stop | clear_cache, from its App info page) after it.
+#: ``app_action`` (``app``, ``action``: force_stop | clear_cache, from its App info page) and
+#: ``connect_bluetooth`` (``device``: a saved device, from the newer Connected devices page) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -181,6 +182,7 @@ EXTRA_FAMILIES = (
     "update_contact",
     "send_photo",
     "app_action",
+    "connect_bluetooth",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

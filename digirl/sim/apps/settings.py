@@ -177,7 +177,23 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
         ]
         if self.phone.dyn.moved_settings.get("hotspot") == "connected":
             rows.append(self._setting_row(216, "hotspot", "Hotspot & tethering", "Sharing the connection"))
+        if self.phone.surfaces:  # the newer page lists the paired devices (a tap connects one)
+            st, y = self.phone.settings, 72.0 * len(rows)
+            rows.append(ui.label((16, y + 8, 344, y + 32), "Saved devices", size=13, fg=ui.BLUE))
+            for i, name in enumerate(st.paired):
+                on = name == st.bt_device and get_setting(self.phone, "bluetooth")
+                rows.append(
+                    ui.list_row(
+                        y + 36 + 64 * i, 64, name, sub="Connected" if on else "Saved", icon="bluetooth",
+                        icon_color=ui.BLUE if on else ui.SUBTLE, ref=f"settings.bt.{i}", on_tap=partial(self.pair, name),
+                    )
+                )  # fmt: skip
         return self._page("connected", "Connected devices", rows)
+
+    def pair(self, name: str) -> None:
+        """Connect a saved Bluetooth device (Bluetooth turns on)."""
+        self.phone.settings.bt_device = name
+        set_setting(self.phone, "bluetooth", True)
 
     def _security(self, _: str) -> list[ui.View]:
         if self.phone.dyn.moved_settings.get("location") != "security":

@@ -49,6 +49,7 @@ LASTING = frozenset(
         "toggle_setting",
         "set_option",
         "connect_wifi",
+        "connect_bluetooth",
         "set_brightness",
         "set_volume",
         "set_alarm",

@@ -125,6 +125,31 @@ def _wifi_plan(e: ExpertStep) -> Action:
     return to_settings_page(e, "network") or e.goto("settings.wifi") or Action.back()
 
 
+def _device_saved(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """The named device was paired before (at a random place in the list), not connected."""
+    st, name = phone.settings, intent.get("device")
+    if not name:
+        raise ValueError("connect_bluetooth needs the device's name")
+    saved = [n for n in st.paired if n.lower() != name.lower()]
+    saved.insert(int(rng.integers(len(saved) + 1)), name)
+    st.paired, st.bt_device = saved, ""
+    set_setting(phone, "bluetooth", bool(rng.integers(2)))
+
+
+def _bt_connected(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return get_setting(phone, "bluetooth") and phone.settings.bt_device.lower() == intent.get("device").lower()
+
+
+@builtin_family(
+    "connect_bluetooth", "phone", predicate=_bt_connected, setup=_device_saved, doc="Bluetooth is on, connected to that device"
+)
+def _bt_plan(e: ExpertStep) -> Action:
+    saved = [n.lower() for n in e.phone.settings.paired]
+    return (
+        to_settings_page(e, "connected") or e.goto(f"settings.bt.{saved.index(e.intent.get('device').lower())}") or Action.back()
+    )
+
+
 _OPTION_ROW = {"screen_timeout": "settings.timeout", "font_size": "settings.font"}
 
 

@@ -440,6 +440,7 @@ _APP_OF = {
     "toggle_setting": "settings",
     "set_option": "settings",
     "connect_wifi": "settings",
+    "connect_bluetooth": "settings",
     "clear_history": "chrome",
     "open_result": "chrome",
     "show_recents": "launcher",

@@ -54,6 +54,23 @@ def _connect_wifi(g: dict[str, str]) -> Intent | None:
     return Intent("connect_wifi", {"network": name})
 
 
+_GADGET = "(?:headphones|headset|earbuds|earphones|buds|airpods|speaker|soundbar|car|watch|smartwatch|keyboard|mouse)"
+_MAKER = "(?:jbl|bose|sony|beats|airpods|galaxy~(?:buds|watch)|pixel~(?:buds|watch)|fitbit|apple~watch|sennheiser|jabra|anker)"
+
+
+@APPS_EARLY.rule(
+    "(?:connect|pair|hook~up)~(?:to~|with~)?(?:my~|the~)?(?P<d>[\\w' .-]+?)~(?:via|over|with|using|on|through)~bluetooth",
+    # templates are case-blind: a gadget word or a maker's name says it is a device, not a person or place
+    f"(?:connect|pair)~(?:to~|with~)?(?:my~|the~)?(?P<d>(?:[\\w'.-]+~){{0,3}}{_GADGET}|{_MAKER}(?:~[\\w'.-]+){{0,3}})",
+)
+def _connect_bluetooth(g: dict[str, str]) -> Intent | None:
+    """ "connect to my JBL Flip 5", "pair my headphones", "connect my car over bluetooth"."""
+    name = unquote(g["d"]).strip()
+    if not name or re.search(r"\b(?:wi-?fi|network|internet|hotspot)\b", name, re.I):
+        return None
+    return Intent("connect_bluetooth", {"device": title_case(name) if name.islower() else name})
+
+
 _FONT_WORDS = {
     "small": "Small", "smaller": "Small", "smallest": "Small", "tiny": "Small",
     "default": "Default", "normal": "Default", "medium": "Default", "regular": "Default", "standard": "Default",
