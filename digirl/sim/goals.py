@@ -183,7 +183,8 @@ def _maps_directions(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     if m is None:
         return False
     place = m.top[1]  # type: ignore[attr-defined]
-    return terms_in(destination_terms(intent), f"{place.category} {place.name}")
+    mode = intent.get("mode")  # newer tasks: the travel mode asked for
+    return terms_in(destination_terms(intent), f"{place.category} {place.name}") and (not mode or m.travel == mode)  # type: ignore[attr-defined]
 
 
 def alarm_matches(a: Any, intent: Intent) -> bool:

@@ -92,7 +92,11 @@ PHONE_FAMILIES = (
 FAMILIES = GENERAL_FAMILIES + WEBSHOP_FAMILIES + PHONE_FAMILIES
 #: The slots the shipped sets' tasks of a family use, where newer tasks of that family use more (an
 #: alarm's label or repeat days): a task with other slots gets the newer surfaces (:func:`pinned`).
-PINNED_SLOTS: dict[str, frozenset[str]] = {"set_alarm": frozenset({"time"}), "take_photo": frozenset({"mode"})}
+PINNED_SLOTS: dict[str, frozenset[str]] = {
+    "set_alarm": frozenset({"time"}),
+    "take_photo": frozenset({"mode"}),
+    "maps_directions": frozenset({"destination"}),
+}
 #: Slot values only newer tasks of a shipped family use (a switch added later): those get them too.
 NEWER_VALUES: dict[str, tuple[str, frozenset[str]]] = {"toggle_setting": ("setting", frozenset({"vibrate", "night_light"}))}
 

@@ -299,12 +299,17 @@ def _maps_search(e: ExpertStep) -> Action:
 @keyed(PLANS, "maps_directions")
 def _maps_directions(e: ExpertStep) -> Action:
     from digirl.sim.apps.maps import place_query
+    from digirl.sim.content import terms_in
 
-    terms = destination_terms(e.intent)
+    terms, mode, m = destination_terms(e.intent), e.intent.get("mode"), e.phone.apps["maps"]
+    if e.phone.fg == "maps" and m.screen() == "directions" and mode and m.travel != mode:  # type: ignore[attr-defined]
+        place = m.top[1]  # type: ignore[attr-defined]
+        if terms_in(terms, f"{place.category} {place.name}"):  # the right route: its travel mode (newer surfaces)
+            return e.goto(f"maps.mode.{mode.lower()}") or Action.back()
     step = maps_to_results(e, place_query(e.intent.get("destination")) or e.intent.get("destination"), terms)
     if step is not None:
         return step
-    if e.phone.apps["maps"].screen() == "place":
+    if m.screen() == "place":
         return e.goto("maps.place.directions") or Action.back()
     return e.goto("maps.result.0.directions") or Action.back()
 

@@ -83,7 +83,6 @@ def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app
     [
         ("Lock the screen", "lock screen"),
         ("share my location with mom", "location sharing"),
-        ("get walking directions to Central Park", "travel-mode choice"),
         ("switch to satellite view", "satellite view"),
         # a step of a compound request that is recognized but cannot be done names what is missing
         ("open maps and switch to satellite view", "satellite view"),

@@ -5,7 +5,7 @@ days, the camera's styles and self-timer, a call on speaker, calling a place fro
 network by name, clearing Chrome's history, replying to / forwarding / starring / deleting a mail, music
 in Music or a service such as Spotify, a web search's first result, the overview of recent apps, opening
 and deleting files in Files, deleting a contact or changing its number, sending a photo, force-stopping an app or
-clearing its cache, connecting a saved Bluetooth device; the casual phrasings said
+clearing its cache, connecting a saved Bluetooth device, directions by a travel mode; the casual phrasings said
 plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with
 "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -157,6 +157,14 @@ from tests.sim.conftest import plan_steps
             {"family": "app_action", "slots": {"action": "clear_cache", "app": "YouTube"}},
         ),
         ("turn on bluetooth and connect to my JBL Flip 5", {"family": "connect_bluetooth", "slots": {"device": "JBL Flip 5"}}),
+        (
+            "get walking directions to Central Park",
+            {"family": "maps_directions", "slots": {"destination": "Central Park", "mode": "Walk"}},
+        ),
+        (
+            "navigate to the airport by train",
+            {"family": "maps_directions", "slots": {"destination": "airport", "mode": "Transit"}},
+        ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
             "raise volume to max then play despacito on youtube",

@@ -11,7 +11,10 @@ from digirl.sim.apps.base import FIELD_FILL, tab_label
 from digirl.sim.apps.search import ScreenStackApp, SearchFlow
 from digirl.sim.content import Place, places, stable_rng
 
-__all__ = ["Maps", "place_number", "place_query"]
+__all__ = ["TRAVEL_MODES", "Maps", "place_number", "place_query"]
+
+#: The directions screen's travel modes.
+TRAVEL_MODES = ("Drive", "Transit", "Walk", "Bike")
 
 _LAND = (232, 234, 237)
 _ROAD = (255, 255, 255)
@@ -68,6 +71,7 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
 
     def init_state(self) -> None:
         self.stack: list[tuple[str, object]] = [("home", None)]
+        self.travel = "Drive"  # the directions' travel mode (chosen on the newer directions screen)
 
     def screen(self) -> str:
         return self.top[0]
@@ -233,12 +237,17 @@ class Maps(ScreenStackApp, key="maps", label="Maps", icon="pin", color=(52, 168,
         head.children.append(self.back_button((4, ui.TOP + 8, 44, ui.TOP + 48), ref="maps.directions.back"))
         head.children.append(_route_end(ui.TOP + 8, "Your location", ref="maps.from"))
         head.children.append(_route_end(ui.TOP + 56, p.name, ref="maps.to"))
-        for i, mode in enumerate(("Drive", "Transit", "Walk", "Bike")):
+        newer = self.phone.surfaces  # the newer chips choose the travel mode (the pinned ones are drawn only)
+        for i, mode in enumerate(TRAVEL_MODES):
             head.children.append(
-                tab_label((52 + 74 * i, ui.TOP + 98, 120 + 74 * i, ui.TOP + 118), mode, i == 0, ui.BLUE, size=12)
-            )
+                tab_label(
+                    (52 + 74 * i, ui.TOP + 98, 120 + 74 * i, ui.TOP + 118), mode, mode == (self.travel if newer else "Drive"),
+                    ui.BLUE, size=12, ref=f"maps.mode.{mode.lower()}" if newer else "",
+                    on_tap=partial(setattr, self, "travel", mode) if newer else None,
+                )
+            )  # fmt: skip
         views.append(head)
-        mins = r.randint(3, 40)
+        mins = r.randint(3, 40) * ({"Walk": 5, "Bike": 2, "Transit": 2}.get(self.travel, 1) if newer else 1)
         sheet = ui.box((0, ui.BOTTOM - 150, 360, ui.BOTTOM), ui.WHITE, radius=16, ref="maps.route")
         sheet.children.append(
             ui.label(

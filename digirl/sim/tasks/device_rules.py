@@ -343,10 +343,6 @@ _NO_SCREEN = (
     ("lock~(?:the~|my~)?(?:screen|phone|device)", "the simulated phone has no lock screen"),
     ("(?:go|navigate)~back|(?:press|tap|hit)~(?:the~)?back(?:~button|~key)?", "going back has no goal state of its own"),
     ("(?:share|send)~(?:my~)?(?:current~|live~)?location~(?:with|to)~{x}", "the simulated phone has no location sharing"),
-    (
-        "(?:get|show)(?:~me)?~(?:walking|biking|cycling|bike|transit|bus|train)~directions~{x}",
-        "the simulated Maps has no travel-mode choice (walking, cycling, transit)",
-    ),
     ("(?:switch|change|go)~to~(?:the~)?satellite(?:~(?:view|map|mode|layer))?", "the simulated Maps has no satellite view"),
 )
 

@@ -71,6 +71,23 @@ def _connect_bluetooth(g: dict[str, str]) -> Intent | None:
     return Intent("connect_bluetooth", {"device": title_case(name) if name.islower() else name})
 
 
+_TRAVEL = {"walking": "Walk", "walk": "Walk", "biking": "Bike", "cycling": "Bike", "bike": "Bike", "transit": "Transit",
+           "bus": "Transit", "train": "Transit", "public~transport": "Transit", "driving": "Drive", "drive": "Drive"}  # fmt: skip
+
+
+@APPS_EARLY.rule(
+    f"(?:get|show|give)(?:~me)?~(?:the~)?(?P<mode>{'|'.join(_TRAVEL)})~(?:directions|route)~(?:to~)?{{x}}",
+    f"(?:directions|navigate|navigation|route)~to~{{x}}~(?:by|on|via)~(?:(?:a|the)~)?(?P<mode>{'|'.join(_TRAVEL)})",
+    "(?:how~do~i|how~to|how~can~i)~(?P<mode>walk|bike|drive)~to~{x}",
+)
+def _directions_by(g: dict[str, str]) -> Intent | None:
+    """ "get walking directions to Central Park", "navigate to the airport by train"."""
+    got = reparse(f"get directions to {g['x']}")
+    if got is None or got.family != "maps_directions":
+        return None
+    return Intent("maps_directions", {**got.slots, "mode": _TRAVEL[re.sub(r"\s+", "~", g["mode"].lower())]})
+
+
 _FONT_WORDS = {
     "small": "Small", "smaller": "Small", "smallest": "Small", "tiny": "Small",
     "default": "Default", "normal": "Default", "medium": "Default", "regular": "Default", "standard": "Default",
