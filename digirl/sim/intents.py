@@ -146,7 +146,8 @@ def pinned(intent: Intent) -> bool:
 #: ``delete_contact`` (``name``), ``update_contact`` (``name``, ``number``) and ``send_photo`` (``contact``,
 #: ``query`` optional: the newest photo, or the newest showing it, sent from the Photos viewer) and
 #: ``app_action`` (``app``, ``action``: force_stop | clear_cache, from its App info page) and
-#: ``connect_bluetooth`` (``device``: a saved device, from the newer Connected devices page) after it.
+#: ``connect_bluetooth`` (``device``: a saved device, from the newer Connected devices page) and
+#: ``lock_screen`` (the phone is locked: quick settings' newer lock button) after it.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -187,6 +188,7 @@ EXTRA_FAMILIES = (
     "send_photo",
     "app_action",
     "connect_bluetooth",
+    "lock_screen",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -185,16 +185,31 @@ class Phone:
 
     def open_shade(self) -> None:
         """Pull down the notification shade (quick settings and notifications) over the current app."""
-        if self.fg != "shade" and self.loading == 0 and self.popup is None:
+        if self.fg not in ("shade", "lock") and self.loading == 0 and self.popup is None:
             self.blur_all()
             self.shade_from = self.fg
             self.fg = "shade"
             self.apps["shade"].on_launch()
             self.invalidate()
 
+    def lock(self) -> None:
+        """Lock the phone (newer surfaces): the lock screen until a swipe up."""
+        if self.surfaces and self.fg != "lock":
+            back_to = self.shade_from if self.fg == "shade" else self.fg
+            self.blur_all()
+            self.popup = None
+            self.apps["lock"].locked_from = back_to if back_to in self.apps and back_to != "overview" else "launcher"  # type: ignore[attr-defined]
+            self.fg = "lock"
+            self.invalidate()
+
+    def unlock(self) -> None:
+        if self.fg == "lock":
+            self.fg = self.apps["lock"].locked_from  # type: ignore[attr-defined]
+            self.invalidate()
+
     def open_overview(self) -> None:
         """The overview of recent apps (the navigation bar's square button; newer surfaces only)."""
-        if self.surfaces and self.fg != "overview" and self.loading == 0 and self.popup is None:
+        if self.surfaces and self.fg not in ("overview", "lock") and self.loading == 0 and self.popup is None:
             self.blur_all()
             self.apps["overview"].opened_from = self.fg  # type: ignore[attr-defined]
             self.fg = "overview"
@@ -206,6 +221,8 @@ class Phone:
             self.invalidate()
 
     def go_home(self) -> None:
+        if self.fg == "lock":  # locked: home waits for the unlock
+            return
         self.blur_all()
         self.popup = None
         self.fg = "launcher"
@@ -367,6 +384,10 @@ class Phone:
 
     def swipe(self, x: float, y: float, direction: SwipeDirection, length: float) -> None:
         if self.popup is not None or self.loading > 0:
+            return
+        if self.fg == "lock":  # a swipe up unlocks; nothing else moves on the lock screen
+            if direction is SwipeDirection.UP:
+                self.unlock()
             return
         if direction is SwipeDirection.DOWN and y <= STATUS_H:  # from the status bar: the shade
             self.open_shade()

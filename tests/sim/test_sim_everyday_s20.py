@@ -81,7 +81,6 @@ def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app
 @pytest.mark.parametrize(
     ("text", "missing"),
     [
-        ("Lock the screen", "lock screen"),
         ("share my location with mom", "location sharing"),
         ("switch to satellite view", "satellite view"),
         # a step of a compound request that is recognized but cannot be done names what is missing

@@ -5,7 +5,7 @@ days, the camera's styles and self-timer, a call on speaker, calling a place fro
 network by name, clearing Chrome's history, replying to / forwarding / starring / deleting a mail, music
 in Music or a service such as Spotify, a web search's first result, the overview of recent apps, opening
 and deleting files in Files, deleting a contact or changing its number, sending a photo, force-stopping an app or
-clearing its cache, connecting a saved Bluetooth device, directions by a travel mode; the casual phrasings said
+clearing its cache, connecting a saved Bluetooth device, directions by a travel mode, the lock screen; the casual phrasings said
 plainly before the second parse (:func:`digirl.sim.tasks.normalize.say_plainly`), quoted messages with
 "!" or "?" in them, and the calculator's horizon for long expressions."""
 
@@ -164,6 +164,11 @@ from tests.sim.conftest import plan_steps
         (
             "navigate to the airport by train",
             {"family": "maps_directions", "slots": {"destination": "airport", "mode": "Transit"}},
+        ),
+        ("Clear all notifications and then lock the phone.", {"family": "lock_screen", "slots": {}}),
+        (
+            "lock the phone and then turn on the flashlight",
+            {"family": "toggle_setting", "slots": {"setting": "flashlight", "state": "on"}},
         ),
         ("screenshot then open photos", {"family": "open_app", "slots": {"app": "Photos"}}),
         (
@@ -330,6 +335,23 @@ def test_the_overview_button_works_only_with_the_newer_surfaces() -> None:
     pinned = _env(Intent("open_app", {"app": "Maps"}))
     pinned.phone.tap(*_center(pinned.phone, "nav.recents"))
     assert pinned.phone.fg == "launcher"  # the pinned nav bar's square button does nothing
+
+
+def test_the_locked_phone_waits_for_a_swipe_up() -> None:
+    from digirl.core.actions import Action
+
+    env = _env(Intent("lock_screen"))
+    env.phone.launch("maps")
+    env.phone.lock()
+    assert env.phone.fg == "lock" and check(env.phone, env.ctx)
+    for a in (Action.home(), Action.back(), Action.swipe((0.5, 0.01), (0.5, 0.5))):
+        env.phone.apply(a)
+        assert env.phone.fg == "lock"
+    env.phone.apply(Action.swipe((0.5, 0.8), (0.5, 0.3)))
+    assert env.phone.fg == "maps"  # back where it was
+    pinned = _env(Intent("show_notifications"))
+    pinned.phone.lock()
+    assert pinned.phone.fg != "lock"  # the pinned phone has no lock screen
 
 
 def _center(phone: Any, ref: str) -> tuple[float, float]:

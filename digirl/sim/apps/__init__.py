@@ -15,6 +15,7 @@ from digirl.sim.apps.contacts import Contacts
 from digirl.sim.apps.dialer import PhoneApp
 from digirl.sim.apps.gmail import Gmail
 from digirl.sim.apps.launcher import Launcher
+from digirl.sim.apps.lockscreen import LockScreen
 from digirl.sim.apps.maps import Maps
 from digirl.sim.apps.messages import Messages
 from digirl.sim.apps.overview import Overview
@@ -51,7 +52,7 @@ BUILTIN: dict[str, type[App]] = {
 }
 
 #: System UI shown like an app but not launchable from the drawer (the notification shade).
-SYSTEM_UI: dict[str, type[App]] = {"shade": Shade, "overview": Overview}
+SYSTEM_UI: dict[str, type[App]] = {"shade": Shade, "overview": Overview, "lock": LockScreen}
 
 #: Third-party apps installed on every episode's phone (tasks may add or remove others).
 EXTRA_APPS: tuple[str, ...] = ("Facebook", "Instagram", "WhatsApp", "Spotify", "Netflix", "Amazon Shopping")

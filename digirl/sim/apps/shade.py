@@ -77,6 +77,10 @@ class Shade(App, key="shade", label="Notifications", icon="bell", bg=_BG):
         h, m = p.clock
         views.append(ui.label((20, ui.TOP + 6, 200, ui.TOP + 46), f"{h}:{m:02d}", size=26, fg=ui.WHITE, ref="shade.clock"))
         views.append(ui.label((200, ui.TOP + 6, 340, ui.TOP + 46), "Tue, Jun 4", size=13, fg=(200, 200, 205), align="right"))
+        if p.surfaces:  # the newer shade's lock button, by the clock
+            views.append(
+                ui.icon_button((150, ui.TOP + 6, 194, ui.TOP + 46), "lock", p.lock, ref="shade.lock", desc="Lock", color=ui.WHITE)
+            )
         for i, (name, text, icon) in enumerate(TILES):
             x, y = 12 + 86 * (i % 4), ui.TOP + 56 + 72 * (i // 4)
             on = get_setting(p, name)

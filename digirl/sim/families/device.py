@@ -322,6 +322,16 @@ def _app_action_plan(e: ExpertStep) -> Action:
     return to_app_info(e) or e.goto("settings.appinfo.stop") or Action.back()
 
 
+# ---- the lock screen (newer surfaces) --------------------------------------------------------------
+def _locked(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    return phone.fg == "lock"
+
+
+@builtin_family("lock_screen", "phone", predicate=_locked, doc="the phone is locked (the lock screen shows)")
+def _lock_plan(e: ExpertStep) -> Action:
+    return open_shade(e) or e.goto("shade.lock") or Action.back()
+
+
 # ---- the overview of recent apps (newer surfaces) ------------------------------------------------
 def _some_recent(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
     """Apps were used before the task, as a day's phone has; the one to close is among the newest

@@ -441,6 +441,7 @@ _APP_OF = {
     "set_option": "settings",
     "connect_wifi": "settings",
     "connect_bluetooth": "settings",
+    "lock_screen": "launcher",
     "clear_history": "chrome",
     "open_result": "chrome",
     "show_recents": "launcher",

@@ -340,7 +340,6 @@ def _bad_alarm(g: dict[str, str]) -> Reject:
 #: Requests for a part of the phone the simulator has no screen for: recognized, and rejected with
 #: what is missing (a faked task would be a wrong one).
 _NO_SCREEN = (
-    ("lock~(?:the~|my~)?(?:screen|phone|device)", "the simulated phone has no lock screen"),
     ("(?:go|navigate)~back|(?:press|tap|hit)~(?:the~)?back(?:~button|~key)?", "going back has no goal state of its own"),
     ("(?:share|send)~(?:my~)?(?:current~|live~)?location~(?:with|to)~{x}", "the simulated phone has no location sharing"),
     ("(?:switch|change|go)~to~(?:the~)?satellite(?:~(?:view|map|mode|layer))?", "the simulated Maps has no satellite view"),

@@ -93,6 +93,10 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
         Intent("clear_history"),
     ),
     (
+        ("lock~(?:the~|my~)?(?:screen|phone|device)(?:~now)?", "(?:put|turn)~(?:the~|my~)?(?:screen|phone)~(?:to~sleep|off)"),
+        Intent("lock_screen"),
+    ),
+    (
         ("(?:read|open|check|see)~(?:my~|the~)?(?:new~|unread~)?(?:texts|text~messages|sms|messages)(?:~app)?",),
         Intent("open_app", {"app": "Messages"}),
     ),
