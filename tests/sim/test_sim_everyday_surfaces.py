@@ -391,6 +391,7 @@ def test_delete_file_counts_one_deletion_of_the_noted_file() -> None:
         ('reply to the last text "ok sounds good"', 'reply to the last text saying "ok sounds good"'),
         ("raise the volume to max", "set the volume to max"),
         ("set ringtone volume to max", "set the volume to max"),
+        ("ring Tomasz on his mobile", "ring Tomasz on his mobile"),  # the verb is not the ringer
         ("turn on do not disturb until 7am", "turn on do not disturb"),
         ("send Aisha a text asking if she's free tonight", "send Aisha a text saying are you free tonight"),
         ('add "Team lunch" next Tuesday from noon to 1', 'add "Team lunch" next Tuesday at noon'),

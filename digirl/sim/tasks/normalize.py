@@ -467,7 +467,8 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^put\s+on\s+(?=(?:the|a|an|some|my)\s.*\b(?:video|song|track|playlist|album)s?\b)", "play "),
         (r"^read\s+me\s+", "read "),
         # the simulated phone has one volume: the ringer's is it ("set ringtone volume to max")
-        (r"\b(?:the\s+)?(?:ringer|ringtone|ring)(?:\s+volume)?\b(?!\s+to\s+vibrat)", "the volume"),
+        # (not the verb: "ring Tomasz on his mobile")
+        (r"\b(?:the\s+)?(?:ringer|ringtone)(?:\s+volume)?\b(?!\s+(?:to|on)\s+vibrat)|\bring\s+volume\b", "the volume"),
         (r"^unmute\s+(?:my\s+|the\s+)?(?:phone|sound|volume|ringer|device)\b", "turn the volume up"),
         (r"\s+until\s+\d{1,2}(?::\d\d)?\s*(?:[ap]\.?m\.?)?(?:\s+tomorrow)?$", ""),  # "turn on do not disturb until 7am"
         # "asking if she's free tonight": the question, to them
