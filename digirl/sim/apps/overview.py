@@ -61,15 +61,9 @@ class Overview(App, key="overview", label="Recent apps", icon="recents", bg=_BG)
             card.children.append(letter_tile((40, y + 16, 80, y + 56), app.label[:1], (26, 115, 232), radius=20, size=18))
             card.children.append(ui.label((92, y + 20, 280, y + 50), app.label, size=17, bold=True))
             card.children.append(ui.label((92, y + 52, 300, y + 76), "Recently used", size=13, fg=ui.SUBTLE))
+            close, ref = partial(self.close, key), f"overview.card.{i}.close"
             card.children.append(
-                ui.icon_button(
-                    (284, y + 12, 328, y + 56),
-                    "close",
-                    partial(self.close, key),
-                    ref=f"overview.card.{i}.close",
-                    desc=f"Close {app.label}",
-                    color=ui.TEXT,
-                )
+                ui.icon_button((284, y + 12, 328, y + 56), "close", close, ref=ref, desc=f"Close {app.label}", color=ui.TEXT)
             )
             views.append(card)
         views.append(

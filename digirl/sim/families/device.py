@@ -99,22 +99,38 @@ def _toggle_plan(e: ExpertStep) -> Action:
     return to_settings_page(e, page) or e.goto(f"settings.{name}.switch") or Action.back()
 
 
-def _network_in_range(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
-    """The named network is in range (at a random place in the list), not joined; Wi-Fi may be off."""
-    st, name = phone.settings, intent.get("network")
-    if not name:
-        raise ValueError("connect_wifi needs the network's name")
-    nets = [n for n in st.networks if n.lower() != name.lower()]
-    nets.insert(int(rng.integers(len(nets) + 1)), name)
-    st.networks = nets
-    set_setting(phone, "wifi", bool(rng.integers(2)))
+def _listed(slot: str, listing: str, radio: str) -> Any:
+    """A setup: the network / device the task names is listed (at a random place in ``listing``), not
+    the one in use; the radio may be off."""
+
+    def setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+        st, name = phone.settings, intent.get(slot)
+        if not name:
+            raise ValueError(f"the task needs the {slot}'s name")
+        rest = [n for n in getattr(st, listing) if n.lower() != name.lower()]
+        rest.insert(int(rng.integers(len(rest) + 1)), name)
+        setattr(st, listing, rest)
+        if radio == "bluetooth":
+            st.bt_device = ""
+        set_setting(phone, radio, bool(rng.integers(2)))
+
+    return setup
 
 
-def _joined(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
-    return get_setting(phone, "wifi") and phone.settings.wifi_network.lower() == intent.get("network").lower()
+def _in_use(slot: str, attr: str, radio: str) -> Any:
+    """A predicate: the radio is on and in use with the named network / device."""
+
+    def ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+        return get_setting(phone, radio) and str(getattr(phone.settings, attr)).lower() == intent.get(slot).lower()
+
+    return ok
 
 
-@builtin_family("connect_wifi", "phone", predicate=_joined, setup=_network_in_range, doc="Wi-Fi is on and joined to that network")
+_WIFI_OK, _WIFI_SETUP = _in_use("network", "wifi_network", "wifi"), _listed("network", "networks", "wifi")
+_BT_OK, _BT_SETUP = _in_use("device", "bt_device", "bluetooth"), _listed("device", "paired", "bluetooth")
+
+
+@builtin_family("connect_wifi", "phone", predicate=_WIFI_OK, setup=_WIFI_SETUP, doc="Wi-Fi is on and joined to that network")
 def _wifi_plan(e: ExpertStep) -> Action:
     settings: Any = e.phone.apps["settings"]
     if e.phone.fg == "settings" and settings.top[0] == "wifi":
@@ -125,24 +141,7 @@ def _wifi_plan(e: ExpertStep) -> Action:
     return to_settings_page(e, "network") or e.goto("settings.wifi") or Action.back()
 
 
-def _device_saved(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
-    """The named device was paired before (at a random place in the list), not connected."""
-    st, name = phone.settings, intent.get("device")
-    if not name:
-        raise ValueError("connect_bluetooth needs the device's name")
-    saved = [n for n in st.paired if n.lower() != name.lower()]
-    saved.insert(int(rng.integers(len(saved) + 1)), name)
-    st.paired, st.bt_device = saved, ""
-    set_setting(phone, "bluetooth", bool(rng.integers(2)))
-
-
-def _bt_connected(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
-    return get_setting(phone, "bluetooth") and phone.settings.bt_device.lower() == intent.get("device").lower()
-
-
-@builtin_family(
-    "connect_bluetooth", "phone", predicate=_bt_connected, setup=_device_saved, doc="Bluetooth is on, connected to that device"
-)
+@builtin_family("connect_bluetooth", "phone", predicate=_BT_OK, setup=_BT_SETUP, doc="Bluetooth is on, connected to that device")
 def _bt_plan(e: ExpertStep) -> Action:
     saved = [n.lower() for n in e.phone.settings.paired]
     return (

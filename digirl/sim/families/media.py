@@ -148,6 +148,15 @@ def _deleted(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return len(binned) == 1 and _target_photo(binned[0][1], intent) is binned[0][0]
 
 
+def _to_photo(e: ExpertStep, target: Photo | None) -> Action:
+    """Steps from the Photos grid to the viewer on ``target`` (searching as view_photo does)."""
+    ph = _app(e.phone, "photos")
+    shown = ph.shown()
+    if target in shown and ph.focused is None:
+        return e.goto(f"photos.{shown.index(target)}") or Action.back()
+    return _view_photo_plan(e)
+
+
 @builtin_family(
     "delete_photo", "phone", predicate=_deleted, setup=_photo_exists, doc="the newest photo (or one of what was asked) is deleted"
 )
@@ -157,10 +166,7 @@ def _delete_photo_plan(e: ExpertStep) -> Action:
     target = _target_photo(e.phone.gallery, e.intent)
     if ph.viewing is not None:
         return (e.goto("photos.viewer.delete") if ph.viewing is target else None) or Action.back()
-    shown = ph.shown()
-    if target in shown and ph.focused is None:
-        return e.goto(f"photos.{shown.index(target)}") or Action.back()
-    return _view_photo_plan(e)
+    return _to_photo(e, target)
 
 
 def _photo_sent(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
@@ -183,11 +189,7 @@ def _contact_and_photo(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.r
 
 
 @builtin_family(
-    "send_photo",
-    "phone",
-    predicate=_photo_sent,
-    setup=_contact_and_photo,
-    doc="the newest photo (or one of what was asked) is sent to the contact",
+    "send_photo", "phone", predicate=_photo_sent, setup=_contact_and_photo, doc="the photo asked for went to the contact"
 )
 @in_app("photos")
 def _send_photo_plan(e: ExpertStep) -> Action:
@@ -203,10 +205,7 @@ def _send_photo_plan(e: ExpertStep) -> Action:
         return e.type_into(ph, "to", "photos.share.to", want, submit=False)
     if ph.viewing is not None:
         return (e.goto("photos.viewer.share") if ph.viewing is target else None) or Action.back()
-    shown = ph.shown()
-    if target in shown and ph.focused is None:
-        return e.goto(f"photos.{shown.index(target)}") or Action.back()
-    return _view_photo_plan(e)
+    return _to_photo(e, target)
 
 
 # ---- music ------------------------------------------------------------------------------
