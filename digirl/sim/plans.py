@@ -89,6 +89,8 @@ class ExpertStep:
         p = self.phone
         if p.loading > 0:
             return self.wait()
+        if p.fg == "lock" and self.intent.family != "lock_screen":  # locked (newer surfaces): unlock first
+            return Action.swipe((0.5, 0.8), (0.5, 0.3))
         if p.popup is not None:
             return self.goto("popup.dismiss") or Action.back()
         if self.phone.find("interstitial.close") is not None:

@@ -4,7 +4,6 @@ about. Toggles change the phone's shared state (:mod:`digirl.sim.device`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 
 from digirl.sim import ui
@@ -237,7 +236,9 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             letter_tile((148, 8, 212, 72), a.label[:1].upper(), a.color if a.color != ui.WHITE else ui.BLUE, radius=32, size=26),
             ui.label((16, 80, 344, 110), a.label, size=22, align="center", ref="settings.appinfo.name"),
             ui.button((40, 124, 172, 164), "Open", lambda: p.launch(key), ref="settings.appinfo.open", style="tonal"),
-            ui.button((188, 124, 320, 164), "Force stop", self._stopper(key), ref="settings.appinfo.stop", style="tonal"),
+            ui.button(
+                (188, 124, 320, 164), "Force stop", partial(self.force_stop, key), ref="settings.appinfo.stop", style="tonal"
+            ),
             self._toggle_row(
                 180,
                 "Notifications",
@@ -262,16 +263,12 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
         ]
         return self._page("appinfo", "App info", rows)
 
-    def _stopper(self, key: str) -> Callable[[], None]:
-        """Force stop's tap: with the newer surfaces it stops the app (it leaves the recent apps)."""
-        if not self.phone.surfaces:
-            return lambda: None
-
-        def stop() -> None:
+    def force_stop(self, key: str) -> None:
+        """Force stop: with the newer surfaces the app stops (it leaves the recent apps); the pinned
+        button does nothing."""
+        if self.phone.surfaces:
             self.stopped.append(key)
             self.phone.recent = [k for k in self.phone.recent if k != key]
-
-        return stop
 
     def _app_storage(self, key: str) -> list[ui.View]:
         """The newer Storage & cache page of an app: its sizes and Clear storage / Clear cache."""

@@ -367,15 +367,11 @@ def _to_detail(e: ExpertStep, want: str) -> Action:
     return _view_plan(ExpertStep(e.phone, TaskContext(Intent("view_contact", {"name": want})), e.jitter, e.salt))
 
 
-def _contact_there(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
-    ensure_contact(phone, intent.get("name"), rng)
-
-
 def _contact_gone(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return not any(same_person(c.name, intent.get("name")) for c in phone.contacts)
 
 
-@builtin_family("delete_contact", "phone", predicate=_contact_gone, setup=_contact_there, doc="the contact is deleted")
+@builtin_family("delete_contact", "phone", predicate=_contact_gone, setup=_with_contact("name"), doc="the contact is deleted")
 @in_app("contacts")
 def _delete_contact_plan(e: ExpertStep) -> Action:
     c, want = _app(e.phone, "contacts"), e.intent.get("name")
@@ -389,7 +385,9 @@ def _new_number(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return any(same_person(c.name, intent.get("name")) and c.number == digits for c in phone.contacts)
 
 
-@builtin_family("update_contact", "phone", predicate=_new_number, setup=_contact_there, doc="the contact has the new number")
+@builtin_family(
+    "update_contact", "phone", predicate=_new_number, setup=_with_contact("name"), doc="the contact has the new number"
+)
 @in_app("contacts")
 def _update_contact_plan(e: ExpertStep) -> Action:
     c, want, digits = _app(e.phone, "contacts"), e.intent.get("name"), re.sub(r"\D", "", e.intent.get("number"))

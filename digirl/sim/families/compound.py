@@ -219,8 +219,6 @@ def _compound_plan(e: ExpertStep) -> Action:
     if i >= len(subs):
         i = _unkept(e.phone, e.ctx) or 0
     sub = ExpertStep(e.phone, subs[i], e.jitter, e.salt)
-    if e.phone.fg == "lock" and subs[i].intent.family != "lock_screen":  # a later step: unlock first
-        return Action.swipe((0.5, 0.8), (0.5, 0.3))
     return sub.obstacle() or get_family(subs[i].intent.family).plan(sub)
 
 

@@ -19,6 +19,22 @@ __all__ = ["music_request"]
 _LATEST = "(?:latest|last|newest|most~recent|new|recent)"
 
 
+def _as_said(raw: str) -> str:
+    """A name as the request says it, unquoted and without a leading "my"; capitalised when it was
+    written all in lower case ("tomás" → "Tomás", "JBL Flip 5" stays)."""
+    name = re.sub(r"^my\s+", "", unquote(raw).strip(), flags=re.I)
+    return title_case(name) if name.islower() else name
+
+
+def _phone_app(raw: str) -> str | None:
+    """An app the phone knows, as said ("the instagram app" → "Instagram"); None for another name."""
+    from digirl.sim.phone import resolve_app
+    from digirl.sim.tasks.entities import KNOWN_APPS
+
+    app = _as_said(re.sub(r"^the\s+|\s+app$", "", raw.strip(), flags=re.I))
+    return None if resolve_app(app).startswith("x.") and app.lower() not in KNOWN_APPS else app
+
+
 _TIMEOUT = "screen~(?:timeout|time-?out|time~out|sleep(?:~time)?)|(?:display~)?sleep~(?:timer|setting)|auto-?lock"
 
 
@@ -65,10 +81,10 @@ _MAKER = "(?:jbl|bose|sony|beats|airpods|galaxy~(?:buds|watch)|pixel~(?:buds|wat
 )
 def _connect_bluetooth(g: dict[str, str]) -> Intent | None:
     """ "connect to my JBL Flip 5", "pair my headphones", "connect my car over bluetooth"."""
-    name = unquote(g["d"]).strip()
+    name = _as_said(g["d"])
     if not name or re.search(r"\b(?:wi-?fi|network|internet|hotspot)\b", name, re.I):
         return None
-    return Intent("connect_bluetooth", {"device": title_case(name) if name.islower() else name})
+    return Intent("connect_bluetooth", {"device": name})
 
 
 _TRAVEL = {"walking": "Walk", "walk": "Walk", "biking": "Bike", "cycling": "Bike", "bike": "Bike", "transit": "Transit",
@@ -293,14 +309,8 @@ def _close_all(g: dict[str, str]) -> Intent:
     "(?:force~)?(?:close|kill|quit)~(?P<app>[\\w' .&+-]+?)~(?:app~)?(?:running~)?in~the~background",
 )
 def _close_recent(g: dict[str, str]) -> Intent | None:
-    from digirl.sim.phone import resolve_app
-
-    app = re.sub(r"^(?:the|my)\s+|\s+app$", "", g["app"].strip(), flags=re.I)
-    from digirl.sim.tasks.entities import KNOWN_APPS
-
-    if resolve_app(app).startswith("x.") and app.lower() not in KNOWN_APPS:
-        return None  # not an app the phone knows by that name
-    return Intent("close_recent", {"app": title_case(app)})
+    app = _phone_app(g["app"])
+    return Intent("close_recent", {"app": app}) if app else None
 
 
 _FOLDER = "(?P<folder>downloads|documents|images|pictures|photos|videos|audio|recent)"
@@ -366,8 +376,8 @@ _PERSON = '(?P<c>"[^"]+"|[A-Z][\\w\'.-]*(?:~[A-Z][\\w\'.-]*)*|(?:my~)?(?:mom|mum
 )
 def _delete_contact(g: dict[str, str]) -> Intent | None:
     """ "delete the contact named "Old Landlord"", "remove Bob from my contacts"."""
-    name = re.sub(r"^my\s+", "", unquote(g["c"]).strip(), flags=re.I)
-    return Intent("delete_contact", {"name": title_case(name) if name.islower() else name}) if name else None
+    name = _as_said(g["c"])
+    return Intent("delete_contact", {"name": name}) if name else None
 
 
 _NEW_NUMBER = "(?P<num>\\+?\\d[\\d ()-]{5,}\\d)"
@@ -381,11 +391,8 @@ _NEW_NUMBER = "(?P<num>\\+?\\d[\\d ()-]{5,}\\d)"
 )
 def _update_contact(g: dict[str, str]) -> Intent | None:
     """ "change Tomás's number to 612 555 0198", "Tomás got a new number, update it to …"."""
-    name = re.sub(r"^my\s+", "", unquote(g["c"]).strip(), flags=re.I)
-    digits = re.sub(r"\D", "", g["num"])
-    if not name or len(digits) < 7:
-        return None
-    return Intent("update_contact", {"name": title_case(name) if name.islower() else name, "number": digits})
+    name, digits = _as_said(g["c"]), re.sub(r"\D", "", g["num"])
+    return Intent("update_contact", {"name": name, "number": digits}) if name and len(digits) >= 7 else None
 
 
 @APPS_EARLY.rule(
@@ -411,16 +418,8 @@ _APP_NAME = "(?P<app>[A-Za-z][\\w'.&+-]*(?:~[A-Za-z][\\w'.&+-]*)?)"
 )
 def _app_action(g: dict[str, str]) -> Intent | None:
     """ "force stop Instagram", "clear the cache for TikTok"."""
-    from digirl.sim.phone import resolve_app
-    from digirl.sim.tasks.entities import KNOWN_APPS
-
-    app = g["app"].strip()
-    if resolve_app(app).startswith("x.") and app.lower() not in KNOWN_APPS:
-        return None
-    return Intent(
-        "app_action",
-        {"app": title_case(app) if app.islower() else app, "action": "force_stop" if g.get("stop") else "clear_cache"},
-    )
+    app = _phone_app(g["app"])
+    return Intent("app_action", {"app": app, "action": "force_stop" if g.get("stop") else "clear_cache"}) if app else None
 
 
 _DELETE = "(?:delete|remove|erase|trash|bin|get~rid~of)"
