@@ -46,6 +46,11 @@ _STEP = {
         "same_to": r"(?:and\s+)?(?:then\s+)?(?:also\s+)?to\s+(?P<c>[A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:\s+too)?",
         "back": r"(?:go|navigate)\s+back|(?:press|hit|tap)\s+(?:the\s+)?back(?:\s+button)?",
         "send_it": r"(?:and\s+)?(?:send|submit)(?:\s+(?:it|that|the\s+(?:e-?mail|message|text)))?",
+        "clear_it": r"(?:clear|delete|erase|wipe)\s+(?:it|them|everything|it\s+all|all(?:\s+of\s+it)?|the\s+history)",
+        "close_app": r"(?:close|swipe\s+away|kill|dismiss|remove)\s+(?P<app>.+?)(?:\s+app)?",
+        "send_picture": r"(?:and\s+)?(?:send|share|text|message)\s+"
+        r"(?:it|that|this|the\s+(?:photo|picture|pic|selfie|screenshot|video))?\s*(?:to|with)\s+(?P<c>[A-Za-z][\w'.-]*(?:\s+[A-Z][\w'.-]*)?)(?:\s+(?:on|in|via|through)\s+(?:messages|whatsapp|text))?",
+        "app_action": r"(?:and\s+)?(?:(?P<stop>force\s+(?:stop|close)(?:\s+it)?)|clear\s+(?:the\s+|its\s+)?cache)",
         "join": r"(?:connect|join|switch)\s+(?:to\s+|on(?:to)?\s+)?(?P<n>\"[^\"]+\"|'[^']+'|[\w.-]+)",
         "open_link": r"(?:open|click(?:\s+on)?|tap(?:\s+on)?|visit|go\s+to|read)\s+(?:the\s+)?(?:first|top|1st)"
         r"(?:\s+(?:one|result|link|hit|article|website|site|page|search\s+result))?",
@@ -68,46 +73,6 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
     last, t = ctx.last, text.strip()
     if last is None:
         return None
-    if _STEP["speaker"].fullmatch(t) and last.family == "make_call":  # "call Ana and put it on speaker"
-        return Intent("call_speaker", {"contact": last.get("contact")})
-    if (
-        last.family == "browser_page"
-        and last.get("page") == "history"
-        and re.fullmatch(
-            r"(?:clear|delete|erase|wipe)\s+(?:it|them|everything|it\s+all|all(?:\s+of\s+it)?|the\s+history)", t, re.I
-        )
-    ):  # "open chrome history then clear it"
-        return Intent("clear_history")
-    m = re.fullmatch(r"(?:close|swipe\s+away|kill|dismiss|remove)\s+(?P<app>.+?)(?:\s+app)?", t, re.I)
-    if m is not None and last.family == "show_recents":  # "show recent apps and close chrome"
-        got = match_single(f"close {m.group('app')} from recent apps")
-        return got if got is not None and got.family == "close_recent" else None
-    if last.family == "app_page" and last.get("app") == "files" and last.get("page") != "Recent":
-        got = match_single(f"{t} in {last.get('page')}")  # "go to Downloads and open the latest PDF"
-        if got is not None and got.family in ("open_file", "delete_file"):
-            return got
-    m = re.fullmatch(
-        r"(?:and\s+)?(?:send|share|text|message)\s+(?:it|that|this|the\s+(?:photo|picture|pic|selfie|screenshot|video))?\s*"
-        r"(?:to|with)\s+(?P<c>[A-Za-z][\w'.-]*(?:\s+[A-Z][\w'.-]*)?)(?:\s+(?:on|in|via|through)\s+(?:messages|whatsapp|text))?",
-        t,
-        re.I,
-    )
-    if m is not None and last.family in ("take_photo", "take_screenshot", "view_photo"):  # "take a selfie and send it to Ana"
-        query = "screenshot" if last.family == "take_screenshot" else last.get("query", "")
-        if last.family == "take_photo" and last.get("mode") == "video":
-            query = ""
-        return Intent("send_photo", {"contact": m.group("c"), "query": query})
-    if last.family == "app_settings":  # "go to settings, apps, youtube and clear the cache"
-        act = re.fullmatch(r"(?:and\s+)?(?:(?P<stop>force\s+(?:stop|close)(?:\s+it)?)|clear\s+(?:the\s+|its\s+)?cache)", t, re.I)
-        if act is not None:
-            return Intent("app_action", {"app": last.get("app"), "action": "force_stop" if act.group("stop") else "clear_cache"})
-    m = _STEP["join"].fullmatch(t)
-    if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
-        return Intent("connect_wifi", {"network": _quoted(m.group("n"))})
-    if _STEP["open_link"].fullmatch(t) and last.family == "web_search":  # "google X and open the first link"
-        return Intent("open_result", {"query": last.get("query"), "key_terms": last.get("key_terms")})
-    if _STEP["call_it"].fullmatch(t) and last.family == "maps_search":  # "find the nearest pharmacy and call it"
-        return Intent("call_place", {"query": last.get("query")})
     if _STEP["subscribe_first"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
         return match_single(f"subscribe to {last.get('query')}")  # the results list opens with the query's channel
     if _STEP["channel"].fullmatch(t) and last.family == "youtube_video" and last.get("action", "search") == "search":
@@ -128,6 +93,46 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         got = match_single(t)
         if got is not None and got.family == "take_photo" and got.get("mode", "photo") == "photo":
             return Intent("take_photo", {"mode": "selfie"})
+    return None
+
+
+def _surface_steps(text: str, ctx: Context) -> Intent | None:
+    """Steps after the one before on the newer surfaces: a call on speaker, clearing the history just
+    shown, closing a card of the overview, a file of the folder just opened, sending the picture just
+    taken, an app's info page's actions, a Wi-Fi network, a search's first result, a place to call."""
+    last, t = ctx.last, text.strip()
+    if last is None:
+        return None
+    if _STEP["speaker"].fullmatch(t) and last.family == "make_call":  # "call Ana and put it on speaker"
+        return Intent("call_speaker", {"contact": last.get("contact")})
+    if last.family == "browser_page" and last.get("page") == "history" and _STEP["clear_it"].fullmatch(t):
+        # "open chrome history then clear it"
+        return Intent("clear_history")
+    m = _STEP["close_app"].fullmatch(t)
+    if m is not None and last.family == "show_recents":  # "show recent apps and close chrome"
+        got = match_single(f"close {m.group('app')} from recent apps")
+        return got if got is not None and got.family == "close_recent" else None
+    if last.family == "app_page" and last.get("app") == "files" and last.get("page") != "Recent":
+        got = match_single(f"{t} in {last.get('page')}")  # "go to Downloads and open the latest PDF"
+        if got is not None and got.family in ("open_file", "delete_file"):
+            return got
+    m = _STEP["send_picture"].fullmatch(t)
+    if m is not None and last.family in ("take_photo", "take_screenshot", "view_photo"):  # "take a selfie and send it to Ana"
+        query = "screenshot" if last.family == "take_screenshot" else last.get("query", "")
+        if last.family == "take_photo" and last.get("mode") == "video":
+            query = ""
+        return Intent("send_photo", {"contact": m.group("c"), "query": query})
+    if last.family == "app_settings":  # "go to settings, apps, youtube and clear the cache"
+        act = _STEP["app_action"].fullmatch(t)
+        if act is not None:
+            return Intent("app_action", {"app": last.get("app"), "action": "force_stop" if act.group("stop") else "clear_cache"})
+    m = _STEP["join"].fullmatch(t)
+    if m is not None and last.family == "toggle_setting" and last.get("setting") == "wifi":  # "turn on wifi, connect to X"
+        return Intent("connect_wifi", {"network": _quoted(m.group("n"))})
+    if _STEP["open_link"].fullmatch(t) and last.family == "web_search":  # "google X and open the first link"
+        return Intent("open_result", {"query": last.get("query"), "key_terms": last.get("key_terms")})
+    if _STEP["call_it"].fullmatch(t) and last.family == "maps_search":  # "find the nearest pharmacy and call it"
+        return Intent("call_place", {"query": last.get("query")})
     return None
 
 
@@ -205,4 +210,4 @@ def _app_steps(text: str, ctx: Context) -> Intent | None:
     return None
 
 
-CONTEXT_RULES.extend([_pointing_steps, _messaging_steps, _clock_step, _app_steps])
+CONTEXT_RULES.extend([_pointing_steps, _surface_steps, _messaging_steps, _clock_step, _app_steps])
