@@ -387,10 +387,14 @@ def test_final_check_set_parse_and_solve_rate() -> None:
     assert r["solved"] >= 77, [x for x in r["per_line"] if x["status"] != "solved"]
 
 
-@pytest.mark.parametrize(("name", "floor"), [("s19", 298), ("s20", 100), ("s22", 296), ("s23", 296), ("s24", 274), ("s25", 206)])
+@pytest.mark.parametrize(("name", "floor"), [("s19", 296), ("s20", 100), ("s22", 294), ("s23", 293), ("s24", 272), ("s25", 198)])
 def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> None:
     """The held-out sets of round 3's later sessions (each .md has its one blind measurement): parsed and
-    solved lines at the count of session 23's last code, so that no later change loses one silently."""
+    solved lines at the count of session 24's last code, so that no later change loses one silently.
+    Session 24 lowered them on purpose (s19 298, s22 296, s23 296, s24 274, s25 206 before): the lines
+    it no longer counts were misreadings "solved" by the simulator (a search query holding a second step
+    such as "… and sort by price", a web search for "where are my screenshots"), now refused
+    (tests/sim/test_sim_asked.py)."""
     r = coverage_report_file(DATA / f"heldout_everyday_{name}.txt", perturbation=1, seeds=(0,))
     assert r["solved"] >= floor, [x for x in r["per_line"] if x["status"] != "solved"]
 

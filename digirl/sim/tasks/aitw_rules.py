@@ -115,10 +115,14 @@ def _install(g: dict[str, str]) -> Intent | None:
     return app_intent("install_app", app)
 
 
+#: A clause inside an app's name means the slot swallowed a second thought ("open Telegram when it's done").
+_CLAUSE_IN_NAME = re.compile(r"\b(?:when|once|after|before|then|unless|until|while|because|it's|i'm|i'll|we're)\b", re.I)
+
+
 def app_intent(family: str, name: str, **extra: str) -> Intent | None:
     """An intent of an app family with the app's launcher label (``None`` for an implausible name)."""
     app = canonical_app(name)
-    if not app or len(app.split()) > 5 or re.search(r"[,;\"]", app):
+    if not app or len(app.split()) > 5 or re.search(r"[,;\"]", app) or _CLAUSE_IN_NAME.search(app):
         return None
     return Intent(family, {"app": app, **extra})
 

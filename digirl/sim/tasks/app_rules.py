@@ -24,7 +24,15 @@ __all__ = ["APPS_EARLY", "APPS_LATE", "contact_name", "unquote"]
 APPS_EARLY = RuleTable("apps-early")
 APPS_LATE = RuleTable("apps-late")
 
-_NOT_A_NAME = re.compile(r"^(?:of|for|to|in|on|at|it|me|them|us|the|a|an|up|back|off|this|that|now)\b", re.I)
+_NOT_A_NAME = re.compile(
+    r"^(?:of|for|to|in|on|at|it|me|them|us|the|a|an|up|back|off|this|that|now"
+    # a pronoun has no contact behind it: "text her the address" names nobody
+    r"|her|him|his|she|he|they|their|someone|somebody|anyone|everyone|whoever|you)\b",
+    re.I,
+)
+#: Words that join clauses or phrases; inside a name they mean a slot swallowed more than the name
+#: ("call Mehmet on speakerphone", "text Sam when I land"). Name particles (de, van, bin) are not here.
+_NOT_IN_A_NAME = frozenset("on in at to with and or when the via from for about after before then please now if is are".split())
 
 
 def unquote(x: str) -> str:
@@ -40,11 +48,18 @@ def contact_name(text: str) -> str | None:
     → "5551234567"; ``None`` for what cannot be a contact ("of Duty", a sentence)."""
     t = unquote(text)
     t = re.sub(r"^(?:my|our)\s+", "", t, flags=re.I)
-    t = re.sub(r"\s+(?:on|via|using)\s+(?:the\s+)?(?:phone|speaker|cell|mobile|whatsapp|messages)$", "", t, flags=re.I)
+    t = re.sub(
+        r"\s+(?:on|via|using)\s+(?:the\s+|his\s+|her\s+|their\s+)?(?:phone|cell(?:\s+phone)?|mobile(?:\s+phone)?|whatsapp|messages)$",
+        "",
+        t,
+        flags=re.I,
+    )
     digits = re.sub(r"\D", "", t)
     if len(digits) >= 3 and re.fullmatch(r"[\d\s().+\-]+", t):
         return digits
     if not t or _NOT_A_NAME.match(t) or len(t.split()) > 3 or re.search(r"[\d@,;:!?]", t):
+        return None
+    if any(w.lower() in _NOT_IN_A_NAME for w in t.split()[1:]):
         return None
     return " ".join(w[:1].upper() + w[1:] for w in t.split())
 
@@ -82,10 +97,15 @@ def _message(contact_text: str, body: str) -> Intent | None:
 
 def _split_contact_body(rest: str) -> tuple[str, str]:
     """ "Dave \"running late\"" / "Mom that I'm on my way" / "lisa ok" → (contact, body)."""
-    q = re.search(r"[\"'](?P<b>[^\"']+)[\"']\s*$", rest)
+    # double quotes first: a quoted message may hold an apostrophe ("hi it's Ben")
+    q = re.search(r"\"(?P<b>[^\"]+)\"\s*$", rest) or re.search(r"'(?P<b>[^']+)'\s*$", rest)
     if q and q.start() > 0:
         contact = re.sub(
-            r"(?:\s+(?:saying|with|that\s+says|that|to\s+say|and\s+say)|\s*:)\s*$", "", rest[: q.start()], flags=re.I
+            r"(?:\s+(?:saying|with|that\s+says|that|to\s+say|and\s+say)|\s+(?:the|my|our)\s+(?:address|link|number|code|details"
+            r"|location|directions|info|name|time)|\s*:)\s*$",
+            "",
+            rest[: q.start()],
+            flags=re.I,
         )
         return contact, q.group("b")
     m = re.search(_SAY, rest, re.I)

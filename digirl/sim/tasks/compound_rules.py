@@ -67,11 +67,25 @@ FIRST_ITEM = r"(?:the\s+)?(?:first|top|1st)(?:\s+(?:one|result|item|product|entr
 _SEARCH = re.compile(r"^(?:search|look|find|browse)\s+(?:for\s+|up\s+)?(?P<q>.+?)$", re.I)
 _OPEN_FIRST = re.compile(rf"^(?:open|select|tap|click|choose|pick|go\s+to|view)\s+(?:on\s+)?{FIRST_ITEM}$", re.I)
 _WEB_FOR = re.compile(r"^(?:google|the\s+web|the\s+internet|online)\s+for\s", re.I)
-_PLAY_FIRST = re.compile(rf"^(?:play|watch|open)\s+{FIRST_ITEM}$", re.I)
+_PLAY_FIRST = re.compile(rf"^(?:play|watch|open)\s+(?:{FIRST_ITEM}|it|that(?:\s+one)?|the\s+video)$", re.I)
+#: The contact a Contacts search just found: "search for Ben, then open his contact".
+_OPEN_CONTACT = re.compile(
+    rf"^(?:open|view|show(?:\s+me)?|tap(?:\s+on)?)\s+(?:(?:his|her|their|the)\s+contact(?:\s+(?:card|page|details))?|it|him|her|{FIRST_ITEM})$",
+    re.I,
+)
 _DIRECTIONS_FIRST = re.compile(
     rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{FIRST_ITEM}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{FIRST_ITEM}|there|it)$",
     re.I,
 )
+#: Starting the route to the place just found, with its travel mode when one is said.
+_NAVIGATE_THERE = re.compile(
+    r"^(?:(?:start|begin)\s+(?:the\s+)?(?:navigation|navigating|route|directions)(?:\s+there)?"
+    r"|(?:get|show)\s+(?:me\s+)?(?P<mode>walking|driving|transit|cycling|biking)\s+directions(?:\s+there)?"
+    r"|(?P<mode2>walk|drive)\s+me\s+there)$",
+    re.I,
+)
+_MODES = {"walking": "Walk", "walk": "Walk", "driving": "Drive", "drive": "Drive", "transit": "Transit", "cycling": "Bike",
+          "biking": "Bike"}  # fmt: skip
 _CART = re.compile(
     rf"^(?:add|put)(?:\s+(?:it|this|that|them|{FIRST_ITEM}))?\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
     re.I,
@@ -172,10 +186,16 @@ def _first_result(text: str, ctx: Context) -> Intent | None:
             return Intent("shop_select", {"site": last.get("site"), "query": last.get("query")})
         if last.family == "youtube_video":
             return Intent("youtube_video", {**last.slots, "action": "play"})
+    if _OPEN_CONTACT.match(text) and last.family == "app_search" and last.get("app") == "contacts":
+        return Intent("view_contact", {"name": last.get("query")})
         if last.family == "maps_search" and _OPEN_FIRST.match(text):
             return None  # a place page is not a task of its own; directions are
     if _DIRECTIONS_FIRST.match(text) and last.family == "maps_search":
         return Intent("maps_directions", {"destination": last.get("query")})
+    m = _NAVIGATE_THERE.match(text)
+    if m is not None and last.family == "maps_search":  # "… and start navigation", "… and walk me there"
+        mode = _MODES.get((m.group("mode") or m.group("mode2") or "").lower())
+        return Intent("maps_directions", {"destination": last.get("query"), **({"mode": mode} if mode else {})})
     if _CART.match(text) and last.family in ("shop_search", "shop_select"):
         return Intent("add_to_cart", {"site": last.get("site"), "query": last.get("query")})
     return None
@@ -389,11 +409,19 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
 def _resolve_group(text: str, ctx: Context) -> Intent | None:
     # "turn it off again": "again" says nothing the step does not
     text = re.sub(r"\s+(?:again|as\s+well|too)$", "", text.strip(" ,.;"), flags=re.I)
+    # "… then call him afterwards", "open it once it's done": when the step happens is its place in the plan
+    text = re.sub(
+        r",?\s+(?:afterwards?|after\s+that|right\s+after(?:wards)?|(?:once|when|after)\s+(?:it's|it\s+is|it\s+has|that's)"
+        r"\s+(?:done|installed|finished|ready|downloaded|been\s+installed))$",
+        "",
+        text,
+        flags=re.I,
+    )
     if not text:
         return None
     for rule in CONTEXT_RULES:
         got = rule(text, ctx)
-        if got is not None:
+        if got is not None and not second_request(got):  # "search for IKEA and start navigation" is two steps
             return got
     if ctx.last is not None and ctx.last.family in _ONE_NOUN and _ONE.search(text):
         text = _ONE.sub(_ONE_NOUN[ctx.last.family], text, count=1)  # "set another one for 6:15am"
@@ -623,7 +651,8 @@ _CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b|\s&)\s*\S", re
 _SECOND_REQUEST = re.compile(
     r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*(?:then\s+)?(?:open|launch|search|go|turn|switch|set|call|text|send|play|"
     r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall|"
-    r"clear|close|turn|enable|disable|record|email|message|book|buy|order)\b",
+    r"clear|close|turn|enable|disable|record|email|message|book|buy|order|save|share|put|make|walk|filter|pick|reply|"
+    r"forward|remove|move|download|bookmark|star|archive|pay|checkout|check\s+out|sort|pin|follow|join|read|listen)\b",
     re.I,
 )
 

@@ -104,6 +104,18 @@ def _directions_by(g: dict[str, str]) -> Intent | None:
     return Intent("maps_directions", {**got.slots, "mode": _TRAVEL[re.sub(r"\s+", "~", g["mode"].lower())]})
 
 
+@APPS_EARLY.rule(
+    "(?:call|ring|phone|dial)~{c}~(?:on|with|using|via)~(?:the~)?speaker(?:phone|~phone)?(?:~on)?",
+    "speaker(?:phone|~phone)?~call~(?:to~|with~)?{c}",
+)
+def _call_on_speaker(g: dict[str, str]) -> Intent | None:
+    """ "call Mehmet on speakerphone", "speaker call Mom"."""
+    from digirl.sim.tasks.app_rules import contact_name
+
+    c = contact_name(g["c"])
+    return Intent("call_speaker", {"contact": c}) if c else None
+
+
 _FONT_WORDS = {
     "small": "Small", "smaller": "Small", "smallest": "Small", "tiny": "Small",
     "default": "Default", "normal": "Default", "medium": "Default", "regular": "Default", "standard": "Default",

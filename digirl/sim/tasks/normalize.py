@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from digirl.sim.intents import SHOP_SITES
+from digirl.sim.tasks.asked import ask_plainly
 from digirl.sim.tasks.entities import APP_ALIASES, SITE_NAMES
 
 __all__ = [
@@ -503,10 +504,11 @@ def say_plainly(text: str) -> str:
 
 def normalize_request(text: str) -> str:
     """The second-pass form of a cleaned instruction: typos fixed, politeness dropped, shouting lowered,
-    "head to" / "jump to" said as "go to", casual phrasings said plainly."""
+    "head to" / "jump to" said as "go to", casual phrasings said plainly, questions about the phone
+    said as requests (:func:`~digirl.sim.tasks.asked.ask_plainly`)."""
     t = text
     letters = [c for c in t if c.isalpha()]
     if letters and sum(c.isupper() for c in letters) / len(letters) > 0.8:
         t = t.lower()
     t = fix_typos(t)
-    return say_plainly(_WHY.sub("", _GO_TO.sub("go to ", strip_politeness(t))))
+    return ask_plainly(say_plainly(_WHY.sub("", _GO_TO.sub("go to ", strip_politeness(t)))))

@@ -9,6 +9,7 @@ import re
 
 from digirl.sim.content import words
 from digirl.sim.intents import Intent
+from digirl.sim.tasks.asked import about_the_phone
 from digirl.sim.tasks.normalize import QUALIFIERS, query_terms
 
 __all__ = ["question_search", "unplaceable_reason"]
@@ -42,7 +43,7 @@ _ACTIONS = frozenset(
     post upload download install uninstall update save edit change switch enable disable toggle connect disconnect
     pair charge restart reboot reset shut shutdown backup back sync scan unsubscribe subscribe follow like reply
     forward archive mark block unblock report mute unmute invite join leave cancel schedule remind reserve rent return
-    refund track deliver ship pick get put bring fetch throw wake sleep kill end launch go visit navigate ride fly hire
+    refund track deliver ship pick get put bring fetch throw wake sleep kill end launch go visit navigate ride fly hire ring
     tip donate vote sign log login logout register apply fill submit upgrade downgrade enroll dim brighten increase
     decrease raise lower adjust check show clear force dial redial reload refresh""".split()
 )
@@ -87,7 +88,7 @@ def _looks_like_request(text: str) -> bool:
 def question_search(text: str) -> Intent | None:
     """A ``web_search`` for an information request (``text`` already cleaned and normalized), else ``None``."""
     t = text.strip()
-    if not t or _gibberish(t) or _two_requests(t) or not _looks_like_request(t):
+    if not t or _gibberish(t) or _two_requests(t) or not _looks_like_request(t) or about_the_phone(t):
         return None
     query = t
     for _ in range(2):
@@ -117,6 +118,8 @@ def unplaceable_reason(text: str) -> str:
         return "unreadable: no words a person would use"
     if _two_requests(t):
         return "two requests in one line: give one instruction per line"
+    if about_the_phone(t) and _looks_like_request(t) and not re.search(r",|\b(?:and|then)\b", t):
+        return f"asks about something on the phone that no rule here reads ({t!r}); a web search would not answer it"
     words = t.split()
     head = " ".join(words[:3]) + (" …" if len(words) > 3 else "")
     return f"no task family does {head!r} on the simulated phone, and it is not a question to search for"

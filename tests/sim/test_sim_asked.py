@@ -1,0 +1,114 @@
+"""Fewer silent misreadings (issue 42, session 24): questions and verbless requests about the phone
+said as the request they are (:mod:`digirl.sim.tasks.asked`), such questions refused rather than
+searched on the web, pronouns never read as contacts, a slot never swallowing a second step, and the
+steps after a Maps or Contacts search; every parse below is solved by the expert."""
+
+from __future__ import annotations
+
+import pytest
+
+from digirl.sim.coverage import run_expert_episode
+from digirl.sim.env import SimEnv
+from digirl.sim.tasks.asked import about_the_phone, ask_plainly
+from digirl.sim.tasks.parser import explain_instruction
+from digirl.sim.tasks.tasksets import task_from_instruction
+from tests.sim.conftest import plan_steps
+
+
+@pytest.mark.parametrize(
+    ("text", "steps"),
+    [
+        ("flashlight", [("toggle_setting", {"setting": "flashlight", "state": "on"})]),
+        ("torch please", [("toggle_setting", {"setting": "flashlight", "state": "on"})]),
+        ("alarm for 7 on weekdays labeled gym", [("set_alarm", {"time": "07:00", "label": "gym", "days": "01234"})]),
+        ("pasta timer, 11 min", [("start_timer", {"seconds": "660"})]),
+        ("what alarms do I have set?", [("app_page", {"app": "clock", "page": "Alarm"})]),
+        ("what did I download recently", [("app_page", {"app": "files", "page": "Downloads"})]),
+        ("Where's the PDF I downloaded yesterday?", [("app_page", {"app": "files", "page": "Downloads"})]),
+        ("is my battery saver on?", [("settings_page", {"page": "battery"})]),
+        ("who did I miss a call from this morning?", [("app_page", {"app": "phone", "page": "Recents"})]),
+        ("any new mesages?", [("open_app", {"app": "Messages"})]),
+        ("what did Olga text me yesterday", [("open_thread", {"contact": "Olga"})]),
+        ("what's Yuki's email address", [("view_contact", {"name": "Yuki"})]),
+        ("what's in my shopping cart on ebay", [("shop_cart", {"site": "ebay.com"})]),
+        ("what's in my amazon cart", [("shop_cart", {"site": "amazon.com"})]),
+        ("anything new from Lukas in my inbox?", [("app_search", {"app": "gmail", "query": "Lukas"})]),
+        ("screen timeout 2 minutes", [("set_option", {"option": "screen_timeout", "value": "2 minutes"})]),
+        ("walking directions to Central Park", [("maps_directions", {"destination": "Central Park", "mode": "Walk"})]),
+        ("ring Tomasz Kowalski on his mobile", [("make_call", {"contact": "Tomasz Kowalski"})]),
+        ("call Mehmet on speakerphone", [("call_speaker", {"contact": "Mehmet"})]),
+        ("call mom on speaker", [("call_speaker", {"contact": "Mom"})]),
+        (
+            'call Fatima and then text her the address "12 Rue Oberkampf, Paris"',
+            [("make_call", {"contact": "Fatima"}), ("send_message", {"contact": "Fatima", "body": "12 Rue Oberkampf, Paris"})],
+        ),
+        (
+            'text Ahmed "I\'m outside" and then call him',
+            [("send_message", {"contact": "Ahmed", "body": "I'm outside"}), ("make_call", {"contact": "Ahmed"})],
+        ),
+        (
+            'Text Hiroshi "omedetou!" then call him afterwards.',
+            [("send_message", {"contact": "Hiroshi", "body": "omedetou"}), ("make_call", {"contact": "Hiroshi"})],
+        ),
+        (
+            "install Telegram from the play store and open it when it's done",
+            [("install_app", {"app": "Telegram"}), ("open_app", {"app": "Telegram"})],
+        ),
+        (
+            "open maps, search for IKEA and start navigation",
+            [("open_app", {"app": "Maps"}), ("maps_search", {"query": "IKEA"}), ("maps_directions", {"destination": "IKEA"})],
+        ),
+        (
+            "find the nearest ATM and walk me there",
+            [("maps_search", {"query": "ATM", "key_terms": "atm"}), ("maps_directions", {"destination": "ATM", "mode": "Walk"})],
+        ),
+        (
+            "open contacts, search for Ben, then open his contact",
+            [
+                ("open_app", {"app": "Contacts"}),
+                ("app_search", {"app": "contacts", "query": "Ben"}),
+                ("view_contact", {"name": "Ben"}),
+            ],
+        ),
+    ],
+)
+def test_the_request_behind_the_words_is_parsed_and_solved(text: str, steps: list[tuple[str, dict[str, str]]]) -> None:
+    assert plan_steps(text) == [{"family": f, "slots": s} for f, s in steps]
+    env = SimEnv(taskset="phone", perturbation=1)
+    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
+    assert ok, reason
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("where are my screenshots", "on the phone"),
+        ("search amazon.com for an air fryer and sort by price low to high", "'sort by price low to high'"),
+        ("find a gym near me with good reviews and save it to favorites in maps", "'save it to favorites'"),
+        ("show me my photos from Lisbon and make an album called Portugal 2024", "'make an album called Portugal 2024'"),
+        ("look up how to make dal makhani and save the first recipe link to my notes", "'save the first recipe link"),
+        ("text her the address", ""),
+        ("open Telegram when it's done", ""),
+    ],
+)
+def test_what_cannot_be_done_is_refused_not_misread(text: str, said: str) -> None:
+    """Each of these once parsed into a task that the simulator then counted as solved: a web search for
+    a question about the phone, a query holding a second step, a contact named "Her The Address", an
+    app named "Telegram when it's done"."""
+    got = explain_instruction(text)
+    assert got.intent is None, got
+    assert said in got.reason
+
+
+def test_how_to_questions_and_web_questions_stay_web_searches() -> None:
+    for text in ("how do I turn off my alarm", "how to connect my phone to wifi", "who wrote One Hundred Years of Solitude"):
+        got = explain_instruction(text)
+        assert got.intent is not None and got.intent.family == "web_search", (text, got)
+        assert not about_the_phone(text) or text.startswith("how")
+
+
+def test_ask_plainly_leaves_other_text_alone() -> None:
+    assert ask_plainly("turn on wifi") == "turn on wifi"
+    assert ask_plainly("What's the weather in Oslo?") == "What's the weather in Oslo?"
+    assert ask_plainly("alarm for 6:30am") == "set an alarm for 6:30am"
+    assert about_the_phone("is my hotspot on") and not about_the_phone("is it going to rain tomorrow")
