@@ -38,6 +38,16 @@ from tests.sim.conftest import plan_steps
         ("ring Tomasz Kowalski on his mobile", [("make_call", {"contact": "Tomasz Kowalski"})]),
         ("call Mehmet on speakerphone", [("call_speaker", {"contact": "Mehmet"})]),
         ("call mom on speaker", [("call_speaker", {"contact": "Mom"})]),
+        ("update everything", [("update_app", {"app": "all"})]),
+        ('reply to Chen\'s text with "sounds good"', [("send_message", {"contact": "Chen", "body": "sounds good"})]),
+        ("how do I get to the airport by train", [("maps_directions", {"destination": "airport", "mode": "Transit"})]),
+        (
+            "find sushi places nearby and get directions to the closest one",
+            [
+                ("maps_search", {"query": "sushi places", "key_terms": "sushi places"}),
+                ("maps_directions", {"destination": "sushi places"}),
+            ],
+        ),
         (
             'call Fatima and then text her the address "12 Rue Oberkampf, Paris"',
             [("make_call", {"contact": "Fatima"}), ("send_message", {"contact": "Fatima", "body": "12 Rue Oberkampf, Paris"})],
@@ -88,6 +98,10 @@ def test_the_request_behind_the_words_is_parsed_and_solved(text: str, steps: lis
         ("show me my photos from Lisbon and make an album called Portugal 2024", "'make an album called Portugal 2024'"),
         ("look up how to make dal makhani and save the first recipe link to my notes", "'save the first recipe link"),
         ("text her the address", ""),
+        ("go to the Shorts tab", "not an app"),
+        ("look up tomorrow's forecast and if it's rainy remind me to grab an umbrella at 8", "if it's rainy"),
+        ('text Zainab "what time\'s the match?" then set a reminder to check her reply in an hour', "'set a reminder"),
+        ('Email "I\'ll be 15 minutes late" to sarah.oconnor@example.ie, then text her the same.', "'text her the same'"),
         ("open Telegram when it's done", ""),
     ],
 )

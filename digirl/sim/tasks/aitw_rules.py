@@ -150,6 +150,8 @@ def open_intent(name: str) -> Intent | Reject | None:
                 return _page_of(owner, m.group("p")) or Reject(
                     f"{m.group('p')!r} is not a page of {owner} that the simulated phone has"
                 )
+        if re.search(r"\b(?:tab|page|section|folder|album|screen|menu|feed)$", app, re.I):
+            return Reject(f"{app!r} is not an app, and no app of the simulated phone has that page")  # "go to the Shorts tab"
     return app_intent("open_app", name)
 
 

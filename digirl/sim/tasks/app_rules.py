@@ -48,6 +48,7 @@ def contact_name(text: str) -> str | None:
     → "5551234567"; ``None`` for what cannot be a contact ("of Duty", a sentence)."""
     t = unquote(text)
     t = re.sub(r"^(?:my|our)\s+", "", t, flags=re.I)
+    t = re.sub(r"'s\s+(?:last\s+|latest\s+|new\s+|newest\s+)?(?:text|message|sms|msg)$", "", t, flags=re.I)  # "Chen's text"
     t = re.sub(
         r"\s+(?:on|via|using)\s+(?:the\s+|his\s+|her\s+|their\s+)?(?:phone|cell(?:\s+phone)?|mobile(?:\s+phone)?|whatsapp|messages)$",
         "",

@@ -73,8 +73,10 @@ _OPEN_CONTACT = re.compile(
     rf"^(?:open|view|show(?:\s+me)?|tap(?:\s+on)?)\s+(?:(?:his|her|their|the)\s+contact(?:\s+(?:card|page|details))?|it|him|her|{FIRST_ITEM})$",
     re.I,
 )
+_NEAREST = r"(?:the\s+)?(?:closest|nearest)(?:\s+one)?"
 _DIRECTIONS_FIRST = re.compile(
-    rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{FIRST_ITEM}|it|there))?$|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{FIRST_ITEM}|there|it)$",
+    rf"^(?:get|show)\s+(?:me\s+)?directions(?:\s+(?:to|for)\s+(?:{FIRST_ITEM}|it|there|{_NEAREST}))?$"
+    rf"|^(?:navigate|drive|go)\s+(?:to\s+)?(?:{FIRST_ITEM}|there|it|{_NEAREST})$",
     re.I,
 )
 #: Starting the route to the place just found, with its travel mode when one is said.
@@ -652,7 +654,8 @@ _SECOND_REQUEST = re.compile(
     r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*(?:then\s+)?(?:open|launch|search|go|turn|switch|set|call|text|send|play|"
     r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall|"
     r"clear|close|turn|enable|disable|record|email|message|book|buy|order|save|share|put|make|walk|filter|pick|reply|"
-    r"forward|remove|move|download|bookmark|star|archive|pay|checkout|check\s+out|sort|pin|follow|join|read|listen)\b",
+    r"forward|remove|move|download|bookmark|star|archive|pay|checkout|check\s+out|sort|pin|follow|join|read|listen|remind|tell|"
+    r"shuffle|pause|skip|mute|dim|if\s+(?:it|it's|i|there|the|you|so)\b)\b",
     re.I,
 )
 

@@ -198,7 +198,8 @@ _REWORDED: tuple[tuple[tuple[str, ...], str, str], ...] = (
         (
             "(?:i~need|i~want|i'd~like|give~me|get~me|find~me)~(?:the~)?directions~to~(?P<x>.+)",
             "directions~to~(?P<x>.+)",
-            "(?:how~do~i~get|how~to~get)~to~(?P<x>.+)",
+            # "… by train" is a travel mode (.newer_rules), not part of the place
+            "(?:how~do~i~get|how~to~get)~to~(?P<x>(?:(?!\\s+by\\s+(?:train|bus|car|bike|transit|foot)$).)+)",
         ),
         "get directions to {x}",
         "maps_directions",

@@ -95,6 +95,7 @@ _TRAVEL = {"walking": "Walk", "walk": "Walk", "biking": "Bike", "cycling": "Bike
     f"(?:get|show|give)(?:~me)?~(?:the~)?(?P<mode>{'|'.join(_TRAVEL)})~(?:directions|route)~(?:to~)?{{x}}",
     f"(?:directions|navigate|navigation|route)~to~{{x}}~(?:by|on|via)~(?:(?:a|the)~)?(?P<mode>{'|'.join(_TRAVEL)})",
     "(?:how~do~i|how~to|how~can~i)~(?P<mode>walk|bike|drive)~to~{x}",
+    f"(?:how~do~i|how~to|how~can~i)~get~to~{{x}}~(?:by|on|via)~(?:(?:a|the)~)?(?P<mode>{'|'.join(_TRAVEL)})",
 )
 def _directions_by(g: dict[str, str]) -> Intent | None:
     """ "get walking directions to Central Park", "navigate to the airport by train"."""

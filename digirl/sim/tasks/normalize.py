@@ -459,6 +459,7 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), r)
     for p, r in (
         (r"\b(?:tmrw|tmrow|tmr|tmw|2moro|2morrow|tomoz)\b", "tomorrow"),
+        (r"\s*→\s*", ", then "),  # "youtube → search X → play the first one": steps in order
         (r"\byt\b", "YouTube"),
         (r"\b(?:faves|favs)\b", "favourites"),
         (r"\b(?:fave|fav)\b", "favourite"),

@@ -93,10 +93,18 @@ def _single_or_compound(found: Intent, cleaned: str, how: str) -> ParseResult:
     plan = _compound(cleaned)
     if plan is not None:
         return ParseResult(plan, how="compound")
-    rest = second_request(found)
+    rest = second_request(found) or _after_quotes(cleaned)
     if rest:
         return ParseResult(None, f"a compound request whose step {rest!r} no task family does on the simulated phone")
     return ParseResult(found, how=how)
+
+
+def _after_quotes(text: str) -> str:
+    """A request after the last quoted message ("text Zainab "…?" then set a reminder …"), or ""."""
+    from digirl.sim.tasks.compound_rules import second_request
+
+    tail = text.rsplit('"', 1)[1] if text.count('"') >= 2 else ""
+    return second_request(Intent("web_search", {"query": tail})) if tail.strip() else ""
 
 
 def explain_instruction(text: str) -> ParseResult:

@@ -105,7 +105,7 @@ def _store_app(family: str, name: str) -> Intent | Reject | None:
     name = re.sub(
         r"\s+(?:from|off|on)\s+(?:my\s+|the\s+)?(?:phone|device|google\s+play(?:\s+store)?|play\s*store)$", "", name, flags=re.I
     )
-    if re.fullmatch(r"(?:all|every)(?:\s+(?:of\s+)?(?:my|the))?\s+apps?|(?:my|the)\s+apps", name.strip(), re.I):
+    if re.fullmatch(r"(?:all|every)(?:\s+(?:of\s+)?(?:my|the))?\s+apps?|(?:my|the)\s+apps|everything|all", name.strip(), re.I):
         return Intent(family, {"app": "all"}) if family == "update_app" else Reject("uninstall which app?")
     intent = app_intent(family, name)
     if intent is None:
