@@ -115,6 +115,8 @@ def _split_contact_body(rest: str) -> tuple[str, str]:
     words = rest.split()
     if len(words) == 1:
         return rest, ""
+    if words[0].lower() in ("my", "our") and len(words) > 2:  # "text my wife im leaving work now"
+        return " ".join(words[:2]), " ".join(words[2:])
     # No separator: the contact is the first word (two when both are capitalized, "John Smith hi").
     # "I" / "I'm" / "I'll" start the message, not a surname ("Text Mom I'll be late").
     second_is_name = len(words) > 2 and words[1][:1].isupper() and not re.fullmatch(r"(?i)i|i'\w+|we|we'\w+", words[1])

@@ -70,17 +70,36 @@ _ASKED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (r"(?:the\s+)?screen\s+time-?out\s+(?:to\s+)?(\d.*)", r"set the screen timeout to \1"),
         (r"(walking|biking|cycling|driving|transit)\s+(directions|route)\s+to\s+(.+)", r"get \1 \2 to \3"),
+        (r"(?:show\s+me|tell\s+me|check)\s+(how\s+much\s+(?:storage|space|memory)\s+.+)", r"\1"),
+        (r"(?:which|what)\s+android\s+version\s+is\s+(?:this|my|the)\s+phone\s+(?:on|running)", "what's my android version"),
+        (r"(?:show\s+me\s+)?what(?:'s|s|\s+is)\s+in\s+(?:my\s+)?(spam|trash|sent|drafts)(?:\s+folder)?", r"show me my \1 folder"),
+        (r"(?:the\s+)?home\s+screen", "go to the home screen"),
+        (r"(?:the\s+|my\s+)?(downloads|documents|pictures|music|videos)\s+folder", r"open the \1 folder"),
+        (r"is\s+there\s+(?:an?\s+)?(?:new\s+)?update\s+(?:for|to)\s+(.+)", r"update \1"),
+        (
+            r"(?:find|look\s+for|search\s+for)\s+(?:the|my)\s+(?:file|document|pdf|doc)\s+(?:called|named)\s+(\S+\.\w{2,4})",
+            r"open the file \1",
+        ),
+        (r"(?:find|show\s+me|open)\s+(?:the\s+)?contact\s+(?:for\s+|named\s+|called\s+)?(.+)", r"show \1's contact"),
+        (r"find\s+(?:me\s+)?an?\s+(?:youtube\s+)?video\s+(?:on|about)\s+(.+?)(?:\s+on\s+youtube)?", r"search youtube for \1"),
+        (r"find\s+(?:me\s+)?an?\s+youtube\s+video\s+(?:on|about)\s+(.+)", r"search youtube for \1"),
+        (r"find\s+(?:me\s+)?an?\s+(?:good\s+|nice\s+|free\s+)?(.+?\s+app)", r"search the play store for \1"),
     )
 )
 
 #: Things on the phone that a question about them names ("is my battery saver on?", "what alarms …").
 _ON_THE_PHONE = re.compile(
-    r"\b(?:my|i|me)\b.*\b(?:alarms?|timers?|stopwatch|battery\s+saver|messages|mesages|texts?|inbox|contacts?"
+    r"\b(?:my|i|me)\b.*\b(?:alarms?|timers?|stopwatch|battery\s+saver|messages|mesages|texts?|inbox|contacts?|photos|pictures"
+    r"|videos|pdfs|files|documents|storage"
     r"|calendar|downloads?|downloaded|screenshots?|gallery|camera\s+roll|cart|basket|notifications?|missed\s+calls?"
     r"|voicemails?|ringtone|wallpaper|hotspot|playlists?|subscriptions|bookmarks|browsing\s+history)\b"
     r"|\b(?:text(?:ed)?|messaged|called|rang)\s+me\b"
     r"|^(?:flashlight|torch|alarm|timer|stopwatch|screen\s+time-?out|battery\s+saver|do\s+not\s+disturb|dnd|hotspot"
     r"|airplane\s+mode|wi-?fi|bluetooth|brightness|volume|ringtone|wallpaper|dark\s+mode|night\s+light)\b"
+    # a request put as a question: "can you make it dimmer?", "I want that you call my brother"
+    r"|^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:make|turn|set|put|switch|call|text|open|send|play|do"
+    r"|start|stop|take|add|delete|remove|change|mute|unmute|dim|lower|raise|show\s+(?:my|the)|check\s+my)\b"
+    r"|\b(?:want|need|would\s+like)\s+(?:that\s+)?(?:you|u)\s+(?:to\s+)?(?:make|turn|set|put|switch|call|text|open|send|play)\b"
     r"|\b[A-Z][\w'-]*'s\s+(?:e-?mail(?:\s+address)?|(?:phone\s+|mobile\s+|cell\s+)?number|birthday)\b",
     re.I,
 )
