@@ -39,6 +39,19 @@ from tests.sim.conftest import plan_steps
         ("call Mehmet on speakerphone", [("call_speaker", {"contact": "Mehmet"})]),
         ("call mom on speaker", [("call_speaker", {"contact": "Mom"})]),
         ("update everything", [("update_app", {"app": "all"})]),
+        (
+            "schedule a dentist appointment on the 14th at 10:30",
+            [("create_event", {"title": "Dentist appointment", "date": "2024-06-14", "time": "10:30"})],
+        ),
+        ("Put the phone on do not disturb until 7 am.", [("toggle_setting", {"setting": "do_not_disturb", "state": "on"})]),
+        (
+            "open the phone app, go to contacts and search for Björn",
+            [
+                ("open_app", {"app": "Phone"}),
+                ("app_page", {"app": "phone", "page": "Contacts"}),
+                ("app_search", {"app": "contacts", "query": "Björn"}),
+            ],
+        ),
         ("show me how much storage is left on my phone", [("settings_page", {"page": "storage"})]),
         ("Which Android version is this phone on?", [("settings_page", {"page": "about"})]),
         ("show me whats in spam", [("app_page", {"app": "gmail", "page": "Spam"})]),
@@ -110,6 +123,8 @@ def test_the_request_behind_the_words_is_parsed_and_solved(text: str, steps: lis
         ("text her the address", ""),
         ("go to the Shorts tab", "not an app"),
         ("where are my PDFs saved", "on the phone"),
+        ("schedule night light from sunset to sunrise", ""),
+        ("Type 0800 123 456 on the keypad", ""),
         ("I want that you call to my brother Ahmed.", "on the phone"),
         ("look up tomorrow's forecast and if it's rainy remind me to grab an umbrella at 8", "if it's rainy"),
         ('text Zainab "what time\'s the match?" then set a reminder to check her reply in an hour', "'set a reminder"),

@@ -197,12 +197,20 @@ def _view_contact(g: dict[str, str]) -> Intent | None:
 
 
 # ---- calendar -----------------------------------------------------------------------------
+_NOT_AN_EVENT = (
+    r"\b(?:alarm|timer|do\s+not\s+disturb|dnd|night\s+light|dark\s+mode|wi-?fi|bluetooth|airplane\s+mode|silent|vibrate"
+    r"|battery\s+saver|hotspot)\b|^(?:the|my)?\s*phone\b"
+)
+
+
 def _event(raw: str) -> Intent | Reject | None:
     rest, day, hhmm = split_when(unquote(raw))
     title = unquote(rest)
     title = re.sub(r"\s+(?:to|on|in|into)\s+(?:my|the)\s+calendar$", "", title, flags=re.I)
+    title = re.sub(r"^(?:for|called|named|titled)\s+", "", title, flags=re.I)
     title = re.sub(r"^(?:an?|the|new)\s+", "", title, flags=re.I).strip(" :,")
-    if re.search(r"\b(?:alarm|timer)\b", title, re.I):
+    # a setting is not an event: "put the phone on do not disturb until 7am", "schedule night light …"
+    if re.search(_NOT_AN_EVENT, title, re.I):
         return None
     if not title or len(title.split()) > 8:
         return Reject("the event has no title") if not title else None

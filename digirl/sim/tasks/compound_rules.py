@@ -161,8 +161,8 @@ def _in_app_search(text: str, ctx: Context) -> Intent | None:
         return Intent("shop_search", {"site": _shop_site(ctx), "query": q})
     if ctx.app in ("chrome", "google") and ctx.site in ("", "google.com"):
         return match_single(f"search for {q}")
-    if ctx.app == "contacts":
-        return Intent("app_search", {"app": "contacts", "query": q})
+    if ctx.app == "contacts" or (ctx.app == "phone" and ctx.last is not None and ctx.last.get("page") == "Contacts"):
+        return Intent("app_search", {"app": "contacts", "query": q})  # the Phone app's Contacts tab is the contact list
     if ctx.app == "playstore":
         return Intent("app_search", {"app": "playstore", "query": q})
     from digirl.sim.tasks.surface_rules import plain_query

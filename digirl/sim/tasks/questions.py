@@ -43,7 +43,8 @@ _ACTIONS = frozenset(
     post upload download install uninstall update save edit change switch enable disable toggle connect disconnect
     pair charge restart reboot reset shut shutdown backup back sync scan unsubscribe subscribe follow like reply
     forward archive mark block unblock report mute unmute invite join leave cancel schedule remind reserve rent return
-    refund track deliver ship pick get put bring fetch throw wake sleep kill end launch go visit navigate ride fly hire ring tell
+    refund track deliver ship pick get put bring fetch throw wake sleep kill end launch go visit navigate ride fly hire
+    ring tell type
     tip donate vote sign log login logout register apply fill submit upgrade downgrade enroll dim brighten increase
     decrease raise lower adjust check show clear force dial redial reload refresh""".split()
 )

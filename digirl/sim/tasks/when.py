@@ -72,7 +72,8 @@ _TIME_TAIL = re.compile(
 _DATE_TAIL = re.compile(
     r"(?:,?\s+(?:on|for|this|next|this coming)?\s*)(?P<d>(?:next\s+)?(?:today|tomorrow|the day after tomorrow|"
     r"(?:" + "|".join(_WEEKDAYS) + r")|(?:" + _MONTH_RX + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?|"
-    r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:" + _MONTH_RX + r")|\d{1,2}/\d{1,2}))$",
+    r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?\s+(?:" + _MONTH_RX + r")|\d{1,2}/\d{1,2}"
+    r"|the\s+\d{1,2}(?:st|nd|rd|th)))$",
     re.I,
 )
 
