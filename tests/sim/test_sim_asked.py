@@ -40,6 +40,22 @@ from tests.sim.conftest import plan_steps
         ("call mom on speaker", [("call_speaker", {"contact": "Mom"})]),
         ("update everything", [("update_app", {"app": "all"})]),
         (
+            'compose an email to hr@company.com with subject "Sick day" saying I won\'t be in today',
+            [("send_email", {"to": "hr@company.com", "subject": "Sick day", "body": "I won't be in today"})],
+        ),
+        (
+            'Email Thomas Müller, subject Meeting notes, body "Attached are the notes from Tuesday."',
+            [("send_email", {"to": "Thomas Müller", "subject": "Meeting notes", "body": "Attached are the notes from Tuesday"})],
+        ),
+        (
+            "hey can you set a timer for 8 mins for the pasta and turn the volume all the way up",
+            [("start_timer", {"seconds": "480"}), ("set_volume", {"level": "100"})],
+        ),
+        (
+            "uninstall Facebook and install Facebook Lite instead",
+            [("uninstall_app", {"app": "Facebook"}), ("install_app", {"app": "Facebook Lite"})],
+        ),
+        (
             "schedule a dentist appointment on the 14th at 10:30",
             [("create_event", {"title": "Dentist appointment", "date": "2024-06-14", "time": "10:30"})],
         ),
@@ -124,6 +140,9 @@ def test_the_request_behind_the_words_is_parsed_and_solved(text: str, steps: lis
         ("go to the Shorts tab", "not an app"),
         ("where are my PDFs saved", "on the phone"),
         ("schedule night light from sunset to sunrise", ""),
+        ("navigate home", ""),
+        ("subscribe to this channel", "without naming one"),
+        ("search for hardware stores near me and get walking directions to the closest one", "'get walking directions"),
         ("Type 0800 123 456 on the keypad", ""),
         ("I want that you call to my brother Ahmed.", "on the phone"),
         ("look up tomorrow's forecast and if it's rainy remind me to grab an umbrella at 8", "if it's rainy"),

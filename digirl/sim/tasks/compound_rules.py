@@ -120,7 +120,7 @@ _NAVIGATION = frozenset({"open_app", "open_site", "shop_goto", "settings_page", 
 #: A context rule's "this grouping cannot work" (stops the phrasings from taking the group).
 _BLOCKED = Intent("go_home", {"blocked": "1"})
 #: Slot values that point at something on screen rather than name it ("subscribe to the first channel").
-_VAGUE = re.compile(r"^(?:the\s+)?(?:first|top|1st|second|last|next)\b", re.I)
+_VAGUE = re.compile(r"^(?:the\s+)?(?:first|top|1st|second|last|next|closest|nearest\s+one$)\b|^(?:one|it|there)$", re.I)
 _ONE = re.compile(r"\b(?:another|a\s+new|a\s+second|a|one\s+more)\s+one\b", re.I)
 _ONE_NOUN = {
     "set_alarm": "an alarm",
@@ -410,7 +410,7 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
 
 def _resolve_group(text: str, ctx: Context) -> Intent | None:
     # "turn it off again": "again" says nothing the step does not
-    text = re.sub(r"\s+(?:again|as\s+well|too)$", "", text.strip(" ,.;"), flags=re.I)
+    text = re.sub(r"\s+(?:again|as\s+well|too|instead)$", "", text.strip(" ,.;"), flags=re.I)
     # "… then call him afterwards", "open it once it's done": when the step happens is its place in the plan
     text = re.sub(
         r",?\s+(?:afterwards?|after\s+that|right\s+after(?:wards)?|(?:once|when|after)\s+(?:it's|it\s+is|it\s+has|that's)"

@@ -20,7 +20,8 @@ __all__: list[str] = []
 
 
 @APPS_EARLY.rule(
-    "(?:go|get|head|return|navigate)(?:~back)?(?:~to)?(?:~the)?~home(?:~screen|~page)?",
+    "(?:go|get|head|return)(?:~back)?(?:~to)?(?:~the)?~home(?:~screen|~page)?",
+    "navigate(?:~back)?~to~the~home~(?:screen|page)",  # "navigate home" is a drive home, not the home screen
     "(?:go|get|head|return)~back~home",
     "(?:press|tap|hit)~(?:the~)?home(?:~button|~key)?",
     "(?:show|open)~(?:me~)?(?:the~)?home~screen",

@@ -329,7 +329,8 @@ def clean_text(text: str) -> str:
 
 
 _POLITE_HEAD = re.compile(
-    r"^(?:(?:hey|ok|okay|hi)\s+(?:google|phone|assistant)\s*,?\s+|hey\s*,\s*|ok(?:ay)?\s*,\s*"
+    r"^(?:(?:hey|ok|okay|hi)\s+(?:google|phone|assistant)\s*,?\s+|(?:hey|yo)\s*,?\s+(?=(?:can|could|would|will|please|pls)\b)"
+    r"|hey\s*,\s*|ok(?:ay)?\s*,\s*"
     r"|(?:please|pls|plz|kindly)\s*,?\s+"
     r"|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|kindly\s+)?(?:help\s+me\s+)?"
     r"|(?:i\s+(?:want|need|would\s+like|'d\s+like|wanna)\s+(?:you\s+)?to\s+)"
@@ -486,7 +487,10 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:add\s+up|sum\s+up|sum)\s+(?=[\d$])", "what is "),  # "add up 349.99 + 82.50 + 12"
         (r"\bmy\s+(?:chat|convo|thread)\s+with\b", "my conversation with"),
         # what the timer is for is not a step: "a 40-minute timer for the roast", "3 minutes for the eggs"
-        (r"\b(timer|countdown|" + _DURATION + r")\s+for\s+(?:the|my|our|his|her|a|an)\s+[a-z' -]+$", r"\1"),
+        (
+            r"\b(timer|countdown|" + _DURATION + r")\s+for\s+(?:the|my|our|his|her|a|an)\s+(?:(?!\s(?:and|then)\s)[a-z' -])+$",
+            r"\1",
+        ),
         # "reply to the last text "ok sounds good"": the quoted words are the reply
         (r"^(reply\s+to\s+[^\"]+?)\s*:?\s+(\"[^\"]+\")$", r"\1 saying \2"),
     )

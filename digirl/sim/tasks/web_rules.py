@@ -77,7 +77,7 @@ def _subscribe(g: dict[str, str]) -> Intent | Reject | None:
     ch = unquote(g["ch"])
     ch = re.sub(r"\s+(?:on\s+youtube|on\s+the\s+youtube\s+app)$", "", ch, flags=re.I)
     ch = re.sub(r"(?:'s)?(?:\s+youtube)?\s+channel$|'s$", "", ch, flags=re.I)
-    if re.fullmatch(r"(?:the\s+)?(?:first|top|1st|second|2nd|last|next)(?:\s+(?:one|channel|result|video))?", ch.strip(), re.I):
+    if re.fullmatch(_ON_SCREEN_CHANNEL, ch.strip(), re.I):
         # "subscribe to the first channel" points at a screen; alone it names no channel (after a
         # search, compound_rules takes it as the channel searched for)
         return Reject(f"{unquote(g['ch'])!r} points at a channel on screen without naming one")
@@ -98,6 +98,13 @@ def _latest_upload(g: dict[str, str]) -> Intent | None:
     if not ch or len(ch.split()) > 6:
         return None
     return Intent("youtube_play", {"channel": ch, "kind": "new" if g["kind"].lower() == "new" else "latest"})
+
+
+#: A channel pointed at on screen rather than named ("the first channel", "this channel").
+_ON_SCREEN_CHANNEL = (
+    r"(?:the\s+)?(?:first|top|1st|second|2nd|last|next)(?:\s+(?:one|channel|result|video))?"
+    r"|(?:this|that|his|her|their)(?:\s+(?:one|channel|guy|creator))?"
+)
 
 
 # ---- Play Store: uninstall, update, install -------------------------------------------
@@ -301,6 +308,14 @@ def _how_to_get(g: dict[str, str]) -> Intent | None:
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
+#: What may follow a quoted subject: nothing, or the body ("saying …", ", body "…"", "and write …").
+_BODY_START = re.compile(
+    r"(?:(?:,\s*|\s*)(?:and\s+)?(?:say|saying|that\s+says|with\s+(?:the\s+)?(?:body|message|text)|(?:the\s+)?body|message|write)"
+    r"\s*:?\s+(?P<b>.+))?",
+    re.I,
+)
+
+
 def _email(to: str, rest: str) -> Intent | None:
     to = unquote(to)
     addr = _EMAIL.fullmatch(to)
@@ -315,9 +330,14 @@ def _email(to: str, rest: str) -> Intent | None:
     )
     if m:
         subject_ = m.group("s")
-        b = re.search(r"\s+(?:and|,)\s+(?:say|saying|the\s+body|body|message)\s*:?\s+(?P<b>.+)$", subject_, re.I)
-        if b:
-            subject_, body = subject_[: b.start()], b.group("b")
+        quoted = re.fullmatch(r"\"(?P<s>[^\"]+)\"\s*(?P<tail>.*)", subject_)
+        tail = _BODY_START.fullmatch(quoted.group("tail")) if quoted else None
+        if quoted and tail:  # 'with subject "Sick day" saying I won't be in today'
+            subject_, body = quoted.group("s"), tail.group("b") or ""
+        else:
+            b = re.search(r"(?:\s+and|\s*,)\s+(?:say|saying|the\s+body|body|message)\s*:?\s+(?P<b>.+)$", subject_, re.I)
+            if b:
+                subject_, body = subject_[: b.start()], b.group("b")
     elif rest.strip():
         body = re.sub(
             r"^\s*(?:,|:)?\s*(?:saying|that\s+says|to\s+say|telling\s+(?:him|her|them)(?:\s+that)?|that|asking)?\s*:?\s*",
