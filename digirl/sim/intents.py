@@ -134,7 +134,9 @@ def pinned(intent: Intent) -> bool:
 #: Bluetooth device joined, Chrome's history cleared, a mail replied to / forwarded / starred / deleted,
 #: music played, a web search's first result opened, the recent apps shown or closed, a file opened or
 #: deleted, a contact deleted or given a new number, an app force-stopped or its cache cleared, the
-#: phone locked; ``toggle_setting`` also takes the newer switches (vibrate, night light).
+#: phone locked; ``toggle_setting`` also takes the newer switches (vibrate, night light). ``create_note``
+#: (``app``, ``title``, ``body``: a new note in a notes app, :mod:`digirl.sim.families.notes`) came with
+#: session 24.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -176,6 +178,7 @@ EXTRA_FAMILIES = (
     "app_action",
     "connect_bluetooth",
     "lock_screen",
+    "create_note",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -8,6 +8,7 @@ from functools import partial
 
 from digirl.sim import ui
 from digirl.sim.apps.base import App, app_bar
+from digirl.sim.apps.notes import NOTES_APPS, NotesState, notes_views
 from digirl.sim.apps.player import MUSIC_SERVICES, PlayerState, player_views
 from digirl.sim.content import stable_rng, title_case
 
@@ -274,25 +275,51 @@ class Music(_PlayerApp, key="music", label="Music", icon="music", color=(230, 81
 
 
 class GenericApp(_PlayerApp, icon="letter"):
-    """Any app by name: a branded welcome screen with a few cards (a music service's app is a player
-    with the newer surfaces)."""
+    """Any app by name: a branded welcome screen with a few cards (with the newer surfaces a music
+    service's app is a player, and a notes app holds notes)."""
 
     def __init__(self, phone: object, name: str) -> None:
         super().__init__(phone)  # type: ignore[arg-type]
         self.label, self.key, self.color = _generic_identity(name)
         self.player = PlayerState()
+        self.notes = NotesState()
 
     def is_player(self) -> bool:
         return bool(self.phone.surfaces) and self.key in MUSIC_SERVICES
 
+    def is_notes(self) -> bool:
+        return bool(self.phone.surfaces) and self.key in NOTES_APPS
+
     def screen(self) -> str:
         if self.is_player():
             return "results" if self.player.results_for is not None else "library"
+        if self.is_notes():
+            return "note" if self.notes.editing else "notes"
         return "main"
+
+    def submit(self, name: str) -> None:
+        if self.is_notes() and self.notes.editing:
+            if name == "title":  # enter in the title goes on to the note's text
+                self.focus("body")
+            else:
+                self.blur()
+            return
+        super().submit(name)
+
+    def keyboard_action(self) -> str:
+        return "enter" if self.is_notes() and self.notes.editing else super().keyboard_action()
+
+    def back(self) -> bool:
+        if self.is_notes() and self.notes.editing:
+            self.notes.close_editor(self)
+            return True
+        return super().back()
 
     def build(self) -> list[ui.View]:
         if self.is_player():
             return player_views(self, self.player, self.color)
+        if self.is_notes():
+            return notes_views(self, self.notes, self.color)
         views: list[ui.View] = [
             ui.box((0, ui.TOP, 360, ui.BOTTOM), (245, 246, 248)),
             app_bar(self.label, fill=self.color, fg=ui.WHITE, ref=f"{self.key}.bar"),

@@ -405,6 +405,13 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
         and ctx.last.get("page") == "apps"
     ):
         return Intent("app_settings", {"app": got.get("app")})  # "settings, apps, then Instagram"
+    if got is not None and got.family == "create_note" and not got.get("app") and ctx.last is not None:
+        from digirl.sim.apps.notes import NOTES_APPS
+        from digirl.sim.phone import resolve_app
+
+        opened = ctx.last.get("app") if ctx.last.family == "open_app" else ""
+        if opened and resolve_app(opened) in NOTES_APPS:  # "open keep, make a new list called …": in that app
+            return Intent("create_note", {**got.slots, "app": opened})
     return got
 
 
@@ -663,7 +670,7 @@ _SECOND_REQUEST = re.compile(
 def second_request(intent: Intent) -> str:
     """The start of a second request a slot of ``intent`` swallowed ("… and search for invoices"), or ""."""
     for k, v in intent.slots.items():
-        if k not in ("key_terms", "plan", "body", "subject"):
+        if k not in ("key_terms", "plan", "body", "subject") or (k == "body" and intent.family == "create_note"):
             m = _SECOND_REQUEST.search(v)
             if m is not None:
                 rest = v[m.start() :].lstrip(",; ")
@@ -673,4 +680,6 @@ def second_request(intent: Intent) -> str:
 
 def swallowed_connective(intent: Intent) -> bool:
     """Whether a slot of ``intent`` holds a connective followed by more words ("Spotify and Instagram")."""
+    if intent.family == "create_note":  # a note's text is often a list ("eggs, milk and rice"): only a request ends it
+        return bool(second_request(intent)) or bool(_CONNECTIVE.search(intent.get("title")))
     return any(_CONNECTIVE.search(v) for k, v in intent.slots.items() if k not in ("key_terms", "plan"))

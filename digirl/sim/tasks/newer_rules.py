@@ -452,3 +452,43 @@ def _delete_photo(g: dict[str, str]) -> Intent | None:
         return Intent("delete_photo", {"query": q}) if q else None
     kind = re.sub(r"\s+", "", (g.get("kind") or "").lower())
     return Intent("delete_photo", {"query": "screenshot" if kind == "screenshot" else ""})
+
+
+# ---- notes (a notes app with the newer surfaces) --------------------------------------------------
+_NOTES_APP = "(?P<app>google~keep|keep~notes|keep|samsung~notes|notes~app|notes|notepad)"
+_A_NOTE = "(?:an?~)?(?:new~|quick~)?(?:note|list|checklist)"
+
+
+def _note(title: str, body: str, app: str = "") -> Intent | None:
+    """``create_note`` with what the request said, unquoted; None when it says nothing to write."""
+    title = unquote(title).strip(" .:,")
+    body = unquote(re.sub(r"^(?:that~says|saying|with|:)\s*:?\s*".replace("~", r"\s+"), "", body.strip(), flags=re.I)).strip(" .")
+    if not (title or body) or len(title.split()) > 8:
+        return None
+    return Intent("create_note", {"app": _notes_app(app), "title": title, "body": body})
+
+
+def _notes_app(said: str) -> str:
+    """A notes app's name as the phone labels it ("keep" → "Keep Notes", "the notes app" → "Notes")."""
+    s = re.sub(r"\s+app$", "", said.strip().lower())
+    names = {"keep": "Keep Notes", "google keep": "Keep Notes", "keep notes": "Keep Notes", "notes": "Notes"}
+    return names.get(s, _as_said(s)) if s else ""
+
+
+@APPS_EARLY.rule(
+    rf"(?:make|take|create|write|add|start)~{_A_NOTE}~(?:called|titled|named)~(?P<t>\"[^\"]+\"|[^,:\"]+?)"
+    rf"(?:~(?:with|saying|that~says)(?:~the~(?:text|items?))?\s*:?\s*(?P<b>.+))?(?:~(?:in|on|using)~(?:my~|the~)?{_NOTES_APP})?",
+    rf"(?:make|take|create|write|add|jot)~(?:down~)?{_A_NOTE}(?:~in~(?:my~|the~)?{_NOTES_APP})?\s*(?::|~that~says|~saying)\s*(?P<b>.+)",
+    rf"(?:in|on|using)~(?:my~|the~)?{_NOTES_APP},?~(?:make|take|create|write)~{_A_NOTE}(?:~(?:that~says|saying))?\s*:?\s*(?P<b>.+)",
+    r"(?:note|jot~down|write~down)(?:~this)?\s*:\s*(?P<b>.+)",
+    r"(?:add|make|write|leave)~(?:a~|myself~a~)?note~to~(?:(?:myself|self)\s*:?~)?(?P<b>(?!my~|the~).+)",
+)
+def _create_note(g: dict[str, str]) -> Intent | None:
+    """ "make a note: buy batteries", "create a new note called Packing List", "in keep, make a list: …"."""
+    return _note(g.get("t") or "", g.get("b") or "", g.get("app") or "")
+
+
+@APPS_EARLY.rule(f"(?:open|launch|show(?:~me)?|go~to|check)~(?:my~|the~)?{_NOTES_APP}(?:~app)?")
+def _open_notes(g: dict[str, str]) -> Intent:
+    """ "open my notes", "open keep": that notes app."""
+    return Intent("open_app", {"app": _notes_app(g.get("app") or "notes")})
