@@ -186,6 +186,18 @@ def _pause(d: Draw, c: Col) -> None:
     d.rectangle(_p(0.58, 0.22, 0.72, 0.78), fill=c)
 
 
+def _next(d: Draw, c: Col) -> None:
+    d.polygon(_p(0.22, 0.22, 0.22, 0.78, 0.64, 0.5), fill=c)
+    d.rectangle(_p(0.66, 0.22, 0.78, 0.78), fill=c)
+
+
+def _shuffle(d: Draw, c: Col) -> None:
+    _line(d, c, 0.07, 0.14, 0.3, 0.34, 0.3, 0.66, 0.7, 0.8, 0.7)
+    _line(d, c, 0.07, 0.14, 0.7, 0.34, 0.7, 0.66, 0.3, 0.8, 0.3)
+    d.polygon(_p(0.74, 0.2, 0.9, 0.3, 0.74, 0.4), fill=c)
+    d.polygon(_p(0.74, 0.6, 0.9, 0.7, 0.74, 0.8), fill=c)
+
+
 def _pin(d: Draw, c: Col) -> None:
     d.pieslice(_p(0.22, 0.1, 0.78, 0.66), 150, 390, fill=c)
     d.polygon(_p(0.25, 0.48, 0.75, 0.48, 0.5, 0.9), fill=c)
@@ -492,6 +504,8 @@ ICONS: dict[str, Callable[[Draw, Col], None]] = {
     "flashlight": _flashlight,
     "moon": _moon,
     "rotate": _rotate,
+    "next": _next,
+    "shuffle": _shuffle,
     "hotspot": _hotspot,
     "signal": _signal,
     "trash": _trash,

@@ -136,7 +136,8 @@ def pinned(intent: Intent) -> bool:
 #: deleted, a contact deleted or given a new number, an app force-stopped or its cache cleared, the
 #: phone locked; ``toggle_setting`` also takes the newer switches (vibrate, night light). ``create_note``
 #: (``app``, ``title``, ``body``: a new note in a notes app, :mod:`digirl.sim.families.notes`) came with
-#: session 24.
+#: session 24, with ``music_control`` (``app``, ``action``: pause, resume, skip, shuffle on a music app
+#: that is playing).
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -179,6 +180,7 @@ EXTRA_FAMILIES = (
     "connect_bluetooth",
     "lock_screen",
     "create_note",
+    "music_control",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

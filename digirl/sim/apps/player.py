@@ -31,15 +31,32 @@ def search_results(query: str) -> list[tuple[str, str]]:
 
 
 class PlayerState:
-    """What a player app remembers: the search it shows (None: the library) and what is playing."""
+    """What a player app remembers: the search it shows (None: the library), what is playing, from
+    which list (the next track is the list's next item), and the playback controls' state."""
 
     def __init__(self, library: tuple[str, ...] = LIBRARY) -> None:
         self.library = library
         self.results_for: str | None = None
         self.playing = ""
+        self.queue: tuple[str, ...] = ()
+        self.paused = False
+        self.shuffle = False
+        self.skips = 0
 
-    def play(self, title: str) -> None:
-        self.playing = title
+    def play(self, title: str, queue: tuple[str, ...] = ()) -> None:
+        self.playing, self.queue, self.paused = title, queue or (title,), False
+
+    def toggle_pause(self) -> None:
+        self.paused = not self.paused
+
+    def toggle_shuffle(self) -> None:
+        self.shuffle = not self.shuffle
+
+    def skip(self) -> None:
+        """The next track (the list's next item, round to the first); playback goes on."""
+        i = self.queue.index(self.playing) if self.playing in self.queue else -1
+        self.playing = self.queue[(i + 1) % len(self.queue)] if len(self.queue) > 1 else f"{self.playing} (next track)"
+        self.paused, self.skips = False, self.skips + 1
 
 
 def player_views(app: App, st: PlayerState, color: ui.Color) -> list[ui.View]:
@@ -54,6 +71,7 @@ def player_views(app: App, st: PlayerState, color: ui.Color) -> list[ui.View]:
         items = [(t, "Playlist") for t in st.library]
         rows.append(ui.label((16, 0, 344, 32), "Your library", size=14, fg=ui.SUBTLE))
         ref = f"{key}.lib"
+    queue = tuple(t for t, _ in items)
     for i, (title, kind) in enumerate(items):
         rows.append(
             ui.list_row(
@@ -64,7 +82,7 @@ def player_views(app: App, st: PlayerState, color: ui.Color) -> list[ui.View]:
                 icon="music",
                 icon_color=color,
                 ref=f"{ref}.{i}",
-                on_tap=partial(st.play, title),
+                on_tap=partial(st.play, title, queue),
             )
         )
     views: list[ui.View] = [
@@ -82,11 +100,18 @@ def player_views(app: App, st: PlayerState, color: ui.Color) -> list[ui.View]:
     if st.playing:
         bar = ui.box((0, ui.BOTTOM - 64, 360, ui.BOTTOM), (235, 245, 238), ref=f"{key}.player")
         bar.children.append(
-            ui.label((16, ui.BOTTOM - 60, 300, ui.BOTTOM - 34), st.playing, size=15, bold=True, ref=f"{key}.playing")
+            ui.label((16, ui.BOTTOM - 60, 212, ui.BOTTOM - 34), st.playing, size=15, bold=True, ref=f"{key}.playing")
         )
-        bar.children.append(ui.label((16, ui.BOTTOM - 34, 300, ui.BOTTOM - 10), "Now playing", size=12, fg=ui.SUBTLE))
-        bar.children.append(
-            ui.View((308, ui.BOTTOM - 56, 348, ui.BOTTOM - 8), kind="icon", icon="pause", icon_color=ui.TEXT, element=False)
-        )
+        said = "Paused" if st.paused else "Now playing" + (" · shuffle" if st.shuffle else "")
+        bar.children.append(ui.label((16, ui.BOTTOM - 34, 212, ui.BOTTOM - 10), said, size=12, fg=ui.SUBTLE))
+        for x, icon, ref, desc, tap in (
+            (220, "shuffle", "shuffle", "Shuffle off" if st.shuffle else "Shuffle", st.toggle_shuffle),
+            (264, "play" if st.paused else "pause", "pp", "Play" if st.paused else "Pause", st.toggle_pause),
+            (308, "next", "next", "Next", st.skip),
+        ):
+            tint = color if icon == "shuffle" and st.shuffle else ui.TEXT
+            bar.children.append(
+                ui.icon_button((x, ui.BOTTOM - 56, x + 40, ui.BOTTOM - 8), icon, tap, ref=f"{key}.{ref}", desc=desc, color=tint)
+            )
         views.append(bar)
     return views

@@ -252,6 +252,51 @@ def _music_plan(e: ExpertStep) -> Action:
     return e.type_into(app, "q", f"{key}.search", q)
 
 
+#: What a playback control does, by ``music_control``'s ``action``: the player's state it leaves.
+_CONTROLS = ("pause", "resume", "skip", "shuffle")
+
+
+def _music_on(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
+    """The music app is playing a track of its library (paused, for "resume"), as the request presumes."""
+    if intent.get("action") not in _CONTROLS:
+        raise ValueError(f"music_control's action is one of {', '.join(_CONTROLS)}, not {intent.get('action')!r}")
+    _music_app_ready(phone, intent, ctx, rng)
+    st = _app(phone, _music_key(intent)).player
+    st.play(st.library[int(rng.integers(len(st.library)))], st.library)
+    st.paused = intent.get("action") == "resume"
+    ctx.initial["track"] = st.playing
+
+
+def _music_controlled(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
+    st, act = _app(phone, _music_key(intent)).player, intent.get("action")
+    if act == "pause":
+        return bool(st.paused)
+    if act == "skip":
+        return st.skips > 0 and not st.paused and st.playing != ctx.initial.get("track")
+    if act == "shuffle":
+        return st.shuffle and not st.paused
+    return not st.paused and st.playing == ctx.initial.get("track")  # resume: the same track plays again
+
+
+@builtin_family(
+    "music_control",
+    "phone",
+    predicate=_music_controlled,
+    setup=_music_on,
+    doc="the music app's playback was paused / resumed / skipped to the next track / shuffled",
+)
+def _music_control_plan(e: ExpertStep) -> Action:
+    key = _music_key(e.intent)
+    step = e.open_app(key)
+    if step is not None:
+        return step
+    app = _app(e.phone, key)
+    if app.focused is not None:
+        return Action.back()  # the keyboard hides the player bar
+    ref = {"pause": "pp", "resume": "pp", "skip": "next", "shuffle": "shuffle"}[e.intent.get("action")]
+    return e.goto(f"{key}.{ref}") or Action.back()
+
+
 # ---- YouTube ------------------------------------------------------------------------------
 def _watched(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     if phone.fg != "youtube":

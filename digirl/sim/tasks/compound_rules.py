@@ -412,6 +412,9 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
         opened = ctx.last.get("app") if ctx.last.family == "open_app" else ""
         if opened and resolve_app(opened) in NOTES_APPS:  # "open keep, make a new list called …": in that app
             return Intent("create_note", {**got.slots, "app": opened})
+    if got is not None and got.family == "music_control" and not got.get("app") and ctx.last is not None:
+        if ctx.last.family in ("play_music", "music_control") and ctx.last.get("app"):  # "play X on spotify, then skip"
+            return Intent("music_control", {**got.slots, "app": ctx.last.get("app")})
     return got
 
 

@@ -277,10 +277,13 @@ def music_request(app: str, said: str) -> Intent:
     "Discover Weekly", "music" / "a song" → anything."""
     q = re.sub(r"^(?:(?:some|my|the|a|an)\s+)+", "", unquote(said).strip(), flags=re.I)
     q = re.sub(r"\s+(?:music|songs?|tunes|playlist)$", "", q, flags=re.I)
-    if q.lower() in ("music", "song", "songs", "something", "tunes", "anything", ""):
-        q = ""
     name = re.sub(r"^the\s+|\s+(?:app|player)$", "", app.strip(), flags=re.I)
-    return Intent("play_music", {"app": "Music" if name.lower() == "music" else title_case(name), "query": q})
+    name = "Music" if name.lower() == "music" else title_case(name)
+    if re.fullmatch(r"next(?:\s+(?:song|track|tune))?", q, re.I):  # "play the next song on spotify"
+        return Intent("music_control", {"app": name, "action": "skip"})
+    if q.lower() in ("music", "song", "songs", "something", "tunes", "anything", "some", ""):
+        q = ""
+    return Intent("play_music", {"app": name, "query": q})
 
 
 @APPS_EARLY.rule(
@@ -296,6 +299,64 @@ def _play_music(g: dict[str, str]) -> Intent | None:
 def _play_some_music(g: dict[str, str]) -> Intent | None:
     """ "play some relaxing music", "play music": the Music app."""
     return music_request("Music", g["q"])
+
+
+@APPS_EARLY.rule("(?:play|put~on)~some~(?P<q>(?!music$)[\\w' -]+)")
+def _play_some(g: dict[str, str]) -> Intent | None:
+    """ "play some taylor swift", "put on some jazz": the Music app (a video says "video" or YouTube)."""
+    if re.search(r"\b(?:videos?|youtube|podcasts?|games?)\b", g["q"], re.I):
+        return None
+    return music_request("Music", g["q"])
+
+
+_TRACK = "(?:the~|this~|my~)?(?:music|song|track|tune|playback|audio|playlist)"
+_ON_APP = f"(?:~(?:on|in)~{_MUSIC_APP})?"
+
+
+def _control(action: str, g: dict[str, str]) -> Intent:
+    """``music_control``; ``app`` empty when none is said (Music, or in a compound the player just used)."""
+    app = music_request(g["app"], "").get("app") if g.get("app") else ""
+    return Intent("music_control", {"app": app, "action": action})
+
+
+@APPS_EARLY.rule(f"(?:pause|stop)~{_TRACK}{_ON_APP}", f"pause~{_MUSIC_APP}", "pause~(?:it|playback)")
+def _pause_music(g: dict[str, str]) -> Intent:
+    """ "pause the music", "pause spotify"."""
+    return _control("pause", g)
+
+
+@APPS_EARLY.rule(
+    f"(?:resume|unpause|continue)~{_TRACK}{_ON_APP}", f"(?:resume|unpause)~{_MUSIC_APP}", "(?:keep~playing|play~the~music~again)"
+)
+def _resume_music(g: dict[str, str]) -> Intent:
+    """ "resume the music", "unpause spotify"."""
+    return _control("resume", g)
+
+
+@APPS_EARLY.rule(
+    f"(?:skip|next)~(?:this~|the~)?(?:song|track|tune){_ON_APP}",
+    f"(?:play|go~to)~the~next~(?:song|track|tune){_ON_APP}",
+    f"skip~(?:to~the~)?next~(?:song|track|tune){_ON_APP}",
+)
+def _skip_song(g: dict[str, str]) -> Intent:
+    """ "skip this song", "play the next track on spotify"."""
+    return _control("skip", g)
+
+
+@APPS_EARLY.rule(
+    f"(?:turn~on|enable|switch~on|put~on)~shuffle{_ON_APP}",
+    f"shuffle~(?:on|mode~on){_ON_APP}",
+    f"shuffle~(?:my~)?(?P<q>[\\w' -]+?){_ON_APP}",
+)
+def _shuffle(g: dict[str, str]) -> Intent | None:
+    """ "turn on shuffle", "shuffle my liked songs" (that list played, shuffled)."""
+    from digirl.sim.families.compound import compound_intent
+
+    shuffle = _control("shuffle", g)
+    if not g.get("q"):
+        return shuffle
+    play = music_request(g.get("app") or "Music", g["q"])
+    return compound_intent([play, Intent("music_control", {**shuffle.slots, "app": play.get("app")})])
 
 
 _RECENTS = "(?:recent~apps|recents(?:~screen)?|app~switcher|overview(?:~screen)?|multitasking(?:~view)?|open~apps)"
