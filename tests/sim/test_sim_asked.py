@@ -39,6 +39,12 @@ from tests.sim.conftest import plan_steps
         ("call Mehmet on speakerphone", [("call_speaker", {"contact": "Mehmet"})]),
         ("call mom on speaker", [("call_speaker", {"contact": "Mom"})]),
         ("update everything", [("update_app", {"app": "all"})]),
+        ("set an alarm for 5:30 and another for 5:45", [("set_alarm", {"time": "05:30"}), ("set_alarm", {"time": "05:45"})]),
+        (
+            "delete all my alarms and set a new one for 5:45",
+            [("delete_alarm", {"time": "all"}), ("set_alarm", {"time": "05:45"})],
+        ),
+        ("add the AirPods Pro to my amazon cart", [("add_to_cart", {"site": "amazon.com", "query": "AirPods Pro"})]),
         (
             'compose an email to hr@company.com with subject "Sick day" saying I won\'t be in today',
             [("send_email", {"to": "hr@company.com", "subject": "Sick day", "body": "I won't be in today"})],

@@ -154,6 +154,8 @@ def _contexts(ctx: TaskContext) -> list[TaskContext]:
 
 def _superseded(parts: Sequence[Intent], i: int) -> bool:
     me = parts[i]
+    if me.family == "delete_alarm" and me.get("time") == "all" and any(p.family == "set_alarm" for p in parts[i + 1 :]):
+        return True  # "delete all my alarms and set a new one for 5:45": the new alarm does not undo the clean-up
     what = {k: v for k, v in me.slots.items() if k not in _HOW_SLOTS}
     families = (me.family, _UNDOES.get(me.family))
     return any(p.family in families and {k: v for k, v in p.slots.items() if k not in _HOW_SLOTS} == what for p in parts[i + 1 :])

@@ -45,6 +45,8 @@ def _store_search(g: dict[str, str]) -> Intent | None:
     "add~(?:the~)?(?:first|top)~{q}~(?:on|from|at)~{site}~to~(?:the~|my~)?(?:shopping~)?(?:cart|basket)",
     # "add airpods to my cart on amazon", "put batteries in the cart at target.com"
     "(?:add|put)~(?:an?~|some~)?{q}~(?:to|in|into)~(?:the~|my~)?(?:shopping~)?(?:cart|basket)~(?:on|at|from)~{site}",
+    # "add the AirPods Pro to my amazon cart"
+    "(?:add|put)~(?:the~|an?~|some~)?{q}~(?:to|in|into)~(?:the~|my~)?{site}~(?:shopping~)?(?:cart|basket)",
 )
 def _cart(g: dict[str, str]) -> Intent | None:
     site = canonical_shop_site(g["site"])

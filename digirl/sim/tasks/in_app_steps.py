@@ -170,6 +170,10 @@ def _clock_step(text: str, ctx: Context) -> Intent | None:
         return got if got is not None and got.family == "add_world_clock" else None
     if re.fullmatch(r"(?:stop|pause|halt)\s+(?:it|the\s+stopwatch)", t, re.I):
         return Intent("stop_stopwatch")
+    m = re.fullmatch(r"(?:and\s+)?(?:another(?:\s+one)?|one\s+more|a\s+second(?:\s+one)?)\s+(?:for|at)\s+(?P<v>.+)", t, re.I)
+    if m is not None and ctx.last is not None and ctx.last.family == "set_alarm":  # (the Clock runs one timer)
+        got = match_single(f"set an alarm for {m.group('v')}")  # "an alarm for 5:30 and another for 5:45"
+        return got if got is not None and got.family == "set_alarm" else None
     m = re.fullmatch(
         r"(?:set|start)(?:\s+(?:it|one|the\s+timer|a\s+timer|the\s+alarm|an\s+alarm))?\s+(?:for|to|at)\s+(?P<v>.+)", t, re.I
     )
