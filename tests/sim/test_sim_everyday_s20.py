@@ -70,8 +70,11 @@ def test_what_the_new_phrasings_leave_alone(text: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "page"),
-    # (YouTube's trending page became its Explore tab in session 22)
-    [("open the Camera album", "'album'"), ("Open YouTube's shorts feed settings page", "'shorts feed settings page'")],
+    # (YouTube's trending page became its Explore tab in session 22; "open the Camera album" a Photos album in session 24)
+    [
+        ("open the Clock bedtime tab", "'bedtime tab'"),
+        ("Open YouTube's shorts feed settings page", "'shorts feed settings page'"),
+    ],
 )
 def test_a_page_of_a_known_app_the_phone_lacks_is_rejected_not_a_placeholder_app(text: str, page: str) -> None:
     found = explain_instruction(text)

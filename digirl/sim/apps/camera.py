@@ -177,8 +177,28 @@ class Camera(App, key="camera", label="Camera", icon="camera", color=(60, 64, 67
         return views
 
 
+#: The Photos app's albums (newer surfaces), and which photos each holds.
+ALBUMS = ("Camera", "Screenshots", "Favorites", "Videos")
+_FAVORITE_TAGS = frozenset({"pet", "friends"})
+
+
+def in_album(p: Photo, album: str) -> bool:
+    """Whether photo ``p`` is in ``album`` (one of :data:`ALBUMS`)."""
+    shot = "screenshot" in p.tags
+    if album == "Screenshots":
+        return shot
+    if album == "Videos":
+        return p.kind == "video"
+    if album == "Favorites":
+        return bool(_FAVORITE_TAGS & set(p.tags))
+    return not shot  # Camera
+
+
 class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
     def init_state(self) -> None:
+        #: With the newer surfaces: the albums list is open, or one album's photos are shown.
+        self.albums_open = False
+        self.album: str | None = None
         self.viewing: Photo | None = None
         #: Photos deleted in this episode, each with the gallery as it was just before.
         self.binned: list[tuple[Photo, tuple[Photo, ...]]] = []
@@ -194,7 +214,9 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
     def screen(self) -> str:
         if self.viewing is not None:
             return "share" if self.sharing else "viewer"
-        return "search" if self.fields.get("q") else "grid"
+        if self.album is None and self.albums_open:
+            return "albums"
+        return "search" if self.fields.get("q") else ("album" if self.album else "grid")
 
     def state(self) -> dict[str, object]:
         v = self.viewing
@@ -208,11 +230,28 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
         if self.viewing is not None:
             self.viewing = None
             return True
-        return self.clear_query()
+        if self.clear_query():
+            return True
+        if self.album is not None:  # an album, then the albums list, then the photos
+            self.album = None
+            return True
+        if self.albums_open:
+            self.albums_open = False
+            return True
+        return False
+
+    def open_albums(self) -> None:
+        self.albums_open, self.album = True, None
+        self.blur()
+
+    def open_album(self, name: str) -> None:
+        self.album = name
+        self.fields["q"] = ""
 
     def shown(self) -> list[Photo]:
         q = self.fields.get("q", "").strip()
-        return [p for p in self.phone.gallery if not q or photo_matches(p, q)]
+        album = self.album
+        return [p for p in self.phone.gallery if (album is None or in_album(p, album)) and (not q or photo_matches(p, q))]
 
     def view(self, i: int) -> None:
         shown = self.shown()
@@ -226,6 +265,8 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
     def build(self) -> list[ui.View]:
         if self.viewing is not None:
             return self._viewer(self.viewing)
+        if self.albums_open and self.album is None:
+            return self._albums()
         rows: list[ui.View] = []
         shown = self.shown()
         for i, p in enumerate(shown):
@@ -243,13 +284,39 @@ class Photos(App, key="photos", label="Photos", icon="photos", color=ui.WHITE):
         if not shown:
             rows.append(ui.label((12, 40, 344, 70), "No photos match", size=14, fg=ui.SUBTLE, ref="photos.none"))
         head = ui.box((0, ui.TOP, 360, ui.TOP + 120), ui.WHITE, blocker=True)
-        head.children.append(app_bar("Photos", ref="photos.bar"))
+        if self.album is not None:  # an album's photos (newer surfaces)
+            head.children.append(app_bar(self.album, back=self.phone.key_back, ref="photos.album"))
+        elif self.phone.surfaces:
+            albums = ui.icon_button((0, 0, 0, 0), "image", self.open_albums, ref="photos.albums", desc="Albums", color=ui.TEXT)
+            head.children.append(app_bar("Photos", ref="photos.bar", actions=[albums]))
+        else:
+            head.children.append(app_bar("Photos", ref="photos.bar"))
         head.children.append(
             self.text_input(
                 (12, ui.TOP + 60, 348, ui.TOP + 108), "q", placeholder="Search your photos", ref="photos.search", filled=True
             )
         )
         return self.list_page("photos", 120, rows, head)
+
+    def _albums(self) -> list[ui.View]:
+        """The albums (newer surfaces): each with its number of items; a tap shows its photos."""
+        rows = [
+            ui.list_row(
+                72.0 * i,
+                72,
+                name,
+                sub=f"{sum(in_album(p, name) for p in self.phone.gallery)} items",
+                icon="photos" if name != "Videos" else "video",
+                icon_color=ui.BLUE,
+                ref=f"photos.album.{i}",
+                on_tap=partial(self.open_album, name),
+            )
+            for i, name in enumerate(ALBUMS)
+        ]
+        return [
+            *self.form_page("Albums", ref="photos.albumlist"),
+            ui.scroll_list("photos.albums.list", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, self.phone.scroll),
+        ]
 
     def _viewer(self, p: Photo) -> list[ui.View]:
         views: list[ui.View] = [ui.box((0, ui.TOP, 360, ui.BOTTOM), (0, 0, 0), ref="photos.viewer")]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from digirl.sim.apps.camera import ALBUMS
 from digirl.sim.apps.yttabs import YT_TABS
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["CONTACT_TABS", "MAIL_FOLDERS", "STORE_PAGES", "SURFACE_PAGE_KINDS"]
+__all__ = ["CONTACT_TABS", "MAIL_FOLDERS", "PHOTO_PAGES", "STORE_PAGES", "SURFACE_PAGE_KINDS"]
 
 #: Gmail's drawer folders an ``app_page`` task may ask for.
 MAIL_FOLDERS = ("Inbox", "Starred", "Snoozed", "Sent", "Drafts", "Spam", "Trash")
@@ -77,7 +78,39 @@ def _contacts_setup(a: Any, page: str, rng: np.random.Generator) -> None:
         a.tab = "Favourites"
 
 
+#: The Photos app's pages (newer surfaces): the albums list and each album.
+PHOTO_PAGES = ("Albums", *ALBUMS)
+
+
+def _photos_current(a: Any) -> str:
+    if a.viewing is not None or not a.phone.surfaces:
+        return ""
+    return str(a.album) if a.album else ("Albums" if a.albums_open else "")
+
+
+def _photos_ref(a: Any, page: str) -> str:
+    if a.viewing is not None:
+        return "photos.viewer.back"
+    if a.album is not None:  # another album, or the list asked for: back to the list
+        return "photos.album.back"
+    if not a.albums_open:
+        return "photos.albums"
+    return f"photos.album.{ALBUMS.index(page)}"
+
+
+def _photos_setup(a: Any, page: str, rng: np.random.Generator) -> None:
+    """Photos opens on all the photos; the album asked for is not empty (a screenshot, a video)."""
+    from digirl.sim.apps.camera import in_album
+    from digirl.sim.device import Photo
+
+    a.albums_open, a.album = False, None
+    if page in ALBUMS and not any(in_album(p, page) for p in a.phone.gallery):
+        kind, tags = ("video", ("park", "walk")) if page == "Videos" else ("photo", ("screenshot", "chrome"))
+        a.phone.gallery.insert(0, Photo(f"a{int(rng.integers(1000))}", kind, tags, False, "Yesterday", (210, 214, 222)))
+
+
 SURFACE_PAGE_KINDS: dict[str, dict[str, Any]] = {
+    "photos": {"pages": PHOTO_PAGES, "current": _photos_current, "ref": _photos_ref, "setup": _photos_setup},
     "gmail": {"pages": MAIL_FOLDERS, "current": _mail_current, "ref": _mail_ref, "setup": _mail_setup},
     "youtube": {
         "pages": YT_TABS,

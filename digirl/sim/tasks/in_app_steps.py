@@ -205,6 +205,13 @@ def _app_steps(text: str, ctx: Context) -> Intent | None:
             from digirl.sim.tasks.newer_rules import music_request
 
             return music_request("Music" if ctx.app == "music" else ctx.app[2:], m.group("q"))
+    last = ctx.last
+    if last is not None and last.family == "app_page" and last.get("app") == "photos":  # "go to albums and open Camera"
+        m = re.fullmatch(r"(?:open|tap(?:\s+on)?|show(?:\s+me)?|go\s+(?:in)?to)\s+(?:the\s+)?(?P<a>\w+)(?:\s+album)?", t, re.I)
+        if m is not None:
+            from digirl.sim.tasks.newer_rules import album_page
+
+            return album_page(m.group("a"))
     if ctx.app in ("chrome", "google"):
         m = re.fullmatch(r"ask(?:\s+(?:google|it))?\s+(?P<q>.+)", t, re.I)
         if m is not None:

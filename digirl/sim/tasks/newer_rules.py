@@ -553,3 +553,32 @@ def _create_note(g: dict[str, str]) -> Intent | None:
 def _open_notes(g: dict[str, str]) -> Intent:
     """ "open my notes", "open keep": that notes app."""
     return Intent("open_app", {"app": _notes_app(g.get("app") or "notes")})
+
+
+# ---- Photos' albums (newer surfaces) --------------------------------------------------------------
+_ALBUM = "(?P<album>camera|screenshots?|favou?rites?|videos?)"
+_IN_PHOTOS = "(?:~(?:in|on)~(?:my~|the~)?(?:google~)?(?:photos|gallery)(?:~app)?)?"
+
+
+def album_page(said: str) -> Intent | None:
+    """``app_page`` of Photos for an album's name as said ("screenshot" → Screenshots), or None."""
+    from digirl.sim.apps.camera import ALBUMS
+
+    word = said.strip().lower().rstrip("s").replace("favourite", "favorite")
+    name = next((a for a in ALBUMS if a.lower().rstrip("s") == word), None)
+    return Intent("app_page", {"app": "photos", "page": name}) if name else None
+
+
+@APPS_EARLY.rule(
+    f"(?:open|show(?:~me)?|go~to|view|see)~(?:the~|my~)?{_ALBUM}~album{_IN_PHOTOS}",
+    f"(?:open|show(?:~me)?|go~to|view|see)~(?:the~|my~)?album~(?:called~|named~)?{_ALBUM}{_IN_PHOTOS}",
+)
+def _album(g: dict[str, str]) -> Intent | None:
+    """ "open the Screenshots album", "show my favourites album in google photos"."""
+    return album_page(g["album"])
+
+
+@APPS_EARLY.rule(f"(?:open|show(?:~me)?|go~to|view|see)~(?:the~|my~)?(?:photo~)?albums{_IN_PHOTOS}")
+def _albums(g: dict[str, str]) -> Intent:
+    """ "open my albums", "go to albums in google photos"."""
+    return Intent("app_page", {"app": "photos", "page": "Albums"})
