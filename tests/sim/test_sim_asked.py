@@ -39,6 +39,10 @@ from tests.sim.conftest import plan_steps
         ("call Mehmet on speakerphone", [("call_speaker", {"contact": "Mehmet"})]),
         ("call mom on speaker", [("call_speaker", {"contact": "Mom"})]),
         ("update everything", [("update_app", {"app": "all"})]),
+        (
+            "remind me to take out the recycling tonight at 9",
+            [("create_event", {"title": "Take out the recycling", "date": "2024-06-04", "time": "21:00"})],
+        ),
         ("set an alarm for 5:30 and another for 5:45", [("set_alarm", {"time": "05:30"}), ("set_alarm", {"time": "05:45"})]),
         (
             "delete all my alarms and set a new one for 5:45",
@@ -178,3 +182,12 @@ def test_ask_plainly_leaves_other_text_alone() -> None:
     assert ask_plainly("What's the weather in Oslo?") == "What's the weather in Oslo?"
     assert ask_plainly("alarm for 6:30am") == "set an alarm for 6:30am"
     assert about_the_phone("is my hotspot on") and not about_the_phone("is it going to rain tomorrow")
+
+
+def test_tonight_is_today_and_a_bare_hour_tonight_is_the_evening() -> None:
+    from digirl.sim.tasks.when import split_when
+
+    assert split_when("take out the recycling tonight at 9") == ("take out the recycling", "2024-06-04", "21:00")
+    assert split_when("take out the recycling at 9 tonight") == ("take out the recycling", "2024-06-04", "21:00")
+    assert split_when("party tonight at 11pm") == ("party", "2024-06-04", "23:00")
+    assert split_when("dentist tomorrow at 9") == ("dentist tomorrow at 9", "", "")  # a bare hour stays ambiguous

@@ -78,13 +78,18 @@ _DATE_TAIL = re.compile(
 )
 
 
+#: "tonight at 9" / "at 9 tonight": a bare evening hour, today.
+_TONIGHT = re.compile(r"\s+(?:tonight\s+at\s+|at\s+(?=\S+\s+tonight$))(?P<h>(?:[1-9]|1[01])(?:[:.]\d\d)?)(?:\s+tonight)?$", re.I)
+
+
 def split_when(text: str, today: date = TODAY) -> tuple[str, str, str]:
     """``(rest, date, time)``: trailing date and time phrases cut off ``text`` in either order.
 
     ``date`` is ISO ``YYYY-MM-DD`` and ``time`` 24-hour ``HH:MM`` ("" when absent):
     "Dentist on Friday at 3pm" → ("Dentist", "2024-06-07", "15:00").
     """
-    rest, d, t = text.strip(), "", ""
+    rest, d, t = _TONIGHT.sub(r" today at \g<h>pm", text.strip()), "", ""  # "tonight at 9" is 21:00 today
+    rest = re.sub(r"\s+tonight(?=(?:\s+at\s+\S+(?:\s*[ap]\.?m\.?)?)?$)", " today", rest, flags=re.I)  # "party tonight at 11pm"
     for _ in range(2):
         if not t:
             m = _TIME_TAIL.search(rest)
