@@ -52,29 +52,11 @@ def notes_views(app: App, st: NotesState, color: ui.Color) -> list[ui.View]:
     key = app.key
     if st.editing:
         views = app.form_page("Note", ref=f"{key}.edit", save=lambda: st.close_editor(app))
-        views.append(
-            app.text_input(
-                (16, ui.TOP + 72, 344, ui.TOP + 124),
-                "title",
-                placeholder="Title",
-                ref=f"{key}.edit.title",
-                clear=False,
-                radius=8,
-                icon="",
-                size=18,
+        for y, name, hint, size in ((72, "title", "Title", 18), (136, "body", "Note", 15)):
+            rect = (16, ui.TOP + y, 344, ui.TOP + y + 52)
+            views.append(
+                app.text_input(rect, name, placeholder=hint, ref=f"{key}.edit.{name}", clear=False, radius=8, icon="", size=size)
             )
-        )
-        views.append(
-            app.text_input(
-                (16, ui.TOP + 136, 344, ui.TOP + 188),
-                "body",
-                placeholder="Note",
-                ref=f"{key}.edit.body",
-                clear=False,
-                radius=8,
-                icon="",
-            )
-        )
         return views
     rows = [
         ui.list_row(
@@ -89,9 +71,6 @@ def notes_views(app: App, st: NotesState, color: ui.Color) -> list[ui.View]:
         )
         for i, (title, body) in enumerate(st.notes)
     ]
-    return [
-        ui.box((0, ui.TOP, 360, ui.BOTTOM), ui.WHITE),
-        ui.scroll_list(f"{key}.list", (0, ui.TOP + 56, 360, ui.BOTTOM), rows, app.phone.scroll),
-        app_bar(app.label, ref=f"{key}.bar", fill=color, fg=ui.WHITE),
-        fab("plus", lambda: st.open_editor(app), ref=f"{key}.new", desc="New note", color=color),
-    ]
+    bar = app_bar(app.label, ref=f"{key}.bar", fill=color, fg=ui.WHITE)
+    new = fab("plus", lambda: st.open_editor(app), ref=f"{key}.new", desc="New note", color=color)
+    return app.list_page(f"{key}.list", 56, rows, bar, new)

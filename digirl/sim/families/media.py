@@ -278,13 +278,10 @@ def _music_controlled(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     return not st.paused and st.playing == ctx.initial.get("track")  # resume: the same track plays again
 
 
-@builtin_family(
-    "music_control",
-    "phone",
-    predicate=_music_controlled,
-    setup=_music_on,
-    doc="the music app's playback was paused / resumed / skipped to the next track / shuffled",
-)
+_CONTROL_DOC = "the music app's playback was paused / resumed / skipped to the next track / shuffled"
+
+
+@builtin_family("music_control", "phone", predicate=_music_controlled, setup=_music_on, doc=_CONTROL_DOC)
 def _music_control_plan(e: ExpertStep) -> Action:
     key = _music_key(e.intent)
     step = e.open_app(key)

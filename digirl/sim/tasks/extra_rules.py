@@ -43,14 +43,12 @@ def _store_search(g: dict[str, str]) -> Intent | None:
 
 @APPS_EARLY.rule(
     "add~(?:the~)?(?:first|top)~{q}~(?:on|from|at)~{site}~to~(?:the~|my~)?(?:shopping~)?(?:cart|basket)",
-    # "add airpods to my cart on amazon", "put batteries in the cart at target.com"
+    # "add airpods to my cart on amazon", "put batteries in the cart at target.com", "add the AirPods Pro to my amazon cart"
     "(?:add|put)~(?:an?~|some~)?{q}~(?:to|in|into)~(?:the~|my~)?(?:shopping~)?(?:cart|basket)~(?:on|at|from)~{site}",
-    # "add the AirPods Pro to my amazon cart"
     "(?:add|put)~(?:the~|an?~|some~)?{q}~(?:to|in|into)~(?:the~|my~)?{site}~(?:shopping~)?(?:cart|basket)",
 )
 def _cart(g: dict[str, str]) -> Intent | None:
-    site = canonical_shop_site(g["site"])
-    q = unquote(g["q"])
+    site, q = canonical_shop_site(g["site"]), unquote(g["q"])
     return Intent("add_to_cart", {"site": site, "query": q}) if site and q else None
 
 

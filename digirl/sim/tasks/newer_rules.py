@@ -7,6 +7,7 @@ AitW lines parse as before (tests/sim pins both)."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from digirl.sim.content import title_case
@@ -319,28 +320,22 @@ def _control(action: str, g: dict[str, str]) -> Intent:
     return Intent("music_control", {"app": app, "action": action})
 
 
-@APPS_EARLY.rule(f"(?:pause|stop)~{_TRACK}{_ON_APP}", f"pause~{_MUSIC_APP}", "pause~(?:it|playback)")
-def _pause_music(g: dict[str, str]) -> Intent:
-    """ "pause the music", "pause spotify"."""
-    return _control("pause", g)
-
-
-@APPS_EARLY.rule(
-    f"(?:resume|unpause|continue)~{_TRACK}{_ON_APP}", f"(?:resume|unpause)~{_MUSIC_APP}", "(?:keep~playing|play~the~music~again)"
-)
-def _resume_music(g: dict[str, str]) -> Intent:
-    """ "resume the music", "unpause spotify"."""
-    return _control("resume", g)
-
-
-@APPS_EARLY.rule(
-    f"(?:skip|next)~(?:this~|the~)?(?:song|track|tune){_ON_APP}",
-    f"(?:play|go~to)~the~next~(?:song|track|tune){_ON_APP}",
-    f"skip~(?:to~the~)?next~(?:song|track|tune){_ON_APP}",
-)
-def _skip_song(g: dict[str, str]) -> Intent:
-    """ "skip this song", "play the next track on spotify"."""
-    return _control("skip", g)
+#: Phrasings of each playback control ("pause the music", "unpause spotify", "skip this song", "play the next track").
+_CONTROL_PHRASES = {
+    "pause": (f"(?:pause|stop)~{_TRACK}{_ON_APP}", f"pause~{_MUSIC_APP}", "pause~(?:it|playback)"),
+    "resume": (
+        f"(?:resume|unpause|continue)~{_TRACK}{_ON_APP}",
+        f"(?:resume|unpause)~{_MUSIC_APP}",
+        "(?:keep~playing|play~the~music~again)",
+    ),
+    "skip": (
+        f"(?:skip|next)~(?:this~|the~)?(?:song|track|tune){_ON_APP}",
+        f"(?:play|go~to)~the~next~(?:song|track|tune){_ON_APP}",
+        f"skip~(?:to~the~)?next~(?:song|track|tune){_ON_APP}",
+    ),
+}
+for _action, _templates in _CONTROL_PHRASES.items():
+    APPS_EARLY.rule(*_templates)(functools.partial(_control, _action))
 
 
 @APPS_EARLY.rule(
