@@ -16,7 +16,7 @@ from typing import Any
 
 from digirl.core.actions import Action, ActionType, SwipeDirection
 from digirl.sim.apps import BUILTIN, EXTRA_APPS, SYSTEM_UI, GenericApp, resolve_app
-from digirl.sim.apps.base import App, dialog
+from digirl.sim.apps.base import App, SystemScreen, dialog
 from digirl.sim.device import DEFAULT_CONTACTS, DeviceSettings, default_gallery, default_notices
 from digirl.sim.keyboard import keyboard_view
 from digirl.sim.perturb import Dynamics
@@ -198,22 +198,22 @@ class Phone:
             back_to = self.shade_from if self.fg == "shade" else self.fg
             self.blur_all()
             self.popup = None
-            self.apps["lock"].locked_from = back_to if back_to in self.apps and back_to != "overview" else "launcher"  # type: ignore[attr-defined]
-            self.fg = "lock"
-            self.invalidate()
+            self._system("lock").show_over(back_to)
 
     def unlock(self) -> None:
         if self.fg == "lock":
-            self.fg = self.apps["lock"].locked_from  # type: ignore[attr-defined]
-            self.invalidate()
+            self._system("lock").leave()
+
+    def _system(self, key: str) -> SystemScreen:
+        screen = self.apps[key]
+        assert isinstance(screen, SystemScreen), key
+        return screen
 
     def open_overview(self) -> None:
         """The overview of recent apps (the navigation bar's square button; newer surfaces only)."""
         if self.surfaces and self.fg not in ("overview", "lock") and self.loading == 0 and self.popup is None:
             self.blur_all()
-            self.apps["overview"].opened_from = self.fg  # type: ignore[attr-defined]
-            self.fg = "overview"
-            self.invalidate()
+            self._system("overview").show_over(self.fg)
 
     def close_shade(self) -> None:
         if self.fg == "shade":

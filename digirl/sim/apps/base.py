@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FIELD_FILL",
     "App",
+    "SystemScreen",
     "app_bar",
     "avatar",
     "dialog",
@@ -228,6 +229,30 @@ class App:
             icon=icon,
             size=size,
         )
+
+
+class SystemScreen(App):
+    """A full-screen surface of the system over the apps (the lock screen, the overview of recent apps):
+    not an app of the drawer; leaving it brings back what was in front when it came up."""
+
+    screen_name = "system"
+
+    def init_state(self) -> None:
+        self.came_from = "launcher"
+
+    def screen(self) -> str:
+        return self.screen_name
+
+    def show_over(self, key: str) -> None:
+        """Come up over ``key``, which leaving brings back (the launcher for another system screen)."""
+        p = self.phone
+        self.came_from = key if key in p.apps and not isinstance(p.apps[key], SystemScreen) else "launcher"
+        p.fg = self.key
+        p.invalidate()
+
+    def leave(self) -> None:
+        self.phone.fg = self.came_from
+        self.phone.invalidate()
 
 
 def app_bar(

@@ -5,19 +5,15 @@ button shows it; a swipe up anywhere opens the phone again where it was. Nothing
 from __future__ import annotations
 
 from digirl.sim import ui
-from digirl.sim.apps.base import App
+from digirl.sim.apps.base import SystemScreen
 
 __all__ = ["LockScreen"]
 
 _BG: ui.Color = (24, 32, 48)
 
 
-class LockScreen(App, key="lock", label="Lock screen", icon="lock", bg=_BG):
-    def init_state(self) -> None:
-        self.locked_from = "launcher"
-
-    def screen(self) -> str:
-        return "locked"
+class LockScreen(SystemScreen, key="lock", label="Lock screen", icon="lock", bg=_BG):
+    screen_name = "locked"
 
     def state(self) -> dict[str, object]:
         return {"screen": "locked"}

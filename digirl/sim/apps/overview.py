@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import partial
 
 from digirl.sim import ui
-from digirl.sim.apps.base import App, letter_tile
+from digirl.sim.apps.base import SystemScreen, letter_tile
 
 __all__ = ["Overview"]
 
@@ -17,12 +17,8 @@ _CARD: ui.Color = (241, 243, 244)
 SHOWN = 4
 
 
-class Overview(App, key="overview", label="Recent apps", icon="recents", bg=_BG):
-    def init_state(self) -> None:
-        self.opened_from = "launcher"
-
-    def screen(self) -> str:
-        return "overview"
+class Overview(SystemScreen, key="overview", label="Recent apps", icon="recents", bg=_BG):
+    screen_name = "overview"
 
     def state(self) -> dict[str, object]:
         return {"screen": "overview", "recent": list(self.phone.recent)}
@@ -32,9 +28,7 @@ class Overview(App, key="overview", label="Recent apps", icon="recents", bg=_BG)
         return [k for k in reversed(self.phone.recent) if k in self.phone.installed]
 
     def back(self) -> bool:
-        p = self.phone
-        p.fg = self.opened_from if self.opened_from in p.apps and self.opened_from != "overview" else "launcher"
-        p.invalidate()
+        self.leave()
         return True
 
     def close(self, key: str) -> None:
