@@ -26,6 +26,18 @@ def aitw_dir() -> Path | None:
 DATA = Path(__file__).resolve().parent / "data"
 
 
+def assert_expert_solves(text: str, perturbations: tuple[int, ...] = (0, 2), seed: int = 1) -> None:
+    """The scripted expert solves the instruction's task on the phone at each perturbation level."""
+    from digirl.sim.coverage import run_expert_episode
+    from digirl.sim.env import SimEnv
+    from digirl.sim.tasks.tasksets import task_from_instruction
+
+    for perturbation in perturbations:
+        env = SimEnv(taskset="phone", perturbation=perturbation)
+        ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=seed)
+        assert ok, (text, perturbation, reason)
+
+
 def plan_steps(text: str) -> list[dict[str, object]]:
     """The sub-tasks an instruction parses into, as dicts (one for a single-step request)."""
     import json

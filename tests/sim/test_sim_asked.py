@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from digirl.sim.coverage import run_expert_episode
-from digirl.sim.env import SimEnv
 from digirl.sim.tasks.asked import about_the_phone, ask_plainly
 from digirl.sim.tasks.parser import explain_instruction
-from digirl.sim.tasks.tasksets import task_from_instruction
-from tests.sim.conftest import plan_steps
+from tests.sim.conftest import assert_expert_solves, plan_steps
 
 
 @pytest.mark.parametrize(
@@ -133,9 +130,7 @@ from tests.sim.conftest import plan_steps
 )
 def test_the_request_behind_the_words_is_parsed_and_solved(text: str, steps: list[tuple[str, dict[str, str]]]) -> None:
     assert plan_steps(text) == [{"family": f, "slots": s} for f, s in steps]
-    env = SimEnv(taskset="phone", perturbation=1)
-    ok, _, reason = run_expert_episode(env, task_from_instruction(text, taskset="phone"), seed=0)
-    assert ok, reason
+    assert_expert_solves(text, perturbations=(1,), seed=0)
 
 
 @pytest.mark.parametrize(
