@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             "processor": platform.processor(),
         },
         "resolution": [args.width, args.height],
+        # what each timed env step produces; no policy reads it here (the expert and random actions act)
+        "observation": "screenshot + elements",
         "perturbation": args.perturbation,
         "warmup_steps": args.warmup,
         "single": [],
