@@ -405,17 +405,41 @@ def _resolve_any(text: str, ctx: Context) -> Intent | None:
         and ctx.last.get("page") == "apps"
     ):
         return Intent("app_settings", {"app": got.get("app")})  # "settings, apps, then Instagram"
-    if got is not None and got.family == "create_note" and not got.get("app") and ctx.last is not None:
-        from digirl.sim.apps.notes import NOTES_APPS
-        from digirl.sim.phone import resolve_app
+    return _in_app_before(got, ctx.last) if got is not None else None
 
-        opened = ctx.last.get("app") if ctx.last.family == "open_app" else ""
-        if opened and resolve_app(opened) in NOTES_APPS:  # "open keep, make a new list called …": in that app
-            return Intent("create_note", {**got.slots, "app": opened})
-    if got is not None and got.family == "music_control" and not got.get("app") and ctx.last is not None:
-        if ctx.last.family in ("play_music", "music_control") and ctx.last.get("app"):  # "play X on spotify, then skip"
-            return Intent("music_control", {**got.slots, "app": ctx.last.get("app")})
-    return got
+
+def _notes_apps() -> frozenset[str]:
+    from digirl.sim.apps.notes import NOTES_APPS
+
+    return NOTES_APPS
+
+
+def _music_apps() -> frozenset[str]:
+    from digirl.sim.apps.player import MUSIC_SERVICES
+
+    return MUSIC_SERVICES | {"music"}
+
+
+#: Families whose ``app`` slot, when the step names none, is the app of the step before — if that step
+#: is of one of these families and its app can do it ("open keep, make a list …", "play X on spotify,
+#: then skip"): family → (families that lend their app, the app keys that can do it).
+_APP_FROM_BEFORE: dict[str, tuple[tuple[str, ...], Callable[[], frozenset[str]]]] = {
+    "create_note": (("open_app",), _notes_apps),
+    "music_control": (("play_music", "music_control"), _music_apps),
+}
+
+
+def _in_app_before(got: Intent, last: Intent | None) -> Intent:
+    """``got`` done in the app the step before used, where :data:`_APP_FROM_BEFORE` says so."""
+    from digirl.sim.phone import resolve_app
+
+    if got.family not in _APP_FROM_BEFORE or got.get("app") or last is None:
+        return got
+    lenders, apps = _APP_FROM_BEFORE[got.family]
+    app = last.get("app") if last.family in lenders else ""
+    if not app or resolve_app(app) not in apps():
+        return got
+    return Intent(got.family, {**got.slots, "app": app})
 
 
 def _resolve_group(text: str, ctx: Context) -> Intent | None:
