@@ -137,7 +137,8 @@ def pinned(intent: Intent) -> bool:
 #: phone locked; ``toggle_setting`` also takes the newer switches (vibrate, night light). ``create_note``
 #: (``app``, ``title``, ``body``: a new note in a notes app, :mod:`digirl.sim.families.notes`) came with
 #: session 24, with ``music_control`` (``app``, ``action``: pause, resume, skip, shuffle on a music app
-#: that is playing).
+#: that is playing). ``shop_sort`` (``site``, ``query``, ``sort``) and ``shop_checkout`` (``site``) came with
+#: session 25 (:mod:`digirl.sim.families.shop`), with ``add_to_cart``'s optional ``sort``.
 EXTRA_FAMILIES = (
     "compound",
     "go_home",
@@ -181,6 +182,8 @@ EXTRA_FAMILIES = (
     "lock_screen",
     "create_note",
     "music_control",
+    "shop_sort",
+    "shop_checkout",
 )
 #: The simulated phone's date (a Tuesday): relative dates in instructions ("on Friday") resolve against it.
 TODAY = date(2024, 6, 4)

@@ -413,7 +413,7 @@ def _open_site(e: ExpertStep) -> Action:
     return e.goto("chrome.url") or Action.back()  # on the site but not its front page: retype it
 
 
-def _to_shop_results(e: ExpertStep) -> Action | None:
+def to_shop_results(e: ExpertStep) -> Action | None:
     from digirl.sim.content import terms_in
 
     domain = site_domain(e.intent.get("site"))
@@ -435,11 +435,11 @@ def _to_shop_results(e: ExpertStep) -> Action | None:
 
 
 @keyed(PLANS, "shop_select")
-@after(_to_shop_results)
+@after(to_shop_results)
 def _shop_select(e: ExpertStep) -> Action:
     return e.goto("product.0") or Action.back()
 
 
 # Families whose goal is a screen: once their first steps are done, the task is.
 PLANS["app_settings"] = after(to_app_info)(_arrived)
-PLANS["shop_search"] = after(_to_shop_results)(_arrived)
+PLANS["shop_search"] = after(to_shop_results)(_arrived)

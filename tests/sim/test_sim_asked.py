@@ -137,7 +137,7 @@ def test_the_request_behind_the_words_is_parsed_and_solved(text: str, steps: lis
     ("text", "said"),
     [
         ("where are my screenshots", "on the phone"),
-        ("search amazon.com for an air fryer and sort by price low to high", "'sort by price low to high'"),
+        ("search ebay.com for an air fryer and sort by newly listed", "'sort by newly listed'"),
         ("find a gym near me with good reviews and save it to favorites in maps", "'save it to favorites'"),
         ("show me my photos from Lisbon and make an album called Portugal 2024", "'make an album called Portugal 2024'"),
         ("look up how to make dal makhani and save the first recipe link to my notes", "'save the first recipe link"),

@@ -81,6 +81,8 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
         self.bookmarks: list[str] = ["google.com", "wikipedia.org"]
         #: Items added to a shopping site's cart: (site, product id, the search query, result rank).
         self.cart: list[tuple[str, str, str, int]] = []
+        #: Orders placed at a shop's checkout (newer surfaces): (site, the product ids it held).
+        self.orders: list[tuple[str, tuple[str, ...]]] = []
 
     # ---------------------------------------------------------------- state
     @property
@@ -110,6 +112,7 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
             "cookie": t.cookie,
             "bookmarks": list(self.bookmarks),
             "cart": [list(x) for x in self.cart],
+            "orders": [[site, list(pids)] for site, pids in self.orders],
             "focused": self.focused,
             "fields": dict(self.fields),
         }
@@ -213,6 +216,14 @@ class Browser(App, key="chrome", label="Chrome", icon="chrome", color=ui.WHITE):
         item = (page.domain, page.pid, page.query, page.rank)
         if not any(x[:2] == item[:2] for x in self.cart):
             self.cart.append(item)
+
+    def place_order(self, site: str) -> None:
+        """The checkout's "Place order": that site's cart becomes an order, and its confirmation shows."""
+        pids = tuple(pid for s, pid, _q, _r in self.cart if s == site)
+        if pids:
+            self.orders.append((site, pids))
+            self.cart = [x for x in self.cart if x[0] != site]
+        self.open_url(f"{site}/order")
 
     def in_cart(self, site: str) -> int:
         return sum(1 for x in self.cart if x[0] == site)

@@ -2,6 +2,9 @@
 
 Pages are a function of the URL (plus the episode's dynamics): ``costco.com``,
 ``costco.com/search?q=tv``, ``costco.com/product/<pid>?q=tv&rank=0``, ``reddit.com``, ``<any>.com``.
+With the newer surfaces a shop's results can be sorted (``costco.com/search?q=tv&sort=price_asc``,
+:data:`SORTS`) and its cart leads to a checkout (``costco.com/checkout``) and an order confirmation
+(``costco.com/order``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from urllib.parse import parse_qs, quote_plus, urlsplit
 from digirl.sim import ui
 from digirl.sim.apps import sitesearch
 from digirl.sim.apps.base import FIELD_FILL, letter_tile
-from digirl.sim.apps.cart import cart_rows
+from digirl.sim.apps.cart import cart_rows, checkout_rows, order_rows
 from digirl.sim.apps.search import google_logo, google_start, results_list, suggestion_list
 from digirl.sim.content import Product, products, site_headlines, stable_rng
 from digirl.sim.intents import SHOP_SITES
@@ -24,14 +27,15 @@ from digirl.sim.intents import SHOP_SITES
 if TYPE_CHECKING:
     from digirl.sim.apps.browser import Browser
 
-__all__ = ["SITE_STYLES", "Page", "page_views", "parse_url", "shop_results"]
+__all__ = ["SITE_STYLES", "SORTS", "Page", "page_views", "parse_url", "shop_results"]
 
 PAGE_TOP = 24 + 56  # below the browser toolbar
 
 
 @dataclass(frozen=True)
 class Page:
-    """A parsed URL: ``kind`` is newtab, google, serp, shop_home, shop_results, product, reddit, site."""
+    """A parsed URL: ``kind`` is newtab, google, serp, shop_home, shop_results, product, cart, checkout,
+    order, reddit, site or site_results; ``sort`` is a shop's result order (a key of :data:`SORTS`)."""
 
     url: str
     kind: str
@@ -39,6 +43,11 @@ class Page:
     query: str = ""
     pid: str = ""
     rank: int = -1
+    sort: str = ""
+
+
+#: A shop's result orders (newer surfaces): URL key → the chip's label ("" is the site's own order).
+SORTS: dict[str, str] = {"": "Featured", "price_asc": "Price: low", "price_desc": "Price: high", "rating": "Top rated"}
 
 
 @dataclass(frozen=True)
@@ -72,19 +81,21 @@ def parse_url(url: str) -> Page:
     path = parts.path.rstrip("/")
     qs = parse_qs(parts.query)
     q = qs.get("q", [""])[0]
+    sort = qs.get("sort", [""])[0]
+    sort = sort if sort in SORTS else ""
     if domain == "google.com":
         return Page(url, "serp" if path == "/search" and q else "google", domain, q)
     if domain in SITE_STYLES:
         if path == "/search" and q:
-            return Page(url, "shop_results", domain, q)
-        if path == "/cart":
-            return Page(url, "cart", domain)
+            return Page(url, "shop_results", domain, q, sort=sort)
+        if path in ("/cart", "/checkout", "/order"):
+            return Page(url, path[1:], domain)
         if path.startswith("/product/"):
             try:
                 rank = int(qs.get("rank", ["-1"])[0])
             except ValueError:
                 rank = -1
-            return Page(url, "product", domain, q, path.split("/")[2], rank)
+            return Page(url, "product", domain, q, path.split("/")[2], rank, sort)
         return Page(url, "shop_home", domain)
     if path == "/search" and q and domain:  # another site's own search (:mod:`.sitesearch`)
         return Page(url, "site_results", domain, q)
@@ -93,11 +104,19 @@ def parse_url(url: str) -> Page:
     return Page(url, "site", domain)
 
 
-def shop_results(browser: Browser, site: str, query: str) -> list[Product]:
-    """The organic results in the order this episode shows them."""
+def shop_results(browser: Browser, site: str, query: str, sort: str = "") -> list[Product]:
+    """The organic results in the order this episode shows them, or sorted by ``sort`` (:data:`SORTS`;
+    ties keep the episode's order)."""
     dyn = browser.phone.dyn
     items = products(site, query, dyn.world_version)
-    return [items[j] for j in dyn.order(len(items), "shop", site, query.lower())]
+    shown = [items[j] for j in dyn.order(len(items), "shop", site, query.lower())]
+    if sort == "price_asc":
+        shown.sort(key=lambda p: p.price)
+    elif sort == "price_desc":
+        shown.sort(key=lambda p: -p.price)
+    elif sort == "rating":
+        shown.sort(key=lambda p: (-p.rating, -p.reviews))
+    return shown
 
 
 def page_views(b: Browser, page: Page) -> list[ui.View]:
@@ -110,6 +129,8 @@ def page_views(b: Browser, page: Page) -> list[ui.View]:
         "shop_results": _shop,
         "product": _shop,
         "cart": _shop,
+        "checkout": _shop,
+        "order": _shop,
         "reddit": _reddit,
         "site_results": _site_results,
     }.get(page.kind, _site)
@@ -330,6 +351,27 @@ def _dress_card(row: ui.View, p: Product, style: SiteStyle) -> None:
     row.children.append(ui.box((16, y + 131, 344, y + 132), ui.FAINT))
 
 
+def _sort_bar(b: Browser, page: Page, y: float, accent: ui.Color) -> ui.View:
+    """The results' sort chips (newer surfaces): the chosen order is filled, each chip reloads the results."""
+    bar = ui.box((0, y, 360, y + 44), ui.WHITE, ref="site.sort")
+    base = f"{page.domain}/search?q={quote_plus(page.query)}"
+    for i, (key, label) in enumerate(SORTS.items()):
+        x = 8 + 87 * i
+        bar.children.append(
+            ui.button(
+                (x, y + 6, x + 83, y + 38),
+                label,
+                partial(b.open_url, base + (f"&sort={key}" if key else "")),
+                ref=f"site.sort.{key or 'featured'}",
+                style="filled" if key == page.sort else "outlined",
+                radius=16,
+                color=accent,
+                size=12,
+            )
+        )
+    return bar
+
+
 def _filter_bar(y: float, accent: ui.Color) -> ui.View:
     """The redesigned results page's sort and filter chips (they change nothing here)."""
     bar = ui.box((0, y, 360, y + 44), ui.WHITE, ref="site.filters")
@@ -418,6 +460,9 @@ def _shop_results_rows(
     if dyn.shop_cards:
         rows.append(_filter_bar(y, style.accent))
         y += 52
+    if b.phone.surfaces:
+        rows.append(_sort_bar(b, page, y, style.accent))
+        y += 48
     if dyn.has_ad("shop", site, page.query.lower()):
         ad = ui.box(
             (12, y, 348, y + 64), (255, 248, 225), radius=10, ref="ad.shop", on_tap=lambda: b.open_url("ad.example/promo")
@@ -428,8 +473,9 @@ def _shop_results_rows(
         )
         rows.append(ad)
         y += 76
-    for rank, p in enumerate(shop_results(b, site, page.query)):
-        url = f"{site}/product/{p.pid}?q={quote_plus(page.query)}&rank={rank}"
+    sort = f"&sort={page.sort}" if page.sort else ""
+    for rank, p in enumerate(shop_results(b, site, page.query, page.sort)):
+        url = f"{site}/product/{p.pid}?q={quote_plus(page.query)}&rank={rank}{sort}"
         shown[len(rows)] = p
         rows.append(_product_row(y, rank, partial(b.open_url, url), tall))
         y += tall
@@ -503,6 +549,10 @@ def _shop(b: Browser, page: Page) -> list[ui.View]:
         _shop_results_rows(b, page, style, y, tall, rows, shown)
     elif page.kind == "cart":
         rows += cart_rows(b, site, y, style.accent)
+    elif page.kind == "checkout":
+        rows += checkout_rows(b, site, y, style.accent)
+    elif page.kind == "order":
+        rows += order_rows(b, site, y, style.accent)
     else:
         _product_rows(b, page, style, y, rows)
 

@@ -31,7 +31,7 @@ from digirl.sim.family_registry import (
 
 # isort: off
 # Every built-in family registers as its module loads, in this order (``family_names`` lists them so).
-from digirl.sim.families import aitw, device, clock, comms, media, web, compound, surface, insearch, reading, files, notes  # noqa: F401
+from digirl.sim.families import aitw, device, clock, comms, media, web, compound, surface, insearch, reading, files, notes, shop  # noqa: F401
 
 # isort: on
 

@@ -31,7 +31,7 @@ from digirl.sim.families.insearch import IN_APP_SEARCH, in_app_search_plan, in_a
 from digirl.sim.family_registry import builtin_family, get_family
 from digirl.sim.goals import TaskContext, check, query_terms, site_domain
 from digirl.sim.intents import HORIZONS, Intent
-from digirl.sim.plans import ExpertStep, _to_shop_results
+from digirl.sim.plans import ExpertStep, to_shop_results
 
 if TYPE_CHECKING:
     import numpy as np
@@ -235,24 +235,41 @@ def _home_plan(e: ExpertStep) -> Action:
 
 
 # ---------------------------------------------------------------- add_to_cart
+def _wanted(phone: Phone, intent: Intent, query: str) -> str:
+    """The product id the task wants in the cart: the first result of ``query`` in the order asked."""
+    from digirl.sim.apps.web import shop_results
+
+    chrome: Any = phone.apps["chrome"]
+    shown = shop_results(chrome, site_domain(intent.get("site")), query, intent.get("sort"))
+    return shown[0].pid if shown else ""
+
+
 def _carted(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     from digirl.sim.content import terms_in
 
     cart: list[tuple[str, str, str, int]] = getattr(phone.apps["chrome"], "cart", [])
     site, terms = site_domain(intent.get("site")), query_terms(intent)
-    return any(s == site and rank == 0 and terms_in(terms, q) for s, _, q, rank in cart)
+    return any(s == site and terms_in(terms, q) and pid == _wanted(phone, intent, q) for s, pid, q, _ in cart)
 
 
-@builtin_family("add_to_cart", "phone", predicate=_carted, doc="the first result of that search is in the site's cart")
+@builtin_family(
+    "add_to_cart",
+    "phone",
+    predicate=_carted,
+    doc="the first result of that search (in the order ``sort`` asks, if given) is in the site's cart",
+)
 def _cart_plan(e: ExpertStep) -> Action:
+    from digirl.sim.families.shop import sort_step
+
     b: Any = e.phone.apps["chrome"]
     page = b.page if e.phone.fg == "chrome" and b.mode == "page" else None
-    if page is not None and page.kind == "product" and page.rank == 0 and page.domain == site_domain(e.intent.get("site")):
+    if page is not None and page.kind == "product" and page.domain == site_domain(e.intent.get("site")):
         from digirl.sim.content import terms_in
 
-        if terms_in(query_terms(e.intent), page.query) and b.focused is None:
+        wanted = _wanted(e.phone, e.intent, page.query)
+        if terms_in(query_terms(e.intent), page.query) and b.focused is None and page.pid == wanted:
             return e.goto("product.add_to_cart") or Action.back()
-    step = _to_shop_results(e)
+    step = to_shop_results(e) or sort_step(e, e.intent.get("sort"))
     if step is not None:
         return step
     return e.goto("product.0") or Action.back()

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from digirl.sim.intents import Intent
-from digirl.sim.tasks import in_app_steps  # noqa: F401  (adds its steps to compound_rules.CONTEXT_RULES)
+from digirl.sim.tasks import in_app_steps, shop_steps  # noqa: F401  (add their steps to compound_rules.CONTEXT_RULES)
 from digirl.sim.tasks.compound_rules import failed_step, second_request, swallowed_connective
 from digirl.sim.tasks.matching import USER_RULES, match_rules, match_single
 from digirl.sim.tasks.normalize import (
