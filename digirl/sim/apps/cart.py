@@ -35,13 +35,21 @@ def cart_items(b: Browser, site: str) -> list[Product]:
     return out
 
 
-def cart_rows(b: Browser, site: str, y: float, accent: ui.Color) -> list[ui.View]:
-    """The cart's rows in scroll-list coordinates from ``y``."""
+def _heading(b: Browser, site: str, y: float, title: str, ref: str) -> tuple[list[Product], list[ui.View], float]:
+    """The site's cart items, a page's title row (with an empty-cart note when there are none) and
+    where the next row starts."""
     items = cart_items(b, site)
-    rows: list[ui.View] = [ui.label((16, y + 8, 344, y + 40), "Shopping Cart", size=20, bold=True, ref="cart.title")]
+    rows: list[ui.View] = [ui.label((16, y + 8, 344, y + 40), title, size=20, bold=True, ref=ref)]
     y += 48
     if not items:
         rows.append(ui.label((16, y + 16, 344, y + 48), "Your cart is empty", size=15, fg=ui.SUBTLE, ref="cart.empty"))
+    return items, rows, y
+
+
+def cart_rows(b: Browser, site: str, y: float, accent: ui.Color) -> list[ui.View]:
+    """The cart's rows in scroll-list coordinates from ``y``."""
+    items, rows, y = _heading(b, site, y, "Shopping Cart", "cart.title")
+    if not items:
         return rows
     for i, item in enumerate(items):
         row = ui.box((0, y, 360, y + 96), ui.WHITE, ref=f"cart.item.{i}", kind="list_item")
@@ -73,11 +81,8 @@ def _block(y: float, heading: str, lines: tuple[str, ...], ref: str) -> list[ui.
 
 def checkout_rows(b: Browser, site: str, y: float, accent: ui.Color) -> list[ui.View]:
     """The checkout page's rows: shipping address, payment, the items, the total and "Place order"."""
-    items = cart_items(b, site)
-    rows: list[ui.View] = [ui.label((16, y + 8, 344, y + 40), "Checkout", size=20, bold=True, ref="checkout.title")]
-    y += 52
+    items, rows, y = _heading(b, site, y, "Checkout", "checkout.title")
     if not items:
-        rows.append(ui.label((16, y + 16, 344, y + 48), "Your cart is empty", size=15, fg=ui.SUBTLE, ref="cart.empty"))
         return rows
     rows += _block(y, "SHIPPING TO", SHIP_TO, "checkout.address")
     y += 26 + 22 * len(SHIP_TO) + 14

@@ -85,12 +85,6 @@ def _something_in_cart(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.r
 )
 def _checkout_plan(e: ExpertStep) -> Action:
     site = site_domain(e.intent.get("site"))
-    step = to_site(e, site)
-    if step is not None:
-        return step
     b: Any = e.phone.apps["chrome"]
-    if b.focused is not None:
-        return Action.back()
-    if b.page.kind == "cart":
-        return e.goto("cart.checkout") or Action.back()
-    return e.goto(f"{site}.cart") or Action.back()
+    ref = "cart.checkout" if _page(e.phone) is not None and b.page.kind == "cart" else f"{site}.cart"
+    return to_site(e, site) or (Action.back() if b.focused is not None else e.goto(ref)) or Action.back()
