@@ -77,8 +77,14 @@ def calc_expression(text: str) -> str | None:
     return "".join(out)
 
 
+_PHONE_NUMBER = re.compile(r"(?:\+?1[\s.-])?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}|\d{3}-\d{4}")
+
+
 def calc_intent(text: str) -> Intent | None:
-    """The ``calculate`` intent of an arithmetic request ("64 divided by 8"), or ``None``."""
+    """The ``calculate`` intent of an arithmetic request ("64 divided by 8"), or ``None``; a phone number
+    ("312-555-0144", "1-800-275-8777") is not one."""
+    if _PHONE_NUMBER.fullmatch(text.strip(" .,;")):
+        return None
     expr = calc_expression(text)
     if expr is None:
         return None

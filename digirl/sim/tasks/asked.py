@@ -22,6 +22,10 @@ _ASKED: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.I), r)
     for p, r in (
         (r"(?:the\s+)?(?:flashlight|flash\s+light|torch)(?:\s+(?:please|pls|now))?", "turn on the flashlight"),
+        (
+            r"(?:i\s+(?:want|need)|give\s+me|get\s+me)\s+(?:an?\s+)?(?:new\s+)?(?:incognito|private)\s+tab",
+            "open an incognito tab",
+        ),
         (r"(?:an?\s+)?alarm\s+(?:for|at)\s+(.+)", r"set an alarm for \1"),
         (rf"(?:a\s+)?(?:[a-z]+\s+)?timer[,:]?\s+(?:for\s+)?({_DURATION})", r"set a timer for \1"),
         (rf"({_DURATION})\s+timer", r"set a timer for \1"),
@@ -100,7 +104,11 @@ _ON_THE_PHONE = re.compile(
     r"|^(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+)?(?:make|turn|set|put|switch|call|text|open|send|play|do"
     r"|start|stop|take|add|delete|remove|change|mute|unmute|dim|lower|raise|show\s+(?:my|the)|check\s+my)\b"
     r"|\b(?:want|need|would\s+like)\s+(?:that\s+)?(?:you|u)\s+(?:to\s+)?(?:make|turn|set|put|switch|call|text|open|send|play)\b"
-    r"|\b[A-Z][\w'-]*'s\s+(?:e-?mail(?:\s+address)?|(?:phone\s+|mobile\s+|cell\s+)?number|birthday)\b",
+    r"|\b[A-Z][\w'-]*'s\s+(?:e-?mail(?:\s+address)?|(?:phone\s+|mobile\s+|cell\s+)?number|birthday)\b"
+    # the phone itself, the page on screen, the owner's own day: no web search answers these
+    r"|^(?:power\s+(?:off|down)|shut\s+down|switch\s+off|restart|reboot)\s+(?:the\s+|my\s+|this\s+)?(?:phone|device)\b"
+    r"|^translate\s+(?:this|the)\s+(?:page|site|text|screen)\b|^max(?:\s+out)?\s+(?:the\s+|my\s+)?(?:media\s+|ring\s+)?volume\b"
+    r"|^what\s+did\s+i\s+(?:have|eat|do|buy|say|watch)\b",
     re.I,
 )
 #: How-to questions are for the web even when they name the phone ("how do I turn off my alarm").

@@ -253,6 +253,8 @@ def _shared_verb(text: str, ctx: Context) -> Intent | None:
         return got if got is not None and _usable(got) and not _free_text(got) else None
     if not _BARE_VALUE.match(text):  # a name may hold "and"/"&" itself ("Barnes & Noble")
         return None
+    if ctx.last.family == "add_contact":  # "add Luis Ortega, 312-555-0144, then …": his number, not a second contact
+        return None
     for k in range(1, min(3, len(words) - 1) + 1):
         got = match_single(" ".join([*words[:-k], text]))
         if got is not None and got.family == ctx.last.family and got != ctx.last and _usable(got) and not _free_text(got):
@@ -689,7 +691,7 @@ _SECOND_REQUEST = re.compile(
     r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall|"
     r"clear|close|turn|enable|disable|record|email|message|book|buy|order|save|share|put|make|walk|filter|pick|reply|"
     r"forward|remove|move|download|bookmark|star|archive|pay|checkout|check\s+out|sort|pin|follow|join|read|listen|remind|tell|"
-    r"shuffle|pause|skip|mute|dim|if\s+(?:it|it's|i|there|the|you|so)\b)\b",
+    r"shuffle|pause|skip|mute|dim|lock|unlock|restart|reboot|if\s+(?:it|it's|i|there|the|you|so)\b)\b",
     re.I,
 )
 
@@ -697,11 +699,16 @@ _SECOND_REQUEST = re.compile(
 def second_request(intent: Intent) -> str:
     """The start of a second request a slot of ``intent`` swallowed ("… and search for invoices"), or ""."""
     for k, v in intent.slots.items():
-        if k not in ("key_terms", "plan", "body", "subject") or (k == "body" and intent.family == "create_note"):
-            m = _SECOND_REQUEST.search(v)
-            if m is not None:
-                rest = v[m.start() :].lstrip(",; ")
-                return re.sub(r"^(?:and\s+then|and|then|after\s+that),?\s+", "", rest, flags=re.I)
+        if k in ("key_terms", "plan"):
+            continue
+        if k in ("body", "subject") and intent.family != "create_note":
+            if '"' not in v:  # a message may say "and then" itself
+                continue
+            v = v.split('"', 1)[1]  # past a closing quote the slot ran on: 'sorry.", then text Tom "…'
+        m = _SECOND_REQUEST.search(v)
+        if m is not None:
+            rest = v[m.start() :].lstrip(",; ")
+            return re.sub(r"^(?:and\s+then|and|then|after\s+that),?\s+", "", rest, flags=re.I)
     return ""
 
 

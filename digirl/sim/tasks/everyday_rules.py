@@ -166,6 +166,8 @@ _FIXED: tuple[tuple[tuple[str, ...], Intent], ...] = (
 )
 
 #: Phrasings said again as one the parser knows: (templates, the known phrasing, its family).
+#: A contact's name as said in a rewording: letters of any script, spaces, apostrophes, dots, hyphens.
+_NAME = "(?P<n>[^\\W\\d_](?:[^\\W\\d_]|[' .-])*?)"
 _REWORDED: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
         ("(?:set|create|make|add)~(?:an?~|my~)?(?P<t>\\d{1,2}(?::\\d\\d)?\\s*(?:am|pm|a\\.m\\.|p\\.m\\.)?)~alarm",),
@@ -173,6 +175,19 @@ _REWORDED: tuple[tuple[tuple[str, ...], str, str], ...] = (
         "set_alarm",
     ),
     (("check~(?P<site>[a-z]+\\.com)~for~(?P<q>[^?!]+)",), "search {site} for {q}", "shop_search"),
+    (
+        (
+            "(?:look~up|look~for|find|search~for)~(?:an?~|some~|the~)?(?:prices?~(?:of|for)~(?:an?~|the~)?)?(?P<q>[^?!]+?)~(?:on|at)~"
+            "(?P<site>best~buy|bestbuy|amazon|ebay|walmart|target|costco|newegg)(?:\\.com)?",
+        ),
+        "search {site} for {q}",
+        "shop_search",
+    ),
+    (
+        ("(?P<m>bike|biking|cycling|bicycle|walking|driving|transit|bus|train)~(?:route|directions)~to~(?P<x>[^?!]+)",),
+        "get {m} directions to {x}",
+        "maps_directions",
+    ),
     (
         ("(?:start|begin|open)~(?:a~)?(?:new~)?convo~with~(?P<c>.+)", "open~(?:my~)?convo~with~(?P<c>.+)"),
         "open my conversation with {c}",
@@ -212,8 +227,8 @@ _REWORDED: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
         (
             # "add a new contact named Diego Ramirez, 555 201 8890", "create contact Nia 555 8888"
-            "(?:add|create|save)~(?:a~)?(?:new~)?contact~(?:named~|called~)?(?P<n>[A-Za-z][A-Za-z' .-]*?)\\s*,\\s*" + _NUMBER,
-            "(?:create|add|save|make)~(?:a~)?(?:new~)?contact~(?:for~|named~|called~)?(?P<n>[A-Za-z][A-Za-z' .-]*?)~"
+            "(?:add|create|save)~(?:a~)?(?:new~)?contact~(?:for~|named~|called~)?" + _NAME + "\\s*,\\s*" + _NUMBER,
+            "(?:create|add|save|make)~(?:a~)?(?:new~)?contact~(?:for~|named~|called~)?" + _NAME + "~"
             "(?:with~(?:the~)?(?:number~|phone~)?|at~)?" + _NUMBER,
         ),
         "add a new contact named {n} with number {num}",
@@ -314,9 +329,21 @@ def _fixed(intent: Intent) -> Handler:
     return lambda g: intent
 
 
+#: The rewordings being parsed now: a rewording that comes back to itself is not read again (a
+#: phrasing that matches its own rewording would otherwise recurse without end).
+_REPARSING: set[str] = set()
+
+
 def _reworded(phrase: str, family: str) -> Handler:
     def handle(g: dict[str, str]) -> Intent | None:
-        got = reparse(phrase.format(**{k: v.strip() for k, v in g.items() if v is not None}))
+        text = phrase.format(**{k: v.strip() for k, v in g.items() if v is not None})
+        if text in _REPARSING:
+            return None
+        _REPARSING.add(text)
+        try:
+            got = reparse(text)
+        finally:
+            _REPARSING.discard(text)
         return got if got is not None and got.family == family else None
 
     return handle

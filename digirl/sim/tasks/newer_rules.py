@@ -537,6 +537,7 @@ def _notes_app(said: str) -> str:
     rf"(?:make|take|create|write|add|jot)~(?:down~)?{_A_NOTE}(?:~in~(?:my~|the~)?{_NOTES_APP})?\s*(?::|~that~says|~saying)\s*(?P<b>.+)",
     rf"(?:in|on|using)~(?:my~|the~)?{_NOTES_APP},?~(?:make|take|create|write)~{_A_NOTE}(?:~(?:that~says|saying))?\s*:?\s*(?P<b>.+)",
     r"(?:note|jot~down|write~down)(?:~this)?\s*:\s*(?P<b>.+)",
+    r"(?:jot|write)~down~(?P<b>\"[^\"]+\")",
     r"(?:add|make|write|leave)~(?:a~|myself~a~)?note~to~(?:(?:myself|self)\s*:?~)?(?P<b>(?!my~|the~).+)",
 )
 def _create_note(g: dict[str, str]) -> Intent | None:

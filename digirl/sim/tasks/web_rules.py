@@ -293,9 +293,30 @@ def _web(g: dict[str, str]) -> Intent | None:
     "where~is~(?:the~)?closest~{x}",
 )
 def _maps_near(g: dict[str, str]) -> Intent | None:
-    x = strip_article(clean_slot(g["x"]))
+    return _places_search(clean_slot(g["x"]))
+
+
+def _places_search(said: str) -> Intent | None:
+    x = strip_article(said)
     key = distinct_terms(subject(x))
     return Intent("maps_search", {"query": x, "key_terms": key}) if key else None
+
+
+#: First words of a verbless "X nearby" that is not a kind of place ("anything fun nearby?").
+_NOT_A_PLACE = re.compile(
+    r"^(?:what|what's|whats|where|where's|who|how|is|are|any|anything|something|things|stuff|i|my|me|it|this|that|"
+    r"show|find|get|take|go|stuff|fun|events?|news|weather|people|friends?)\b",
+    re.I,
+)
+
+
+@APPS_LATE.rule("(?:any~|some~)?(?P<x>[a-z][a-z' &-]*?)~(?:near~me|nearby|around~me|around~here|close~by)")
+def _places_near(g: dict[str, str]) -> Intent | None:
+    """A kind of place said alone: "gas stations nearby?", "coffee near me"."""
+    x = clean_slot(g["x"])
+    if _NOT_A_PLACE.match(x) or len(x.split()) > 3:
+        return None
+    return _places_search(x)
 
 
 @APPS_LATE.rule("(?:show~me|tell~me)~how~to~get~to~(?:the~)?(?:nearest~|closest~)?{d}")

@@ -1,0 +1,84 @@
+"""Readings fixed after the blind set s27 (issue 42, session 25): each of these lines was parsed into a
+task that did something else (a web search, a calculation, a message body holding the next step), or
+crashed the parser; now each is the task it says, or refused with a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from digirl.sim.tasks.parser import explain_instruction
+from tests.sim.conftest import assert_expert_solves, plan_steps
+
+
+@pytest.mark.parametrize(
+    ("text", "steps"),
+    [
+        (
+            'Jot down "Call landlord about the leaky faucet"',
+            [("create_note", {"app": "", "title": "", "body": "Call landlord about the leaky faucet"})],
+        ),
+        ("Look up a 65 inch TV on Best Buy", [("shop_search", {"site": "bestbuy.com", "query": "65 inch TV"})]),
+        ("Look up the price of AirPods on Target", [("shop_search", {"site": "target.com", "query": "AirPods"})]),
+        ("bike route to Golden Gate Park please", [("maps_directions", {"destination": "Golden Gate Park", "mode": "Bike"})]),
+        ("gas stations nearby?", [("maps_search", {"query": "gas stations", "key_terms": "gas stations"})]),
+        ("I want an incognito tab", [("browser_tab", {"mode": "incognito_tab"})]),
+        ("add a new contact Tomás Herrera, 312-555-0187", [("add_contact", {"name": "Tomás Herrera", "number": "3125550187"})]),
+        (
+            'Add a contact named Luis Ortega, 312-555-0144, then text him "hey it\'s Sam, save my number"',
+            [
+                ("add_contact", {"name": "Luis Ortega", "number": "3125550144"}),
+                ("send_message", {"contact": "Luis Ortega", "body": "hey it's Sam, save my number"}),
+            ],
+        ),
+        (
+            "Create a contact for Dr. Helen Cho, 617-555-0109, and mark her as a favorite",
+            [("add_contact", {"name": "Dr. Helen Cho", "number": "6175550109"}), ("favorite_contact", {"name": "Dr. Helen Cho"})],
+        ),
+        (
+            'Write a note that says "Gate code 4821#" and then lock the screen',
+            [("create_note", {"app": "", "title": "", "body": "Gate code 4821#"}), ("lock_screen", {})],
+        ),
+    ],
+)
+def test_readings_fixed_after_s27_parse_and_the_expert_solves_them(text: str, steps: list[tuple[str, dict[str, str]]]) -> None:
+    assert plan_steps(text) == [{"family": f, "slots": s} for f, s in steps]
+    assert_expert_solves(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("power off the phone", "on the phone"),
+        ("translate this page to spanish", "on the phone"),
+        ("What did I have for lunch last Tuesday?", "on the phone"),
+        ("Max out the media volume", "on the phone"),
+        (
+            'Email karen.white@company.com with subject "Out sick" and body "I won\'t make it in today, sorry.", '
+            'then text Tom "I\'m out today"',
+            "'text Tom",
+        ),
+    ],
+)
+def test_what_a_web_search_or_a_message_would_misread_is_refused(text: str, said: str) -> None:
+    got = explain_instruction(text)
+    assert got.intent is None and said in got.reason, got
+
+
+def test_a_rewording_that_matches_itself_does_not_recurse() -> None:
+    """'Create a contact for X, NUMBER' was said again as a phrasing that matched the same rewording:
+    the parser recursed until Python's limit (a crash on user input)."""
+    got = explain_instruction("Create a contact for Dr. Helen Cho, 617-555-0109")
+    assert got.intent is not None and got.intent.slots == {"name": "Dr. Helen Cho", "number": "6175550109"}
+
+
+def test_a_phone_number_is_not_arithmetic_but_a_sum_still_is() -> None:
+    from digirl.sim.tasks.matching import match_single
+
+    assert match_single("312-555-0144") is None  # no step of its own (alone, a number is looked up on the web)
+    got = explain_instruction("what's 312 - 555")
+    assert got.intent is not None and got.intent.family == "calculate"
+
+
+def test_a_message_may_still_say_and_then() -> None:
+    got = explain_instruction('text mom "I\'ll call you and then we can talk"')
+    assert got.intent is not None and got.intent.get("body") == "I'll call you and then we can talk"
