@@ -53,7 +53,14 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
         ("15 seconds", "30 seconds", "1 minute", "2 minutes", "5 minutes", "10 minutes", "30 minutes"),
     ),
     "font_size": ("Font size", ("Small", "Default", "Large", "Largest")),
+    # Sound's "Phone ringtone" row (a page of choices with the newer surfaces; a fixed label before)
+    "ringtone": (
+        "Phone ringtone",
+        ("The Big Adventure", "Chimes", "Ocean", "Copycat", "Flutterby", "Classic Bell", "Crystal", "Beep-Beep"),
+    ),
 }
+#: The Settings page that shows each option's row.
+OPTION_PAGE = {"screen_timeout": "display", "font_size": "display", "ringtone": "sound"}
 #: Switches added after the shipped sets were pinned (``toggle_setting`` takes them too; a task about
 #: one gets the newer surfaces, where Settings shows it).
 NEWER_SETTINGS = ("vibrate", "night_light")
@@ -78,6 +85,7 @@ class DeviceSettings:
     night_light: bool = False  # amber tint at night (Display's newer switch)
     screen_timeout: str = "30 seconds"  # one of OPTIONS["screen_timeout"] (the ``set_option`` family)
     font_size: str = "Default"  # one of OPTIONS["font_size"]
+    ringtone: str = "The Big Adventure"  # one of OPTIONS["ringtone"]
     wifi_network: str = "HomeNetwork-5G"  # the network Wi-Fi joins when on
     #: Networks in range (the newer Wi-Fi page lists them; ``connect_wifi`` adds its own).
     networks: list[str] = field(default_factory=lambda: ["HomeNetwork-5G", "CoffeeShop_Free", "NETGEAR42", "xfinitywifi"])

@@ -5,6 +5,7 @@ crashed the parser; now each is the task it says, or refused with a reason."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,9 @@ DATA = Path(__file__).parent / "data"
             "Create a contact for Dr. Helen Cho, 617-555-0109, and mark her as a favorite",
             [("add_contact", {"name": "Dr. Helen Cho", "number": "6175550109"}), ("favorite_contact", {"name": "Dr. Helen Cho"})],
         ),
+        ("Set my ringtone to Chimes", [("set_option", {"option": "ringtone", "value": "Chimes"})]),
+        ("make Ocean my ringtone", [("set_option", {"option": "ringtone", "value": "Ocean"})]),
+        ("change the font size to the largest", [("set_option", {"option": "font_size", "value": "Largest"})]),
         (
             'Write a note that says "Gate code 4821#" and then lock the screen',
             [("create_note", {"app": "", "title": "", "body": "Gate code 4821#"}), ("lock_screen", {})],
@@ -56,6 +60,7 @@ def test_readings_fixed_after_s27_parse_and_the_expert_solves_them(text: str, st
         ("translate this page to spanish", "on the phone"),
         ("What did I have for lunch last Tuesday?", "on the phone"),
         ("Max out the media volume", "on the phone"),
+        ("set my ringtone to Despacito", "the phone's ringtones are"),
         (
             'Email karen.white@company.com with subject "Out sick" and body "I won\'t make it in today, sorry.", '
             'then text Tom "I\'m out today"',
@@ -103,3 +108,23 @@ def test_mangled_requests_never_crash_the_parser() -> None:
         text = rng.choice([f"{a}, {b}", a[: rng.randrange(1, len(a) + 1)], " ".join(words), a.upper(), f'"{a}"'])
         got = explain_instruction(text)
         assert (got.intent is None) != (got.reason == ""), (text, got)
+
+
+def test_the_ringtone_row_is_a_choice_only_with_the_newer_surfaces() -> None:
+    from digirl.sim.phone import Phone
+
+    phone = Phone()
+    settings: Any = phone.apps["settings"]
+    phone.launch("settings")
+    settings.push("sound", "")
+    phone.invalidate()
+    row = phone.find("settings.ringtone")
+    assert row is not None and row.on_tap is not None
+    row.on_tap()  # the pinned phone: an inert row that says "Pixel Sounds"
+    assert settings.top[0] == "sound"
+    phone.surfaces = True
+    phone.invalidate()
+    row = phone.find("settings.ringtone")
+    assert row is not None and row.on_tap is not None
+    row.on_tap()
+    assert settings.top == ("option", "ringtone")

@@ -386,7 +386,9 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
         rows = [
             *self._level_row(0, "Media volume", "volume", "settings.volume"),
             self._setting_row(80, "do_not_disturb", "Do Not Disturb"),
-            ui.list_row(152, 72, "Phone ringtone", sub="Pixel Sounds", ref="settings.ringtone", on_tap=lambda: None),
+            self._option_row(152, "ringtone", "settings.ringtone", "{}")
+            if self.phone.surfaces
+            else ui.list_row(152, 72, "Phone ringtone", sub="Pixel Sounds", ref="settings.ringtone", on_tap=lambda: None),
             # the pinned screens' static row; newer tasks get the switch (Phone.surfaces)
             self._setting_row(224, "vibrate", "Vibrate for calls")
             if self.phone.surfaces

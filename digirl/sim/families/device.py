@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
-from digirl.sim.device import LEVEL_STEP, NEWER_SETTINGS, OPTIONS, SETTING_NAMES, get_setting, set_setting
+from digirl.sim.device import LEVEL_STEP, NEWER_SETTINGS, OPTION_PAGE, OPTIONS, SETTING_NAMES, get_setting, set_setting
 from digirl.sim.family_registry import builtin_family
 from digirl.sim.goals import TaskContext
 from digirl.sim.intents import Intent
@@ -149,7 +149,7 @@ def _bt_plan(e: ExpertStep) -> Action:
     )
 
 
-_OPTION_ROW = {"screen_timeout": "settings.timeout", "font_size": "settings.font"}
+_OPTION_ROW = {"screen_timeout": "settings.timeout", "font_size": "settings.font", "ringtone": "settings.ringtone"}
 
 
 def _option_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
@@ -184,14 +184,18 @@ def _option_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 
 
 @builtin_family(
-    "set_option", "phone", predicate=_option_ok, setup=_option_setup, doc="a Display choice (screen timeout, font size) is set"
+    "set_option",
+    "phone",
+    predicate=_option_ok,
+    setup=_option_setup,
+    doc="a choice of Settings (Display's screen timeout and font size, Sound's ringtone) is set",
 )
 def _option_plan(e: ExpertStep) -> Action:
     name = e.intent.get("option")
     settings: Any = e.phone.apps["settings"]
     if e.phone.fg == "settings" and settings.top == ("option", name):
         return e.goto(f"settings.option.{OPTIONS[name][1].index(_option_target(e.intent, e.ctx))}") or Action.back()
-    return to_settings_page(e, "display") or e.goto(_OPTION_ROW[name]) or Action.back()
+    return to_settings_page(e, OPTION_PAGE[name]) or e.goto(_OPTION_ROW[name]) or Action.back()
 
 
 # ---- brightness, volume -----------------------------------------------------------------

@@ -129,7 +129,7 @@ _FONT = "(?:the~)?(?:font|text|letters?)(?:~size)?(?:~on~(?:my~|the~)?(?:phone|s
 
 @APPS_EARLY.rule(
     f"(?P<dir>increase|enlarge|raise|bump~up|turn~up|decrease|reduce|shrink|lower|turn~down)~{_FONT}",
-    f"(?:make|set|change|turn|switch)~{_FONT}~(?:to~)?(?P<v>{'|'.join(_FONT_WORDS)})(?:~(?:size|one|setting))?",
+    f"(?:make|set|change|turn|switch)~{_FONT}~(?:to~)?(?:the~)?(?P<v>{'|'.join(_FONT_WORDS)})(?:~(?:size|one|setting))?",
     "(?:make~)?(?:the~)?(?:font|text)~(?P<v>bigger|larger|smaller)",
 )
 def _font_size(g: dict[str, str]) -> Intent:
@@ -140,6 +140,26 @@ def _font_size(g: dict[str, str]) -> Intent:
     if v in ("bigger", "larger", "smaller"):  # a move, from wherever it is
         return Intent("set_option", {"option": "font_size", "value": "down" if v == "smaller" else "up"})
     return Intent("set_option", {"option": "font_size", "value": _FONT_WORDS[v]})
+
+
+_RINGTONE = "(?:(?:my~|the~)?(?:phone~)?(?:ringtone|ring~tone|ringer(?:~sound)?))"
+
+
+@APPS_EARLY.rule(
+    f"(?:set|change|switch|make|update)~{_RINGTONE}~(?:to~|as~)?(?:the~)?(?P<v>[^?!]+?)(?:~(?:ringtone|one|sound|tone))?",
+    f"(?:make|use|set)~(?:the~)?(?P<v>[^?!]+?)~(?:as~)?{_RINGTONE}",
+)
+def _ringtone(g: dict[str, str]) -> Intent | Reject | None:
+    """ "Set my ringtone to Chimes", "make Ocean my ringtone": Sound's ringtone (newer surfaces)."""
+    from digirl.sim.device import OPTIONS
+
+    said = unquote(g["v"]).strip(" .")
+    if re.search(r"\b(?:volume|loud|louder|max|full|silent|vibrate)\b", said, re.I):  # "set the ringer to full volume"
+        return None
+    value = next((v for v in OPTIONS["ringtone"][1] if v.lower() == said.lower()), None)
+    if value is None:
+        return Reject(f"the phone's ringtones are {', '.join(OPTIONS['ringtone'][1])}, not {said!r}")
+    return Intent("set_option", {"option": "ringtone", "value": value})
 
 
 _DAY_WORDS = (
