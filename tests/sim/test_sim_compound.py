@@ -389,7 +389,7 @@ def test_final_check_set_parse_and_solve_rate() -> None:
 
 @pytest.mark.parametrize(
     ("name", "floor"),
-    [("s19", 296), ("s20", 100), ("s22", 296), ("s23", 292), ("s24", 270), ("s25", 201), ("s26", 220), ("s27", 206)],
+    [("s19", 296), ("s20", 100), ("s22", 296), ("s23", 292), ("s24", 269), ("s25", 201), ("s26", 220), ("s27", 206)],
 )
 def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> None:
     """The held-out sets of round 3's later sessions (each .md has its one blind measurement): parsed and
@@ -398,7 +398,8 @@ def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> Non
     it no longer counts were misreadings "solved" by the simulator (a search query holding a second step
     such as "… and sort by price", a web search for "where are my screenshots"), now refused
     (tests/sim/test_sim_asked.py). Session 25 raised them to its own counts (shops' sort and checkout)
-    and added s27, whose count also fell on purpose where misreadings became refusals (204 blind)."""
+    and added s27, whose count also fell on purpose where misreadings became refusals (204 blind); s24's
+    "Schedule "Team standup" every weekday at 9:15." is refused now (events do not repeat), not misread."""
     r = coverage_report_file(DATA / f"heldout_everyday_{name}.txt", perturbation=1, seeds=(0,))
     assert r["solved"] >= floor, [x for x in r["per_line"] if x["status"] != "solved"]
 

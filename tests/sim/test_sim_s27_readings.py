@@ -39,6 +39,35 @@ DATA = Path(__file__).parent / "data"
             "Create a contact for Dr. Helen Cho, 617-555-0109, and mark her as a favorite",
             [("add_contact", {"name": "Dr. Helen Cho", "number": "6175550109"}), ("favorite_contact", {"name": "Dr. Helen Cho"})],
         ),
+        (
+            "Create an event called Book Club for next Thursday from 7 to 9 pm",
+            [("create_event", {"title": "Book Club", "date": "2024-06-13", "time": "19:00"})],
+        ),
+        (
+            'Schedule a meeting called "Q3 budget review" on March 3 from 10 to 11:30 am',
+            [("create_event", {"title": "Q3 budget review", "date": "2025-03-03", "time": "10:00"})],
+        ),
+        (
+            "schedule a dentist appointment from 11 to 1 pm tomorrow",
+            [("create_event", {"title": "Dentist appointment", "date": "2024-06-05", "time": "11:00"})],
+        ),
+        (
+            'add "Beach day" to Saturday on my calendar',
+            [("create_event", {"title": "Beach day", "date": "2024-06-08", "time": ""})],
+        ),
+        ("Turn off every alarm I have", [("disable_alarm", {"time": "all"})]),
+        (
+            "Open maps, search for Whole Foods, and get directions by bike",
+            [
+                ("open_app", {"app": "Maps"}),
+                ("maps_search", {"query": "Whole Foods"}),
+                ("maps_directions", {"destination": "Whole Foods", "mode": "Bike"}),
+            ],
+        ),
+        (
+            "Take a photo, then open the gallery to see it",
+            [("take_photo", {"mode": "photo"}), ("view_photo", {"query": ""})],
+        ),
         ("Set my ringtone to Chimes", [("set_option", {"option": "ringtone", "value": "Chimes"})]),
         ("make Ocean my ringtone", [("set_option", {"option": "ringtone", "value": "Ocean"})]),
         ("change the font size to the largest", [("set_option", {"option": "font_size", "value": "Largest"})]),
@@ -61,6 +90,7 @@ def test_readings_fixed_after_s27_parse_and_the_expert_solves_them(text: str, st
         ("What did I have for lunch last Tuesday?", "on the phone"),
         ("Max out the media volume", "on the phone"),
         ("set my ringtone to Despacito", "the phone's ringtones are"),
+        ('put "Team standup" on my calendar every weekday at 9:30', "cannot make one repeat"),
         (
             'Email karen.white@company.com with subject "Out sick" and body "I won\'t make it in today, sorry.", '
             'then text Tom "I\'m out today"',

@@ -203,8 +203,41 @@ _NOT_AN_EVENT = (
 )
 
 
+#: A repeating event ("every weekday", "repeating every year"): the calendar's events happen once.
+_REPEATS = re.compile(
+    r"\b(?:every|each)\s+(?:day|weekday|week|month|year|morning|evening|night|other|mon|tue|wed|thu|fri|sat|sun)"
+    r"|\b(?:repeating|recurring|weekly|monthly|yearly|annually|daily)\b",
+    re.I,
+)
+#: "from 7 to 9 pm": the event starts at the first time (the calendar keeps no end).
+_SPAN = re.compile(
+    r"\bfrom\s+(?P<a>\d{1,2})(?::(?P<am>\d\d))?\s*(?P<ap>[ap]\.?m\.?)?\s*(?:to|until|till|-|–)\s*"
+    r"(?P<b>\d{1,2})(?::\d\d)?\s*(?P<bp>[ap]\.?m\.?)?",
+    re.I,
+)
+
+
+def _start_of_span(m: re.Match[str]) -> str:
+    """ "from 7 to 9 pm" → "at 7 pm"; "from 11 to 1 pm" → "at 11 am" (an end past noon, a start before it)."""
+    a, b = int(m["a"]), int(m["b"])
+    meridiem = m["ap"] or ""
+    if not meridiem and m["bp"]:
+        pm = m["bp"].lower().startswith("p")
+        meridiem = ("pm" if a <= b or a == 12 else "am") if pm else "am"
+    minutes = f":{m['am']}" if m["am"] else ""
+    return f"at {a}{minutes} {meridiem}".strip()
+
+
 def _event(raw: str) -> Intent | Reject | None:
+    raw = _SPAN.sub(_start_of_span, raw)
     rest, day, hhmm = split_when(unquote(raw))
+    quoted = re.match(r'^\s*["“](?P<t>[^"”]+)["”]\s*(?P<rest>.*)$', raw)
+    if quoted is not None:  # 'a meeting called "Q3 review" on March 3': the title ends at its quote
+        after, qday, qhhmm = split_when(quoted["rest"])
+        if re.fullmatch(r"(?:(?:to|on|in|into|for|at)\b\s*)?(?:(?:my|the)\s+)?(?:calendar)?[\s.,]*", after, re.I):
+            rest, day, hhmm = quoted["t"], qday, qhhmm
+    if _REPEATS.search(rest):
+        return Reject("events on the simulated phone's calendar happen once; it cannot make one repeat")
     title = unquote(rest)
     title = re.sub(r"\s+(?:to|on|in|into)\s+(?:my|the)\s+calendar$", "", title, flags=re.I)
     title = re.sub(r"^(?:for|called|named|titled)\s+", "", title, flags=re.I)

@@ -82,12 +82,14 @@ _DIRECTIONS_FIRST = re.compile(
 #: Starting the route to the place just found, with its travel mode when one is said.
 _NAVIGATE_THERE = re.compile(
     r"^(?:(?:start|begin)\s+(?:the\s+)?(?:navigation|navigating|route|directions)(?:\s+there)?"
-    r"|(?:get|show)\s+(?:me\s+)?(?P<mode>walking|driving|transit|cycling|biking)\s+directions(?:\s+there)?"
+    r"|(?:get|show|start)\s+(?:me\s+)?(?P<mode>walking|driving|transit|cycling|biking)\s+directions(?:\s+there)?"
+    r"|(?:get|show)\s+(?:me\s+)?directions(?:\s+there)?\s+(?:by|on|via)\s+(?P<mode3>bike|bicycle|foot|car|transit|bus|train)"
     r"|(?P<mode2>walk|drive)\s+me\s+there)$",
     re.I,
 )
 _MODES = {"walking": "Walk", "walk": "Walk", "driving": "Drive", "drive": "Drive", "transit": "Transit", "cycling": "Bike",
-          "biking": "Bike"}  # fmt: skip
+          "biking": "Bike", "bike": "Bike", "bicycle": "Bike", "foot": "Walk", "car": "Drive", "bus": "Transit",
+          "train": "Transit"}  # fmt: skip
 _CART = re.compile(
     rf"^(?:add|put)(?:\s+(?:it|this|that|them|{FIRST_ITEM}))?\s+(?:to|in|into)\s+(?:the\s+|my\s+)?(?:shopping\s+)?(?:cart|basket|bag)$",
     re.I,
@@ -196,7 +198,7 @@ def _first_result(text: str, ctx: Context) -> Intent | None:
         return Intent("maps_directions", {"destination": last.get("query")})
     m = _NAVIGATE_THERE.match(text)
     if m is not None and last.family == "maps_search":  # "… and start navigation", "… and walk me there"
-        mode = _MODES.get((m.group("mode") or m.group("mode2") or "").lower())
+        mode = _MODES.get((m.group("mode") or m.group("mode2") or m.group("mode3") or "").lower())
         return Intent("maps_directions", {"destination": last.get("query"), **({"mode": mode} if mode else {})})
     if _CART.match(text) and last.family in ("shop_search", "shop_select"):
         return Intent("add_to_cart", {"site": last.get("site"), "query": last.get("query")})

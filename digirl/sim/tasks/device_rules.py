@@ -290,12 +290,14 @@ def _which_alarm(g: dict[str, str]) -> Reject:
 
 DEVICE.rule(
     f"{_DEL}~(?P<all>all)~(?:of~)?{_MY}alarms",
+    f"{_DEL}~(?P<all>every)~(?:single~)?alarm(?:~(?:i~(?:have|set|got)|on~(?:my~|the~)?phone))?",
     f"{_DEL}~{_MY}alarm(?:~(?:set~)?(?:for|at))?~{{t}}",
     f"{_DEL}~{_MY}{{t}}~alarm",
     f"{_DEL}~{_MY}alarms",
 )(lambda g: _alarm_time("delete_alarm", {**g, "all": g.get("all", "") or ("" if "t" in g else "all")}))
 DEVICE.rule(
     f"{_DIS}~(?P<all>all)~(?:of~)?{_MY}alarms",
+    f"{_DIS}~(?P<all>every)~(?:single~)?alarm(?:~(?:i~(?:have|set|got)|on~(?:my~|the~)?phone))?",
     f"{_DIS}~{_MY}alarm(?:~(?:set~)?(?:for|at))?~{{t}}",
     f"{_DIS}~{_MY}{{t}}~alarm",
     f"(?:turn|switch)~{_MY}{{t}}~alarm~off",

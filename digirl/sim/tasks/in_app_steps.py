@@ -59,7 +59,8 @@ _STEP = {
         "speaker": r"(?:put|switch|turn|set)\s+(?:it|the\s+call|them|him|her)\s+(?:on|to)\s+(?:the\s+)?speaker(?:\s*phone)?"
         r"|(?:turn|switch|put)\s+on\s+(?:the\s+)?speaker(?:\s*phone)?|(?:use\s+(?:the\s+)?)?speaker(?:\s*phone)?(?:\s+on)?",
         "view_new": r"(?:open|view|show(?:\s+me)?|see)\s+(?:it|that|the\s+(?:screenshot|photo|picture|video))"
-        r"(?:\s+in\s+(?:the\s+)?(?:photos|gallery)(?:\s+app)?)?",
+        r"(?:\s+in\s+(?:the\s+)?(?:photos|gallery)(?:\s+app)?)?"
+        r"|(?:open|go\s+to|check)\s+(?:the\s+|my\s+)?(?:photos|gallery)(?:\s+app)?\s+to\s+(?:see|view|look\s+at|check)\s+(?:it|that)",
     }.items()
 }
 
