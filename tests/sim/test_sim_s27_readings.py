@@ -64,6 +64,12 @@ DATA = Path(__file__).parent / "data"
                 ("maps_directions", {"destination": "Whole Foods", "mode": "Bike"}),
             ],
         ),
+        ("Open the camera in panorama mode", [("app_page", {"app": "camera", "page": "Panorama"})]),
+        ("switch the camera to slo-mo", [("app_page", {"app": "camera", "page": "Slow motion"})]),
+        (
+            "open the camera in night mode and take a picture",
+            [("app_page", {"app": "camera", "page": "Night"}), ("take_photo", {"mode": "photo", "style": "night"})],
+        ),
         (
             "Take a photo, then open the gallery to see it",
             [("take_photo", {"mode": "photo"}), ("view_photo", {"query": ""})],

@@ -19,6 +19,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from digirl.core.actions import Action
+from digirl.sim.apps.camera import mode_ref
 from digirl.sim.apps.clock import TABS as CLOCK_TABS
 from digirl.sim.apps.simple import FILE_FOLDERS, Calculator
 from digirl.sim.families.pages import SURFACE_PAGE_KINDS
@@ -180,10 +181,10 @@ APP_PAGE_KINDS: dict[str, dict[str, Any]] = {
         "current": lambda a: a.tab,
         "ref": lambda a, p: f"phone.tab.{p.lower()}",
     },
-    "camera": {
-        "pages": ("Photo", "Video", "Portrait"),
+    "camera": {  # the last three only on the newer camera (app_page tasks get the newer surfaces)
+        "pages": ("Photo", "Video", "Portrait", "Night", "Slow motion", "Panorama"),
         "current": lambda a: a.mode,
-        "ref": lambda a, p: f"camera.mode.{p.lower()}",
+        "ref": lambda a, p: mode_ref(p),
     },
     "calendar": {
         "pages": None,

@@ -117,13 +117,19 @@ def _recents(g: dict[str, str]) -> Intent:
     return Intent("app_page", {"app": "phone", "page": "Recents"})
 
 
+_CAMERA_MODE = "(?P<mode>photo|video|portrait|night|panorama|pano|slow~motion|slo-?mo)"
+#: A camera mode as said → the mode row's name (the last three are the newer camera's).
+_MODE_NAMES = {"pano": "Panorama", "slo-mo": "Slow motion", "slomo": "Slow motion", "slow motion": "Slow motion"}
+
+
 @APPS_EARLY.rule(
-    "(?:switch|set|change|put)~(?:the~)?camera~(?:to|in(?:to)?)~(?P<mode>photo|video|portrait)(?:~mode)?",
-    "(?:open|start|launch)~(?:the~)?camera~in~(?P<mode>photo|video|portrait)~mode",
-    "(?:switch|change|go)~(?:over~)?to~(?P<mode>photo|video|portrait)~mode(?:~(?:in|on)~the~camera)?",
+    f"(?:switch|set|change|put)~(?:the~)?camera~(?:to|in(?:to)?)~{_CAMERA_MODE}(?:~mode)?",
+    f"(?:open|start|launch)~(?:the~)?camera~in~{_CAMERA_MODE}~mode",
+    f"(?:switch|change|go)~(?:over~)?to~{_CAMERA_MODE}~mode(?:~(?:in|on)~the~camera)?",
 )
 def _camera_mode(g: dict[str, str]) -> Intent:
-    return Intent("app_page", {"app": "camera", "page": g["mode"].capitalize()})
+    said = " ".join(g["mode"].lower().split())
+    return Intent("app_page", {"app": "camera", "page": _MODE_NAMES.get(said, said.capitalize())})
 
 
 @APPS_EARLY.rule(

@@ -90,6 +90,10 @@ def _pointing_steps(text: str, ctx: Context) -> Intent | None:
         return Intent("view_photo", {"query": ""})  # the newest picture: the one just taken
     if last.family == "show_notifications" and _STEP["clear_all"].fullmatch(t):
         return Intent("clear_notifications")
+    if last.family == "app_page" and last.get("app") == "camera" and last.get("page") in ("Night", "Portrait", "Panorama"):
+        got = match_single(t)  # "open the camera in night mode and take a picture": a night photo
+        if got is not None and got.family == "take_photo" and got.get("mode", "photo") == "photo" and not got.get("style"):
+            return Intent("take_photo", {**got.slots, "style": last.get("page").lower()})
     if last.family == "camera_lens" and last.get("lens") == "front":
         got = match_single(t)
         if got is not None and got.family == "take_photo" and got.get("mode", "photo") == "photo":
