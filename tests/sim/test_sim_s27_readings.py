@@ -64,6 +64,12 @@ DATA = Path(__file__).parent / "data"
                 ("maps_directions", {"destination": "Whole Foods", "mode": "Bike"}),
             ],
         ),
+        ("Play my Discover Weekly playlist", [("play_music", {"app": "Music", "query": "Discover Weekly"})]),
+        ("play Bohemian Rhapsody by Queen", [("play_music", {"app": "Music", "query": "Bohemian Rhapsody Queen"})]),
+        (
+            "connect bluetooth to my car and then play my driving playlist",
+            [("connect_bluetooth", {"device": "Car"}), ("play_music", {"app": "Music", "query": "driving"})],
+        ),
         ("Open the camera in panorama mode", [("app_page", {"app": "camera", "page": "Panorama"})]),
         ("switch the camera to slo-mo", [("app_page", {"app": "camera", "page": "Slow motion"})]),
         (

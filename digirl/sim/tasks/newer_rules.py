@@ -77,6 +77,7 @@ _MAKER = "(?:jbl|bose|sony|beats|airpods|galaxy~(?:buds|watch)|pixel~(?:buds|wat
 
 @APPS_EARLY.rule(
     "(?:connect|pair|hook~up)~(?:to~|with~)?(?:my~|the~)?(?P<d>[\\w' .-]+?)~(?:via|over|with|using|on|through)~bluetooth",
+    "(?:connect|pair|hook~up)~(?:my~phone~|the~phone~)?(?:bluetooth|bt)~(?:to|with)~(?:my~|the~)?(?P<d>[\\w' .-]+?)",
     # templates are case-blind: a gadget word or a maker's name says it is a device, not a person or place
     f"(?:connect|pair)~(?:to~|with~)?(?:my~|the~)?(?P<d>(?:[\\w'.-]+~){{0,3}}{_GADGET}|{_MAKER}(?:~[\\w'.-]+){{0,3}})",
 )
@@ -328,6 +329,18 @@ def _play_some(g: dict[str, str]) -> Intent | None:
     if re.search(r"\b(?:videos?|youtube|podcasts?|games?)\b", g["q"], re.I):
         return None
     return music_request("Music", g["q"])
+
+
+@APPS_EARLY.rule(
+    "(?:play|put~on|start|shuffle|listen~to)~my~(?P<q>(?!music\\b)[\\w' &-]+?)~playlist",
+    "(?:play|put~on|listen~to)~(?:the~song~|the~track~)?(?P<q>(?!some~|my~|the~next\\b)[\\w' &-]+?)~by~(?P<by>[\\w' &.-]+)",
+)
+def _play_mine(g: dict[str, str]) -> Intent | None:
+    """ "play my Discover Weekly playlist", "play Bohemian Rhapsody by Queen": the Music app."""
+    said = f"{g['q']} {g.get('by') or ''}"
+    if re.search(r"\b(?:videos?|youtube|podcasts?|games?|on|in|from|at|via)\b", said, re.I):  # "… by Toto on YouTube"
+        return None
+    return music_request("Music", said.strip())
 
 
 _TRACK = "(?:the~|this~|my~)?(?:music|song|track|tune|playback|audio|playlist)"
