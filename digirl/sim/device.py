@@ -58,9 +58,33 @@ OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
         "Phone ringtone",
         ("The Big Adventure", "Chimes", "Ocean", "Copycat", "Flutterby", "Classic Bell", "Crystal", "Beep-Beep"),
     ),
+    # the newer System page (languages, date & time)
+    "language": (
+        "Languages",
+        ("English", "Spanish", "French", "German", "Italian", "Portuguese", "Dutch", "Polish"),
+    ),
+    "time_zone": (
+        "Time zone",
+        (
+            "Pacific Time",
+            "Mountain Time",
+            "Central Time",
+            "Eastern Time",
+            "Greenwich Mean Time",
+            "Central European Time",
+            "India Standard Time",
+            "Japan Standard Time",
+        ),
+    ),
 }
 #: The Settings page that shows each option's row.
-OPTION_PAGE = {"screen_timeout": "display", "font_size": "display", "ringtone": "sound"}
+OPTION_PAGE = {
+    "screen_timeout": "display",
+    "font_size": "display",
+    "ringtone": "sound",
+    "language": "system",
+    "time_zone": "system",
+}
 #: Switches added after the shipped sets were pinned (``toggle_setting`` takes them too; a task about
 #: one gets the newer surfaces, where Settings shows it).
 NEWER_SETTINGS = ("vibrate", "night_light")
@@ -86,6 +110,8 @@ class DeviceSettings:
     screen_timeout: str = "30 seconds"  # one of OPTIONS["screen_timeout"] (the ``set_option`` family)
     font_size: str = "Default"  # one of OPTIONS["font_size"]
     ringtone: str = "The Big Adventure"  # one of OPTIONS["ringtone"]
+    language: str = "English"  # one of OPTIONS["language"] (the newer System page)
+    time_zone: str = "Pacific Time"  # one of OPTIONS["time_zone"]
     wifi_network: str = "HomeNetwork-5G"  # the network Wi-Fi joins when on
     #: Networks in range (the newer Wi-Fi page lists them; ``connect_wifi`` adds its own).
     networks: list[str] = field(default_factory=lambda: ["HomeNetwork-5G", "CoffeeShop_Free", "NETGEAR42", "xfinitywifi"])

@@ -9,6 +9,7 @@ kerning), which is indistinguishable at phone-UI sizes. Symbols the built-in fon
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -89,12 +90,25 @@ class TextRaster:
         else:
             text = _ASCII_SUBST.get(ch, ch)
             font = self.font(px)
+            if not text.isascii() and self._missing(text, px):  # no "tofu": "ñ" as "n", "é" as "e"
+                text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode() or text
             adv = font.getlength(text)
             im = Image.new("L", (math.ceil(adv) + 2 * pad + 2, asc + desc), 0)
             ImageDraw.Draw(im).text((pad, 0), text, font=font, fill=255)
         g = (np.asarray(im).copy(), float(adv))
         self._glyphs[key] = g
         return g
+
+    def _missing(self, ch: str, px: int) -> bool:
+        """Whether the built-in font has no glyph for ``ch`` (it draws the same box as for a
+        code point no font has)."""
+
+        def drawn(text: str) -> bytes:
+            im = Image.new("L", (4 * px, 2 * px), 0)
+            ImageDraw.Draw(im).text((0, 0), text, font=self.font(px), fill=255)
+            return im.tobytes()
+
+        return drawn(ch) == drawn("\U0010fffd")
 
     def width(self, text: str, px: int) -> int:
         words = text.split(" ")

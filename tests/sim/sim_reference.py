@@ -11,6 +11,7 @@ optimise or restyle it. If the look of the simulator changes on purpose, change 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections import OrderedDict
 from typing import Any
 
@@ -86,6 +87,13 @@ class TextRaster:
         else:
             text = _ASCII_SUBST.get(ch, ch)
             font = self.font(px)
+            if not text.isascii():  # a letter the font has no glyph for is drawn as its base letter
+                box = Image.new("L", (4 * px, 2 * px), 0)
+                ImageDraw.Draw(box).text((0, 0), "\U0010fffd", font=font, fill=255)
+                mine = Image.new("L", (4 * px, 2 * px), 0)
+                ImageDraw.Draw(mine).text((0, 0), text, font=font, fill=255)
+                if mine.tobytes() == box.tobytes():
+                    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode() or text
             adv = font.getlength(text)
             im = Image.new("L", (math.ceil(adv) + 2 * pad + 2, asc + desc), 0)
             ImageDraw.Draw(im).text((pad, 0), text, font=font, fill=255)

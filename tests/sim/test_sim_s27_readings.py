@@ -70,6 +70,9 @@ DATA = Path(__file__).parent / "data"
             "connect bluetooth to my car and then play my driving playlist",
             [("connect_bluetooth", {"device": "Car"}), ("play_music", {"app": "Music", "query": "driving"})],
         ),
+        ("Switch the system language to Spanish", [("set_option", {"option": "language", "value": "Spanish"})]),
+        ("Change the time zone to Eastern time", [("set_option", {"option": "time_zone", "value": "Eastern Time"})]),
+        ("set the timezone to GMT", [("set_option", {"option": "time_zone", "value": "Greenwich Mean Time"})]),
         ("Open the camera in panorama mode", [("app_page", {"app": "camera", "page": "Panorama"})]),
         ("switch the camera to slo-mo", [("app_page", {"app": "camera", "page": "Slow motion"})]),
         (
@@ -103,6 +106,7 @@ def test_readings_fixed_after_s27_parse_and_the_expert_solves_them(text: str, st
         ("Max out the media volume", "on the phone"),
         ("set my ringtone to Despacito", "the phone's ringtones are"),
         ('put "Team standup" on my calendar every weekday at 9:30', "cannot make one repeat"),
+        ("change the language to Klingon", "the phone's languages are"),
         (
             'Email karen.white@company.com with subject "Out sick" and body "I won\'t make it in today, sorry.", '
             'then text Tom "I\'m out today"',
@@ -170,3 +174,14 @@ def test_the_ringtone_row_is_a_choice_only_with_the_newer_surfaces() -> None:
     assert row is not None and row.on_tap is not None
     row.on_tap()
     assert settings.top == ("option", "ringtone")
+
+
+def test_letters_the_built_in_font_lacks_are_drawn_without_their_accent_not_as_a_box() -> None:
+    import numpy as np
+
+    from digirl.sim.text import TextRaster
+
+    t = TextRaster()
+    assert np.array_equal(t._glyph("ñ", 14)[0], t._glyph("n", 14)[0])
+    assert np.array_equal(t._glyph("é", 14)[0], t._glyph("e", 14)[0])
+    assert not np.array_equal(t._glyph("ñ", 14)[0], t._glyph("\U0010fffd", 14)[0])

@@ -28,7 +28,8 @@ _MAIN = (
     ("location", "Location", "On - 3 apps have access", "pin"),
     ("about", "About phone", "Pixel Sim", "info"),
 )
-_TITLES = {k: t for k, t, _, _ in _MAIN}
+_SYSTEM = ("system", "System", "Languages, time zone", "gear")
+_TITLES = {k: t for k, t, _, _ in (*_MAIN, _SYSTEM)}
 
 
 class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99, 104), bg=_BG):
@@ -80,6 +81,7 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             "location": self._location,
             "security": self._security,
             "option": self._option,
+            "system": self._system,
             "wifi": self._wifi,
             "app_storage": self._app_storage,
         }.get(s, self._placeholder)
@@ -125,8 +127,11 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
         return self._page("main", "Settings", rows, back=False)
 
     def menu(self) -> list[tuple[str, str, str, str]]:
-        """The main menu's entries in this world's order (a Settings update reorders them)."""
+        """The main menu's entries in this world's order (a Settings update reorders them); the newer
+        surfaces add System (languages, time zone) before About phone."""
         items = list(_MAIN)
+        if self.phone.surfaces:
+            items.insert(len(items) - 1, _SYSTEM)
         if self.phone.dyn.settings_layout:
             stable_rng("settings-layout", self.phone.dyn.settings_layout).shuffle(items)
         return items
@@ -372,6 +377,14 @@ class Settings(App, key="settings", label="Settings", icon="gear", color=(95, 99
             for i, v in enumerate(values)
         ]
         return self._page("option", title, rows)
+
+    def _system(self, _: str) -> list[ui.View]:
+        """The newer System page: the phone's language and time zone (each a page of choices)."""
+        rows = [
+            self._option_row(0, "language", "settings.language", "{}"),
+            self._option_row(72, "time_zone", "settings.timezone", "{}"),
+        ]
+        return self._page("system", "System", rows)
 
     def _battery(self, _: str) -> list[ui.View]:
         rows = [

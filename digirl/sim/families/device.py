@@ -149,7 +149,13 @@ def _bt_plan(e: ExpertStep) -> Action:
     )
 
 
-_OPTION_ROW = {"screen_timeout": "settings.timeout", "font_size": "settings.font", "ringtone": "settings.ringtone"}
+_OPTION_ROW = {
+    "screen_timeout": "settings.timeout",
+    "font_size": "settings.font",
+    "ringtone": "settings.ringtone",
+    "language": "settings.language",
+    "time_zone": "settings.timezone",
+}
 
 
 def _option_setup(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.random.Generator) -> None:
@@ -188,7 +194,7 @@ def _option_ok(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     "phone",
     predicate=_option_ok,
     setup=_option_setup,
-    doc="a choice of Settings (Display's screen timeout and font size, Sound's ringtone) is set",
+    doc="a choice of Settings (Display's screen timeout and font size, Sound's ringtone, System's language and time zone) is set",
 )
 def _option_plan(e: ExpertStep) -> Action:
     name = e.intent.get("option")

@@ -163,6 +163,55 @@ def _ringtone(g: dict[str, str]) -> Intent | Reject | None:
     return Intent("set_option", {"option": "ringtone", "value": value})
 
 
+#: A language as people name it → the System page's name for it.
+_LANGUAGES = {
+    "english": "English", "spanish": "Spanish", "español": "Spanish", "espanol": "Spanish", "french": "French",
+    "français": "French", "francais": "French", "german": "German", "deutsch": "German", "italian": "Italian",
+    "italiano": "Italian", "portuguese": "Portuguese", "português": "Portuguese", "dutch": "Dutch",
+    "nederlands": "Dutch", "polish": "Polish", "polski": "Polish",
+}  # fmt: skip
+_ZONES = {
+    "pacific": "Pacific Time", "pst": "Pacific Time", "pt": "Pacific Time", "mountain": "Mountain Time",
+    "mst": "Mountain Time", "central": "Central Time", "cst": "Central Time", "eastern": "Eastern Time",
+    "est": "Eastern Time", "et": "Eastern Time", "gmt": "Greenwich Mean Time", "greenwich mean": "Greenwich Mean Time",
+    "uk": "Greenwich Mean Time", "london": "Greenwich Mean Time", "utc": "Greenwich Mean Time",
+    "central european": "Central European Time", "cet": "Central European Time", "india": "India Standard Time",
+    "ist": "India Standard Time", "india standard": "India Standard Time", "japan": "Japan Standard Time",
+    "jst": "Japan Standard Time", "japan standard": "Japan Standard Time", "tokyo": "Japan Standard Time",
+}  # fmt: skip
+
+
+@APPS_EARLY.rule(
+    "(?:switch|change|set|make|put)~(?:the~|my~)?(?:system~|phone~|phone's~|device~|display~)?language~(?:to|as|into)~"
+    "(?P<v>[^\\s?!,.]+)",
+    "(?:switch|change|set|put)~(?:the~|my~)?(?:phone|system|device)~(?:to|into)~(?P<v2>[^\\s?!,.]+)(?:~language)?",
+)
+def _language(g: dict[str, str]) -> Intent | Reject | None:
+    """ "Switch the system language to Spanish": System's language (newer surfaces)."""
+    said = (g.get("v") or g["v2"]).lower()
+    value = _LANGUAGES.get(said)
+    if value is None:  # "set my phone to silent" is no language; "change the language to Klingon" is refused
+        return (
+            None
+            if g.get("v2")
+            else Reject(f"the phone's languages are {', '.join(dict.fromkeys(_LANGUAGES.values()))}, not {said!r}")
+        )
+    return Intent("set_option", {"option": "language", "value": value})
+
+
+@APPS_EARLY.rule(
+    "(?:switch|change|set|update|put)~(?:the~|my~)?(?:phone's~)?time\\s?zone~(?:to|as)~(?:the~)?(?P<v>[^?!]+?)"
+    "(?:~(?:standard~)?time(?:~zone)?)?"
+)
+def _time_zone(g: dict[str, str]) -> Intent | Reject:
+    """ "Change the time zone to Eastern time": System's time zone (newer surfaces)."""
+    said = re.sub(r"\s+(?:standard\s+)?time$", "", g["v"].strip().lower())
+    value = _ZONES.get(said)
+    if value is None:
+        return Reject(f"the phone's time zones are {', '.join(dict.fromkeys(_ZONES.values()))}, not {g['v']!r}")
+    return Intent("set_option", {"option": "time_zone", "value": value})
+
+
 _DAY_WORDS = (
     ("mon", "monday", "mondays"),
     ("tue", "tues", "tuesday", "tuesdays"),
