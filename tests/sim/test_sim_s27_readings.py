@@ -65,6 +65,11 @@ DATA = Path(__file__).parent / "data"
             ],
         ),
         ("Play my Discover Weekly playlist", [("play_music", {"app": "Music", "query": "Discover Weekly"})]),
+        ("play taylor swift", [("play_music", {"app": "Music", "query": "taylor swift"})]),
+        (
+            "play Kendrick Lamar and turn the volume up",
+            [("play_music", {"app": "Music", "query": "Kendrick Lamar"}), ("set_volume", {"level": "up"})],
+        ),
         ("play Bohemian Rhapsody by Queen", [("play_music", {"app": "Music", "query": "Bohemian Rhapsody Queen"})]),
         (
             "connect bluetooth to my car and then play my driving playlist",
@@ -185,3 +190,9 @@ def test_letters_the_built_in_font_lacks_are_drawn_without_their_accent_not_as_a
     assert np.array_equal(t._glyph("ñ", 14)[0], t._glyph("n", 14)[0])
     assert np.array_equal(t._glyph("é", 14)[0], t._glyph("e", 14)[0])
     assert not np.array_equal(t._glyph("ñ", 14)[0], t._glyph("\U0010fffd", 14)[0])
+
+
+@pytest.mark.parametrize("text", ["play candy crush", "play chess", "play it", "play the video", "play netflix", "play dead"])
+def test_play_something_that_is_not_music_is_not_read_as_music(text: str) -> None:
+    got = explain_instruction(text)
+    assert got.intent is None or got.intent.family != "play_music", got

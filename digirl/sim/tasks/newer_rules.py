@@ -12,7 +12,7 @@ import re
 
 from digirl.sim.content import title_case
 from digirl.sim.intents import Intent
-from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
+from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE, unquote
 from digirl.sim.tasks.rules import Reject, reparse
 
 __all__ = ["music_request"]
@@ -390,6 +390,28 @@ def _play_mine(g: dict[str, str]) -> Intent | None:
     if re.search(r"\b(?:videos?|youtube|podcasts?|games?|on|in|from|at|via)\b", said, re.I):  # "… by Toto on YouTube"
         return None
     return music_request("Music", said.strip())
+
+
+#: What "play X" names when it is not music: a game, a video, a show, the radio (then another rule, or none).
+_NOT_MUSIC = re.compile(
+    r"\b(?:games?|chess|checkers|sudoku|solitaire|wordle|minecraft|roblox|fortnite|candy\s+crush|pok[eé]mon|clash|among\s+us"
+    r"|pubg|call\s+of\s+duty|genshin|subway\s+surfers|angry\s+birds|tetris|videos?|youtube|podcasts?|radio|episodes?|movies?"
+    r"|shows?|tv|netflix|trailer|clip|cards?|ball|catch|tag|outside|along|dead|fair|it|that|this|them|music)\b",
+    re.I,
+)
+
+
+@APPS_LATE.rule(
+    "(?:play|put~on|blast)~(?P<q>(?!(?:a|an|the|my|some|me|us|something|anything)\\b)[\\w' &.-]+?)(?:~(?:now|please|pls))?"
+)
+def _play_artist(g: dict[str, str]) -> Intent | None:
+    """ "play taylor swift", "put on Bad Bunny": the Music app plays it (a game, a video or an app is not)."""
+    from digirl.sim.tasks.compound_rules import _known_app
+
+    q = g["q"].strip()
+    if len(q.split()) > 4 or _NOT_MUSIC.search(q) or _known_app(q):
+        return None
+    return music_request("Music", q)
 
 
 _TRACK = "(?:the~|this~|my~)?(?:music|song|track|tune|playback|audio|playlist)"
