@@ -247,7 +247,13 @@ def _shop_search(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
 @keyed(PREDICATES, "shop_select")
 def _shop_select(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     page = _shop_results(phone, intent)
-    return page is not None and page.kind == "product" and page.rank == 0 and terms_in(query_terms(intent), page.query)
+    return (
+        page is not None
+        and page.kind == "product"
+        and page.rank == 0
+        and page.sort == intent.get("sort")  # the first in the order asked ("" is the site's own)
+        and terms_in(query_terms(intent), page.query)
+    )
 
 
 def check(phone: Phone, ctx: TaskContext) -> bool:

@@ -96,6 +96,7 @@ PINNED_SLOTS: dict[str, frozenset[str]] = {
     "set_alarm": frozenset({"time"}),
     "take_photo": frozenset({"mode"}),
     "maps_directions": frozenset({"destination"}),
+    "shop_select": frozenset({"site", "query"}),  # a ``sort`` (session 25) needs the newer sort chips
 }
 #: Slot values only newer tasks of a shipped family use (a switch added later): those get them too.
 NEWER_VALUES: dict[str, tuple[str, frozenset[str]]] = {"toggle_setting": ("setting", frozenset({"vibrate", "night_light"}))}

@@ -434,10 +434,19 @@ def to_shop_results(e: ExpertStep) -> Action | None:
     return e.goto("site.search") or Action.back()
 
 
+def sort_step(e: ExpertStep, sort: str) -> Action | None:
+    """On a shop's results, the steps to the order ``sort`` (a key of ``apps.web.SORTS``; "" is the
+    site's own); None once they show it."""
+    b: Any = e.phone.apps["chrome"]
+    if e.phone.fg != "chrome" or b.mode != "page" or b.page.kind != "shop_results" or b.page.sort == sort:
+        return None
+    return e.goto(f"site.sort.{sort or 'featured'}") or e.goto("site.sort") or Action.scroll("down")
+
+
 @keyed(PLANS, "shop_select")
 @after(to_shop_results)
 def _shop_select(e: ExpertStep) -> Action:
-    return e.goto("product.0") or Action.back()
+    return sort_step(e, e.intent.get("sort")) or e.goto("product.0") or Action.back()
 
 
 # Families whose goal is a screen: once their first steps are done, the task is.

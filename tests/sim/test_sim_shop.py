@@ -63,6 +63,14 @@ _SWITCH = {"site": "bestbuy.com", "query": "Nintendo Switch"}
             ],
         ),
         (
+            "search walmart for a 55 inch tv, sort by customer rating, and open the top one",
+            [
+                ("shop_search", {"site": "walmart.com", "query": "55 inch tv"}),
+                ("shop_sort", {"site": "walmart.com", "query": "55 inch tv", "sort": "rating"}),
+                ("shop_select", {"site": "walmart.com", "query": "55 inch tv", "sort": "rating"}),
+            ],
+        ),
+        (
             "Open Amazon, go to my cart, and proceed to checkout",
             [
                 ("shop_goto", {"site": "amazon.com"}),
@@ -175,3 +183,19 @@ def test_the_pinned_phone_shows_no_sort_chips_and_an_inert_checkout() -> None:
     env2.phone.loading = 0
     env2.phone.invalidate()
     assert env2.phone.find("site.sort.rating") is not None
+
+
+def test_a_sorted_first_result_is_not_the_site_orders_first() -> None:
+    from digirl.sim.intents import pinned
+
+    intent = Intent("shop_select", {"site": "walmart.com", "query": "55 inch tv", "sort": "rating"})
+    assert not pinned(intent) and pinned(Intent("shop_select", {"site": "walmart.com", "query": "55 inch tv"}))
+    env = _env(intent)
+    b = _chrome(env)
+    env.phone.fg = "chrome"
+    b.open_url("walmart.com/product/x?q=55+inch+tv&rank=0")  # the first of the site's own order
+    env.phone.loading = 0
+    assert not _done(env)
+    b.open_url("walmart.com/product/x?q=55+inch+tv&rank=0&sort=rating")
+    env.phone.loading = 0
+    assert _done(env)

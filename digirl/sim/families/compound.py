@@ -31,7 +31,7 @@ from digirl.sim.families.insearch import IN_APP_SEARCH, in_app_search_plan, in_a
 from digirl.sim.family_registry import builtin_family, get_family
 from digirl.sim.goals import TaskContext, check, query_terms, site_domain
 from digirl.sim.intents import HORIZONS, Intent
-from digirl.sim.plans import ExpertStep, to_shop_results
+from digirl.sim.plans import ExpertStep, sort_step, to_shop_results
 
 if TYPE_CHECKING:
     import numpy as np
@@ -259,8 +259,6 @@ def _carted(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
     doc="the first result of that search (in the order ``sort`` asks, if given) is in the site's cart",
 )
 def _cart_plan(e: ExpertStep) -> Action:
-    from digirl.sim.families.shop import sort_step
-
     b: Any = e.phone.apps["chrome"]
     page = b.page if e.phone.fg == "chrome" and b.mode == "page" else None
     if page is not None and page.kind == "product" and page.domain == site_domain(e.intent.get("site")):

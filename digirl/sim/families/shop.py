@@ -7,8 +7,9 @@
   cart and proceed to checkout"). Placing the order is not asked; a task that starts with the
   site's cart empty gets one of its best sellers in it.
 
-``add_to_cart`` (:mod:`.compound`) takes a ``sort`` too: "add the cheapest one to the cart" is the first
-result under ``price_asc``.
+``add_to_cart`` (:mod:`.compound`) and ``shop_select`` take a ``sort`` too: "add the cheapest one to the
+cart" is the first result under ``price_asc``; "sort by rating and open the top one" opens the first
+under ``rating``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from digirl.sim.content import products, terms_in
 from digirl.sim.family_registry import builtin_family
 from digirl.sim.goals import TaskContext, query_terms, site_domain
 from digirl.sim.intents import Intent
-from digirl.sim.plans import ExpertStep, to_shop_results, to_site
+from digirl.sim.plans import ExpertStep, sort_step, to_shop_results, to_site
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,14 +34,6 @@ def _page(phone: Phone) -> Page | None:
     """The page Chrome shows, when it is in front and showing one."""
     b: Any = phone.apps["chrome"]
     return b.page if phone.fg == "chrome" and b.mode == "page" else None
-
-
-def sort_step(e: ExpertStep, sort: str) -> Action | None:
-    """On the search's results, the steps to the order ``sort``; None once they show it."""
-    page = _page(e.phone)
-    if page is None or page.kind != "shop_results" or page.sort == sort:
-        return None
-    return e.goto(f"site.sort.{sort or 'featured'}") or e.goto("site.sort") or Action.scroll("down")
 
 
 # ---- sorted results ----------------------------------------------------------------------------

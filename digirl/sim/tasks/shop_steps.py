@@ -3,7 +3,7 @@
 
 - after a shop search, "sort by price low to high" / "sort by customer reviews" is ``shop_sort``;
 - after a shop search (or a sort), "add the cheapest one to the cart" is ``add_to_cart`` with that
-  order's first result, and after a sort "add the first one to the cart" keeps the sort;
+  order's first result, and after a sort "add the first one to the cart" / "open the top one" keep the sort;
 - on a shop, "check out" / "proceed to checkout" is ``shop_checkout``.
 
 An order the shops do not offer ("sort by newly listed") is not read: the line is refused.
@@ -48,6 +48,7 @@ _ADD_PICK = re.compile(
     rf"(?:\s+(?:one|result|item|product|pack|option|listing|deal))?(?:\s+of\s+(?:them|those))?{_CART_TAIL}",
     re.I,
 )
+_OPEN_FIRST = re.compile(rf"^(?:open|select|tap|click|choose|pick|view)\s+(?:on\s+)?(?:{FIRST_ITEM}|the\s+top(?:\s+\w+)?)$", re.I)
 _ADD_FIRST = re.compile(rf"^(?:add|put)\s+(?:it|that(?:\s+one)?|{FIRST_ITEM}){_CART_TAIL}", re.I)
 _CHECKOUT = re.compile(
     r"^(?:and\s+)?(?:then\s+)?(?:check\s*out|(?:proceed|go|continue|head)\s+to\s+(?:the\s+)?check\s*out(?:\s+page)?"
@@ -81,6 +82,8 @@ def _shop_step(text: str, ctx: Context) -> Intent | None:
         return None if key is None else Intent("add_to_cart", {"site": site, "query": last.get("query"), "sort": key})
     if _ADD_FIRST.match(text) and last.family == "shop_sort" and last.get("site") == site:
         return Intent("add_to_cart", dict(last.slots))
+    if _OPEN_FIRST.match(text) and last.family == "shop_sort" and last.get("site") == site:
+        return Intent("shop_select", dict(last.slots))
     if _CHECKOUT.match(text):
         return Intent("shop_checkout", {"site": site})
     return None
