@@ -207,7 +207,7 @@ def _app_steps(text: str, ctx: Context) -> Intent | None:
     if ctx.app == "music" or ctx.app in MUSIC_SERVICES:  # "open spotify and play Bohemian Rhapsody"
         m = re.fullmatch(r"(?:play|put\s+on|listen\s+to|shuffle)\s+(?P<q>.+)", t, re.I)
         if m is not None:
-            from digirl.sim.tasks.newer_rules import music_request
+            from digirl.sim.tasks.music_rules import music_request
 
             return music_request("Music" if ctx.app == "music" else ctx.app[2:], m.group("q"))
     last = ctx.last
