@@ -493,6 +493,27 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         # "reply to the last text "ok sounds good"": the quoted words are the reply
         (r"^(reply\s+to\s+[^\"]+?)\s*:?\s+(\"[^\"]+\")$", r"\1 saying \2"),
+        # session 25 (s28 as a dev set): a hedge before a level, dimming, "get rid of", an app's info page,
+        # a day's agenda, a shop to "check", the weather to "check", "back to home"
+        (r"\bto\s+(?:around|about|roughly|approximately|approx\.?|like|maybe)\s+(?=\d)", "to "),
+        (r"^mute\s+(?:the\s+|my\s+)?(?:media|music|sound)\s+volume$", "set the volume to 0%"),
+        (r"^dim\s+(?:the\s+|my\s+)?(?:screen|display|phone)(?:\s+(?:a\s+bit|a\s+little|a\s+tad|some))?$", "lower the brightness"),
+        (
+            r"^(?:get\s+rid\s+of|ditch)\s+(?=(?:the\s+)?(?:dark\s+(?:mode|theme)|night\s+light|battery\s+saver|vibrate|"
+            r"airplane\s+mode|do\s+not\s+disturb|dnd)\b|" + _SETTINGS_WORDS + ")",
+            "turn off ",
+        ),
+        (
+            r"^(?:open|show(?:\s+me)?|go\s+to)\s+(?:the\s+)?app\s+info(?:\s+page|\s+screen)?\s+(?:for|of)\s+",
+            "open the app settings for ",
+        ),
+        (
+            r"^(?:open|show(?:\s+me)?|check)\s+(today|tomorrow)'s\s+(?:agenda|schedule|events)(?:\s+in\s+(?:the\s+|my\s+)?calendar)?$",
+            r"show my calendar for \1",
+        ),
+        (r"^check\s+(amazon|ebay|walmart|target|costco|newegg|best\s*buy)(?:\.com)?\s+for\s+", r"search \1 for "),
+        (r"^check\s+(?:the\s+)?(today|tomorrow)'s\s+weather$", r"what's the weather \1"),
+        (r"^(?:go\s+)?back\s+to\s+(?:the\s+)?home\s*screen$", "go to the home screen"),
     )
 )
 #: An aside after the request ("kill mobile data, I'm roaming", "force stop it, it's frozen").
