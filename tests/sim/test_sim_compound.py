@@ -389,7 +389,17 @@ def test_final_check_set_parse_and_solve_rate() -> None:
 
 @pytest.mark.parametrize(
     ("name", "floor"),
-    [("s19", 296), ("s20", 100), ("s22", 299), ("s23", 292), ("s24", 269), ("s25", 205), ("s26", 223), ("s27", 219), ("s28", 235)],
+    [
+        ("s19", 296),
+        ("s20", 100),
+        ("s22", 299),
+        ("s23", 292),
+        ("s24", 269),
+        ("s25", 205),
+        ("s26", 223),
+        ("s27", 219),
+        ("s28", 235),
+    ],
 )
 def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> None:
     """The held-out sets of round 3's later sessions (each .md has its one blind measurement): parsed and
