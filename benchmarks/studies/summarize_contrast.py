@@ -78,6 +78,24 @@ def collect(files: list[Path]) -> tuple[dict[tuple[str, int], Curve], list[str]]
     return curves, notes
 
 
+def inputs_provenance(files: list[Path]) -> dict[str, Any]:
+    """This summary's result metadata, with what the runs saw and chose on read from their own JSONs
+    (one value, or ``a | b`` when they differ) and the GPUs they ran on."""
+    from digirl.utils.provenance import result_metadata
+
+    runs = [json.loads(f.read_text()) for f in files]
+
+    def joined(key: str) -> str:
+        return " | ".join(sorted({str(r.get(key, "unrecorded")) for r in runs}))
+
+    split = joined("selection_split")
+    return {
+        **result_metadata(observation=joined("observation"), selection_split=None if "|" in split else split),
+        "runs_selection_split": split,
+        "runs_gpu": joined("gpu"),
+    }
+
+
 def _sd(x: list[float]) -> float:
     return statistics.stdev(x) if len(x) > 1 else 0.0
 
@@ -147,7 +165,12 @@ def main() -> None:
     ap.add_argument("files", nargs="+", type=Path, help="time_to_target.json files, oldest first")
     args = ap.parse_args()
     curves, notes = collect(args.files)
-    result = {"files": [str(f) for f in args.files], "notes": notes, **contrast(curves, args.a, args.b)}
+    result = {
+        **inputs_provenance(args.files),
+        "files": [str(f) for f in args.files],
+        "notes": notes,
+        **contrast(curves, args.a, args.b),
+    }
     if args.out:
         args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(

@@ -57,6 +57,7 @@ class TextRaster:
         self._glyph_parts: dict[tuple[str, int], _Part] = {}
         self._words: dict[tuple[str, int], _Part] = {}
         self._advances: dict[tuple[str, int], float] = {}
+        self._boxes: dict[int, bytes] = {}  # per size, how the font draws a code point it has no glyph for
         self._pad = 2
 
     def font(self, px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
@@ -103,12 +104,15 @@ class TextRaster:
         """Whether the built-in font has no glyph for ``ch`` (it draws the same box as for a
         code point no font has)."""
 
-        def drawn(text: str) -> bytes:
-            im = Image.new("L", (4 * px, 2 * px), 0)
-            ImageDraw.Draw(im).text((0, 0), text, font=self.font(px), fill=255)
-            return im.tobytes()
+        box = self._boxes.get(px)
+        if box is None:
+            box = self._boxes[px] = self._drawn("\U0010fffd", px)
+        return self._drawn(ch, px) == box
 
-        return drawn(ch) == drawn("\U0010fffd")
+    def _drawn(self, text: str, px: int) -> bytes:
+        im = Image.new("L", (4 * px, 2 * px), 0)
+        ImageDraw.Draw(im).text((0, 0), text, font=self.font(px), fill=255)
+        return im.tobytes()
 
     def width(self, text: str, px: int) -> int:
         words = text.split(" ")

@@ -69,3 +69,16 @@ def test_a_repeat_that_differs_is_reported(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text(json.dumps(_single(0, "", 0.2, 0.5)))
     _, notes = collect([tmp_path / "a.json", tmp_path / "b.json"])
     assert notes == ["digirl seed 0 ran twice; DIFFERENT at shared counts (b.json used)"]
+
+
+def test_the_summary_records_what_the_runs_saw_and_chose_on(tmp_path: Path) -> None:
+    from benchmarks.studies.summarize_contrast import inputs_provenance
+
+    files = []
+    for i, obs in enumerate(["screenshot", "screenshot+elements"]):
+        files.append(tmp_path / f"r{i}.json")
+        files[-1].write_text(json.dumps({**_single(i, "", 0.1), "observation": obs, "selection_split": "validation"}))
+    meta = inputs_provenance(files)
+    assert meta["observation"] == "screenshot | screenshot+elements"
+    assert meta["selection_split"] == meta["runs_selection_split"] == "validation"
+    assert meta["runs_gpu"] == "unrecorded" and "machine" in meta and "command" in meta

@@ -19,26 +19,19 @@ from typing import TYPE_CHECKING, Any
 from digirl.core.actions import Action
 from digirl.sim.content import products, terms_in
 from digirl.sim.family_registry import builtin_family
-from digirl.sim.goals import TaskContext, query_terms, site_domain
+from digirl.sim.goals import TaskContext, browser_page, query_terms, site_domain
 from digirl.sim.intents import Intent
 from digirl.sim.plans import ExpertStep, sort_step, to_shop_results, to_site
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from digirl.sim.apps.web import Page
     from digirl.sim.phone import Phone
-
-
-def _page(phone: Phone) -> Page | None:
-    """The page Chrome shows, when it is in front and showing one."""
-    b: Any = phone.apps["chrome"]
-    return b.page if phone.fg == "chrome" and b.mode == "page" else None
 
 
 # ---- sorted results ----------------------------------------------------------------------------
 def _sorted(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
-    page = _page(phone)
+    page = browser_page(phone)
     return (
         page is not None
         and page.kind == "shop_results"
@@ -55,7 +48,7 @@ def _sort_plan(e: ExpertStep) -> Action:
 
 # ---- checkout ------------------------------------------------------------------------------------
 def _at_checkout(phone: Phone, intent: Intent, ctx: TaskContext) -> bool:
-    page = _page(phone)
+    page = browser_page(phone)
     site = site_domain(intent.get("site"))
     b: Any = phone.apps["chrome"]
     return page is not None and page.kind == "checkout" and page.domain == site and b.in_cart(site) > 0
@@ -79,5 +72,9 @@ def _something_in_cart(phone: Phone, intent: Intent, ctx: TaskContext, rng: np.r
 def _checkout_plan(e: ExpertStep) -> Action:
     site = site_domain(e.intent.get("site"))
     b: Any = e.phone.apps["chrome"]
-    ref = "cart.checkout" if _page(e.phone) is not None and b.page.kind == "cart" else f"{site}.cart"
-    return to_site(e, site) or (Action.back() if b.focused is not None else e.goto(ref)) or Action.back()
+    return (
+        to_site(e, site)  # None once Chrome shows a page of the site: then its page kind is read
+        or (Action.back() if b.focused is not None else None)
+        or e.goto("cart.checkout" if b.page.kind == "cart" else f"{site}.cart")
+        or Action.back()
+    )

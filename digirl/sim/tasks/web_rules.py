@@ -305,7 +305,7 @@ def _places_search(said: str) -> Intent | None:
 #: First words of a verbless "X nearby" that is not a kind of place ("anything fun nearby?").
 _NOT_A_PLACE = re.compile(
     r"^(?:what|what's|whats|where|where's|who|how|is|are|any|anything|something|things|stuff|i|my|me|it|this|that|"
-    r"show|find|get|take|go|stuff|fun|events?|news|weather|people|friends?)\b",
+    r"show|find|get|take|go|fun|events?|news|weather|people|friends?)\b",
     re.I,
 )
 
