@@ -64,6 +64,13 @@ CRITICS = {  # in the order they run: the switches of issue #40 item 2, each alo
     "noop": "algo.digiq.noop_td=1.0",
     "cql": "algo.digiq.conservative=1.0",
     "element_noop": "algo.digiq.action_features=element algo.digiq.noop_td=1.0",
+    "outcome": "algo.digiq.outcome_td=1.0",
+    "outcome_element": "algo.digiq.outcome_td=1.0 algo.digiq.action_features=element",
+    "outcome_min": "algo.digiq.outcome_td=1.0 algo.digiq.twin=min",
+    "outcome_max": "algo.digiq.outcome_td=1.0 algo.digiq.outcome_backup=max",
+    "outcome_ce": "algo.digiq.outcome_td=1.0 algo.digiq.loss=ce",
+    "outcome_max_ce": "algo.digiq.outcome_td=1.0 algo.digiq.outcome_backup=max algo.digiq.loss=ce",
+    "outcome_long": "algo.digiq.outcome_td=1.0 algo.digiq.critic_steps=1500",
 }
 CURVE = (1, 4, 8, 16)
 #: Extraction recipes: (δ, margin). "released": the argmax over candidates, kept above δ = 0.10.
@@ -156,8 +163,17 @@ class Cell:
         """Fit the critic variant ``name`` and compare its out-of-fold Q with the true values."""
         path = self.root / f"critic-{name}.json"
         if path.exists():
-            return dict(json.loads(path.read_text()))
+            done = dict(json.loads(path.read_text()))
+            if "oracle/extractable/top1_agreement" not in done and path.with_suffix(".npz").exists():
+                done |= self.rescore(name)  # a row from before the extractable figures: from its saved scores
+                _json(path, done)
+            return done
         cfg = self.cfg(CRITICS[name])
+        stage: dict[str, Any] = {}
+        if cfg.algo.digiq.outcome_td > 0:  # the executed proposals (shared by every row that asks for them)
+            t0 = time.time()
+            m = run_stages(cfg, self.root / "stages-run")
+            stage = {"outcome_env_steps": m["train/digiq_outcome_env_steps"], "outcome_stage_s": time.time() - t0}
         torch.manual_seed(self.seed)
         algo = make_algorithm(load_policy(self.init), cfg.algo, seed=self.seed)
         assert isinstance(algo, DigiQ)
@@ -166,7 +182,15 @@ class Cell:
         assert c is not None
         true = load_oracle(Sidecar(cfg.algo.digiq.data))
         learned = {(t.traj_id, h): [float(x) for x in c.q[i, : len(c.cands[(t.traj_id, h)])]] for i, (t, h) in enumerate(c.steps)}
-        res: dict[str, Any] = {"overrides": CRITICS[name], "critic_s": time.time() - t0, **oracle_metrics(learned, true)}
+        pickable = {
+            (t.traj_id, h): [bool(x) for x in c.valid[i, : len(c.cands[(t.traj_id, h)])]] for i, (t, h) in enumerate(c.steps)
+        }
+        res: dict[str, Any] = {
+            "overrides": CRITICS[name],
+            "critic_s": time.time() - t0,
+            **stage,
+            **oracle_metrics(learned, true, pickable),
+        }
         res |= {k: v for k, v in c.metrics.items() if k.startswith("critic/")}
         np.savez(self.root / f"critic-{name}.npz", q=c.q, v=c.v, valid=c.valid)
         rows: dict[str, Any] = {}
@@ -181,6 +205,16 @@ class Cell:
         res["extraction"] = rows
         _json(path, res)
         return res
+
+    def rescore(self, name: str) -> dict[str, float]:
+        """The oracle figures of critic ``name`` from its saved scores (``critic-NAME.npz``: Q and the candidates
+        best-of-N may pick, per stored step in the dataset's order), without training it again."""
+        z = np.load(self.root / f"critic-{name}.npz", allow_pickle=False)
+        cands = _candidates(self.root / "stages")
+        steps = [(t.traj_id, h) for t in self.trajs() for h in range(len(t.steps))]
+        learned = {k: [float(x) for x in z["q"][i, : len(cands[k])]] for i, k in enumerate(steps)}
+        pickable = {k: [bool(x) for x in z["valid"][i, : len(cands[k])]] for i, k in enumerate(steps)}
+        return oracle_metrics(learned, load_oracle(Sidecar(self.root / "stages")), pickable)
 
     def sweep(self, name: str) -> dict[str, Any]:
         """What best-of-N clones at δ = 0 for every N of the curve and margin of ``MARGINS``, from the saved
@@ -294,6 +328,8 @@ def rows_of(args: argparse.Namespace) -> list[str]:
 _CRITIC_KEYS = (
     "oracle/spearman", "oracle/spearman_within_state", "oracle/top1_agreement", "oracle/top1_dataset_action",
     "oracle/top1_random", "oracle/value_chosen", "oracle/value_dataset_action", "oracle/value_best",
+    "oracle/extractable/spearman_within_state", "oracle/extractable/top1_agreement",
+    "oracle/extractable/top1_dataset_action", "oracle/extractable/top1_random",
 )  # fmt: skip
 
 
@@ -307,8 +343,8 @@ def summarize(out: Path, seeds: list[int], args: argparse.Namespace) -> dict[str
             p = root / f"critic-{name}.json"
             if p.exists():
                 d = json.loads(p.read_text())
-                for k in _CRITIC_KEYS:
-                    critics.setdefault(name, {}).setdefault(k, []).append(float(d[k]))
+                for k in _CRITIC_KEYS:  # rows from before the extractable figures lack them: nan
+                    critics.setdefault(name, {}).setdefault(k, []).append(float(d.get(k, float("nan"))))
         for p in sorted((root / "rows").glob("*.json")) if (root / "rows").exists() else []:
             d = json.loads(p.read_text())
             rows.setdefault(d["row"], []).append(float(d["validation"]))
@@ -321,6 +357,9 @@ def render(summary: dict[str, Any]) -> str:
     """Two markdown tables: the critics against ground truth, and validation success per row (per seed)."""
 
     def cell(xs: list[float]) -> str:
+        xs = [x for x in xs if np.isfinite(x)]  # a row from before a figure existed has none
+        if not xs:
+            return "—"
         return " / ".join(f"{x:.2f}" for x in xs) + (f" (mean {np.mean(xs):.2f})" if len(xs) > 1 else "")
 
     lines = ["| critic | within-state Spearman | top-1 | top-1 dataset action | top-1 random | Spearman, all pairs |",
@@ -330,6 +369,15 @@ def render(summary: dict[str, Any]) -> str:
             f"| {name} (`{CRITICS[name] or 'as released'}`) | {cell(m['oracle/spearman_within_state'])} | "
             f"{cell(m['oracle/top1_agreement'])} | {cell(m['oracle/top1_dataset_action'])} | {cell(m['oracle/top1_random'])} | "
             f"{cell(m['oracle/spearman'])} |"
+        )
+    lines += ["", "Over the candidates best-of-N may pick (valid, not labelled as leaving the screen unchanged):", "",
+              "| critic | within-state Spearman | top-1 | top-1 dataset action | top-1 random |",
+              "|---|---|---|---|---|"]  # fmt: skip
+    for name, m in summary["critics"].items():
+        e = "oracle/extractable/"
+        lines.append(
+            f"| {name} | {cell(m.get(e + 'spearman_within_state', []))} | {cell(m.get(e + 'top1_agreement', []))} | "
+            f"{cell(m.get(e + 'top1_dataset_action', []))} | {cell(m.get(e + 'top1_random', []))} |"
         )
     lines += ["", "| row | validation success per seed |", "|---|---|"]
     lines += [f"| {k} | {cell(v)} |" for k, v in summary["validation"].items()]
@@ -355,6 +403,7 @@ def main() -> None:
     ap.add_argument("--test", type=int, default=48, help="test web searches of the final evaluation")
     ap.add_argument("--critics", default=",".join(CRITICS), help="critic rows")
     ap.add_argument("--extract-critics", default="base,element", help="critics whose extraction curve is trained")
+    ap.add_argument("--rows", default="", help="only these success rows, in this order (e.g. start,fbc,outcome:guard-n16)")
     ap.add_argument("--digirl", action="store_true", help="also offline DigiRL")
     ap.add_argument("--only-critics", action="store_true", help="stop after the critic rows")
     ap.add_argument("--final", action="store_true", help="the validation-chosen recipe and the baselines on test, once")
@@ -385,7 +434,7 @@ def main() -> None:
             log.info("critic %s: within-state %.3f top1 %.3f (dataset action %.3f)", name,
                      r["oracle/spearman_within_state"], r["oracle/top1_agreement"], r["oracle/top1_dataset_action"])  # fmt: skip
         if not args.only_critics:
-            for key in rows_of(args):
+            for key in args.rows.split(",") if args.rows else rows_of(args):
                 log.info("row %s: validation %.3f", key, cell.row(key))
     summary = {"meta": meta, "seeds": seeds, "args": vars(args), **summarize(out, seeds, args)}
     _json(out / "summary.json", summary)
@@ -399,8 +448,11 @@ def final(out: Path, seeds: list[int], args: argparse.Namespace, meta: dict[str,
     digiq = {k: v for k, v in s.items() if ":" in k and len(v) == len(seeds)}
     if not digiq:
         raise SystemExit("no Digi-Q row finished on every seed")
-    chosen = max(digiq, key=lambda k: (float(np.mean(digiq[k])), k))
-    keys = ["start", "fbc", "base:released-n16", chosen] + (["digirl"] if args.digirl else [])
+    # every recipe at the best validation mean (counts of episodes: exact ties happen); none is preferred by name
+    best = max(round(float(np.mean(v)) * 1e9) for v in digiq.values())
+    chosen = sorted(k for k, v in digiq.items() if round(float(np.mean(v)) * 1e9) == best)
+    released = [f"{c}:released-n16" for c in args.extract_critics.split(",")]
+    keys = ["start", "fbc", *released, *chosen] + (["digirl"] if args.digirl else [])
     test = _tasks("test", args.test)
     res: dict[str, Any] = {"meta": meta, "chosen_on_validation": chosen, "test_tasks": len(test), "test": {}}
     for k in dict.fromkeys(keys):

@@ -1,4 +1,4 @@
-"""``digirl digiq propose | label | repft | featurize | train | oracle | report``: Digi-Q's stages."""
+"""``digirl digiq propose | label | repft | featurize | outcomes | train | oracle | report``: Digi-Q's stages."""
 
 from __future__ import annotations
 
@@ -120,6 +120,8 @@ def add_commands(sub: Any) -> None:
         "label": "Yes/No labels 'does the action change the screen?' (exact on the simulator, else pixel difference)",
         "repft": "representation fine-tuning of the feature backend on the labels",
         "featurize": "f(s, a) of every candidate and φ(s) of every state, once, into float16 sidecars",
+        "outcomes": "every valid proposal executed once on a copy of its state (simulator): reward, end, φ(next "
+        "screen), for algo.digiq.outcome_td",
     }
     for name, text in helps.items():
         add_command(

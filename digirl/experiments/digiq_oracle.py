@@ -29,7 +29,7 @@ from digirl.core.codecs import action_from_dict
 from digirl.core.types import Trajectory
 from digirl.training.config import TrainConfig
 
-__all__ = ["oracle_metrics", "oracle_values", "spearman"]
+__all__ = ["oracle_metrics", "oracle_values", "pickable_of", "spearman"]
 
 log = logging.getLogger(__name__)
 
@@ -198,9 +198,29 @@ def load_oracle(sidecar: Sidecar, continuation: str = "expert") -> dict[tuple[st
     }
 
 
-def oracle_metrics(learned: dict[tuple[str, int], list[float]], true: dict[tuple[str, int, int], float]) -> dict[str, float]:
+def oracle_metrics(
+    learned: dict[tuple[str, int], list[float]],
+    true: dict[tuple[str, int, int], float],
+    pickable: dict[tuple[str, int], list[bool]] | None = None,
+) -> dict[str, float]:
     """Compare learned Q of each state's candidates (``learned[(traj_id, step)]``, candidate order)
-    with their true values (see the module docstring). Keys ``oracle/…``."""
+    with their true values (see the module docstring). Keys ``oracle/…``. With ``pickable`` (per state,
+    which candidates best-of-N may choose: valid, and not labelled as leaving the screen unchanged) the
+    within-state figures are also given over those candidates only, under ``oracle/extractable/…``."""
+    out = _metrics(learned, true, None)
+    if pickable is not None:
+        sub = _metrics(learned, true, pickable)
+        keep = ("spearman_within_state", "decisive_states", "top1_agreement", "top1_random", "top1_dataset_action",
+                "value_chosen", "value_best")  # fmt: skip
+        out |= {f"oracle/extractable/{k}": sub[f"oracle/{k}"] for k in keep}
+    return out
+
+
+def _metrics(
+    learned: dict[tuple[str, int], list[float]],
+    true: dict[tuple[str, int, int], float],
+    pickable: dict[tuple[str, int], list[bool]] | None,
+) -> dict[str, float]:
     pairs_q: list[float] = []
     pairs_t: list[float] = []
     per_state: list[float] = []
@@ -215,24 +235,30 @@ def oracle_metrics(learned: dict[tuple[str, int], list[float]], true: dict[tuple
         ts = [true.get((tid, h, j)) for j in range(len(qs))]
         if any(t is None for t in ts) or not qs:
             continue
-        tv = np.array(ts, dtype=np.float64)
-        qv = np.array(qs, dtype=np.float64)
+        idx = list(range(len(qs)))
+        if pickable is not None:
+            mask = pickable.get((tid, h), [])
+            idx = [j for j in idx if j < len(mask) and mask[j]]
+            if len(idx) < 2:  # nothing to choose between
+                continue
+        tv = np.array([ts[j] for j in idx], dtype=np.float64)
+        qv = np.array([qs[j] for j in idx], dtype=np.float64)
         n_states += 1
         pairs_q += qv.tolist()
         pairs_t += tv.tolist()
         j = int(np.argmax(qv))
         v_chosen.append(tv[j])
-        v_data.append(tv[0])
+        v_data.append(tv[0] if idx[0] == 0 else float("nan"))
         v_best.append(tv.max())
         if tv.max() > tv.min():
             best = tv == tv.max()
             top1.append(float(best[j]))
             rand1.append(float(best.mean()))
-            data1.append(float(best[0]))
+            data1.append(float(best[0]) if idx[0] == 0 else 0.0)  # a dataset action that cannot be picked is never best
             rho = spearman(qv, tv)
             if np.isfinite(rho):
                 per_state.append(rho)
-    out = {
+    return {
         "oracle/states": float(n_states),
         "oracle/pairs": float(len(pairs_q)),
         "oracle/spearman": spearman(pairs_q, pairs_t) if pairs_q else float("nan"),
@@ -242,22 +268,30 @@ def oracle_metrics(learned: dict[tuple[str, int], list[float]], true: dict[tuple
         "oracle/top1_random": float(np.mean(rand1)) if rand1 else float("nan"),
         "oracle/top1_dataset_action": float(np.mean(data1)) if data1 else float("nan"),
         "oracle/value_chosen": float(np.mean(v_chosen)) if v_chosen else float("nan"),
-        "oracle/value_dataset_action": float(np.mean(v_data)) if v_data else float("nan"),
+        "oracle/value_dataset_action": float(np.nanmean(v_data)) if v_data and not np.all(np.isnan(v_data)) else float("nan"),
         "oracle/value_best": float(np.mean(v_best)) if v_best else float("nan"),
     }
-    return out
 
 
 def learned_q(run_dir: str | Path, *, heldout_only: bool = True) -> dict[tuple[str, int], list[float]]:
     """Learned Q of every candidate from a Digi-Q run's latest annotations."""
+    return {k: [q for q, _ in v] for k, v in _annotated(run_dir, heldout_only).items()}
+
+
+def pickable_of(run_dir: str | Path, *, heldout_only: bool = True) -> dict[tuple[str, int], list[bool]]:
+    """Which candidates best-of-N could choose, per state, from a Digi-Q run's latest annotations."""
+    return {k: [ok for _, ok in v] for k, v in _annotated(run_dir, heldout_only).items()}
+
+
+def _annotated(run_dir: str | Path, heldout_only: bool) -> dict[tuple[str, int], list[tuple[float, bool]]]:
     from digirl.data.annotations import ANNOTATIONS_DIR, read_annotations
 
-    out: dict[tuple[str, int], list[float]] = {}
+    out: dict[tuple[str, int], list[tuple[float, bool]]] = {}
     for a in read_annotations(Path(run_dir) / ANNOTATIONS_DIR):
         cs = a.extra.get("candidates")
         if a.step < 0 or not cs or (heldout_only and not a.extra.get("heldout")):
             continue
-        out[(a.traj_id, a.step)] = [float(c["q"]) for c in cs]
+        out[(a.traj_id, a.step)] = [(float(c["q"]), bool(c.get("valid", True))) for c in cs]
     return out
 
 
@@ -271,7 +305,7 @@ def evaluate_run(cfg: TrainConfig, run_dir: str | Path, *, continuation: Literal
     learned = learned_q(run_dir)
     if not learned:
         raise ValueError(f"{run_dir}: no Digi-Q annotations with candidates (train the run first)")
-    metrics = oracle_metrics(learned, load_oracle(Sidecar(cfg.algo.digiq.data), continuation))
+    metrics = oracle_metrics(learned, load_oracle(Sidecar(cfg.algo.digiq.data), continuation), pickable_of(run_dir))
     rollouts = 1 if continuation == "expert" else rollouts
     res = {"run": str(run_dir), "continuation": continuation, "rollouts": rollouts, **computed, **metrics}
     (Path(run_dir) / f"digiq-oracle-{continuation}.json").write_text(json.dumps(res, indent=2))

@@ -39,7 +39,7 @@ __all__ = ["STAGES", "ReplayError", "fork_env", "replay_states", "run_stages", "
 
 log = logging.getLogger(__name__)
 
-STAGES = ("propose", "label", "repft", "featurize")
+STAGES = ("propose", "label", "repft", "featurize", "outcomes")
 
 
 class ReplayError(RuntimeError):
@@ -223,6 +223,73 @@ def _exact_labels_job(env_id: str, env_kwargs: dict[str, Any], payloads: list[di
     return out
 
 
+def _outcomes_job(env_id: str, env_kwargs: dict[str, Any], payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Execute every valid proposal (candidates after the dataset action) of every step once, on a copy of the
+    replayed state: its reward, whether the episode ended, and the observation it led to. One row with
+    ``cand = -1`` per replayed trajectory marks it done; one that does not replay gets ``{"failed": ...}``."""
+    env = _env(env_id, env_kwargs)
+    out: list[dict[str, Any]] = []
+    for p in payloads:
+        rows: list[dict[str, Any]] = []
+        try:
+            for h, e, _ in replay_states(env, p):
+                for j, d in enumerate(p["cands"][h]):
+                    a = action_from_dict(d)
+                    if j == 0 or not a.is_valid:
+                        continue
+                    obs, r, term, trunc, _ = fork_env(e).step(a)
+                    rows.append({"traj_id": p["traj_id"], "step": h, "cand": j, "reward": float(r),
+                                 "terminated": bool(term), "truncated": bool(trunc), "obs": obs})  # fmt: skip
+        except ReplayError as err:
+            out.append({"traj_id": p["traj_id"], "failed": str(err)})
+            continue
+        rows.append({"traj_id": p["traj_id"], "step": -1, "cand": -1, "reward": 0.0, "terminated": False,
+                     "truncated": False, "obs": None})  # fmt: skip
+        out += rows
+    return out
+
+
+def execute_outcomes(cfg: TrainConfig, trajs: Sequence[Trajectory], backend: Any, sidecar: Sidecar) -> dict[str, float]:
+    """Stage ``outcomes`` (``algo.digiq.outcome_td`` > 0): every valid proposal executed once on a copy of its
+    replayed state, with φ of the screen it led to from ``backend`` (see :func:`_outcomes_job`). Each executed
+    proposal is one environment step the data cost (``train/digiq_outcome_env_steps``)."""
+    from digirl.algorithms.digiq.stages import load_candidates, outcome_stage_name
+    from digirl.utils.progress import progress
+
+    dq = cfg.algo.digiq
+    env_id, env_kwargs = replay_env_config(cfg)
+    stage = sidecar.stage(outcome_stage_name(backend))
+    cands = load_candidates(sidecar)
+    failed: list[str] = []
+    executed = 0
+    with stage.lock():
+        stage.check_meta({"features": backend.identity(), "env": env_id})
+        done = {k[0] for k in stage.keys() if k[2] == -1}
+        todo = [t for t in trajs if t.traj_id not in done]
+        chunk = 4  # trajectories per job: their next screens are held until featurized
+        jobs = [(env_id, env_kwargs, [_payload(t, cands) for t in todo[i : i + chunk]]) for i in range(0, len(todo), chunk)]
+        with progress(len(todo), "digiq outcomes") as bar:
+            for res, job in replay_results(_outcomes_job, jobs, dq.workers, failed):
+                ran = [r for r in res if r["cand"] >= 0]
+                if ran:  # features first, then the rows that say they exist (a kill in between recomputes them)
+                    keys = [(r["traj_id"], r["step"], r["cand"]) for r in ran]
+                    stage.write_arrays("phi", keys, backend.state_features([r["obs"] for r in ran]))
+                cols = ("traj_id", "step", "cand", "reward", "terminated", "truncated")
+                rows: dict[str, list[Any]] = {k: [r[k] for r in res] for k in cols}
+                rows["next_step"] = [-1 if r["obs"] is None else int(r["obs"].step) for r in res]
+                stage.write_rows(rows)
+                executed += len(ran)
+                bar.advance(len(job[2]))
+    if failed:
+        log.warning("%d trajectories did not replay (no executed proposals for them), e.g. %s", len(failed), failed[0])
+    n_all = sum(1 for k in stage.keys() if k[2] >= 0)
+    return {
+        "train/digiq_outcome_env_steps": float(n_all),
+        "train/digiq_outcomes_executed_now": float(executed),
+        "train/digiq_outcome_replay_failures": float(len(failed)),
+    }
+
+
 def map_jobs(fn: Any, jobs: list[tuple[Any, ...]], workers: int) -> Iterator[Any]:
     """``fn(*job)`` for every job, in order: in this process, or in ``workers`` processes."""
     if workers <= 1 or len(jobs) <= 1:
@@ -292,13 +359,16 @@ def _is_sim(cfg: TrainConfig) -> bool:
     return env_has(replay_env_config(cfg)[0], "state_replay")
 
 
-def run_stages(cfg: TrainConfig, run_dir: str | Path, upto: str = "featurize") -> dict[str, float]:
-    """Run the stages up to ``upto`` (each one computes only what is missing); returns their metrics."""
+def run_stages(cfg: TrainConfig, run_dir: str | Path, upto: str | None = None) -> dict[str, float]:
+    """Run the stages up to ``upto`` (None: every stage the config needs, ``outcomes`` only with
+    ``algo.digiq.outcome_td`` > 0); each one computes only what is missing. Returns their metrics."""
     from digirl.algorithms.digiq.stages import featurize, label_pixel, load_candidates, load_labels, propose, representation
     from digirl.policies.base import Policy
     from digirl.training.common import build_policy
     from digirl.utils.rng import seed_everything
 
+    if upto is None:
+        upto = "outcomes" if cfg.algo.digiq.outcome_td > 0 else "featurize"
     if upto not in STAGES:
         raise ValueError(f"unknown stage {upto!r}; stages: {', '.join(STAGES)}")
     cfg = sidecar_of(cfg, run_dir)
@@ -331,6 +401,14 @@ def run_stages(cfg: TrainConfig, run_dir: str | Path, upto: str = "featurize") -
     feats = featurize(trajs, load_candidates(sidecar), backend, sidecar)
     metrics["train/digiq_feature_dim_action"] = float(feats.f.shape[1])
     metrics["train/digiq_feature_dim_state"] = float(feats.phi.shape[1])
+    if upto == "featurize":
+        return metrics
+    if not _is_sim(cfg):
+        raise ValueError(
+            f"algo.digiq.outcome_td executes proposals on copies of replayed states; {cfg.offline_dataset} is not a "
+            "simulator dataset (set algo.digiq.outcome_td=0)"
+        )
+    metrics |= execute_outcomes(cfg, trajs, backend, sidecar)
     return metrics
 
 

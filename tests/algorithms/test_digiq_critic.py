@@ -129,3 +129,80 @@ def test_noop_td_grounds_an_untried_action_at_gamma_v():
     q = critic.q_of(data.pairs)
     # Q(s0, a) = γ·V(s1) = .5; Q(s0, no-op) = γ·V(s0) = .25; Q(s1, a) = 1
     np.testing.assert_allclose(q[[0, 1, 2]], [0.5, 0.25, 1.0], atol=0.05)
+
+
+def _outcome_chain() -> TDBatch:
+    """s0 → s1 → s2 (reward 1 on the last, done). Each state has one executed proposal: at s0 a shortcut that
+    succeeds at once (reward 1, done), at s1 a wrong turn that ends the episode without reward; at s0 a second
+    proposal that was never executed (invalid, say)."""
+    data = _chain(3)
+    eye = torch.eye(3)
+    f = torch.cat([eye[:1], eye[1:2] * 0.5, eye[2:] * 0.5 + eye[:1] * 0.5, eye[1:2], eye[2:]])
+    pairs = data.states.index(torch.tensor([0, 0, 0, 1, 1])).with_action(
+        torch.tensor([1, 2, 3, 1, 2]), torch.zeros(5, 8, dtype=torch.long), f
+    )
+    data.pairs = pairs
+    data.cands = torch.tensor([[0, 1, 2], [3, 4, -1]])
+    data.outcome = torch.tensor([[-1, 0, -1], [-1, 1, -1]])  # rows of next_states; a_data and unexecuted: -1
+    data.next_states = data.states.index(torch.tensor([2, 0]))  # where they led (ended: the state is not read)
+    data.outcome_reward = torch.tensor([1.0, 0.0])
+    data.outcome_done = torch.tensor([1.0, 1.0])
+    return data
+
+
+def test_outcome_loss_is_td_on_the_executed_proposals():
+    cfg = DigiQConfig(critic_hidden=8, outcome_td=1.0)
+    critic = DigiQCritic(3, 3, cfg, gamma=0.5, device=torch.device("cpu"))
+    data = _outcome_chain()
+    data.outcome_done = torch.tensor([1.0, 0.0])  # let the second bootstrap, to check γ·V̄(s′)
+    got = critic._outcome_loss(data, torch.tensor([0, 1]))
+    with torch.no_grad():
+        v_next = torch.sigmoid(critic.target.v(data.next_states.index(torch.tensor([1])))).max(0).values
+        y = torch.cat([torch.tensor([1.0]), 0.5 * v_next])
+        q = torch.sigmoid(critic.net.q(data.pairs.index(torch.tensor([1, 4]))))
+        want = ((q - y) ** 2).mean(-1).sum()
+    assert got is not None and float(got.detach()) == pytest.approx(float(want), rel=1e-6)
+    data.outcome = torch.full_like(data.outcome, -1)
+    assert critic._outcome_loss(data, torch.tensor([0, 1])) is None  # nothing executed: no term
+
+
+@pytest.mark.slow
+def test_outcome_td_ranks_the_proposals_of_a_state_by_what_they_did():
+    torch.manual_seed(0)
+    # cross-entropy: with squared error a twin head pushed into the sigmoid's flat end recovers only slowly
+    cfg = DigiQConfig(critic_hidden=32, critic_lr=1e-2, tau=0.2, polyak_every=1, time_feature=False, outcome_td=1.0, loss="ce")
+    critic = DigiQCritic(3, 3, cfg, gamma=0.5, device=torch.device("cpu"))
+    data = _outcome_chain()
+    m = critic.fit(data, 1500, np.random.default_rng(0))
+    assert "critic/outcome_td_loss" in m
+    q = critic.q_of(data.pairs)
+    # s0: the shortcut (1) above the dataset action (γ·V(s1) = .5); s1: the dataset action (1) above the wrong turn (0)
+    np.testing.assert_allclose(q[[0, 1, 3, 4]], [0.5, 1.0, 1.0, 0.0], atol=0.05)
+
+
+def test_max_backup_takes_the_best_executed_candidate():
+    cfg = DigiQConfig(critic_hidden=8, outcome_td=1.0, outcome_backup="max")
+    critic = DigiQCritic(3, 3, cfg, gamma=0.5, device=torch.device("cpu"))
+    data = _outcome_chain()
+    y_data = torch.tensor([0.2, 0.99])
+    got = critic._max_over_executed(data, torch.tensor([0, 1]), y_data)
+    with torch.no_grad():
+        q = torch.sigmoid(critic.target.q(data.pairs.index(torch.tensor([1, 4])))).max(0).values
+    # s0: its one executed proposal (pair 1) against a_data's 0.2; s1: a_data's 0.99 stays unless the proposal beats it
+    assert got.tolist() == pytest.approx([max(0.2, float(q[0])), max(0.99, float(q[1]))])
+
+
+@pytest.mark.slow
+def test_max_backup_values_a_state_by_its_best_executed_action():
+    out = {}
+    for backup in ("data", "max"):
+        torch.manual_seed(0)
+        cfg = DigiQConfig(critic_hidden=32, critic_lr=1e-2, tau=0.2, polyak_every=1, time_feature=False, outcome_td=1.0,
+                          outcome_backup=backup, loss="ce")  # fmt: skip
+        critic = DigiQCritic(3, 3, cfg, gamma=0.5, device=torch.device("cpu"))
+        data = _outcome_chain()
+        critic.fit(data, 1500, np.random.default_rng(0))
+        out[backup] = critic.v_of(data.states.index(torch.tensor([0, 1])))
+    # V(s0): the dataset action's γ·V(s1) = .5 as released; the shortcut's 1 with the max backup
+    np.testing.assert_allclose(out["data"], [0.5, 1.0], atol=0.05)
+    np.testing.assert_allclose(out["max"], [1.0, 1.0], atol=0.05)

@@ -57,3 +57,7 @@ def test_render_writes_both_tables():
     md = render({"critics": {"element": m}, "validation": {"start": [0.125]}})
     assert "| element (`algo.digiq.action_features=element`) | 0.50 / 0.25 (mean 0.38) |" in md
     assert "| start | 0.12 |" in md
+    assert "| element | — | — | — | — |" in md  # no extractable figures recorded: said, not invented
+    m |= {"oracle/extractable/spearman_within_state": [0.5, float("nan")]}
+    md = render({"critics": {"element": m}, "validation": {}})
+    assert "| element | 0.50 | — | — | — |" in md

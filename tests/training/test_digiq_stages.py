@@ -162,3 +162,56 @@ def test_train_oracle_and_report_commands(dataset, tmp_path, capsys):
     html = (run / "digiq-report" / "index.html").read_text()
     assert "Q − V" in html and html.count("<img") >= 3
     assert len(list((run / "digiq-report" / "img").glob("*.png"))) >= 3
+
+
+def test_outcomes_job_executes_each_valid_proposal_once():
+    from digirl.envs.vector import EpisodeJob, env_factory, run_expert
+    from digirl.training.digiq import _outcomes_job
+
+    fn = env_factory("digirl/sim-general-v0", perturbation=0)
+    t = run_expert(fn, [EpisodeJob("Open the clock app", seed=0)], mode="inline")[0]
+    obs = t.steps[0].observation
+    clock = next(e for e in obs.elements or () if e.ref == "status.clock")
+    cands = {(t.traj_id, h): [s.action] for h, s in enumerate(t.steps)}
+    cands[(t.traj_id, 0)] = [t.steps[0].action, Action.tap(*clock.center), Action.complete(), Action.invalid("?")]
+    rows = _outcomes_job("digirl/sim-general-v0", {"perturbation": 0}, [_payload(t, cands)])
+    ran = {(r["step"], r["cand"]): r for r in rows if r["cand"] >= 0}
+    # the dataset action (cand 0) has its own transition and the invalid one is never executed
+    assert set(ran) == {(0, 1), (0, 2)}
+    assert rows[-1]["cand"] == -1 and rows[-1]["obs"] is None  # the trajectory's done-marker
+    noop, done = ran[(0, 1)], ran[(0, 2)]
+    assert noop["obs"].step == 1 and noop["obs"].history[-1] == Action.tap(*clock.center)
+    assert not noop["terminated"] and noop["reward"] == 0.0
+    assert done["terminated"] and done["reward"] == 0.0  # "done" on the home screen: the task is not solved
+    # exactly what the env does from a fresh replay of the same state
+    env = make("digirl/sim-general-v0", perturbation=0)
+    env.reset(seed=t.seed, options={"task": t.task})
+    o2, r2, term2, *_ = env.step(Action.tap(*clock.center))
+    assert np.array_equal(o2.screenshot, noop["obs"].screenshot) and (r2, term2) == (0.0, False)
+
+
+def test_outcome_stage_feeds_the_critic_and_resumes(dataset, tmp_path, capsys):
+    run = tmp_path / "run"
+    args = [f"offline_dataset={dataset}", *SMALL, "eval.test_tasks=0", "eval.train_tasks=0"]
+    # the critic asks for executed proposals that were never computed: a clear error, not a silent no-op
+    cfg = load_config(TrainConfig, overrides=["mode=offline", "algo.name=digiq", *args])
+    run_stages(cfg, run, upto="featurize")
+    from digirl.algorithms.registry import make_algorithm
+    from digirl.training.common import build_policy
+    from digirl.training.digiq import sidecar_of
+
+    with_td = sidecar_of(
+        load_config(TrainConfig, overrides=["mode=offline", "algo.name=digiq", *args, "algo.digiq.outcome_td=1.0"]), run
+    )
+    algo = make_algorithm(build_policy(with_td.policy, seed=0), with_td.algo, seed=0)
+    with pytest.raises(ValueError, match="digirl digiq outcomes"):
+        algo.update(TrajectoryStore(dataset, create=False).load(), "offline")
+    # the stage executes every valid proposal once; a rerun executes nothing
+    m = run_stages(with_td, run)
+    cands = load_candidates(Sidecar(run / "digiq"))
+    valid = sum(a.is_valid for c in cands.values() for a in c[1:])
+    assert m["train/digiq_outcome_env_steps"] == valid == m["train/digiq_outcomes_executed_now"] > 0
+    assert m["train/digiq_outcome_replay_failures"] == 0
+    assert run_stages(with_td, run)["train/digiq_outcomes_executed_now"] == 0
+    out = algo.update(TrajectoryStore(dataset, create=False).load(), "offline")
+    assert out["train/digiq_outcome_pairs"] == valid and "critic/outcome_td_loss" in out

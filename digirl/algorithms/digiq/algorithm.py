@@ -9,7 +9,8 @@ One ``update`` reads top to bottom:
 3. fine-tune the feature backend on those labels (once; ``algo.digiq.repft=false`` skips it);
 4. extract f(s, a) for every candidate and φ(s) for every state, once, into float16 sidecars;
 5. fit twin Q and twin V heads by in-sample TD with Polyak targets on the critic's trajectories
-   (``algo.digiq.holdout`` of them are held out and only scored);
+   (``algo.digiq.holdout`` of them are held out and only scored); with ``algo.digiq.outcome_td``, also
+   TD on every proposal that the stage ``outcomes`` executed on a copy of its state;
 6. for every state, A_j = Q(s, a_j) − V(s) over the candidates; behaviour-clone the best one where its
    advantage exceeds δ.
 
@@ -31,18 +32,21 @@ import torch
 from digirl.algorithms.base import ActorAlgorithm, Phase, Sample
 from digirl.algorithms.configs import DigiQAlgoConfig
 from digirl.algorithms.digiq.config import DigiQConfig
-from digirl.algorithms.digiq.critic import CriticInputs, DigiQCritic, TDBatch, action_inputs, state_inputs
+from digirl.algorithms.digiq.critic import CriticInputs, DigiQCritic, TDBatch, action_inputs, state_inputs, state_inputs_of
 from digirl.algorithms.digiq.features import FeatureBackend
 from digirl.algorithms.digiq.functional import best_of_n
 from digirl.algorithms.digiq.sidecar import Sidecar
 from digirl.algorithms.digiq.stages import (
     Candidates,
     Features,
+    Outcomes,
     featurize,
     label_pixel,
     load_candidates,
     load_labels,
+    load_outcomes,
     observation_at,
+    outcome_stage_name,
     propose,
     representation,
 )
@@ -109,6 +113,38 @@ class _Table:
         self.pair_inputs: CriticInputs = self.states.index(s_rows).with_action(kind, text, f)
         self.pair_valid = np.array([a.is_valid for a in p_act], dtype=bool)
         self.device = device
+        self.outcome_of_pair: np.ndarray | None = None
+        self.next_states: CriticInputs | None = None
+        self.outcome_reward: torch.Tensor | None = None
+        self.outcome_done: torch.Tensor | None = None
+
+    def add_outcomes(self, out: Outcomes, cands: Candidates, bootstrap_truncated: bool) -> int:
+        """The executed proposals' next states (φ of the screen each led to, the instruction, the proposal as the
+        action before, the next step index), their rewards and ends; returns how many pairs have one."""
+        rows: list[int] = []
+        keys = []
+        for p, (_, t, h, j) in enumerate(self.pairs):
+            k = (t.traj_id, h, j)
+            if j > 0 and k in out.phi_index:
+                rows.append(p)
+                keys.append(k)
+        if not rows:
+            return 0
+        self.outcome_of_pair = np.full(len(self.pairs), -1, dtype=np.int64)
+        self.outcome_of_pair[rows] = np.arange(len(rows))
+        trajs = [self.pairs[p][1] for p in rows]
+        self.next_states = state_inputs_of(
+            [t.task.instruction for t in trajs],
+            [cands[(k[0], k[1])][k[2]] for k in keys],
+            [out.next_step[k] for k in keys],
+            out.phi[[out.phi_index[k] for k in keys]].astype(np.float32).reshape(len(keys), -1),
+            self.device,
+        )
+        dev = self.device
+        self.outcome_reward = torch.tensor([out.reward[k] for k in keys], dtype=torch.float32, device=dev)
+        ended = [out.terminated[k] or (out.truncated[k] and not bootstrap_truncated) for k in keys]
+        self.outcome_done = torch.tensor(ended, dtype=torch.float32, device=dev)
+        return len(rows)
 
     def score(self, critics: Sequence[DigiQCritic], cfg: DigiQConfig) -> tuple[np.ndarray, np.ndarray]:
         """(Q of every pair, V of every state), each from the critic of its trajectory's fold."""
@@ -164,6 +200,11 @@ class _Table:
         x = self.pair_inputs
         assert x.kind is not None and x.text is not None and x.f is not None
         dev = self.device
+        outcome = None
+        if self.outcome_of_pair is not None:
+            lut = torch.from_numpy(np.append(self.outcome_of_pair, -1))  # index -1 (no candidate) → no outcome
+            outcome = lut[cands]
+            outcome[:, 0] = -1  # the dataset action has its own transition
         return TDBatch(
             states=self.states,
             s=torch.tensor(s, dtype=torch.long, device=dev),
@@ -176,6 +217,10 @@ class _Table:
             pairs=self.pair_inputs,
             cands=cands.to(dev),
             noop=None if noop is None else noop.to(dev),
+            outcome=None if outcome is None else outcome.to(dev),
+            next_states=self.next_states,
+            outcome_reward=self.outcome_reward,
+            outcome_done=self.outcome_done,
         )
 
 
@@ -253,6 +298,14 @@ class DigiQ(ActorAlgorithm[DigiQAlgoConfig]):
         feats = featurize(trajs, cands, self.backend, self.sidecar)
         # 5. the critics: in-sample TD, one critic per fold, each on the other folds' trajectories
         table = _Table(trajs, feats, cands, self.device, dq)
+        if dq.outcome_td > 0:
+            n_out = table.add_outcomes(load_outcomes(self.sidecar, self.backend), cands, dq.bootstrap_truncated)
+            if n_out == 0:
+                raise ValueError(
+                    f"algo.digiq.outcome_td={dq.outcome_td} needs executed proposals (stage {outcome_stage_name(self.backend)}"
+                    f" in {dq.data}); run `digirl digiq outcomes` (or `digirl digiq train`) on the simulator dataset first"
+                )
+            metrics["train/digiq_outcome_pairs"] = float(n_out)
         assert table.pair_inputs.f is not None
         critics = self._make_critics(feats.phi.shape[1], table.pair_inputs.f.shape[1])
         parts = []

@@ -103,6 +103,17 @@ class DigiQConfig:
         "weight of a TD term on proposals labelled 'No' (the screen does not change): Q(s, a) = γ·V̄(s), what a "
         "no-op is worth in a deterministic app; grounds Q on actions the data never took (0: off, as released)",
     )
+    outcome_td: float = _f(
+        0.0,
+        "weight of a TD term on executed proposals: every valid proposal is executed once on a copy of its state "
+        "(simulator datasets; the stage `outcomes`, its env steps counted) and Q(s, a_j) = r_j + γ(1 − done_j)·V̄(s′_j) "
+        "on the screen it led to, so Q of actions the data never took rests on what they did (0: off, as released)",
+    )
+    outcome_backup: Literal["data", "max"] = _f(
+        "data",
+        "V's target where proposals were executed (outcome_td): Q̄ of the dataset action (data, as released) or the "
+        "largest Q̄ over the dataset action and the executed proposals (max: each was tried, so no extrapolation)",
+    )
     folds: int = _f(
         5,
         "cross-fitting: K critics, each trained on the other folds' trajectories, score their own fold, so no advantage "

@@ -83,8 +83,16 @@ class CriticInputs:
 def state_inputs(observations: Sequence[Observation], phi: np.ndarray, device: torch.device) -> CriticInputs:
     """The state part of the critic's inputs for observations whose φ(s) rows are ``phi``."""
     prev = [o.history[-1] if o.history else None for o in observations]
+    return state_inputs_of([o.instruction for o in observations], prev, [o.step for o in observations], phi, device)
+
+
+def state_inputs_of(
+    instructions: Sequence[str], prev: Sequence[Action | None], steps: Sequence[int], phi: np.ndarray, device: torch.device
+) -> CriticInputs:
+    """The state part from its pieces: the instruction, the action before (None at the start), the step
+    index and φ(s) (for screens no stored observation holds, e.g. after an executed proposal)."""
     return CriticInputs(
-        goal=torch.tensor([_word_ids(o.instruction, _GOAL_WORDS) for o in observations], dtype=torch.long, device=device).view(
+        goal=torch.tensor([_word_ids(i, _GOAL_WORDS) for i in instructions], dtype=torch.long, device=device).view(
             -1, _GOAL_WORDS
         ),
         prev_kind=torch.tensor([_kind_id(a, None) for a in prev], dtype=torch.long, device=device),
@@ -93,7 +101,7 @@ def state_inputs(observations: Sequence[Observation], phi: np.ndarray, device: t
             dtype=torch.long,
             device=device,
         ).view(-1, _TEXT_WORDS),
-        time=torch.tensor([o.step / _TIME_SCALE for o in observations], dtype=torch.float32, device=device),
+        time=torch.tensor([h / _TIME_SCALE for h in steps], dtype=torch.float32, device=device),
         phi=torch.from_numpy(np.asarray(phi, dtype=np.float32)).to(device),
     )
 
@@ -197,6 +205,12 @@ class TDBatch:
     pairs: CriticInputs | None = None  # every (state, candidate) pair, for the conservative penalty
     cands: torch.Tensor | None = None  # [T, N] rows of ``pairs`` of each transition's candidates (-1: none)
     noop: torch.Tensor | None = None  # [T, N] bool: the candidate is a proposal labelled "No" (algo.digiq.noop_td)
+    # executed proposals (algo.digiq.outcome_td): [T, N] row of each candidate's outcome (-1: none), and per row
+    # the state it led to, its reward and whether it ended the episode
+    outcome: torch.Tensor | None = None
+    next_states: CriticInputs | None = None
+    outcome_reward: torch.Tensor | None = None
+    outcome_done: torch.Tensor | None = None
 
 
 class DigiQCritic:
@@ -263,7 +277,7 @@ class DigiQCritic:
         self.target.set_stats(data.states.phi, data.f)
         every = cfg.polyak_every or max(1, -(-n // cfg.critic_batch))  # 0: once per pass over the data
         self.net.train()
-        q_losses, v_losses, qs, vs, gaps, noops = [], [], [], [], [], []
+        q_losses, v_losses, qs, vs, gaps, noops, outs = [], [], [], [], [], [], []
         for step in range(1, steps + 1):
             idx = torch.from_numpy(rng.integers(0, n, size=min(cfg.critic_batch, n))).to(self.device)
             s = data.states.index(data.s[idx])
@@ -272,6 +286,8 @@ class DigiQCritic:
                 v_next = reduce_twins(torch.sigmoid(self.target.v(data.states.index(data.s_next[idx]))), cfg.twin)
                 y_q = td_target_q(data.reward[idx], data.done[idx], v_next, self.gamma)
                 y_v = td_target_v(reduce_twins(torch.sigmoid(self.target.q(sa)), cfg.twin))
+                if cfg.outcome_backup == "max" and cfg.outcome_td > 0 and data.outcome is not None:
+                    y_v = self._max_over_executed(data, idx, y_v)
             q_logits, v_logits = self.net.q(sa), self.net.v(s)
             q_loss = sum(value_loss(h, y_q, cfg.loss) for h in q_logits)
             v_loss = sum(value_loss(h, y_v, cfg.loss) for h in v_logits)
@@ -280,6 +296,11 @@ class DigiQCritic:
                 gap = self._candidate_gap(data.pairs, data.cands[idx], q_logits)
                 loss = loss + cfg.conservative * gap
                 gaps.append(float(gap.detach()))
+            if cfg.outcome_td > 0 and data.outcome is not None:
+                ol = self._outcome_loss(data, idx)
+                if ol is not None:
+                    loss = loss + cfg.outcome_td * ol
+                    outs.append(float(ol.detach()) / 2)
             if cfg.noop_td > 0 and data.noop is not None:
                 nl = self._noop_loss(data, idx)
                 if nl is not None:
@@ -301,6 +322,8 @@ class DigiQCritic:
         extra = {"critic/conservative_gap": float(np.mean(gaps[-tail:]))} if gaps else {}
         if noops:
             extra["critic/noop_td_loss"] = float(np.mean(noops[-tail:]))
+        if outs:
+            extra["critic/outcome_td_loss"] = float(np.mean(outs[-tail:]))
         return extra | {
             "critic/q_loss": float(np.mean(q_losses[-tail:])),
             "critic/v_loss": float(np.mean(v_losses[-tail:])),
@@ -325,6 +348,36 @@ class DigiQCritic:
         out = sum(value_loss(h, y, self.cfg.loss) for h in logits)
         assert isinstance(out, torch.Tensor)
         return out
+
+    def _outcome_loss(self, data: TDBatch, idx: torch.Tensor) -> torch.Tensor | None:
+        """TD on the executed proposals of the minibatch's states: Q(s, a_j) = r_j + γ(1 − done_j)·V̄(s′_j), s′_j the
+        screen a_j led to on a copy of s. What the data's own transitions do for a_data, for every proposal."""
+        assert data.outcome is not None and data.cands is not None and data.pairs is not None
+        assert data.next_states is not None and data.outcome_reward is not None and data.outcome_done is not None
+        rows_all = data.outcome[idx]
+        m = rows_all >= 0
+        if not bool(m.any()):
+            return None
+        rows = rows_all[m]
+        with torch.no_grad():
+            v_next = reduce_twins(torch.sigmoid(self.target.v(data.next_states.index(rows))), self.cfg.twin)
+            y = td_target_q(data.outcome_reward[rows], data.outcome_done[rows], v_next, self.gamma)
+        logits = self.net.q(data.pairs.index(data.cands[idx][m]))
+        out = sum(value_loss(h, y, self.cfg.loss) for h in logits)
+        assert isinstance(out, torch.Tensor)
+        return out
+
+    @torch.no_grad()
+    def _max_over_executed(self, data: TDBatch, idx: torch.Tensor, y_v: torch.Tensor) -> torch.Tensor:
+        """max(Q̄(s, a_data), max_j Q̄(s, a_j) over the executed proposals of s): V's target as the best tried action."""
+        assert data.outcome is not None and data.cands is not None and data.pairs is not None
+        m = data.outcome[idx] >= 0
+        if not bool(m.any()):
+            return y_v
+        q = reduce_twins(torch.sigmoid(self.target.q(data.pairs.index(data.cands[idx][m]))), self.cfg.twin)
+        full = torch.full(m.shape, float("-inf"), device=q.device, dtype=q.dtype)
+        full[m] = q
+        return torch.maximum(y_v, full.max(-1).values)
 
     def _candidate_gap(self, pairs: CriticInputs, cands: torch.Tensor, data_logits: torch.Tensor) -> torch.Tensor:
         """CQL's regularizer over the candidate set: logsumexp_j Q(s, a_j) − Q(s, a_data), per head,

@@ -36,12 +36,16 @@ if TYPE_CHECKING:
 __all__ = [
     "Candidates",
     "Features",
+    "Outcomes",
+    "feature_variant",
     "featurize",
     "label_meta",
     "label_pixel",
     "load_candidates",
     "load_labels",
+    "load_outcomes",
     "observation_at",
+    "outcome_stage_name",
     "propose",
     "representation",
 ]
@@ -229,6 +233,11 @@ def representation(
 
 
 # ---------------------------------------------------------------------------- features
+def feature_variant(ident: dict[str, Any]) -> str:
+    """The folder name of a backend's features: its name and a hash of its identity."""
+    return f"{ident.get('name', 'backend')}-{hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]}"
+
+
 @dataclass
 class Features:
     """f(s, a) rows keyed by (traj_id, step, cand) and φ(s) rows keyed by (traj_id, step, -1)."""
@@ -244,7 +253,7 @@ def featurize(trajs: Sequence[Trajectory], cands: Candidates, backend: FeatureBa
     """f(s, a) of every candidate and φ(s) of every state (and final observation), computed once into
     ``features/<variant>`` (variant: a hash of the backend's identity) as float16."""
     ident = backend.identity()
-    variant = f"{ident.get('name', 'backend')}-{hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]}"
+    variant = feature_variant(ident)
     stage = sidecar.stage(f"features/{variant}")
     with stage.lock():
         stage.check_meta(ident)
@@ -285,3 +294,38 @@ def featurize(trajs: Sequence[Trajectory], cands: Candidates, backend: FeatureBa
         f_index, f = stage.arrays("f")
         phi_index, phi = stage.arrays("phi")
     return Features(f_index, f, phi_index, phi, variant)
+
+
+# ---------------------------------------------------------------------------- executed proposals
+@dataclass
+class Outcomes:
+    """What executing a proposal once on a copy of its state gave (``algo.digiq.outcome_td``): per key
+    (traj_id, step, cand) the reward, whether the episode ended (terminated, truncated), the next
+    observation's step index and φ of the next screen (rows of ``phi``)."""
+
+    reward: dict[Key, float]
+    terminated: dict[Key, bool]
+    truncated: dict[Key, bool]
+    next_step: dict[Key, int]
+    phi_index: dict[Key, int]
+    phi: np.ndarray
+
+
+def outcome_stage_name(backend: FeatureBackend) -> str:
+    """Outcomes hold features of the next screens, so they belong to one feature backend."""
+    return f"outcomes/{feature_variant(backend.identity())}"
+
+
+def load_outcomes(sidecar: Sidecar, backend: FeatureBackend) -> Outcomes:
+    """The executed proposals of ``backend``'s outcome stage (empty when the stage never ran)."""
+    stage = sidecar.stage(outcome_stage_name(backend))
+    out = Outcomes({}, {}, {}, {}, *stage.arrays("phi"))
+    for r in stage.rows():
+        k = (str(r["traj_id"]), int(r["step"]), int(r["cand"]))
+        if k[2] < 0 or k not in out.phi_index:  # cand -1: a trajectory's done-marker
+            continue
+        out.reward[k] = float(r["reward"])
+        out.terminated[k] = bool(r["terminated"])
+        out.truncated[k] = bool(r["truncated"])
+        out.next_step[k] = int(r["next_step"])
+    return out
