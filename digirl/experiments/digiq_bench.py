@@ -401,8 +401,12 @@ def table_markdown(
             "oracle/value_chosen",
             "oracle/value_dataset_action",
             "oracle/value_best",
+            "oracle/extractable/spearman_within_state",
+            "oracle/extractable/top1_agreement",
+            "oracle/extractable/top1_dataset_action",
         )
-        lines += ["", "Critic against ground truth (expert continuation, held-out states; mean over seeds):", ""]
+        lines += ["", "Critic against ground truth (expert continuation, held-out states; mean over seeds; "
+                  "extractable/: over the candidates best-of-N may pick):", ""]  # fmt: skip
         lines.append("| set | run | states | " + " | ".join(k.removeprefix("oracle/") for k in keys) + " |")
         lines.append("|---|---|---|" + "---|" * len(keys))
         for s in sets:
