@@ -392,13 +392,13 @@ def test_final_check_set_parse_and_solve_rate() -> None:
     [
         ("s19", 296),
         ("s20", 100),
-        ("s22", 299),
+        ("s22", 298),
         ("s23", 292),
         ("s24", 269),
         ("s25", 205),
         ("s26", 223),
         ("s27", 219),
-        ("s28", 235),
+        ("s28", 234),
     ],
 )
 def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> None:
@@ -409,7 +409,10 @@ def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> Non
     such as "… and sort by price", a web search for "where are my screenshots"), now refused
     (tests/sim/test_sim_asked.py). Session 25 raised them to its own counts (shops' sort and checkout)
     and added s27, whose count also fell on purpose where misreadings became refusals (204 blind); s24's
-    "Schedule "Team standup" every weekday at 9:15." is refused now (events do not repeat), not misread."""
+    "Schedule "Team standup" every weekday at 9:15." is refused now (events do not repeat), not misread.
+    Session 26 lowered s22 and s28 by one each: "navigate to Mumbai airport and avoid tolls" and "get driving
+    directions to O'Hare airport and avoid tolls" had "and avoid tolls" inside the destination; they are
+    refused now (Maps has no route options)."""
     r = coverage_report_file(DATA / f"heldout_everyday_{name}.txt", perturbation=1, seeds=(0,))
     assert r["solved"] >= floor, [x for x in r["per_line"] if x["status"] != "solved"]
 

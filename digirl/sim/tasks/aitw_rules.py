@@ -189,6 +189,12 @@ def _youtube(g: dict[str, str]) -> Intent | None:
 
 # ---- Maps ------------------------------------------------------------------------------
 _NEAREST = "(?:the~)?(?:nearest|closest)"
+#: A route option after the destination ("... and avoid tolls"): not a place; the simulated Maps has no such options.
+ROUTE_OPTION = re.compile(
+    r"(?:,?\s+(?:and|but))?,?\s+(?:avoid|avoiding|without|with\s+no)\s+"
+    r"(?:tolls?|toll\s+roads|highways|motorways|freeways|ferries|traffic)\b",
+    re.I,
+)
 
 
 @AITW.rule(
@@ -201,7 +207,7 @@ _NEAREST = "(?:the~)?(?:nearest|closest)"
 )
 def _directions(g: dict[str, str]) -> Intent | None:
     d = _strip_article(_clean_slot(g["d"]))
-    if not d or len(d.split()) > 6:
+    if not d or len(d.split()) > 6 or ROUTE_OPTION.search(d):
         return None
     return Intent("maps_directions", {"destination": d})
 

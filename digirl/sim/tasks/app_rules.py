@@ -35,6 +35,13 @@ _NOT_A_NAME = re.compile(
 _NOT_IN_A_NAME = frozenset("on in at to with and or when the via from for about after before then please now if is are".split())
 
 
+_RELATION = (
+    r"(?:sister|brother|sis|bro|mom|mum|mother|dad|father|wife|husband|son|daughter|friend|buddy|boss|manager|cousin|aunt"
+    r"|uncle|grandma|grandpa|grandmother|grandfather|coworker|co-worker|colleague|roommate|neighbou?r|partner|girlfriend"
+    r"|boyfriend|fianc[eé]e?|niece|nephew|teacher|doctor|landlord)"
+)
+
+
 def unquote(x: str) -> str:
     """``x`` cleaned, without the quotes around it."""
     x = clean_slot(x)
@@ -47,6 +54,8 @@ def contact_name(text: str) -> str | None:
     """A contact as a task names it: "my mom" → "Mom", "john smith" → "John Smith", "(555) 123-4567"
     → "5551234567"; ``None`` for what cannot be a contact ("of Duty", a sentence)."""
     t = unquote(text)
+    if re.match(r"(?:my|our)\s", t, re.I):  # "my sister Ana" is Ana ("my mom" stays Mom: no name follows)
+        t = re.sub(rf"^(?:my|our)\s+(?:(?:best|older|younger|little|big|old)\s+)?{_RELATION}\s+(?=\S)", "", t, flags=re.I)
     t = re.sub(r"^(?:my|our)\s+", "", t, flags=re.I)
     t = re.sub(r"'s\s+(?:last\s+|latest\s+|new\s+|newest\s+)?(?:text|message|sms|msg)$", "", t, flags=re.I)  # "Chen's text"
     t = re.sub(

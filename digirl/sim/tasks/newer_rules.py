@@ -93,6 +93,19 @@ _TRAVEL = {"walking": "Walk", "walk": "Walk", "biking": "Bike", "cycling": "Bike
            "bus": "Transit", "train": "Transit", "public~transport": "Transit", "driving": "Drive", "drive": "Drive"}  # fmt: skip
 
 
+_AVOIDED = "(?P<what>tolls|toll~roads|highways|motorways|freeways|ferries|traffic)"
+
+
+@APPS_EARLY.rule(
+    f"(?:get|show|give)(?:~me)?~(?:the~)?(?:\\w+~)?(?:directions|route)~to~{{x}}~(?:and~|but~)?(?:avoid|avoiding|without|with~no)~{_AVOIDED}",
+    f"(?:navigate|take~me|drive~me|directions)~to~{{x}}~(?:and~|but~)?(?:avoid|avoiding|without|with~no)~{_AVOIDED}",
+)
+def _route_options(g: dict[str, str]) -> Reject:
+    """ "get driving directions to O'Hare and avoid tolls": the simulated Maps has no route options; reading the
+    line without them would drop what the user asked for (or put "and avoid tolls" in the destination)."""
+    return Reject(f"route options (avoid {g['what'].replace('~', ' ').lower()}) are not in the simulated Maps app")
+
+
 @APPS_EARLY.rule(
     f"(?:get|show|give)(?:~me)?~(?:the~)?(?P<mode>{'|'.join(_TRAVEL)})~(?:directions|route)~(?:to~)?{{x}}",
     f"(?:directions|navigate|navigation|route)~to~{{x}}~(?:by|on|via)~(?:(?:a|the)~)?(?P<mode>{'|'.join(_TRAVEL)})",
