@@ -394,11 +394,11 @@ def test_final_check_set_parse_and_solve_rate() -> None:
         ("s20", 100),
         ("s22", 298),
         ("s23", 292),
-        ("s24", 269),
+        ("s24", 268),
         ("s25", 205),
         ("s26", 223),
         ("s27", 219),
-        ("s28", 234),
+        ("s28", 233),
     ],
 )
 def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> None:
@@ -412,7 +412,9 @@ def test_the_later_everyday_sets_do_not_lose_lines(name: str, floor: int) -> Non
     "Schedule "Team standup" every weekday at 9:15." is refused now (events do not repeat), not misread.
     Session 26 lowered s22 and s28 by one each: "navigate to Mumbai airport and avoid tolls" and "get driving
     directions to O'Hare airport and avoid tolls" had "and avoid tolls" inside the destination; they are
-    refused now (Maps has no route options)."""
+    refused now (Maps has no route options); s24 and s28 one more each: an unquoted message or email body that
+    ran on past "then" + a request ("… the sink is leaking, then text him the same") and an album Photos does
+    not have ('show me the album "Lisbon 2023"', a web search before) are refused."""
     r = coverage_report_file(DATA / f"heldout_everyday_{name}.txt", perturbation=1, seeds=(0,))
     assert r["solved"] >= floor, [x for x in r["per_line"] if x["status"] != "solved"]
 

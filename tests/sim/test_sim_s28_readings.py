@@ -66,3 +66,52 @@ def test_a_route_option_is_refused_not_put_in_the_destination(text: str) -> None
     got = explain_instruction(text)
     assert got.intent is None and "route options" in got.reason, got
     assert plan_steps("get directions to Avoid Creek") == [{"family": "maps_directions", "slots": {"destination": "Avoid Creek"}}]
+
+
+@pytest.mark.parametrize(
+    ("text", "steps"),
+    [
+        (
+            'open youtube music and play my "Chill Vibes" playlist on shuffle',
+            [("play_music", {"app": "Youtube Music", "query": '"Chill Vibes"'}),
+             ("music_control", {"action": "shuffle", "app": "Youtube Music"})],
+        ),
+        (
+            "play my liked songs on shuffle",
+            [("play_music", {"app": "Music", "query": "liked"}), ("music_control", {"action": "shuffle", "app": "Music"})],
+        ),
+        (
+            "play jazz on spotify and shuffle it",
+            [("play_music", {"app": "Spotify", "query": "jazz"}), ("music_control", {"action": "shuffle", "app": "Spotify"})],
+        ),
+        ("shuffle it", [("music_control", {"app": "", "action": "shuffle"})]),
+        ("yo throw on some lo-fi beats", [("play_music", {"app": "Music", "query": "lo-fi beats"})]),
+        (
+            "new note: grocery list - eggs, oat milk, spinach, coffee",
+            [("create_note", {"app": "", "title": "", "body": "grocery list - eggs, oat milk, spinach, coffee"})],
+        ),
+        (
+            "text mike im running late then open maps",
+            [("send_message", {"body": "im running late", "contact": "Mike"}), ("open_app", {"app": "Maps"})],
+        ),
+        ("text mom see you then", [("send_message", {"contact": "Mom", "body": "see you then"})]),
+    ],
+)  # fmt: skip
+def test_s28_misreadings_read_as_said(text: str, steps: list[tuple[str, dict[str, str]]]) -> None:
+    """Each was read as something else in session 25 ("on shuffle" inside the query, "shuffle it" as a song called
+    "it", a web search for "new note: …" or "yo throw on …", a message that ran on past "then open maps")."""
+    assert plan_steps(text) == [{"family": f, "slots": s} for f, s in steps]
+    assert_expert_solves(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('show me the album "Lisbon 2023"', "the Photos app's albums are"),
+        ("yo text mike im runnin late then pull up directions home", "'pull up directions home'"),
+        ("Send an email to landlord@rentmail.com saying the kitchen sink is leaking, then text him the same.", "text him"),
+    ],
+)
+def test_s28_misreadings_now_refused(text: str, said: str) -> None:
+    got = explain_instruction(text)
+    assert got.intent is None and said in got.reason, got

@@ -96,7 +96,7 @@ _ON_THE_PHONE = re.compile(
     r"\b(?:my|i|me)\b.*\b(?:alarms?|timers?|stopwatch|battery\s+saver|messages|mesages|texts?|inbox|contacts?|photos|pictures"
     r"|videos|pdfs|files|documents|storage"
     r"|calendar|downloads?|downloaded|screenshots?|gallery|camera\s+roll|cart|basket|notifications?|missed\s+calls?"
-    r"|voicemails?|ringtone|wallpaper|hotspot|playlists?|subscriptions|bookmarks|browsing\s+history)\b"
+    r"|voicemails?|ringtone|wallpaper|hotspot|playlists?|subscriptions|bookmarks|browsing\s+history|(?:photo\s+)?albums?)\b"
     r"|\b(?:text(?:ed)?|messaged|called|rang)\s+me\b"
     r"|^(?:flashlight|torch|alarm|timer|stopwatch|screen\s+time-?out|battery\s+saver|do\s+not\s+disturb|dnd|hotspot"
     r"|airplane\s+mode|wi-?fi|bluetooth|brightness|volume|ringtone|wallpaper|dark\s+mode|night\s+light)\b"

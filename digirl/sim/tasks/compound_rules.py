@@ -693,9 +693,12 @@ _SECOND_REQUEST = re.compile(
     r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall|"
     r"clear|close|turn|enable|disable|record|email|message|book|buy|order|save|share|put|make|walk|filter|pick|reply|"
     r"forward|remove|move|download|bookmark|star|archive|pay|checkout|check\s+out|sort|pin|follow|join|read|listen|remind|tell|"
-    r"shuffle|pause|skip|mute|dim|lock|unlock|restart|reboot|if\s+(?:it|it's|i|there|the|you|so)\b)\b",
+    r"shuffle|pause|skip|mute|dim|lock|unlock|restart|reboot|pull\s+up|bring\s+up|if\s+(?:it|it's|i|there|the|you|so)\b)\b",
     re.I,
 )
+#: In an unquoted message only "then" + a request ends it ("text mike im late then pull up directions home");
+#: "and" joins a message's own clauses too often ("tell her I'm here and call me back").
+_THEN_REQUEST = re.compile(r"(?:,\s*|\s)then\s+" + _SECOND_REQUEST.pattern.split(r"(?:then\s+)?", 1)[1], re.I)
 
 
 def second_request(intent: Intent) -> str:
@@ -704,7 +707,10 @@ def second_request(intent: Intent) -> str:
         if k in ("key_terms", "plan"):
             continue
         if k in ("body", "subject") and intent.family != "create_note":
-            if '"' not in v:  # a message may say "and then" itself
+            if '"' not in v:  # a message may say "and" itself; "then" + a request ends it
+                m = _THEN_REQUEST.search(v)
+                if m is not None:
+                    return re.sub(r"^,?\s*then\s+", "", v[m.start() :], flags=re.I)
                 continue
             v = v.split('"', 1)[1]  # past a closing quote the slot ran on: 'sorry.", then text Tom "…'
         m = _SECOND_REQUEST.search(v)

@@ -205,11 +205,17 @@ def _app_steps(text: str, ctx: Context) -> Intent | None:
             day = parse_date(m.group("d"))
             return Intent("calendar_day", {"date": day.isoformat()}) if day else None
     if ctx.app == "music" or ctx.app in MUSIC_SERVICES:  # "open spotify and play Bohemian Rhapsody"
-        m = re.fullmatch(r"(?:play|put\s+on|listen\s+to|shuffle)\s+(?P<q>.+)", t, re.I)
+        m = re.fullmatch(r"(?P<v>play|put\s+on|listen\s+to|shuffle)\s+(?P<q>.+)", t, re.I)
         if m is not None:
-            from digirl.sim.tasks.music_rules import music_request
+            from digirl.sim.tasks.music_rules import WHAT_PLAYS, music_request
 
-            return music_request("Music" if ctx.app == "music" else ctx.app[2:], m.group("q"))
+            app = "Music" if ctx.app == "music" else ctx.app[2:]
+            if WHAT_PLAYS.fullmatch(m.group("q").strip()):  # "… and shuffle it": what plays, not a song called "it"
+                if m.group("v").lower() != "shuffle":
+                    return None
+                playing = ctx.last.get("app") if ctx.last is not None and ctx.last.family == "play_music" else ""
+                return Intent("music_control", {"app": playing or app, "action": "shuffle"})
+            return music_request(app, m.group("q"))
     last = ctx.last
     if last is not None and last.family == "app_page" and last.get("app") == "photos":  # "go to albums and open Camera"
         m = re.fullmatch(r"(?:open|tap(?:\s+on)?|show(?:\s+me)?|go\s+(?:in)?to)\s+(?:the\s+)?(?P<a>\w+)(?:\s+album)?", t, re.I)

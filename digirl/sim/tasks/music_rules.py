@@ -13,7 +13,7 @@ from digirl.sim.content import title_case
 from digirl.sim.intents import Intent
 from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE, unquote
 
-__all__ = ["music_request"]
+__all__ = ["WHAT_PLAYS", "music_request"]
 
 _MUSIC_APP = (
     "(?P<app>spotify|pandora|soundcloud|apple~music|amazon~music|deezer|tidal|youtube~music|(?:the~)?music(?:~app|~player)?)"
@@ -32,6 +32,30 @@ def music_request(app: str, said: str) -> Intent:
     if q.lower() in ("music", "song", "songs", "something", "tunes", "anything", "some", ""):
         q = ""
     return Intent("play_music", {"app": name, "query": q})
+
+
+_SHUFFLED = "(?:on~shuffle(?:~mode)?|shuffled|in~shuffle(?:~mode)?|with~shuffle(?:~on)?)"
+_IN_APP = f"(?:on|in|using|with|from|through)~{_MUSIC_APP}"
+
+
+@APPS_EARLY.rule(
+    f"(?:open|launch|go~to)~{_MUSIC_APP}~and~(?:play|put~on|listen~to|start)~{{q}}~{_SHUFFLED}",
+    f"(?:play|put~on|listen~to|start)~{{q}}~{_SHUFFLED}~{_IN_APP}",
+    f"(?:play|put~on|listen~to|start)~{{q}}~{_IN_APP}~{_SHUFFLED}",
+    f"(?:play|put~on|listen~to|start)~{{q}}~{_SHUFFLED}",
+)
+def _play_shuffled(g: dict[str, str]) -> Intent | None:
+    """ "play my liked songs on shuffle", "open spotify and play my X playlist on shuffle": that list played,
+    then shuffle turned on (without this rule "on shuffle" ended up inside the query)."""
+    from digirl.sim.families.compound import compound_intent
+    from digirl.sim.tasks.rules import reparse
+
+    app = f" on {g['app']}" if g.get("app") else ""
+    play = reparse(f"play {g['q']}{app}")
+    if play is None or play.family != "play_music":
+        said = reparse(f"shuffle {g['q']}{app}")  # "play my liked songs on shuffle": as "shuffle my liked songs"
+        return said if said is not None and said.family == "compound" else None
+    return compound_intent([play, Intent("music_control", {"app": play.get("app"), "action": "shuffle"})])
 
 
 @APPS_EARLY.rule(
@@ -119,6 +143,10 @@ for _action, _templates in _CONTROL_PHRASES.items():
     APPS_EARLY.rule(*_templates)(functools.partial(_control, _action))
 
 
+#: What is already playing, as a shuffle's object ("shuffle it", "shuffle the music").
+WHAT_PLAYS = re.compile(r"(?:it|this|that|them|these|(?:the|this)\s+(?:music|songs?|playlist|queue))", re.I)
+
+
 @APPS_EARLY.rule(
     f"(?:turn~on|enable|switch~on|put~on)~shuffle{_ON_APP}",
     f"shuffle~(?:on|mode~on){_ON_APP}",
@@ -129,7 +157,7 @@ def _shuffle(g: dict[str, str]) -> Intent | None:
     from digirl.sim.families.compound import compound_intent
 
     shuffle = _control("shuffle", g)
-    if not g.get("q"):
+    if not g.get("q") or WHAT_PLAYS.fullmatch(g["q"].strip()):  # "shuffle it": what is playing, not a song called "it"
         return shuffle
     play = music_request(g.get("app") or "Music", g["q"])
     return compound_intent([play, Intent("music_control", {**shuffle.slots, "app": play.get("app")})])

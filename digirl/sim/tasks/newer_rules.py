@@ -536,7 +536,7 @@ def _notes_app(said: str) -> str:
     rf"(?:~(?:with|saying|that~says)(?:~the~(?:text|items?))?\s*:?\s*(?P<b>.+))?(?:~(?:in|on|using)~(?:my~|the~)?{_NOTES_APP})?",
     rf"(?:make|take|create|write|add|jot)~(?:down~)?{_A_NOTE}(?:~in~(?:my~|the~)?{_NOTES_APP})?\s*(?::|~that~says|~saying)\s*(?P<b>.+)",
     rf"(?:in|on|using)~(?:my~|the~)?{_NOTES_APP},?~(?:make|take|create|write)~{_A_NOTE}(?:~(?:that~says|saying))?\s*:?\s*(?P<b>.+)",
-    r"(?:note|jot~down|write~down)(?:~this)?\s*:\s*(?P<b>.+)",
+    r"(?:(?:new|quick)~note|note|jot~down|write~down)(?:~this)?\s*:\s*(?P<b>.+)",
     r"(?:jot|write)~down~(?P<b>\"[^\"]+\")",
     r"(?:add|make|write|leave)~(?:a~|myself~a~)?note~to~(?:(?:myself|self)\s*:?~)?(?P<b>(?!my~|the~).+)",
 )
@@ -572,6 +572,19 @@ def album_page(said: str) -> Intent | None:
 def _album(g: dict[str, str]) -> Intent | None:
     """ "open the Screenshots album", "show my favourites album in google photos"."""
     return album_page(g["album"])
+
+
+@APPS_EARLY.rule(
+    f'(?:open|show(?:~me)?|go~to|view|see|pull~up)~(?:the~|my~)?(?:photo~)?album~(?:called~|named~)?(?P<n>"[^"]+"){_IN_PHOTOS}',
+    f'(?:open|show(?:~me)?|go~to|view|see|pull~up)~(?:the~|my~)?(?P<n>"[^"]+")~(?:photo~)?album{_IN_PHOTOS}',
+)
+def _named_album(g: dict[str, str]) -> Intent | Reject:
+    """ "show me the album "Screenshots"" opens it; an album Photos does not have ("Lisbon 2023") is refused,
+    not searched for on the web."""
+    from digirl.sim.apps.camera import ALBUMS
+
+    name = unquote(g["n"])
+    return album_page(name) or Reject(f"the Photos app's albums are {', '.join(ALBUMS)}, not {name!r}")
 
 
 @APPS_EARLY.rule(f"(?:open|show(?:~me)?|go~to|view|see)~(?:the~|my~)?(?:photo~)?albums{_IN_PHOTOS}")

@@ -469,6 +469,8 @@ _CASUAL: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^(?:browse|pull\s+up|bring\s+up)\s+", "open "),
         (r"^put\s+on\s+(?=(?:the|a|an|some|my)\s.*\b(?:video|song|track|playlist|album)s?\b)", "play "),
         (r"^read\s+me\s+", "read "),
+        (r"^(?:yo|hey|ok|okay)[,!]?\s+(?=\w)", ""),  # "yo throw on some lo-fi beats"
+        (r"^(?:throw|stick|slap)\s+on\s+", "put on "),
         # the simulated phone has one volume: the ringer's is it ("set ringtone volume to max")
         # (not the verb: "ring Tomasz on his mobile")
         (r"\b(?:the\s+)?(?:ringer|ringtone)(?:\s+volume)?\b(?!\s+(?:to|on)\s+vibrat)|\bring\s+volume\b", "the volume"),
