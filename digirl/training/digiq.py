@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from pathlib import Path
@@ -195,58 +195,66 @@ def _screen_after(env: Any, action: Action) -> np.ndarray | None:
     return out
 
 
-def _exact_labels_job(env_id: str, env_kwargs: dict[str, Any], payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Label every candidate of every step of ``payloads``; a trajectory that does not replay gets no rows
+_Rows = list[dict[str, Any]]
+_RowsOf = Callable[[Any, dict[str, Any]], _Rows]
+
+
+def _replay_job(env_id: str, env_kwargs: dict[str, Any], payloads: list[dict[str, Any]], rows_of: _RowsOf) -> _Rows:
+    """``rows_of(env, payload)`` for every trajectory of ``payloads``; one that does not replay gets no rows
     (``{"traj_id": ..., "failed": reason}`` instead)."""
     env = _env(env_id, env_kwargs)
     out: list[dict[str, Any]] = []
     for p in payloads:
-        rows: list[dict[str, Any]] = []
         try:
-            for h, e, obs in replay_states(env, p):
-                noop = _noop(obs)
-                after_noop = _screen_after(e, noop) if noop is not None else None
-                base: np.ndarray = after_noop if after_noop is not None else obs.screenshot
-                for j, d in enumerate(p["cands"][h]):
-                    a = action_from_dict(d)
-                    label: bool | None = None  # ending the episode: the question does not apply
-                    if not a.is_valid:
-                        label = False
-                    elif not a.ends_episode:
-                        after = _screen_after(e, a)
-                        label = after is not None and not np.array_equal(after, base)
-                    rows.append({"traj_id": p["traj_id"], "step": h, "cand": j, "label": label})
+            out += rows_of(env, p)
         except ReplayError as err:
             out.append({"traj_id": p["traj_id"], "failed": str(err)})
-            continue
-        out += rows
     return out
+
+
+def _label_rows(env: Any, p: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for h, e, obs in replay_states(env, p):
+        noop = _noop(obs)
+        after_noop = _screen_after(e, noop) if noop is not None else None
+        base: np.ndarray = after_noop if after_noop is not None else obs.screenshot
+        for j, d in enumerate(p["cands"][h]):
+            a = action_from_dict(d)
+            label: bool | None = None  # ending the episode: the question does not apply
+            if not a.is_valid:
+                label = False
+            elif not a.ends_episode:
+                after = _screen_after(e, a)
+                label = after is not None and not np.array_equal(after, base)
+            rows.append({"traj_id": p["traj_id"], "step": h, "cand": j, "label": label})
+    return rows
+
+
+def _exact_labels_job(env_id: str, env_kwargs: dict[str, Any], payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Label every candidate of every step of ``payloads`` (see :func:`_replay_job` for trajectories that do not replay)."""
+    return _replay_job(env_id, env_kwargs, payloads, _label_rows)
+
+
+def _outcome_rows(env: Any, p: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for h, e, _ in replay_states(env, p):
+        for j, d in enumerate(p["cands"][h]):
+            a = action_from_dict(d)
+            if j == 0 or not a.is_valid:
+                continue
+            obs, r, term, trunc, _ = fork_env(e).step(a)
+            rows.append({"traj_id": p["traj_id"], "step": h, "cand": j, "reward": float(r),
+                         "terminated": bool(term), "truncated": bool(trunc), "obs": obs})  # fmt: skip
+    rows.append({"traj_id": p["traj_id"], "step": -1, "cand": -1, "reward": 0.0, "terminated": False,
+                 "truncated": False, "obs": None})  # fmt: skip
+    return rows
 
 
 def _outcomes_job(env_id: str, env_kwargs: dict[str, Any], payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Execute every valid proposal (candidates after the dataset action) of every step once, on a copy of the
     replayed state: its reward, whether the episode ended, and the observation it led to. One row with
-    ``cand = -1`` per replayed trajectory marks it done; one that does not replay gets ``{"failed": ...}``."""
-    env = _env(env_id, env_kwargs)
-    out: list[dict[str, Any]] = []
-    for p in payloads:
-        rows: list[dict[str, Any]] = []
-        try:
-            for h, e, _ in replay_states(env, p):
-                for j, d in enumerate(p["cands"][h]):
-                    a = action_from_dict(d)
-                    if j == 0 or not a.is_valid:
-                        continue
-                    obs, r, term, trunc, _ = fork_env(e).step(a)
-                    rows.append({"traj_id": p["traj_id"], "step": h, "cand": j, "reward": float(r),
-                                 "terminated": bool(term), "truncated": bool(trunc), "obs": obs})  # fmt: skip
-        except ReplayError as err:
-            out.append({"traj_id": p["traj_id"], "failed": str(err)})
-            continue
-        rows.append({"traj_id": p["traj_id"], "step": -1, "cand": -1, "reward": 0.0, "terminated": False,
-                     "truncated": False, "obs": None})  # fmt: skip
-        out += rows
-    return out
+    ``cand = -1`` per replayed trajectory marks it done (see :func:`_replay_job` for one that does not replay)."""
+    return _replay_job(env_id, env_kwargs, payloads, _outcome_rows)
 
 
 def execute_outcomes(cfg: TrainConfig, trajs: Sequence[Trajectory], backend: Any, sidecar: Sidecar) -> dict[str, float]:
