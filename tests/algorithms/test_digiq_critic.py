@@ -206,3 +206,11 @@ def test_max_backup_values_a_state_by_its_best_executed_action():
     # V(s0): the dataset action's γ·V(s1) = .5 as released; the shortcut's 1 with the max backup
     np.testing.assert_allclose(out["data"], [0.5, 1.0], atol=0.05)
     np.testing.assert_allclose(out["max"], [1.0, 1.0], atol=0.05)
+
+
+def test_a_max_backup_without_executed_proposals_is_an_error():
+    with pytest.raises(ValueError, match="outcome_td > 0"):
+        DigiQConfig(outcome_backup="max")
+    with pytest.raises(ValueError, match="outcome_td"):
+        DigiQConfig(outcome_td=-1.0)
+    assert DigiQConfig(outcome_backup="max", outcome_td=1.0).outcome_backup == "max"

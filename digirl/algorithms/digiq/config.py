@@ -160,8 +160,16 @@ class DigiQConfig:
             raise ValueError(f"algo.digiq.tau must be in [0, 1], got {self.tau}")
         if not 0.0 <= self.holdout < 1.0:
             raise ValueError(f"algo.digiq.holdout must be in [0, 1), got {self.holdout}")
-        if self.conservative < 0 or self.noop_td < 0:
-            raise ValueError(f"algo.digiq.conservative and noop_td must be >= 0, got {self.conservative}, {self.noop_td}")
+        if self.conservative < 0 or self.noop_td < 0 or self.outcome_td < 0:
+            raise ValueError(
+                f"algo.digiq.conservative, noop_td and outcome_td must be >= 0, got {self.conservative}, {self.noop_td}, "
+                f"{self.outcome_td}"
+            )
+        if self.outcome_backup != "data" and self.outcome_td <= 0:  # it would be silently ignored
+            raise ValueError(
+                f"algo.digiq.outcome_backup={self.outcome_backup} backs V up from executed proposals: "
+                "set algo.digiq.outcome_td > 0"
+            )
         if self.extract_candidates < 0:
             raise ValueError(f"algo.digiq.extract_candidates must be >= 0, got {self.extract_candidates}")
         if self.delta < 0 or self.margin < 0:
