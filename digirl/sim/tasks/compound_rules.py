@@ -688,17 +688,18 @@ def failed_step(text: str) -> str:
 _CONNECTIVE = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b|\s&)\s*\S", re.I)
 
 
-_SECOND_REQUEST = re.compile(
-    r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*(?:then\s+)?(?:open|launch|search|go|turn|switch|set|call|text|send|play|"
+#: The verbs that start a request (a second one inside a slot means the slot ran on).
+_REQUEST_VERB = (
+    r"(?:open|launch|search|go|turn|switch|set|call|text|send|play|"
     r"install|add|take|show|check|find|look|start|get|navigate|subscribe|select|tap|click|watch|delete|update|uninstall|"
     r"clear|close|turn|enable|disable|record|email|message|book|buy|order|save|share|put|make|walk|filter|pick|reply|"
     r"forward|remove|move|download|bookmark|star|archive|pay|checkout|check\s+out|sort|pin|follow|join|read|listen|remind|tell|"
-    r"shuffle|pause|skip|mute|dim|lock|unlock|restart|reboot|pull\s+up|bring\s+up|if\s+(?:it|it's|i|there|the|you|so)\b)\b",
-    re.I,
+    r"shuffle|pause|skip|mute|dim|lock|unlock|restart|reboot|pull\s+up|bring\s+up|if\s+(?:it|it's|i|there|the|you|so)\b)\b"
 )
+_SECOND_REQUEST = re.compile(r"(?:,|;|\band\b|\bthen\b|\bafter that\b)\s*(?:then\s+)?" + _REQUEST_VERB, re.I)
 #: In an unquoted message only "then" + a request ends it ("text mike im late then pull up directions home");
 #: "and" joins a message's own clauses too often ("tell her I'm here and call me back").
-_THEN_REQUEST = re.compile(r"(?:,\s*|\s)then\s+" + _SECOND_REQUEST.pattern.split(r"(?:then\s+)?", 1)[1], re.I)
+_THEN_REQUEST = re.compile(r"(?:,\s*|\s)then\s+" + _REQUEST_VERB, re.I)
 
 
 def second_request(intent: Intent) -> str:
