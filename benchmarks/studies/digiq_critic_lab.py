@@ -73,6 +73,9 @@ CRITICS = {  # in the order they run: the switches of issue #40 item 2, each alo
     "outcome_long": "algo.digiq.outcome_td=1.0 algo.digiq.critic_steps=1500",
 }
 CURVE = (1, 4, 8, 16)
+#: What every result of the lab records: the encoder backend reads the screenshot and the element list;
+#: choices are read on validation (test only in ``--final``).
+PROVENANCE = {"observation": "screenshot+elements", "selection_split": "validation"}
 #: Extraction recipes: (δ, margin). "released": the argmax over candidates, kept above δ = 0.10.
 RECIPES = {"released": (0.10, 0.0), "safe": (0.0, 0.05), "guard": (0.0, 1.0)}
 #: Margins of the extraction sweep (δ = 0): a proposal replaces the dataset action only when its advantage is higher
@@ -181,15 +184,13 @@ class Cell:
         c = algo.critique(TrajectoryStore(self.data, create=False).load())
         assert c is not None
         true = load_oracle(Sidecar(cfg.algo.digiq.data))
-        learned = {(t.traj_id, h): [float(x) for x in c.q[i, : len(c.cands[(t.traj_id, h)])]] for i, (t, h) in enumerate(c.steps)}
-        pickable = {
-            (t.traj_id, h): [bool(x) for x in c.valid[i, : len(c.cands[(t.traj_id, h)])]] for i, (t, h) in enumerate(c.steps)
-        }
+        steps = [(t.traj_id, h) for t, h in c.steps]
         res: dict[str, Any] = {
+            **PROVENANCE,
             "overrides": CRITICS[name],
             "critic_s": time.time() - t0,
             **stage,
-            **oracle_metrics(learned, true, pickable),
+            **_figures(c.q, c.valid, steps, c.cands, true),
         }
         res |= {k: v for k, v in c.metrics.items() if k.startswith("critic/")}
         np.savez(self.root / f"critic-{name}.npz", q=c.q, v=c.v, valid=c.valid)
@@ -210,11 +211,8 @@ class Cell:
         """The oracle figures of critic ``name`` from its saved scores (``critic-NAME.npz``: Q and the candidates
         best-of-N may pick, per stored step in the dataset's order), without training it again."""
         z = np.load(self.root / f"critic-{name}.npz", allow_pickle=False)
-        cands = _candidates(self.root / "stages")
         steps = [(t.traj_id, h) for t in self.trajs() for h in range(len(t.steps))]
-        learned = {k: [float(x) for x in z["q"][i, : len(cands[k])]] for i, k in enumerate(steps)}
-        pickable = {k: [bool(x) for x in z["valid"][i, : len(cands[k])]] for i, k in enumerate(steps)}
-        return oracle_metrics(learned, load_oracle(Sidecar(self.root / "stages")), pickable)
+        return _figures(z["q"], z["valid"], steps, _candidates(self.root / "stages"), load_oracle(Sidecar(self.root / "stages")))
 
     def sweep(self, name: str) -> dict[str, Any]:
         """What best-of-N clones at δ = 0 for every N of the curve and margin of ``MARGINS``, from the saved
@@ -254,6 +252,7 @@ class Cell:
             if "validation" not in res:
                 val = _tasks("validation", self.args.val)
                 res = {
+                    **PROVENANCE,
                     "row": key,
                     "validation": evaluate(policy, val, seed=1000),
                     "episodes": len(val),
@@ -289,6 +288,15 @@ class Cell:
                           max_grad_norm=1.0, rng=np.random.default_rng(self.seed))  # fmt: skip
             policy.save(out)
         return out
+
+
+def _figures(
+    q: np.ndarray, valid: np.ndarray, steps: list[tuple[str, int]], cands: Any, true: dict[tuple[str, int, int], float]
+) -> dict[str, float]:
+    """The oracle figures of scores ``q`` [S, N] with the pickable mask ``valid`` of the stored steps ``steps``."""
+    learned = {k: [float(x) for x in q[i, : len(cands[k])]] for i, k in enumerate(steps)}
+    pickable = {k: [bool(x) for x in valid[i, : len(cands[k])]] for i, k in enumerate(steps)}
+    return oracle_metrics(learned, true, pickable)
 
 
 def _candidates(stages: Path) -> Any:
@@ -414,7 +422,7 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     seeds = [int(s) for s in args.seeds.split(",")]
-    meta = result_metadata(observation="screenshot+elements", selection_split="validation", command=sys.argv)
+    meta = result_metadata(**PROVENANCE, command=sys.argv)
     if args.final:
         final(out, seeds, args, meta)
     elif args.sweep:

@@ -272,7 +272,9 @@ def execute_outcomes(cfg: TrainConfig, trajs: Sequence[Trajectory], backend: Any
     executed = 0
     with stage.lock():
         stage.check_meta({"features": backend.identity(), "env": env_id})
-        done = {k[0] for k in stage.keys() if k[2] == -1}
+        have = stage.keys()
+        done = {k[0] for k in have if k[2] == -1}
+        before = sum(1 for k in have if k[2] >= 0)
         todo = [t for t in trajs if t.traj_id not in done]
         chunk = 4  # trajectories per job: their next screens are held until featurized
         jobs = [(env_id, env_kwargs, [_payload(t, cands) for t in todo[i : i + chunk]]) for i in range(0, len(todo), chunk)]
@@ -290,9 +292,8 @@ def execute_outcomes(cfg: TrainConfig, trajs: Sequence[Trajectory], backend: Any
                 bar.advance(len(job[2]))
     if failed:
         log.warning("%d trajectories did not replay (no executed proposals for them), e.g. %s", len(failed), failed[0])
-    n_all = sum(1 for k in stage.keys() if k[2] >= 0)
     return {
-        "train/digiq_outcome_env_steps": float(n_all),
+        "train/digiq_outcome_env_steps": float(before + executed),
         "train/digiq_outcomes_executed_now": float(executed),
         "train/digiq_outcome_replay_failures": float(len(failed)),
     }

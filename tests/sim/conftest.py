@@ -38,6 +38,14 @@ def assert_expert_solves(text: str, perturbations: tuple[int, ...] = (0, 2), see
         assert ok, (text, perturbation, reason)
 
 
+def assert_refused(text: str, said: str) -> None:
+    """The instruction is refused (no task), with ``said`` in the reason."""
+    from digirl.sim.tasks.parser import explain_instruction
+
+    got = explain_instruction(text)
+    assert got.intent is None and said in got.reason, got
+
+
 def plan_steps(text: str) -> list[dict[str, object]]:
     """The sub-tasks an instruction parses into, as dicts (one for a single-step request)."""
     import json

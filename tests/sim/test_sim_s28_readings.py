@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from digirl.sim.tasks.app_rules import contact_name
-from digirl.sim.tasks.parser import explain_instruction
-from tests.sim.conftest import assert_expert_solves, plan_steps
+from tests.sim.conftest import assert_expert_solves, assert_refused, plan_steps
 
 
 @pytest.mark.parametrize(
@@ -63,8 +62,7 @@ def test_text_my_sister_ana_texts_ana() -> None:
     ],
 )
 def test_a_route_option_is_refused_not_put_in_the_destination(text: str) -> None:
-    got = explain_instruction(text)
-    assert got.intent is None and "route options" in got.reason, got
+    assert_refused(text, "route options")
     assert plan_steps("get directions to Avoid Creek") == [{"family": "maps_directions", "slots": {"destination": "Avoid Creek"}}]
 
 
@@ -113,5 +111,4 @@ def test_s28_misreadings_read_as_said(text: str, steps: list[tuple[str, dict[str
     ],
 )
 def test_s28_misreadings_now_refused(text: str, said: str) -> None:
-    got = explain_instruction(text)
-    assert got.intent is None and said in got.reason, got
+    assert_refused(text, said)

@@ -20,7 +20,7 @@ from digirl.sim.tasks.normalize import strip_article as _strip_article
 from digirl.sim.tasks.normalize import subject as _subject
 from digirl.sim.tasks.rules import MACROS, Reject, RuleTable
 
-__all__ = ["AITW", "app_intent", "open_intent", "web_search"]
+__all__ = ["AITW", "AVOIDABLE", "ROUTE_OPTION", "app_intent", "destination", "open_intent", "web_search"]
 
 AITW = RuleTable("aitw")
 _WHEN = MACROS["WHEN"]
@@ -190,11 +190,17 @@ def _youtube(g: dict[str, str]) -> Intent | None:
 # ---- Maps ------------------------------------------------------------------------------
 _NEAREST = "(?:the~)?(?:nearest|closest)"
 #: A route option after the destination ("... and avoid tolls"): not a place; the simulated Maps has no such options.
+AVOIDABLE = "tolls?|toll roads|highways|motorways|freeways|ferries|traffic"
 ROUTE_OPTION = re.compile(
-    r"(?:,?\s+(?:and|but))?,?\s+(?:avoid|avoiding|without|with\s+no)\s+"
-    r"(?:tolls?|toll\s+roads|highways|motorways|freeways|ferries|traffic)\b",
-    re.I,
+    r"(?:,?\s+(?:and|but))?,?\s+(?:avoid|avoiding|without|with\s+no)\s+(?:" + AVOIDABLE.replace(" ", r"\s+") + r")\b", re.I
 )
+
+
+def destination(said: str) -> str | None:
+    """A place to get directions to as said ("the airport" → "airport"); None when empty, too long to be a
+    place, or holding a route option ("O'Hare and avoid tolls": the simulated Maps has none)."""
+    d = _strip_article(_clean_slot(said))
+    return d if d and len(d.split()) <= 6 and not ROUTE_OPTION.search(d) else None
 
 
 @AITW.rule(
@@ -206,10 +212,8 @@ ROUTE_OPTION = re.compile(
     "(?:navigate|take me) to~{d}",
 )
 def _directions(g: dict[str, str]) -> Intent | None:
-    d = _strip_article(_clean_slot(g["d"]))
-    if not d or len(d.split()) > 6 or ROUTE_OPTION.search(d):
-        return None
-    return Intent("maps_directions", {"destination": d})
+    d = destination(g["d"])
+    return Intent("maps_directions", {"destination": d}) if d else None
 
 
 @AITW.rule(

@@ -12,6 +12,7 @@ import re
 
 from digirl.sim.content import title_case
 from digirl.sim.intents import Intent
+from digirl.sim.tasks.aitw_rules import AVOIDABLE
 from digirl.sim.tasks.app_rules import APPS_EARLY, unquote
 from digirl.sim.tasks.rules import Reject, reparse
 
@@ -93,7 +94,7 @@ _TRAVEL = {"walking": "Walk", "walk": "Walk", "biking": "Bike", "cycling": "Bike
            "bus": "Transit", "train": "Transit", "public~transport": "Transit", "driving": "Drive", "drive": "Drive"}  # fmt: skip
 
 
-_AVOIDED = "(?P<what>tolls|toll~roads|highways|motorways|freeways|ferries|traffic)"
+_AVOIDED = f"(?P<what>{AVOIDABLE.replace(' ', '~')})"
 
 
 @APPS_EARLY.rule(

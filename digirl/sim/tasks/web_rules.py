@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from digirl.sim.intents import Intent
-from digirl.sim.tasks.aitw_rules import app_intent, open_intent, web_search
+from digirl.sim.tasks.aitw_rules import app_intent, destination, open_intent, web_search
 from digirl.sim.tasks.app_rules import APPS_EARLY, APPS_LATE, contact_name, unquote
 from digirl.sim.tasks.entities import KNOWN_APPS, SYSTEM_APP_LABELS
 from digirl.sim.tasks.normalize import (
@@ -321,8 +321,8 @@ def _places_near(g: dict[str, str]) -> Intent | None:
 
 @APPS_LATE.rule("(?:show~me|tell~me)~how~to~get~to~(?:the~)?(?:nearest~|closest~)?{d}")
 def _how_to_get(g: dict[str, str]) -> Intent | None:
-    d = strip_article(clean_slot(g["d"]))
-    return Intent("maps_directions", {"destination": d}) if d and len(d.split()) <= 6 else None
+    d = destination(g["d"])
+    return Intent("maps_directions", {"destination": d}) if d else None
 
 
 # ---- mail ---------------------------------------------------------------------------------
